@@ -1,0 +1,1 @@
+"""The DataStream API: environment, streams, functions, sources and sinks."""

@@ -1,0 +1,251 @@
+"""``DataStream`` and ``KeyedStream``: the user's handle on a stream of records.
+
+    >>> env = StreamExecutionEnvironment.get_execution_environment()   # doctest: +SKIP
+    >>> words = env.from_collection(["a b", "b"]).flat_map(str.split)    # doctest: +SKIP
+    >>> words.key_by(lambda w: w).map(lambda w: (w, 1))                  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from strom.api.aggregations import ComparableAggregator, SumAggregator
+from strom.api.functions import (
+    FilterFunction,
+    FlatMapFunction,
+    KeyedProcessFunction,
+    KeySelector,
+    MapFunction,
+    ProcessFunction,
+    ReduceFunction,
+    SinkFunction,
+)
+from strom.api.sink import Sink
+from strom.api.transformations import (
+    OneInputTransformation,
+    PartitionTransformation,
+    SinkTransformation,
+    Transformation,
+    UnionTransformation,
+)
+from strom.exceptions import InvalidProgramError
+from strom.runtime.network.partitioner import (
+    BroadcastPartitioner,
+    CustomPartitionerWrapper,
+    ForwardPartitioner,
+    KeyGroupStreamPartitioner,
+    RebalancePartitioner,
+    RescalePartitioner,
+    ShufflePartitioner,
+    StreamPartitioner,
+)
+from strom.runtime.operators.base import ChainingStrategy, StreamOperator
+from strom.runtime.operators.keyed import KeyedProcessOperator, StreamGroupedReduce, key_selector_callable
+from strom.runtime.operators.simple import ProcessOperator, StreamFilter, StreamFlatMap, StreamMap
+from strom.runtime.operators.sink import (
+    CollectSinkOperator,
+    PrintSinkFunction,
+    PrintSinkOperator,
+    SinkWriterOperator,
+    StreamSink,
+)
+
+if TYPE_CHECKING:
+    from strom.api.environment import StreamExecutionEnvironment
+    from strom.api.job_client import CloseableIterator
+
+__all__ = ["DataStream", "DataStreamSink", "KeyedStream"]
+
+T = TypeVar("T")
+K = TypeVar("K")
+
+
+class DataStream(Generic[T]):
+    def __init__(self, env: StreamExecutionEnvironment, transformation: Transformation) -> None:
+        self._env = env
+        self._transformation = transformation
+
+    def get_transformation(self) -> Transformation:
+        return self._transformation
+
+    def get_execution_environment(self) -> StreamExecutionEnvironment:
+        return self._env
+
+    # -- operator properties -----------------------------------------------------------------------
+    def _physical(self, what: str) -> Transformation:
+        t = self._transformation
+        if t.is_virtual:
+            raise InvalidProgramError(
+                f"{what} needs an operator; got the partitioning/union '{t.name}'; "
+                "hint: call it on the operator before key_by/rebalance/union, or after the next operator"
+            )
+        return t
+
+    def name(self, name: str) -> DataStream[T]:
+        self._physical("name()").name = name
+        return self
+
+    def uid(self, uid: str) -> DataStream[T]:
+        self._physical("uid()").uid = uid
+        return self
+
+    def set_parallelism(self, parallelism: int) -> DataStream[T]:
+        self._physical("set_parallelism()").set_parallelism(parallelism)
+        return self
+
+    def set_max_parallelism(self, max_parallelism: int) -> DataStream[T]:
+        if not isinstance(max_parallelism, int) or not 1 <= max_parallelism <= 32768:
+            raise InvalidProgramError(f"max parallelism must be an int in [1, 32768]; got {max_parallelism!r}")
+        self._physical("set_max_parallelism()").max_parallelism = max_parallelism
+        return self
+
+    def disable_chaining(self) -> DataStream[T]:
+        self._physical("disable_chaining()").chaining_strategy = ChainingStrategy.NEVER
+        return self
+
+    def start_new_chain(self) -> DataStream[T]:
+        self._physical("start_new_chain()").chaining_strategy = ChainingStrategy.HEAD
+        return self
+
+    def slot_sharing_group(self, name: str) -> DataStream[T]:
+        self._physical("slot_sharing_group()").slot_sharing_group = name
+        return self
+
+    # -- operators ---------------------------------------------------------------------------------
+    def _one_input(self, name: str, operator: StreamOperator) -> DataStream[Any]:
+        t = OneInputTransformation(name, self._transformation, operator)
+        self._env._add_operator(t)
+        return DataStream(self._env, t)
+
+    def map(self, func: MapFunction[T, Any] | Callable[[T], Any]) -> DataStream[Any]:
+        return self._one_input("Map", StreamMap(func))
+
+    def flat_map(self, func: FlatMapFunction[T, Any] | Callable[[T], Iterable[Any]]) -> DataStream[Any]:
+        return self._one_input("Flat Map", StreamFlatMap(func))
+
+    def filter(self, func: FilterFunction[T] | Callable[[T], bool]) -> DataStream[T]:
+        return self._one_input("Filter", StreamFilter(func))
+
+    def process(self, func: ProcessFunction[T, Any]) -> DataStream[Any]:
+        if isinstance(func, KeyedProcessFunction):
+            raise InvalidProgramError(
+                "a KeyedProcessFunction needs a keyed stream; got a DataStream; hint: key_by(...).process(...)"
+            )
+        return self._one_input("Process", ProcessOperator(func))
+
+    def key_by(self, key_selector: KeySelector[T, K] | Callable[[T], K]) -> KeyedStream[T, K]:
+        selector = key_selector_callable(key_selector)
+        partitioner = KeyGroupStreamPartitioner(selector, max_parallelism=0)  # set by the StreamGraph
+        return KeyedStream(self._env, PartitionTransformation(self._transformation, partitioner), key_selector)
+
+    def union(self, *streams: DataStream[T]) -> DataStream[T]:
+        for s in streams:
+            if not isinstance(s, DataStream):
+                raise InvalidProgramError(f"union() expects DataStreams; got a {type(s).__name__}")
+            if s._env is not self._env:
+                raise InvalidProgramError("union() expects streams of the same environment; got another one")
+        return DataStream(self._env, UnionTransformation([self._transformation, *(s._transformation for s in streams)]))
+
+    # -- partitioning ------------------------------------------------------------------------------
+    def _partition(self, partitioner: StreamPartitioner) -> DataStream[T]:
+        return DataStream(self._env, PartitionTransformation(self._transformation, partitioner))
+
+    def forward(self) -> DataStream[T]:
+        return self._partition(ForwardPartitioner())
+
+    def rebalance(self) -> DataStream[T]:
+        return self._partition(RebalancePartitioner())
+
+    def rescale(self) -> DataStream[T]:
+        return self._partition(RescalePartitioner())
+
+    def shuffle(self) -> DataStream[T]:
+        return self._partition(ShufflePartitioner())
+
+    def broadcast(self) -> DataStream[T]:
+        return self._partition(BroadcastPartitioner())
+
+    def partition_custom(
+        self, partitioner: Callable[[Any, int], int], key_selector: KeySelector[T, Any] | Callable[[T], Any]
+    ) -> DataStream[T]:
+        part: Any = getattr(partitioner, "partition", None)
+        if not callable(part):
+            if not callable(partitioner):
+                raise InvalidProgramError(
+                    f"partition_custom() expects a callable (key, num_partitions) -> int; got a "
+                    f"{type(partitioner).__name__}; hint: lambda key, n: hash_of(key) % n"
+                )
+            part = partitioner
+        return self._partition(CustomPartitionerWrapper(part, key_selector_callable(key_selector)))
+
+    # -- sinks -------------------------------------------------------------------------------------
+    def _sink(self, name: str, operator: StreamOperator) -> DataStreamSink[T]:
+        t = SinkTransformation(name, self._transformation, operator)
+        self._env._add_operator(t)
+        return DataStreamSink(self._env, t)
+
+    def print(self, sink_identifier: str = "") -> DataStreamSink[T]:
+        return self._sink("Print to Std. Out", PrintSinkOperator(PrintSinkFunction(sink_identifier)))
+
+    def add_sink(self, sink_function: SinkFunction[T] | Callable[[T], None]) -> DataStreamSink[T]:
+        return self._sink("Sink: Unnamed", StreamSink(sink_function))
+
+    def sink_to(self, sink: Sink[T]) -> DataStreamSink[T]:
+        if not isinstance(sink, Sink):
+            raise InvalidProgramError(
+                f"sink_to() expects a strom Sink; got a {type(sink).__name__}; hint: use add_sink() for functions"
+            )
+        return self._sink("Sink: Writer", SinkWriterOperator(sink))
+
+    def execute_and_collect(self, job_execution_name: str | None = None, limit: int | None = None) -> CloseableIterator:
+        """Run the job and iterate this stream's records (use it as a context manager)."""
+        sink_id = uuid.uuid4().hex
+        self._sink("Sink: Collect", CollectSinkOperator(sink_id))
+        return self._env._execute_and_collect(sink_id, job_execution_name, limit)
+
+
+class DataStreamSink(DataStream[T]):
+    """Returned by the sink methods; supports ``name``, ``uid``, ``set_parallelism`` and chaining hints."""
+
+
+class KeyedStream(DataStream[T], Generic[T, K]):
+    def __init__(
+        self,
+        env: StreamExecutionEnvironment,
+        transformation: PartitionTransformation,
+        key_selector: KeySelector[T, K] | Callable[[T], K],
+    ) -> None:
+        super().__init__(env, transformation)
+        self.key_selector = key_selector
+
+    def _keyed(self, name: str, operator: StreamOperator) -> DataStream[Any]:
+        return self._one_input(name, operator)
+
+    def reduce(self, func: ReduceFunction[T] | Callable[[T, T], T]) -> DataStream[T]:
+        return self._keyed("Keyed Reduce", StreamGroupedReduce(func, self.key_selector))
+
+    def sum(self, field: int | str = 0) -> DataStream[T]:
+        return self._keyed("Keyed Aggregation", StreamGroupedReduce(SumAggregator(field), self.key_selector))
+
+    def min(self, field: int | str = 0) -> DataStream[T]:
+        agg = ComparableAggregator(field, "min", by=False)
+        return self._keyed("Keyed Aggregation", StreamGroupedReduce(agg, self.key_selector))
+
+    def max(self, field: int | str = 0) -> DataStream[T]:
+        agg = ComparableAggregator(field, "max", by=False)
+        return self._keyed("Keyed Aggregation", StreamGroupedReduce(agg, self.key_selector))
+
+    def min_by(self, field: int | str = 0) -> DataStream[T]:
+        agg = ComparableAggregator(field, "min", by=True)
+        return self._keyed("Keyed Aggregation", StreamGroupedReduce(agg, self.key_selector))
+
+    def max_by(self, field: int | str = 0) -> DataStream[T]:
+        agg = ComparableAggregator(field, "max", by=True)
+        return self._keyed("Keyed Aggregation", StreamGroupedReduce(agg, self.key_selector))
+
+    def process(self, func: Any) -> DataStream[Any]:
+        if isinstance(func, ProcessFunction):
+            return self._one_input("Process", ProcessOperator(func))
+        return self._keyed("KeyedProcess", KeyedProcessOperator(func, self.key_selector))

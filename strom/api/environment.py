@@ -1,0 +1,176 @@
+"""``StreamExecutionEnvironment``: where a DataStream program starts and how it is executed.
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    env.from_sequence(1, 100).map(lambda x: x * x).print()
+    env.execute("squares")
+
+``execute()`` compiles the program (StreamGraph → JobGraph), starts an embedded MiniCluster with as many
+TaskManager processes as the job needs, runs the job, stops the cluster and returns the result — or
+raises :class:`~strom.exceptions.JobExecutionError` with the root cause.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from strom.api.datastream import DataStream
+from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult
+from strom.api.source import Source
+from strom.api.transformations import SourceTransformation, Transformation
+from strom.config import (
+    ClusterOptions,
+    Configuration,
+    CoreOptions,
+    ExecutionOptions,
+    NetworkOptions,
+    PipelineOptions,
+    TaskManagerOptions,
+)
+from strom.connectors.collection import CollectionSource
+from strom.connectors.number_sequence import NumberSequenceSource
+from strom.exceptions import InvalidProgramError
+from strom.graph.job_graph import JobGraph, StreamingJobGraphGenerator
+from strom.graph.stream_graph import StreamGraph, StreamGraphGenerator
+from strom.runtime.jobmaster.scheduler import slots_required
+from strom.runtime.operators.source import SourceOperator
+
+__all__ = ["StreamExecutionEnvironment"]
+
+
+class StreamExecutionEnvironment:
+    def __init__(self, configuration: Configuration | None = None) -> None:
+        self._config = configuration.copy() if configuration is not None else Configuration()
+        self._transformations: list[Transformation] = []
+
+    @staticmethod
+    def get_execution_environment(configuration: Configuration | None = None) -> StreamExecutionEnvironment:
+        return StreamExecutionEnvironment(configuration)
+
+    # -- configuration -----------------------------------------------------------------------------
+    def get_config(self) -> Configuration:
+        return self._config
+
+    def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
+        if not isinstance(parallelism, int) or isinstance(parallelism, bool) or parallelism < 1:
+            raise InvalidProgramError(f"parallelism must be a positive int; got {parallelism!r}")
+        self._config.set(CoreOptions.DEFAULT_PARALLELISM, parallelism)
+        return self
+
+    def get_parallelism(self) -> int:
+        return self._config.get(CoreOptions.DEFAULT_PARALLELISM)
+
+    def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
+        if not isinstance(max_parallelism, int) or not 1 <= max_parallelism <= 32768:
+            raise InvalidProgramError(f"max parallelism must be an int in [1, 32768]; got {max_parallelism!r}")
+        self._config.set(CoreOptions.MAX_PARALLELISM, max_parallelism)
+        return self
+
+    def get_max_parallelism(self) -> int:
+        return self._config.get(CoreOptions.MAX_PARALLELISM)
+
+    def set_buffer_timeout(self, timeout_millis: int) -> StreamExecutionEnvironment:
+        """Flush partly filled output buffers after this many ms; 0 flushes every batch at once."""
+        if not isinstance(timeout_millis, int) or timeout_millis < 0:
+            raise InvalidProgramError(f"buffer timeout must be an int >= 0 (ms); got {timeout_millis!r}")
+        self._config.set(ExecutionOptions.BUFFER_TIMEOUT, timeout_millis)
+        return self
+
+    def get_buffer_timeout(self) -> int:
+        return self._config.get(ExecutionOptions.BUFFER_TIMEOUT)
+
+    def disable_operator_chaining(self) -> StreamExecutionEnvironment:
+        self._config.set(PipelineOptions.OPERATOR_CHAINING, False)
+        return self
+
+    # -- sources -----------------------------------------------------------------------------------
+    def from_collection(self, collection: Iterable[Any]) -> DataStream[Any]:
+        """The elements of ``collection``, in order, from a non-parallel source."""
+        if isinstance(collection, str | bytes) or not isinstance(collection, Iterable):
+            raise InvalidProgramError(
+                f"from_collection expects a list or other iterable of elements; got a {type(collection).__name__}; "
+                "hint: wrap a single value in a list"
+            )
+        return self.from_source(CollectionSource(list(collection)), source_name="Collection Source")
+
+    def from_sequence(self, start: int, end: int) -> DataStream[int]:
+        """The integers ``start..end`` inclusive, generated in parallel by the source subtasks."""
+        return self.from_source(NumberSequenceSource(start, end), source_name="Sequence Source")
+
+    def from_source(
+        self, source: Source[Any], watermark_strategy: Any = None, source_name: str = "Custom Source"
+    ) -> DataStream[Any]:
+        if not isinstance(source, Source):
+            raise InvalidProgramError(
+                f"from_source expects a strom Source; got a {type(source).__name__}; "
+                "hint: subclass strom.Source or use from_collection / from_sequence"
+            )
+        t = SourceTransformation(f"Source: {source_name}", SourceOperator(source), parallel=source.parallel)
+        if not source.parallel:
+            t.parallelism = 1
+        self._transformations.append(t)
+        return DataStream(self, t)
+
+    def _add_operator(self, t: Transformation) -> None:
+        self._transformations.append(t)
+
+    # -- compilation -------------------------------------------------------------------------------
+    def get_stream_graph(self, job_name: str | None = None, *, clear: bool = False) -> StreamGraph:
+        c = self._config
+        graph = StreamGraphGenerator(
+            list(self._transformations),
+            job_name=job_name or c.get(PipelineOptions.NAME),
+            default_parallelism=c.get(CoreOptions.DEFAULT_PARALLELISM),
+            max_parallelism=c.get(CoreOptions.MAX_PARALLELISM),
+            chaining_enabled=c.get(PipelineOptions.OPERATOR_CHAINING),
+        ).generate()
+        if clear:
+            self._transformations.clear()
+        return graph
+
+    def get_execution_plan(self) -> str:
+        """The program's plan as JSON, in the shape of Flink's ``getExecutionPlan()``."""
+        return self.get_stream_graph().get_execution_plan()
+
+    def get_job_graph(self, job_name: str | None = None, *, clear: bool = False) -> JobGraph:
+        graph = self.get_stream_graph(job_name, clear=clear)
+        c = self._config
+        runtime_config: dict[str, object] = {
+            "buffer_timeout_ms": c.get(ExecutionOptions.BUFFER_TIMEOUT),
+            "batch_size": c.get(ExecutionOptions.BATCH_SIZE),
+            "subpartition_capacity": c.get(NetworkOptions.SUBPARTITION_CAPACITY),
+            "buffers_per_channel": c.get(NetworkOptions.BUFFERS_PER_CHANNEL),
+        }
+        return StreamingJobGraphGenerator(graph, job_id=uuid.uuid4().hex, config=runtime_config).create_job_graph()
+
+    # -- execution ---------------------------------------------------------------------------------
+    def execute(self, job_name: str | None = None) -> JobExecutionResult:
+        """Run the job to its end on an embedded MiniCluster."""
+        return self.execute_async(job_name).get_job_execution_result()
+
+    def execute_async(self, job_name: str | None = None) -> JobClient:
+        """Start the job and return at once with a :class:`JobClient`."""
+        job_graph = self.get_job_graph(job_name, clear=True)
+        return self._submit(job_graph)
+
+    def _submit(self, job_graph: JobGraph) -> JobClient:
+        from strom.deploy.minicluster import MiniCluster
+
+        c = self._config
+        slots = slots_required(job_graph)
+        tms = c.get(ClusterOptions.NUM_TASK_MANAGERS) or math.ceil(slots / c.get(TaskManagerOptions.NUM_TASK_SLOTS))
+        cluster = MiniCluster(c, num_task_managers=tms).start()
+        try:
+            assert cluster.dispatcher is not None
+            job_id = cluster.run(cluster.dispatcher.submit_job(job_graph))
+        except BaseException:
+            cluster.close()
+            raise
+        return JobClient(cluster, job_id, job_graph.job_name)
+
+    def _execute_and_collect(self, sink_id: str, job_name: str | None, limit: int | None) -> CloseableIterator:
+        client = self.execute_async(job_name)
+        return CloseableIterator(client, sink_id, limit)

@@ -1,0 +1,175 @@
+"""User function base classes, PyFlink-style.
+
+Every function may be a plain callable (``lambda x: x * 2``) or a subclass of the matching base
+class; subclasses of :class:`RichFunction` get ``open(runtime_context)`` before the first record and
+``close()`` after the last.
+
+    >>> class Double(MapFunction):
+    ...     def map(self, value):
+    ...         return value * 2
+    >>> Double().map(21)
+    42
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from strom.api.state import StateDescriptor
+
+__all__ = [
+    "FilterFunction",
+    "FlatMapFunction",
+    "Function",
+    "KeySelector",
+    "KeyedProcessFunction",
+    "MapFunction",
+    "ProcessFunction",
+    "ReduceFunction",
+    "RichFunction",
+    "RuntimeContext",
+    "SinkFunction",
+]
+
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
+K = TypeVar("K")
+
+
+class RuntimeContext(ABC):
+    """What a running subtask knows about itself (Flink's ``RuntimeContext``)."""
+
+    @abstractmethod
+    def get_task_name(self) -> str: ...
+
+    @abstractmethod
+    def get_task_name_with_subtasks(self) -> str: ...
+
+    @abstractmethod
+    def get_index_of_this_subtask(self) -> int: ...
+
+    @abstractmethod
+    def get_number_of_parallel_subtasks(self) -> int: ...
+
+    @abstractmethod
+    def get_max_number_of_parallel_subtasks(self) -> int: ...
+
+    @abstractmethod
+    def get_attempt_number(self) -> int: ...
+
+    @abstractmethod
+    def get_job_id(self) -> str: ...
+
+    @abstractmethod
+    def get_state(self, descriptor: StateDescriptor) -> Any:
+        """Keyed state of the current key (only on a keyed stream)."""
+
+
+class Function:
+    """Marker base of every user function."""
+
+
+class RichFunction(Function):
+    """A function with a lifecycle: ``open`` before the first record, ``close`` after the last."""
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        """Called once per subtask before any record; default does nothing."""
+
+    def close(self) -> None:
+        """Called once per subtask after the last record or on cancellation; default does nothing."""
+
+
+class MapFunction(RichFunction, Generic[IN, OUT]):
+    @abstractmethod
+    def map(self, value: IN) -> OUT: ...
+
+
+class FlatMapFunction(RichFunction, Generic[IN, OUT]):
+    @abstractmethod
+    def flat_map(self, value: IN) -> Iterable[OUT]:
+        """Return (or yield) zero or more results."""
+
+
+class FilterFunction(RichFunction, Generic[IN]):
+    @abstractmethod
+    def filter(self, value: IN) -> bool: ...
+
+
+class ReduceFunction(RichFunction, Generic[IN]):
+    @abstractmethod
+    def reduce(self, value1: IN, value2: IN) -> IN: ...
+
+
+class KeySelector(Function, Generic[IN, K]):
+    @abstractmethod
+    def get_key(self, value: IN) -> K: ...
+
+
+class ProcessFunction(RichFunction, Generic[IN, OUT]):
+    """Processes each element; ``process_element`` returns or yields its outputs."""
+
+    class Context(ABC):
+        @abstractmethod
+        def timestamp(self) -> int | None:
+            """Event timestamp of the current element, if it has one."""
+
+    @abstractmethod
+    def process_element(self, value: IN, ctx: ProcessFunction.Context) -> Iterable[OUT] | None: ...
+
+
+class KeyedProcessFunction(RichFunction, Generic[K, IN, OUT]):
+    """Processes each element of a keyed stream with access to its key and keyed state."""
+
+    class Context(ABC):
+        @abstractmethod
+        def timestamp(self) -> int | None: ...
+
+        @abstractmethod
+        def get_current_key(self) -> Any: ...
+
+    @abstractmethod
+    def process_element(self, value: IN, ctx: KeyedProcessFunction.Context) -> Iterable[OUT] | None: ...
+
+
+class SinkFunction(RichFunction, Generic[IN]):
+    """Consumes each element (Flink's legacy ``SinkFunction``; see also ``strom.api.sink.Sink``)."""
+
+    @abstractmethod
+    def invoke(self, value: IN, context: Any) -> None: ...
+
+
+# --- normalisation of plain callables -------------------------------------------------------------
+
+
+def _describe(obj: object) -> str:
+    return getattr(obj, "__qualname__", None) or type(obj).__name__
+
+
+def as_callable(fn: object, base: type, method: str, what: str) -> Callable[..., Any]:
+    """Return the bound method of a ``base`` instance or the callable itself; else a clear TypeError."""
+    if isinstance(fn, base):
+        return getattr(fn, method)  # type: ignore[no-any-return]
+    if isinstance(fn, type) and issubclass(fn, base):
+        raise TypeError(
+            f"{what} expects a {base.__name__} instance or a callable; got the class {fn.__name__}; "
+            f"hint: instantiate it: {fn.__name__}()"
+        )
+    if callable(fn):
+        return fn  # type: ignore[return-value]
+    raise TypeError(
+        f"{what} expects a {base.__name__} or a callable; got a {type(fn).__name__!r} ({fn!r:.60}); "
+        f"hint: pass a function such as 'lambda x: ...'"
+    )
+
+
+def open_function(fn: object, ctx: RuntimeContext) -> None:
+    if isinstance(fn, RichFunction):
+        fn.open(ctx)
+
+
+def close_function(fn: object) -> None:
+    if isinstance(fn, RichFunction):
+        fn.close()

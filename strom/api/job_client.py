@@ -1,0 +1,158 @@
+"""``JobClient``: a handle on a submitted job — status, cancel, result — and the iterator of
+``execute_and_collect``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from strom.exceptions import JobCancelledError, JobExecutionError
+from strom.runtime.execution_state import JobStatus
+
+if TYPE_CHECKING:
+    from strom.deploy.minicluster import MiniCluster
+    from strom.runtime.jobmaster.jobmaster import JobResult
+
+__all__ = ["CloseableIterator", "JobClient", "JobExecutionResult"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobExecutionResult:
+    job_id: str
+    job_name: str
+    net_runtime_ms: int
+    #: "task name (i/n)" -> pid of the TaskManager process that ran the subtask
+    task_pids: dict[str, int] = field(default_factory=dict)
+
+    def get_job_id(self) -> str:
+        return self.job_id
+
+    def get_net_runtime(self) -> int:
+        return self.net_runtime_ms
+
+
+class JobClient:
+    """Returned by ``execute_async``; owns the job's MiniCluster and closes it once the job ends."""
+
+    def __init__(self, cluster: MiniCluster, job_id: str, job_name: str) -> None:
+        self._cluster = cluster
+        self.job_id = job_id
+        self.job_name = job_name
+        self._result: JobResult | None = None
+
+    def get_job_id(self) -> str:
+        return self.job_id
+
+    def get_job_status(self) -> JobStatus:
+        if self._result is not None:
+            return self._result.status
+        assert self._cluster.dispatcher is not None
+        jm = self._cluster.dispatcher.job_master(self.job_id)
+        return jm.status
+
+    def cancel(self) -> None:
+        """Cancel the job and wait until it stopped."""
+        if self._result is None:
+            d = self._cluster.dispatcher
+            assert d is not None
+            self._cluster.call_soon(d.cancel_job, self.job_id)
+            self._wait_result()
+
+    def _wait_result(self) -> JobResult:
+        if self._result is None:
+            d = self._cluster.dispatcher
+            assert d is not None
+            try:
+                self._result = self._cluster.run(d.request_job_result(self.job_id))
+            finally:
+                self._cluster.close()
+        return self._result
+
+    def get_job_execution_result(self) -> JobExecutionResult:
+        """Wait for the end of the job; raise :class:`JobExecutionError` unless it FINISHED."""
+        r = self._wait_result()
+        if r.status is JobStatus.FINISHED:
+            return JobExecutionResult(
+                job_id=r.job_id, job_name=r.job_name, net_runtime_ms=r.net_runtime_ms, task_pids=r.task_pids
+            )
+        if r.status is JobStatus.CANCELED:
+            raise JobCancelledError(f"job '{r.job_name}' ({r.job_id}) was cancelled", job_id=r.job_id)
+        err = JobExecutionError(
+            f"job '{r.job_name}' ({r.job_id}) failed: {r.failure_text}",
+            job_id=r.job_id,
+            cause_text=r.failure_text,
+        )
+        if r.failure is not None:
+            raise err from r.failure
+        raise err
+
+    def close(self) -> None:
+        if self._result is None:
+            self.cancel()
+        self._cluster.close()
+
+
+class CloseableIterator(Iterator[Any]):
+    """Iterates a collect sink's records while the job runs; closing it cancels an unfinished job."""
+
+    def __init__(self, client: JobClient, sink_id: str, limit: int | None) -> None:
+        self._client = client
+        self._sink_id = sink_id
+        self._limit = limit
+        self._count = 0
+        self._buffer: list[Any] = []
+        self._pos = 0
+        self._ended = False
+
+    def __iter__(self) -> CloseableIterator:
+        return self
+
+    def __next__(self) -> Any:
+        if self._limit is not None and self._count >= self._limit:
+            self.close()
+            raise StopIteration
+        while self._pos >= len(self._buffer):
+            if self._ended:
+                self._client.get_job_execution_result()  # raises if the job failed
+                raise StopIteration
+            self._fetch()
+        value = self._buffer[self._pos]
+        self._pos += 1
+        self._count += 1
+        return value
+
+    def _fetch(self) -> None:
+        cluster = self._client._cluster
+        d = cluster.dispatcher
+        assert d is not None
+        jm = d.job_master(self._client.job_id)
+        records, ended = cluster.run(jm.poll_collect(self._sink_id, 0.5))
+        if ended:
+            self._ended = True
+        self._buffer = records or []
+        self._pos = 0
+
+    def close(self) -> None:
+        client = self._client
+        if client._result is None:
+            try:
+                client.cancel()
+            except JobExecutionError:
+                pass
+        client._cluster.close()
+
+    def __enter__(self) -> CloseableIterator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self._client._cluster.close()
+        except Exception:
+            pass
+
+

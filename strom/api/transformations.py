@@ -1,0 +1,101 @@
+"""Transformations: what a DataStream program records before ``execute()`` compiles it.
+
+Each ``DataStream`` method appends one :class:`Transformation`; ``StreamGraphGenerator`` later turns the
+transformations reachable from the sinks into a StreamGraph. Partitioning and union are *virtual*: they
+create no operator, only change how edges are drawn.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from strom.exceptions import InvalidProgramError
+from strom.runtime.network.partitioner import StreamPartitioner
+from strom.runtime.operators.base import ChainingStrategy, StreamOperator
+
+__all__ = [
+    "OneInputTransformation",
+    "PartitionTransformation",
+    "SinkTransformation",
+    "SourceTransformation",
+    "Transformation",
+    "UnionTransformation",
+]
+
+_ids = itertools.count(1)
+
+
+class Transformation:
+    def __init__(self, name: str, inputs: list[Transformation]) -> None:
+        self.id = next(_ids)
+        self.name = name
+        self.inputs = inputs
+        self.uid: str | None = None
+        self.parallelism: int | None = None
+        self.max_parallelism: int | None = None
+        self.slot_sharing_group: str | None = None
+        self.chaining_strategy: ChainingStrategy | None = None
+
+    @property
+    def is_virtual(self) -> bool:
+        return False
+
+    def set_parallelism(self, parallelism: int) -> None:
+        if not isinstance(parallelism, int) or isinstance(parallelism, bool) or parallelism < 1:
+            raise InvalidProgramError(
+                f"parallelism of '{self.name}' must be a positive int; got {parallelism!r}; "
+                "hint: set_parallelism(2)"
+            )
+        self.parallelism = parallelism
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self.id}, name={self.name!r})"
+
+
+class SourceTransformation(Transformation):
+    def __init__(self, name: str, operator: StreamOperator, *, parallel: bool) -> None:
+        super().__init__(name, [])
+        self.operator = operator
+        self.parallel = parallel
+
+    def set_parallelism(self, parallelism: int) -> None:
+        if not self.parallel and parallelism != 1:
+            raise InvalidProgramError(
+                f"source '{self.name}' is non-parallel: its parallelism must be 1; got {parallelism}; "
+                "hint: use from_sequence(...) or a parallel Source, or rebalance() after the source"
+            )
+        super().set_parallelism(parallelism)
+
+
+class OneInputTransformation(Transformation):
+    def __init__(self, name: str, input: Transformation, operator: StreamOperator) -> None:
+        super().__init__(name, [input])
+        self.operator = operator
+
+
+class SinkTransformation(OneInputTransformation):
+    """A transformation with no output; the graph starts from these."""
+
+
+class PartitionTransformation(Transformation):
+    def __init__(self, input: Transformation, partitioner: StreamPartitioner) -> None:
+        super().__init__(f"Partition({partitioner.ship_strategy})", [input])
+        self.partitioner = partitioner
+
+    @property
+    def is_virtual(self) -> bool:
+        return True
+
+
+class UnionTransformation(Transformation):
+    def __init__(self, inputs: list[Transformation]) -> None:
+        super().__init__("Union", inputs)
+
+    @property
+    def is_virtual(self) -> bool:
+        return True
+
+
+def operator_of(t: Transformation) -> Any:
+    return getattr(t, "operator", None)

@@ -1,0 +1,219 @@
+"""Typed configuration: one registry of options under Flink's key names.
+
+    >>> conf = Configuration()
+    >>> conf.set_string("taskmanager.numberOfTaskSlots", "2")
+    >>> conf.get(TaskManagerOptions.NUM_TASK_SLOTS)
+    2
+
+The configuration reference in ``docs/configuration.md`` is generated from :data:`REGISTRY`
+(``python -m strom.config``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from strom.exceptions import ConfigurationError
+
+__all__ = [
+    "REGISTRY",
+    "ClusterOptions",
+    "ConfigOption",
+    "Configuration",
+    "CoreOptions",
+    "ExecutionOptions",
+    "HeartbeatOptions",
+    "NetworkOptions",
+    "PipelineOptions",
+    "TaskManagerOptions",
+]
+
+T = TypeVar("T")
+
+REGISTRY: dict[str, ConfigOption[Any]] = {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfigOption(Generic[T]):
+    key: str
+    type: type
+    default: T
+    description: str
+
+    def __post_init__(self) -> None:
+        REGISTRY[self.key] = self
+
+    def parse(self, raw: object) -> T:
+        """Coerce ``raw`` (a value or its string form) into this option's type."""
+        if self.type is bool and isinstance(raw, str):
+            low = raw.strip().lower()
+            if low in ("true", "1", "yes"):
+                return True  # type: ignore[return-value]
+            if low in ("false", "0", "no"):
+                return False  # type: ignore[return-value]
+        elif isinstance(raw, self.type) and not (self.type is int and isinstance(raw, bool)):
+            return raw  # type: ignore[return-value]
+        elif self.type in (int, float) and isinstance(raw, str | int | float) and not isinstance(raw, bool):
+            try:
+                return self.type(raw)  # type: ignore[no-any-return]
+            except ValueError:
+                pass
+        raise ConfigurationError(
+            f"option '{self.key}' expects a {self.type.__name__}; got {raw!r}; "
+            f"hint: the default is {self.default!r}"
+        )
+
+
+def _opt(key: str, typ: type, default: Any, description: str) -> ConfigOption[Any]:
+    return ConfigOption(key=key, type=typ, default=default, description=description)
+
+
+class CoreOptions:
+    DEFAULT_PARALLELISM: ConfigOption[int] = _opt(
+        "parallelism.default", int, 1, "Parallelism of operators that set none."
+    )
+    MAX_PARALLELISM: ConfigOption[int] = _opt(
+        "pipeline.max-parallelism",
+        int,
+        128,
+        "Upper bound for rescaling; the number of key groups.",
+    )
+
+
+class PipelineOptions:
+    OPERATOR_CHAINING: ConfigOption[bool] = _opt(
+        "pipeline.operator-chaining.enabled", bool, True, "Chain operators into one task where Flink's rules allow."
+    )
+    NAME: ConfigOption[str] = _opt("pipeline.name", str, "strom job", "Name of the job.")
+
+
+class ExecutionOptions:
+    BUFFER_TIMEOUT: ConfigOption[int] = _opt(
+        "execution.buffer-timeout",
+        int,
+        100,
+        "Milliseconds after which a partly filled output buffer is flushed; 0 flushes every batch.",
+    )
+    BATCH_SIZE: ConfigOption[int] = _opt(
+        "execution.batch-size", int, 512, "Records per in-flight batch before it is handed to the network."
+    )
+    CANCELLATION_TIMEOUT: ConfigOption[float] = _opt(
+        "task.cancellation.timeout",
+        float,
+        30.0,
+        "Seconds a cancelled task may take to stop before its TaskManager is treated as broken.",
+    )
+
+
+class TaskManagerOptions:
+    NUM_TASK_SLOTS: ConfigOption[int] = _opt(
+        "taskmanager.numberOfTaskSlots", int, 1, "Slots per TaskManager process."
+    )
+    HOST: ConfigOption[str] = _opt(
+        "taskmanager.host", str, "127.0.0.1", "Address TaskManagers bind and advertise (loopback by default)."
+    )
+
+
+class NetworkOptions:
+    BUFFERS_PER_CHANNEL: ConfigOption[int] = _opt(
+        "taskmanager.network.memory.buffers-per-channel",
+        int,
+        2,
+        "Exclusive buffers (credit) of each input channel.",
+    )
+    SUBPARTITION_CAPACITY: ConfigOption[int] = _opt(
+        "taskmanager.network.subpartition-capacity",
+        int,
+        8,
+        "Buffers a subpartition holds before its writer blocks (backpressure).",
+    )
+    MAX_FRAME_BYTES: ConfigOption[int] = _opt(
+        "taskmanager.network.max-frame-size",
+        int,
+        256 * 1024 * 1024,
+        "Largest frame accepted on any connection; larger frames close the connection.",
+    )
+
+
+class ClusterOptions:
+    NUM_TASK_MANAGERS: ConfigOption[int] = _opt(
+        "minicluster.number-of-taskmanagers",
+        int,
+        0,
+        "TaskManager processes the MiniCluster starts; 0 = as many as the job's slots need.",
+    )
+    JOBMANAGER_HOST: ConfigOption[str] = _opt(
+        "jobmanager.rpc.address", str, "127.0.0.1", "Address the JobManager binds (loopback by default)."
+    )
+    REGISTRATION_TIMEOUT: ConfigOption[float] = _opt(
+        "taskmanager.registration.timeout",
+        float,
+        60.0,
+        "Seconds the MiniCluster waits for its TaskManagers to register.",
+    )
+    SLOT_REQUEST_TIMEOUT: ConfigOption[float] = _opt(
+        "slot.request.timeout", float, 60.0, "Seconds a job waits for the slots it needs."
+    )
+
+
+class HeartbeatOptions:
+    INTERVAL: ConfigOption[float] = _opt("heartbeat.interval", float, 1.0, "Seconds between heartbeats.")
+    TIMEOUT: ConfigOption[float] = _opt(
+        "heartbeat.timeout", float, 10.0, "Seconds without a heartbeat after which a peer is declared lost."
+    )
+
+
+class Configuration:
+    """A mutable map of option keys to values, validated against :data:`REGISTRY`."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: dict[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = {}
+        for key, value in (values or {}).items():
+            self.set_string(key, value)
+
+    def get(self, option: ConfigOption[T]) -> T:
+        return self._values.get(option.key, option.default)  # type: ignore[no-any-return]
+
+    def set(self, option: ConfigOption[T], value: T) -> Configuration:
+        self._values[option.key] = option.parse(value)
+        return self
+
+    def set_string(self, key: str, value: object) -> Configuration:
+        option = REGISTRY.get(key)
+        if option is None:
+            near = [k for k in REGISTRY if k.split(".")[-1] == key.split(".")[-1]]
+            hint = f"did you mean '{near[0]}'?" if near else "see docs/configuration.md for the known keys"
+            raise ConfigurationError(f"expected a known configuration key; got '{key}'; hint: {hint}")
+        self._values[key] = option.parse(value)
+        return self
+
+    def contains(self, option: ConfigOption[Any]) -> bool:
+        return option.key in self._values
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+    def copy(self) -> Configuration:
+        conf = Configuration()
+        conf._values = dict(self._values)
+        return conf
+
+    def __repr__(self) -> str:
+        return f"Configuration({self._values!r})"
+
+
+def render_reference() -> str:
+    """The configuration reference as Markdown."""
+    lines = ["# Configuration reference", "", "Generated by `python -m strom.config`.", ""]
+    lines += ["| key | type | default | description |", "|---|---|---|---|"]
+    for key in sorted(REGISTRY):
+        o = REGISTRY[key]
+        lines.append(f"| `{key}` | {o.type.__name__} | `{o.default!r}` | {o.description} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render_reference(), end="")

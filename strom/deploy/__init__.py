@@ -1,0 +1,1 @@
+"""Deployments: the embedded MiniCluster (standalone and Spark come later)."""

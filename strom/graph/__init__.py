@@ -1,0 +1,1 @@
+"""Program graphs: StreamGraph (operators), JobGraph (chained tasks), ExecutionGraph lives in the JobMaster."""

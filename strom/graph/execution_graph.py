@@ -1,0 +1,173 @@
+"""``ExecutionGraph``: the parallel form of a JobGraph, kept by the JobMaster (Flink's
+``ExecutionGraph`` with ``ExecutionJobVertex`` → ``ExecutionVertex`` → ``Execution``).
+
+It also fixes the wiring of every job edge: which subpartition of which producer subtask each consumer
+channel reads. ALL_TO_ALL edges connect every producer to every consumer; POINTWISE edges (forward,
+rescale) connect ranges, as Flink's ``EdgeManagerBuildUtil.connectPointwise``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from strom.graph.job_graph import DistributionPattern, JobEdge, JobGraph, JobVertex
+from strom.runtime.execution_state import ExecutionState, JobStatus, check_job_transition, check_transition
+
+__all__ = ["Execution", "ExecutionGraph", "ExecutionJobVertex", "ExecutionVertex", "pointwise_wiring"]
+
+
+@dataclass(slots=True, kw_only=True)
+class SlotAssignment:
+    tm_id: str
+    slot_index: int
+    allocation_id: str
+    data_address: tuple[str, int]
+
+
+@dataclass(slots=True, kw_only=True)
+class Execution:
+    """One attempt to run an ExecutionVertex."""
+
+    vertex: ExecutionVertex
+    attempt_number: int
+    attempt_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    state: ExecutionState = ExecutionState.CREATED
+    slot: SlotAssignment | None = None
+    pid: int = 0
+    failure_text: str = ""
+
+    def transition(self, target: ExecutionState) -> bool:
+        if self.state is target:
+            return False
+        if not check_transition(self.state, target):
+            return False
+        self.state = target
+        return True
+
+
+@dataclass(slots=True, kw_only=True)
+class ExecutionVertex:
+    job_vertex: ExecutionJobVertex
+    subtask_index: int
+    #: result id -> number of subpartitions this subtask produces
+    produced: dict[str, int] = field(default_factory=dict)
+    #: per input edge: (result id, [(producer subtask, subpartition index), ...])
+    inputs: list[tuple[str, list[tuple[int, int]]]] = field(default_factory=list)
+    current_execution: Execution | None = None
+    source_splits: tuple[Any, ...] = ()
+
+    @property
+    def name(self) -> str:
+        jv = self.job_vertex
+        return f"{jv.job_vertex.name} ({self.subtask_index + 1}/{jv.parallelism})"
+
+
+@dataclass(slots=True, kw_only=True)
+class ExecutionJobVertex:
+    job_vertex: JobVertex
+    task_vertices: list[ExecutionVertex] = field(default_factory=list)
+
+    @property
+    def parallelism(self) -> int:
+        return self.job_vertex.parallelism
+
+
+def pointwise_wiring(p_up: int, p_down: int) -> tuple[list[int], list[list[tuple[int, int]]]]:
+    """Subpartition counts per producer, and per consumer its (producer, subpartition) channels."""
+    produced = [0] * p_up
+    consumers: list[list[tuple[int, int]]] = [[] for _ in range(p_down)]
+    if p_up >= p_down:
+        for j in range(p_down):
+            lo, hi = j * p_up // p_down, (j + 1) * p_up // p_down
+            for i in range(lo, hi):
+                consumers[j].append((i, 0))
+                produced[i] = 1
+    else:
+        for j in range(p_down):
+            i = j * p_up // p_down
+            consumers[j].append((i, produced[i]))
+            produced[i] += 1
+    return produced, consumers
+
+
+class ExecutionGraph:
+    def __init__(self, job_graph: JobGraph) -> None:
+        self.job_graph = job_graph
+        self.job_id = job_graph.job_id
+        self.state = JobStatus.CREATED
+        self.failure_text = ""
+        self.failure: BaseException | None = None
+        self.job_vertices: dict[str, ExecutionJobVertex] = {}
+        self.executions: dict[str, Execution] = {}
+        for jv in job_graph.topological_order():
+            ejv = ExecutionJobVertex(job_vertex=jv)
+            ejv.task_vertices = [ExecutionVertex(job_vertex=ejv, subtask_index=i) for i in range(jv.parallelism)]
+            self.job_vertices[jv.id] = ejv
+        for edge in job_graph.edges():
+            self._connect(edge)
+        for ejv in self.job_vertices.values():
+            source = ejv.job_vertex.source
+            if source is not None:
+                splits = list(source.create_splits(ejv.parallelism))  # type: ignore[attr-defined]
+                for ev in ejv.task_vertices:
+                    ev.source_splits = tuple(s for k, s in enumerate(splits) if k % ejv.parallelism == ev.subtask_index)
+            for ev in ejv.task_vertices:
+                self._new_execution(ev)
+
+    def _connect(self, edge: JobEdge) -> None:
+        up = self.job_vertices[edge.source_vertex_id]
+        down = self.job_vertices[edge.target_vertex_id]
+        if edge.distribution_pattern == DistributionPattern.POINTWISE:
+            produced, consumers = pointwise_wiring(up.parallelism, down.parallelism)
+        else:
+            produced = [down.parallelism] * up.parallelism
+            consumers = [[(i, j) for i in range(up.parallelism)] for j in range(down.parallelism)]
+        for i, ev in enumerate(up.task_vertices):
+            ev.produced[edge.result_id] = produced[i]
+        for j, ev in enumerate(down.task_vertices):
+            ev.inputs.append((edge.result_id, consumers[j]))
+
+    def _new_execution(self, ev: ExecutionVertex) -> Execution:
+        previous = ev.current_execution
+        ex = Execution(vertex=ev, attempt_number=previous.attempt_number + 1 if previous else 0)
+        ev.current_execution = ex
+        self.executions[ex.attempt_id] = ex
+        return ex
+
+    # -- queries -----------------------------------------------------------------------------------
+    def all_executions(self) -> list[Execution]:
+        return [
+            ev.current_execution
+            for ejv in self.job_vertices.values()
+            for ev in ejv.task_vertices
+            if ev.current_execution is not None
+        ]
+
+    def producer_execution(self, result_id: str, producer_subtask: int) -> Execution:
+        for ejv in self.job_vertices.values():
+            for edge in ejv.job_vertex.outputs:
+                if edge.result_id == result_id:
+                    ex = ejv.task_vertices[producer_subtask].current_execution
+                    assert ex is not None
+                    return ex
+        raise KeyError(result_id)
+
+    def edge(self, result_id: str) -> JobEdge:
+        for e in self.job_graph.edges():
+            if e.result_id == result_id:
+                return e
+        raise KeyError(result_id)
+
+    def is_all_terminal(self) -> bool:
+        return all(ex.state.is_terminal for ex in self.all_executions())
+
+    def is_all_finished(self) -> bool:
+        return all(ex.state is ExecutionState.FINISHED for ex in self.all_executions())
+
+    def transition_state(self, target: JobStatus) -> bool:
+        if self.state is target or not check_job_transition(self.state, target):
+            return False
+        self.state = target
+        return True

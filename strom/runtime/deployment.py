@@ -1,0 +1,71 @@
+"""Deployment descriptors: everything a TaskExecutor needs to run one subtask (Flink's
+``TaskDeploymentDescriptor`` with its result-partition and input-gate descriptors).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from strom.runtime.network.result_partition import ResultPartitionID
+
+__all__ = [
+    "InputChannelDeploymentDescriptor",
+    "InputGateDeploymentDescriptor",
+    "ResultPartitionDeploymentDescriptor",
+    "TaskDeploymentDescriptor",
+    "TaskExecutionState",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResultPartitionDeploymentDescriptor:
+    result_id: str
+    partition_id: ResultPartitionID
+    num_subpartitions: int
+    serialized_partitioner: bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputChannelDeploymentDescriptor:
+    partition_id: ResultPartitionID
+    subpartition_index: int
+    producer_tm_id: str
+    producer_data_address: tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputGateDeploymentDescriptor:
+    result_id: str
+    channels: tuple[InputChannelDeploymentDescriptor, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskDeploymentDescriptor:
+    job_id: str
+    job_name: str
+    vertex_id: str
+    task_name: str
+    subtask_index: int
+    parallelism: int
+    max_parallelism: int
+    attempt_number: int
+    execution_attempt_id: str
+    allocation_id: str
+    chain: tuple[Any, ...]  # ChainedOperatorConfig, operators still serialized
+    produced_partitions: tuple[ResultPartitionDeploymentDescriptor, ...]
+    input_gates: tuple[InputGateDeploymentDescriptor, ...]
+    source_splits: tuple[Any, ...]
+    config: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskExecutionState:
+    """A task attempt's state change, reported by its TaskExecutor to the JobMaster."""
+
+    job_id: str
+    execution_attempt_id: str
+    state: str  # ExecutionState.value
+    error_text: str = ""  # message (with the user's traceback) when FAILED
+    error: BaseException | None = None
+    pid: int = 0

@@ -1,0 +1,1 @@
+"""The JobManager: Dispatcher, ResourceManager (SlotManager), JobMaster, DefaultScheduler (internal)."""

@@ -1,0 +1,101 @@
+"""``Dispatcher``: the JobManager's front door and its RPC endpoint.
+
+It accepts jobs (one :class:`JobMaster` each), answers for their status and results, and exposes
+the RPC methods TaskManagers call — registration and heartbeats for the ResourceManager, task state
+updates and operator events for the JobMasters.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from strom.exceptions import RpcError
+from strom.graph.job_graph import JobGraph
+from strom.runtime.deployment import TaskExecutionState
+from strom.runtime.jobmaster.jobmaster import JobMaster, JobResult
+from strom.runtime.jobmaster.resource_manager import ResourceManager
+from strom.runtime.rpc import RpcServer, rpc_method
+
+__all__ = ["Dispatcher"]
+
+log = logging.getLogger(__name__)
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        *,
+        secret: bytes,
+        host: str,
+        heartbeat_interval: float,
+        heartbeat_timeout: float,
+        slot_timeout: float,
+    ) -> None:
+        self.resource_manager = ResourceManager(
+            secret=secret, heartbeat_interval=heartbeat_interval, heartbeat_timeout=heartbeat_timeout
+        )
+        self.resource_manager.listeners.append(self._task_manager_lost)
+        self.rpc_server = RpcServer(self, secret=secret, host=host, name="jobmanager")
+        self.job_masters: dict[str, JobMaster] = {}
+        self.slot_timeout = slot_timeout
+
+    async def start(self) -> None:
+        await self.rpc_server.start()
+        self.resource_manager.start()
+
+    async def close(self) -> None:
+        for jm in self.job_masters.values():
+            jm.cancel()
+        await self.resource_manager.close()
+        await self.rpc_server.close()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.rpc_server.address
+
+    # -- jobs (client side, in process or through a client gateway) --------------------------------
+    async def submit_job(self, job_graph: JobGraph) -> str:
+        if job_graph.job_id in self.job_masters:
+            raise RpcError(f"job {job_graph.job_id} was already submitted")
+        jm = JobMaster(job_graph, self.resource_manager, slot_timeout=self.slot_timeout)
+        self.job_masters[job_graph.job_id] = jm
+        await jm.start()
+        return job_graph.job_id
+
+    def job_master(self, job_id: str) -> JobMaster:
+        jm = self.job_masters.get(job_id)
+        if jm is None:
+            raise RpcError(f"expected a known job id; got {job_id}")
+        return jm
+
+    async def request_job_result(self, job_id: str) -> JobResult:
+        return await self.job_master(job_id).result
+
+    def cancel_job(self, job_id: str) -> None:
+        self.job_master(job_id).cancel()
+
+    # -- RPC from TaskManagers ---------------------------------------------------------------------
+    @rpc_method
+    async def register_task_executor(
+        self, tm_id: str, rpc_address: tuple[str, int], data_address: tuple[str, int], num_slots: int, pid: int
+    ) -> None:
+        await self.resource_manager.register_task_executor(tm_id, rpc_address, data_address, num_slots, pid)
+
+    @rpc_method
+    def heartbeat_from_task_manager(self, tm_id: str) -> None:
+        self.resource_manager.heartbeat_from_task_manager(tm_id)
+
+    @rpc_method
+    def update_task_execution_state(self, state: TaskExecutionState) -> None:
+        jm = self.job_masters.get(state.job_id)
+        if jm is not None:
+            jm.update_task_execution_state(state)
+
+    @rpc_method
+    async def send_operator_event(self, job_id: str, attempt_id: str, event: Any) -> None:
+        await self.job_master(job_id).send_operator_event(attempt_id, event)
+
+    def _task_manager_lost(self, tm_id: str, message: str) -> None:
+        for jm in self.job_masters.values():
+            jm.task_manager_lost(tm_id, message)

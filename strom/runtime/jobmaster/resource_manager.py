@@ -1,0 +1,136 @@
+"""``ResourceManager``: TaskManager registration, slot requests and TaskManager liveness.
+
+TaskManagers register here; JobMasters request slots (waiting, up to a timeout, for TaskManagers still
+starting). A TaskManager is declared lost when its RPC connection drops or its heartbeats stop; the
+listeners (the Dispatcher, which tells each JobMaster) then fail whatever ran there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from strom.exceptions import ResourceError, RpcError
+from strom.runtime.jobmaster.slot_manager import SlotManager, SlotOffer, TaskManagerRegistration
+from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, SystemClock
+
+__all__ = ["ResourceManager"]
+
+log = logging.getLogger(__name__)
+
+
+class ResourceManager:
+    def __init__(self, *, secret: bytes, heartbeat_interval: float, heartbeat_timeout: float) -> None:
+        self.secret = secret
+        self.slot_manager = SlotManager()
+        self.gateways: dict[str, RpcClient] = {}
+        self.listeners: list[Callable[[str, str], None]] = []
+        self._changed = asyncio.Condition()
+        self._monitor = HeartbeatMonitor(timeout=heartbeat_timeout, clock=SystemClock())
+        self._heartbeats = HeartbeatSender(
+            self._monitor, interval=heartbeat_interval, send=self._send_heartbeat, on_timeout=self._heartbeat_timeout
+        )
+
+    def start(self) -> None:
+        self._heartbeats.start()
+
+    async def close(self) -> None:
+        await self._heartbeats.close()
+        for gw in list(self.gateways.values()):
+            await gw.close()
+        self.gateways.clear()
+
+    # -- registration ------------------------------------------------------------------------------
+    async def register_task_executor(
+        self,
+        tm_id: str,
+        rpc_address: tuple[str, int],
+        data_address: tuple[str, int],
+        num_slots: int,
+        pid: int,
+    ) -> None:
+        gateway = await RpcClient.connect(*rpc_address, secret=self.secret, name=f"jm->{tm_id}")
+        gateway.on_disconnect = lambda: self.task_manager_lost(tm_id, "its RPC connection closed")
+        self.gateways[tm_id] = gateway
+        self.slot_manager.register_task_manager(
+            TaskManagerRegistration(
+                tm_id=tm_id, rpc_address=rpc_address, data_address=data_address, num_slots=num_slots, pid=pid
+            )
+        )
+        self._monitor.monitor_target(tm_id)
+        log.info("TaskManager %s registered (pid %d, %d slots)", tm_id, pid, num_slots)
+        async with self._changed:
+            self._changed.notify_all()
+
+    def heartbeat_from_task_manager(self, tm_id: str) -> None:
+        self._monitor.receive_heartbeat(tm_id)
+
+    async def _send_heartbeat(self, tm_id: str) -> None:
+        gw = self.gateways.get(tm_id)
+        if gw is None:
+            raise RpcError(f"no gateway to {tm_id}")
+        await gw.call("heartbeat_from_job_manager", timeout=5.0)
+
+    def _heartbeat_timeout(self, tm_id: str) -> None:
+        self.task_manager_lost(tm_id, "it sent no heartbeat within the heartbeat timeout")
+
+    def task_manager_lost(self, tm_id: str, cause: str) -> None:
+        reg = self.slot_manager.unregister_task_manager(tm_id)
+        if reg is None:
+            return
+        self._monitor.unmonitor_target(tm_id)
+        gw = self.gateways.pop(tm_id, None)
+        if gw is not None:
+            asyncio.get_running_loop().create_task(gw.close())
+        message = f"TaskManager {tm_id} (pid {reg.pid}) was lost: {cause}"
+        log.warning(message)
+        for listener in list(self.listeners):
+            listener(tm_id, message)
+
+    async def wait_for_task_managers(self, count: int, timeout: float) -> None:
+        async def enough() -> None:
+            async with self._changed:
+                await self._changed.wait_for(lambda: len(self.slot_manager.task_managers) >= count)
+
+        try:
+            await asyncio.wait_for(enough(), timeout)
+        except TimeoutError:
+            raise ResourceError(
+                f"expected {count} TaskManagers to register within {timeout:.0f} s; got "
+                f"{len(self.slot_manager.task_managers)}; hint: check the TaskManager logs above"
+            ) from None
+
+    # -- slots -------------------------------------------------------------------------------------
+    async def request_slots(self, job_id: str, count: int, timeout: float) -> list[SlotOffer]:
+        async def enough() -> None:
+            async with self._changed:
+                await self._changed.wait_for(lambda: self.slot_manager.num_free_slots() >= count)
+
+        try:
+            await asyncio.wait_for(enough(), timeout)
+        except TimeoutError:
+            pass  # allocate() raises the ResourceError with the numbers
+        offers = self.slot_manager.allocate(job_id, count)
+        await asyncio.gather(
+            *(
+                self.gateways[o.tm_id].call("request_slot", o.slot_index, job_id, o.allocation_id, timeout=10.0)
+                for o in offers
+            )
+        )
+        return offers
+
+    async def release_job(self, job_id: str) -> None:
+        touched = self.slot_manager.free_job(job_id)
+        calls = [self.gateways[t].call("release_job", job_id, timeout=10.0) for t in touched if t in self.gateways]
+        for result in await asyncio.gather(*calls, return_exceptions=True):
+            if isinstance(result, BaseException):
+                log.debug("release_job %s: %s", job_id, result)
+        async with self._changed:
+            self._changed.notify_all()
+
+    def gateway(self, tm_id: str) -> RpcClient:
+        gw = self.gateways.get(tm_id)
+        if gw is None:
+            raise RpcError(f"expected a registered TaskManager {tm_id}; it is gone")
+        return gw

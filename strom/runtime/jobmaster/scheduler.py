@@ -1,0 +1,126 @@
+"""``DefaultScheduler``: slots for every subtask, then deploy them all (seed 003:
+``allocateSlotsAndDeploy`` → ``waitForAllSlotsAndDeploy`` → ``deployAll`` → ``Execution.deploy`` →
+``TaskExecutor.submit_task``).
+
+Slot sharing: the subtasks ``i`` of all vertices of one slot-sharing group share slot ``i`` of that group,
+so a group needs as many slots as its largest parallelism (as Flink).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from typing import Any
+
+import cloudpickle
+
+from strom.graph.execution_graph import Execution, ExecutionGraph, SlotAssignment
+from strom.graph.job_graph import JobGraph
+from strom.runtime.deployment import (
+    InputChannelDeploymentDescriptor,
+    InputGateDeploymentDescriptor,
+    ResultPartitionDeploymentDescriptor,
+    TaskDeploymentDescriptor,
+)
+from strom.runtime.execution_state import ExecutionState
+from strom.runtime.jobmaster.resource_manager import ResourceManager
+from strom.runtime.network.result_partition import ResultPartitionID
+
+__all__ = ["DefaultScheduler", "slots_required"]
+
+
+def slots_required(job_graph: JobGraph) -> int:
+    groups: dict[str, int] = defaultdict(int)
+    for v in job_graph.vertices.values():
+        groups[v.slot_sharing_group] = max(groups[v.slot_sharing_group], v.parallelism)
+    return sum(groups.values())
+
+
+class DefaultScheduler:
+    def __init__(self, graph: ExecutionGraph, resource_manager: ResourceManager, *, slot_timeout: float) -> None:
+        self.graph = graph
+        self.rm = resource_manager
+        self.slot_timeout = slot_timeout
+
+    async def allocate_slots_and_deploy(self) -> None:
+        jg = self.graph.job_graph
+        groups: dict[str, int] = defaultdict(int)
+        for v in jg.vertices.values():
+            groups[v.slot_sharing_group] = max(groups[v.slot_sharing_group], v.parallelism)
+        offers = await self.rm.request_slots(self.graph.job_id, sum(groups.values()), self.slot_timeout)
+        by_group: dict[str, list[Any]] = {}
+        pos = 0
+        for group, n in groups.items():
+            by_group[group] = offers[pos : pos + n]
+            pos += n
+        for ejv in self.graph.job_vertices.values():
+            group_slots = by_group[ejv.job_vertex.slot_sharing_group]
+            for ev in ejv.task_vertices:
+                o = group_slots[ev.subtask_index]
+                ex = ev.current_execution
+                assert ex is not None
+                ex.slot = SlotAssignment(
+                    tm_id=o.tm_id, slot_index=o.slot_index, allocation_id=o.allocation_id, data_address=o.data_address
+                )
+                ex.transition(ExecutionState.SCHEDULED)
+        await self.deploy_all()
+
+    async def deploy_all(self) -> None:
+        executions = self.graph.all_executions()
+        calls = []
+        for ex in executions:
+            if ex.state is not ExecutionState.SCHEDULED:
+                continue
+            tdd = self.create_deployment_descriptor(ex)
+            ex.transition(ExecutionState.DEPLOYING)
+            assert ex.slot is not None
+            calls.append(self.rm.gateway(ex.slot.tm_id).call("submit_task", tdd, timeout=30.0))
+        await asyncio.gather(*calls)
+
+    def create_deployment_descriptor(self, ex: Execution) -> TaskDeploymentDescriptor:
+        ev = ex.vertex
+        jv = ev.job_vertex.job_vertex
+        jg = self.graph.job_graph
+        assert ex.slot is not None
+        produced = []
+        for edge in jv.outputs:
+            produced.append(
+                ResultPartitionDeploymentDescriptor(
+                    result_id=edge.result_id,
+                    partition_id=ResultPartitionID(edge.result_id, ev.subtask_index, ex.attempt_id),
+                    num_subpartitions=ev.produced[edge.result_id],
+                    serialized_partitioner=cloudpickle.dumps(edge.partitioner, protocol=5),
+                )
+            )
+        gates = []
+        for result_id, channels in ev.inputs:
+            descriptors = []
+            for producer_subtask, subpartition in channels:
+                producer = self.graph.producer_execution(result_id, producer_subtask)
+                assert producer.slot is not None
+                descriptors.append(
+                    InputChannelDeploymentDescriptor(
+                        partition_id=ResultPartitionID(result_id, producer_subtask, producer.attempt_id),
+                        subpartition_index=subpartition,
+                        producer_tm_id=producer.slot.tm_id,
+                        producer_data_address=producer.slot.data_address,
+                    )
+                )
+            gates.append(InputGateDeploymentDescriptor(result_id=result_id, channels=tuple(descriptors)))
+        return TaskDeploymentDescriptor(
+            job_id=jg.job_id,
+            job_name=jg.job_name,
+            vertex_id=jv.id,
+            task_name=jv.name,
+            subtask_index=ev.subtask_index,
+            parallelism=jv.parallelism,
+            max_parallelism=jv.max_parallelism,
+            attempt_number=ex.attempt_number,
+            execution_attempt_id=ex.attempt_id,
+            allocation_id=ex.slot.allocation_id,
+            chain=tuple(jv.chain),
+            produced_partitions=tuple(produced),
+            input_gates=tuple(gates),
+            source_splits=ev.source_splits,
+            config=dict(jg.config),
+        )

@@ -1,0 +1,1 @@
+"""The data plane: result partitions, input gates, channels, credit-based transport (internal)."""

@@ -1,0 +1,333 @@
+"""``NettyConnectionManager``: the TaskManager's data-plane server and its client connections.
+
+* The server (Flink's ``PartitionRequestServerHandler``) authenticates each connection, then serves
+  partition requests: one *view* per requested subpartition, which sends a buffer only against credit
+  and tells the receiver its backlog.
+* A client (``PartitionRequestClient``) is one multiplexed connection per remote TaskManager; every
+  ``RemoteInputChannel`` of this TaskManager that reads from there shares it, told apart by receiver id.
+
+Everything here runs on the TaskManager's event loop; task threads reach it only through the
+``call_soon_threadsafe`` helpers at the bottom of :class:`NettyConnectionManager`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import pickle
+from dataclasses import dataclass
+from typing import Any
+
+import cloudpickle
+
+from strom.exceptions import AuthenticationError, ClusterError, FrameError
+from strom.runtime.network import messages as m
+from strom.runtime.network.events import EndOfPartitionEvent, RuntimeEvent
+from strom.runtime.network.input_channel import RemoteInputChannel
+from strom.runtime.network.partition_manager import ResultPartitionManager
+from strom.runtime.network.result_partition import PartitionReleasedError, PipelinedSubpartition
+from strom.runtime.rpc.auth import authenticate_client, authenticate_server
+from strom.runtime.rpc.framing import FRAME_VERSION, HEADER, read_frame
+
+__all__ = ["NettyConnectionManager", "serialize_buffer"]
+
+log = logging.getLogger(__name__)
+
+
+def serialize_buffer(buf: Any) -> bytes:
+    """pickle protocol 5; cloudpickle for values plain pickle cannot name (classes of ``__main__``)."""
+    try:
+        return pickle.dumps(buf, protocol=5)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return cloudpickle.dumps(buf, protocol=5)  # type: ignore[no-any-return]
+
+
+def _write(writer: asyncio.StreamWriter, *parts: bytes) -> None:
+    size = sum(len(p) for p in parts)
+    writer.writelines([HEADER.pack(size, FRAME_VERSION), *parts])
+
+
+@dataclass(slots=True)
+class _View:
+    receiver_id: int
+    credit: int
+    sp: PipelinedSubpartition | None = None
+    seq: int = 0
+    done: bool = False
+
+
+class _ServerConnection:
+    def __init__(
+        self, owner: NettyConnectionManager, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.owner = owner
+        self.reader = reader
+        self.writer = writer
+        self.views: dict[int, _View] = {}
+        self.loop = asyncio.get_running_loop()
+
+    async def serve(self) -> None:
+        while True:
+            frame = await read_frame(self.reader, max_bytes=self.owner.max_frame_bytes)
+            if frame is None:
+                return
+            kind = frame[0] if frame else -1
+            if kind == m.PARTITION_REQUEST:
+                _, rid, credit, index = m.REQUEST_HEADER.unpack_from(frame)
+                pid = m.decode_partition_id(frame[m.REQUEST_HEADER.size :])
+                self.views[rid] = _View(receiver_id=rid, credit=credit)
+                self.owner.partition_manager.request_local(
+                    pid, index, lambda sp, err, rid=rid: self._threadsafe(self._on_subpartition, rid, sp, err)
+                )
+            elif kind == m.ADD_CREDIT:
+                _, rid, credit = m.CREDIT.unpack_from(frame)
+                view = self.views.get(rid)
+                if view is not None:
+                    view.credit += credit
+                    self._try_send(rid)
+            elif kind == m.CANCEL_REQUEST:
+                _, rid = m.RECEIVER.unpack_from(frame)
+                self._drop(rid)
+            else:
+                raise FrameError(f"expected a data-plane request (type 1, 2 or 4); got type {kind}")
+
+    def _threadsafe(self, fn: Any, *args: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # loop closed: the TaskManager is shutting down
+            self.loop.call_soon_threadsafe(fn, *args)
+
+    def _on_subpartition(self, rid: int, sp: PipelinedSubpartition | None, err: BaseException | None) -> None:
+        view = self.views.get(rid)
+        if view is None:
+            return
+        if sp is None:
+            self._send_error(rid, str(err))
+            return
+        view.sp = sp
+        sp.listener = lambda: self._threadsafe(self._try_send, rid)
+        self._try_send(rid)
+
+    def _try_send(self, rid: int) -> None:
+        view = self.views.get(rid)
+        if view is None or view.sp is None or self.writer.is_closing():
+            return
+        sp = view.sp
+        while True:
+            try:
+                buf = sp.poll() if view.credit > 0 or _head_is_event(sp) else None
+            except PartitionReleasedError as exc:
+                self._send_error(rid, f"producer released the partition: {exc}")
+                return
+            if buf is None:
+                return
+            is_event = isinstance(buf, RuntimeEvent)
+            data = serialize_buffer(buf)
+            if not is_event:
+                view.credit -= 1
+            header = m.encode_buffer_header(rid, view.seq, sp.backlog(), is_event)
+            view.seq += 1
+            _write(self.writer, header, data)
+            if isinstance(buf, EndOfPartitionEvent):
+                view.done = True
+                self._drop(rid)
+                return
+
+    def _send_error(self, rid: int, message: str) -> None:
+        self._drop(rid)
+        if not self.writer.is_closing():
+            _write(self.writer, m.encode_error(rid, message))
+
+    def _drop(self, rid: int) -> None:
+        view = self.views.pop(rid, None)
+        if view is not None and view.sp is not None:
+            view.sp.listener = None
+
+    def close(self) -> None:
+        for rid in list(self.views):
+            self._drop(rid)
+        self.writer.close()
+
+
+def _head_is_event(sp: PipelinedSubpartition) -> bool:
+    return sp.head_is_event()
+
+
+class PartitionRequestClient:
+    """One authenticated connection to a remote TaskManager's data server, shared by many channels."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, address: str) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.address = address
+        self.channels: dict[int, RemoteInputChannel] = {}
+        self.closed = False
+
+    async def read_loop(self, max_frame_bytes: int) -> None:
+        error: BaseException = ClusterError(
+            f"expected the data connection to TaskManager {self.address} to stay open; it was closed; "
+            "hint: that TaskManager may have died"
+        )
+        try:
+            while True:
+                frame = await read_frame(self.reader, max_bytes=max_frame_bytes)
+                if frame is None:
+                    break
+                kind = frame[0]
+                if kind == m.BUFFER_RESPONSE:
+                    _, rid, seq, backlog, is_event = m.BUFFER_HEADER.unpack_from(frame)
+                    ch = self.channels.get(rid)
+                    if ch is not None:
+                        ch.on_buffer(seq, backlog, bool(is_event), memoryview(frame)[m.BUFFER_HEADER.size :])
+                        if is_event and isinstance(pickle.loads(frame[m.BUFFER_HEADER.size :]), EndOfPartitionEvent):
+                            self.channels.pop(rid, None)
+                elif kind == m.ERROR_RESPONSE:
+                    _, rid = m.RECEIVER.unpack_from(frame)
+                    ch = self.channels.pop(rid, None)
+                    if ch is not None:
+                        ch.on_error(ClusterError(frame[m.RECEIVER.size :].decode(errors="replace")))
+                else:
+                    raise FrameError(f"expected a data-plane response (type 0 or 3); got type {kind}")
+        except FrameError as exc:
+            log.error("data connection to %s: %s; closing it", self.address, exc)
+            error = exc
+        except (ConnectionError, OSError) as exc:
+            error = ClusterError(f"data connection to TaskManager {self.address} failed: {exc}")
+        finally:
+            self.closed = True
+            self.writer.close()
+            for ch in self.channels.values():
+                ch.on_error(error)
+            self.channels.clear()
+
+    def request(self, channel: RemoteInputChannel) -> None:
+        self.channels[channel.receiver_id] = channel
+        _write(
+            self.writer,
+            m.encode_partition_request(
+                channel.receiver_id, channel.partition_id, channel.subpartition_index, channel.initial_credit
+            ),
+        )
+
+    def add_credit(self, channel: RemoteInputChannel, credit: int) -> None:
+        if channel.receiver_id in self.channels and not self.writer.is_closing():
+            _write(self.writer, m.encode_add_credit(channel.receiver_id, credit))
+
+    def cancel(self, channel: RemoteInputChannel) -> None:
+        if self.channels.pop(channel.receiver_id, None) is not None and not self.writer.is_closing():
+            _write(self.writer, m.encode_cancel(channel.receiver_id))
+
+
+class NettyConnectionManager:
+    def __init__(
+        self,
+        partition_manager: ResultPartitionManager,
+        *,
+        secret: bytes,
+        host: str,
+        max_frame_bytes: int,
+    ) -> None:
+        self.partition_manager = partition_manager
+        self.secret = secret
+        self.host = host
+        self.max_frame_bytes = max_frame_bytes
+        self.address: tuple[str, int] = (host, 0)
+        self.connections_rejected = 0
+        self._server: asyncio.Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server_conns: set[_ServerConnection] = set()
+        self._clients: dict[tuple[str, int], asyncio.Future[PartitionRequestClient]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._receiver_ids = itertools.count(1)
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._server = await asyncio.start_server(self._handle, self.host, 0)
+        self.address = self._server.sockets[0].getsockname()[:2]
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        try:
+            await authenticate_server(reader, writer, self.secret)
+        except AuthenticationError as exc:
+            self.connections_rejected += 1
+            log.warning("data server: rejected unauthenticated peer %s: %s", peer, exc)
+            writer.close()
+            return
+        conn = _ServerConnection(self, reader, writer)
+        self._server_conns.add(conn)
+        try:
+            await conn.serve()
+        except (FrameError, ValueError, IndexError) as exc:
+            log.error("data server: closing connection from %s: %s", peer, exc)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            self._server_conns.discard(conn)
+            conn.close()
+
+    async def _connect(self, host: str, port: int) -> PartitionRequestClient:
+        reader, writer = await asyncio.open_connection(host, port, limit=1 << 20)
+        await authenticate_client(reader, writer, self.secret)
+        client = PartitionRequestClient(reader, writer, f"{host}:{port}")
+        task = asyncio.get_running_loop().create_task(client.read_loop(self.max_frame_bytes))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return client
+
+    async def _client_for(self, address: tuple[str, int]) -> PartitionRequestClient:
+        fut = self._clients.get(address)
+        if fut is not None and fut.done() and (fut.exception() is not None or fut.result().closed):
+            fut = None
+        if fut is None:
+            fut = asyncio.ensure_future(self._connect(*address))
+            self._clients[address] = fut
+        return await fut
+
+    async def _request(self, channel: RemoteInputChannel, address: tuple[str, int]) -> None:
+        try:
+            client = await self._client_for(address)
+        except (OSError, AuthenticationError, FrameError) as exc:
+            channel.on_error(ClusterError(f"cannot reach the data server of TaskManager {address}: {exc}"))
+            return
+        channel.receiver_id = next(self._receiver_ids)
+        channel.client = client
+        client.request(channel)
+
+    # -- thread-safe entry points for task threads -------------------------------------------------
+    def request_subpartition(self, channel: RemoteInputChannel, address: tuple[str, int]) -> None:
+        assert self._loop is not None
+
+        def start() -> None:
+            task = asyncio.ensure_future(self._request(channel, address))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+        self._loop.call_soon_threadsafe(start)
+
+    def announce_credit(self, channel: RemoteInputChannel, credit: int) -> None:
+        client: PartitionRequestClient | None = getattr(channel, "client", None)
+        if client is not None and self._loop is not None:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(client.add_credit, channel, credit)
+
+    def cancel_request(self, channel: RemoteInputChannel) -> None:
+        client: PartitionRequestClient | None = getattr(channel, "client", None)
+        if client is not None and self._loop is not None:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(client.cancel, channel)
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for conn in list(self._server_conns):
+            conn.close()
+        for fut in self._clients.values():
+            if fut.done() and fut.exception() is None:
+                fut.result().writer.close()
+            else:
+                fut.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        self._clients.clear()

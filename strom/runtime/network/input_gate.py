@@ -1,0 +1,100 @@
+"""``InputGate``: the consumer side of one input — one channel per producing subtask.
+
+Channels report "I have data" with :meth:`InputGate.notify_channel_non_empty` (from any thread); the
+task thread takes buffers with :meth:`poll_next`, channel by channel in arrival order, so no channel
+starves. ``on_available`` wakes the task's mailbox loop when the gate goes from empty to non-empty.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from strom.runtime.network.events import EndOfPartitionEvent
+
+if TYPE_CHECKING:
+    from strom.runtime.network.input_channel import InputChannel
+
+__all__ = ["InputGate", "InputGateStatistics"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputGateStatistics:
+    num_channels: int
+    finished_channels: int
+    queued_channels: int
+
+
+class InputGate:
+    def __init__(self, gate_index: int, on_available: Callable[[], None]) -> None:
+        self.gate_index = gate_index
+        self.channels: list[InputChannel] = []
+        self._on_available = on_available
+        self._lock = threading.Lock()
+        self._available: deque[int] = deque()
+        self._queued: list[bool] = []
+        self._finished: list[bool] = []
+        self._num_finished = 0
+
+    def set_channels(self, channels: Sequence[InputChannel]) -> None:
+        self.channels = list(channels)
+        self._queued = [False] * len(channels)
+        self._finished = [False] * len(channels)
+
+    def request_partitions(self) -> None:
+        for ch in self.channels:
+            ch.request_subpartition()
+
+    # -- any thread --------------------------------------------------------------------------------
+    def notify_channel_non_empty(self, channel_index: int) -> None:
+        with self._lock:
+            if self._queued[channel_index]:
+                return
+            self._queued[channel_index] = True
+            self._available.append(channel_index)
+            was_empty = len(self._available) == 1
+        if was_empty:
+            self._on_available()
+
+    # -- task thread -------------------------------------------------------------------------------
+    def poll_next(self) -> tuple[int, Any] | None:
+        """The next buffer (a batch or an event) with its channel index, or ``None`` if none is ready."""
+        while True:
+            with self._lock:
+                if not self._available:
+                    return None
+                idx = self._available.popleft()
+                self._queued[idx] = False
+            ch = self.channels[idx]
+            buf = ch.poll()
+            if buf is None:
+                continue
+            if isinstance(buf, EndOfPartitionEvent):
+                self._finished[idx] = True
+                self._num_finished += 1
+                ch.release()
+            elif ch.has_more():
+                self.notify_channel_non_empty(idx)
+            return idx, buf
+
+    def has_available(self) -> bool:
+        with self._lock:
+            return bool(self._available)
+
+    def is_finished(self) -> bool:
+        return self._num_finished == len(self.channels)
+
+    def release(self) -> None:
+        for ch in self.channels:
+            ch.release()
+
+    def statistics(self) -> InputGateStatistics:
+        with self._lock:
+            return InputGateStatistics(
+                num_channels=len(self.channels),
+                finished_channels=self._num_finished,
+                queued_channels=len(self._available),
+            )

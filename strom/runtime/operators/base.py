@@ -1,0 +1,177 @@
+"""``StreamOperator``: the unit a task chains and drives, one batch of records at a time.
+
+An operator gets ``setup(context, output)`` once in its task, then ``open()``, any number of
+``process_batch(batch)`` calls, ``finish()`` at end of input and ``close()`` last. It hands its results
+to ``output.emit(batch)`` — the next operator of the chain or the task's record writer.
+
+User code that raises is wrapped exactly once, here at the operator boundary, in
+:class:`~strom.exceptions.UserFunctionError` naming the operator, subtask, attempt and the input
+record; errors that already are a ``UserFunctionError`` (from a chained operator) pass unchanged.
+"""
+
+from __future__ import annotations
+
+import enum
+import traceback
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from strom.api.functions import RuntimeContext
+from strom.exceptions import InvalidProgramError, UserFunctionError
+
+if TYPE_CHECKING:
+    from strom.api.state import StateDescriptor
+    from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
+
+__all__ = [
+    "ChainingStrategy",
+    "OperatorEventGateway",
+    "Output",
+    "StreamOperator",
+    "StreamingRuntimeContext",
+    "TaskInfo",
+]
+
+
+class ChainingStrategy(enum.Enum):
+    ALWAYS = "ALWAYS"  # may chain to its predecessor and successors
+    HEAD = "HEAD"  # starts a chain, successors may chain to it
+    NEVER = "NEVER"  # never chained
+
+
+class Output(Protocol):
+    def emit(self, batch: list[Any]) -> None:
+        """Hand a non-empty batch downstream."""
+
+
+class OperatorEventGateway(Protocol):
+    def send_event_to_coordinator(self, event: object) -> None:
+        """Deliver ``event`` to this operator's coordinator on the JobMaster; blocks until accepted."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskInfo:
+    job_id: str
+    job_name: str
+    task_name: str
+    subtask_index: int
+    parallelism: int
+    max_parallelism: int
+    attempt_number: int
+
+
+class StreamingRuntimeContext(RuntimeContext):
+    """The :class:`RuntimeContext` each operator of a task hands to its user functions."""
+
+    def __init__(
+        self,
+        info: TaskInfo,
+        *,
+        keyed_backend: HeapKeyedStateBackend | None = None,
+        operator_name: str = "",
+    ) -> None:
+        self.info = info
+        self.keyed_backend = keyed_backend
+        self.operator_name = operator_name
+
+    def get_task_name(self) -> str:
+        return self.info.task_name
+
+    def get_task_name_with_subtasks(self) -> str:
+        i = self.info
+        return f"{i.task_name} ({i.subtask_index + 1}/{i.parallelism})#{i.attempt_number}"
+
+    def get_index_of_this_subtask(self) -> int:
+        return self.info.subtask_index
+
+    def get_number_of_parallel_subtasks(self) -> int:
+        return self.info.parallelism
+
+    def get_max_number_of_parallel_subtasks(self) -> int:
+        return self.info.max_parallelism
+
+    def get_attempt_number(self) -> int:
+        return self.info.attempt_number
+
+    def get_job_id(self) -> str:
+        return self.info.job_id
+
+    def get_state(self, descriptor: StateDescriptor) -> Any:
+        if self.keyed_backend is None:
+            raise InvalidProgramError(
+                f"keyed state '{descriptor.name}' needs a keyed stream; operator '{self.operator_name}' is "
+                "not keyed; hint: call key_by(...) before this operator"
+            )
+        return self.keyed_backend.get_state(descriptor)
+
+
+class StreamOperator(ABC):
+    """Base of all operators. Subclasses implement :meth:`process_batch`."""
+
+    chaining_strategy: ChainingStrategy = ChainingStrategy.ALWAYS
+
+    def __init__(self) -> None:
+        self.name = type(self).__name__
+        self.output: Output = _UnsetOutput()
+        self.runtime_context: StreamingRuntimeContext | None = None
+        self.operator_id = ""
+        self._records_in = 0  # input position of the first record of the current batch
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def setup(self, runtime_context: StreamingRuntimeContext, output: Output) -> None:
+        self.runtime_context = runtime_context
+        self.output = output
+
+    def open(self) -> None:
+        """Called before the first batch."""
+
+    @abstractmethod
+    def process_batch(self, batch: list[Any]) -> None: ...
+
+    def finish(self) -> None:
+        """End of input: emit whatever is buffered."""
+
+    def close(self) -> None:
+        """Release resources; called after ``finish`` or on cancellation/failure."""
+
+    # -- errors ------------------------------------------------------------------------------------
+    def user_error(self, exc: BaseException, batch: list[Any] | None, record: Any = None) -> BaseException:
+        """Wrap ``exc`` raised by user code for ``record`` of ``batch`` (already-wrapped errors pass)."""
+        if isinstance(exc, UserFunctionError | KeyboardInterrupt | SystemExit):
+            return exc
+        ctx = self.runtime_context
+        info = ctx.info if ctx is not None else None
+        where = ""
+        if batch is not None:
+            idx = next((i for i, v in enumerate(batch) if v is record), -1)
+            pos = self._records_in + idx if idx >= 0 else self._records_in
+            where = f" on input record #{pos} ({_short_repr(record)})" if idx >= 0 else f" near input #{pos}"
+        subtask = f"subtask {info.subtask_index + 1}/{info.parallelism}" if info else "subtask ?"
+        attempt = info.attempt_number if info else 0
+        tb = "".join(traceback.format_exception(exc))
+        msg = (
+            f"{type(exc).__name__}: {exc} — raised by the user function of operator '{self.name}' "
+            f"({subtask}, attempt {attempt}){where}"
+        )
+        return UserFunctionError(
+            msg,
+            operator=self.name,
+            subtask_index=info.subtask_index if info else 0,
+            parallelism=info.parallelism if info else 1,
+            attempt=attempt,
+            user_traceback=tb,
+        )
+
+
+def _short_repr(value: Any, limit: int = 120) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # a user __repr__ may itself fail
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _UnsetOutput:
+    def emit(self, batch: list[Any]) -> None:
+        raise RuntimeError("operator used before setup()")

@@ -1,0 +1,1 @@
+"""Keys and state: key groups, keyed state backends (internal)."""

@@ -1,0 +1,127 @@
+"""Key groups (Flink's ``KeyGroupRangeAssignment``) over a hash that is stable across processes and runs.
+
+Python's built-in ``hash`` of ``str`` is salted per process, so it must never route records or place
+state. :func:`stable_hash` is defined by the key's value alone: equal keys (``1 == 1.0 == True``)
+hash equally, in every process, on every run.
+
+    >>> assign_to_key_group("word", 128) == assign_to_key_group("word", 128)
+    True
+    >>> compute_operator_index_for_key_group(128, 4, 127)
+    3
+"""
+
+from __future__ import annotations
+
+import enum
+import pickle
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from strom.exceptions import InvalidProgramError
+
+__all__ = [
+    "KeyGroupRange",
+    "assign_key_to_parallel_operator",
+    "assign_to_key_group",
+    "check_parallelism",
+    "compute_key_group_range_for_operator_index",
+    "compute_operator_index_for_key_group",
+    "stable_hash",
+]
+
+_M32 = 0xFFFFFFFF
+_DOUBLE = struct.Struct("<d")
+
+
+def _fmix32(h: int) -> int:
+    """MurmurHash3's finaliser: spreads every input bit over the 32 output bits."""
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & _M32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & _M32
+    h ^= h >> 16
+    return h
+
+
+def _raw_hash(key: Any) -> int:
+    t = type(key)
+    if t is str:
+        return zlib.crc32(key.encode("utf-8", "surrogatepass"))
+    if t is int or t is bool:
+        return zlib.crc32(int(key).to_bytes((int(key).bit_length() + 8) // 8 or 1, "little", signed=True), 1)
+    if t is tuple:
+        h = 0x345678
+        for item in key:
+            h = (h * 1000003 ^ _raw_hash(item)) & _M32
+        return h ^ len(key)
+    if t is bytes or t is bytearray:
+        return zlib.crc32(key, 2)
+    if t is float:
+        if key.is_integer():
+            return _raw_hash(int(key))
+        return zlib.crc32(_DOUBLE.pack(key), 3)
+    if key is None:
+        return 0x9E3779B9
+    if isinstance(key, enum.Enum):
+        return zlib.crc32(f"{type(key).__qualname__}.{key.name}".encode(), 4)
+    if isinstance(key, str | int | tuple):  # subclasses (namedtuple, IntEnum handled above)
+        return _raw_hash(str(key) if isinstance(key, str) else int(key) if isinstance(key, int) else tuple(key))
+    try:
+        hash(key)
+    except TypeError as exc:
+        raise InvalidProgramError(
+            f"a key must be hashable; got a {type(key).__name__!r} ({key!r:.60}); "
+            "hint: return a tuple instead of a list, or a str/int from the key selector"
+        ) from exc
+    return zlib.crc32(pickle.dumps(key, protocol=5), 5)
+
+
+def stable_hash(key: Any) -> int:
+    """A 32-bit hash of ``key`` that is the same in every process and every run."""
+    return _fmix32(_raw_hash(key))
+
+
+def assign_to_key_group(key: Any, max_parallelism: int) -> int:
+    return stable_hash(key) % max_parallelism
+
+
+def compute_operator_index_for_key_group(max_parallelism: int, parallelism: int, key_group: int) -> int:
+    return key_group * parallelism // max_parallelism
+
+
+def assign_key_to_parallel_operator(key: Any, max_parallelism: int, parallelism: int) -> int:
+    return compute_operator_index_for_key_group(
+        max_parallelism, parallelism, assign_to_key_group(key, max_parallelism)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KeyGroupRange:
+    """The inclusive range of key groups ``[start, end]`` one subtask owns."""
+
+    start: int
+    end: int
+
+    def __contains__(self, key_group: object) -> bool:
+        return isinstance(key_group, int) and self.start <= key_group <= self.end
+
+    def __len__(self) -> int:
+        return max(0, self.end - self.start + 1)
+
+
+def compute_key_group_range_for_operator_index(
+    max_parallelism: int, parallelism: int, operator_index: int
+) -> KeyGroupRange:
+    start = (operator_index * max_parallelism + parallelism - 1) // parallelism
+    end = ((operator_index + 1) * max_parallelism - 1) // parallelism
+    return KeyGroupRange(start, end)
+
+
+def check_parallelism(parallelism: int, max_parallelism: int, where: str) -> None:
+    if not 1 <= parallelism <= max_parallelism:
+        raise InvalidProgramError(
+            f"parallelism of {where} must be between 1 and the max parallelism {max_parallelism}; "
+            f"got {parallelism}; hint: raise it with set_max_parallelism(...)"
+        )

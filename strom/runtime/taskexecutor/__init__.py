@@ -1,0 +1,1 @@
+"""The TaskManager: TaskExecutor, TaskSlotTable, Task (internal)."""

@@ -1,0 +1,99 @@
+"""TaskManager process entry point (Flink's ``TaskManagerRunner``).
+
+    python -m strom.runtime.taskexecutor --jm-host 127.0.0.1 --jm-port 6123 --tm-id tm-1 --slots 1
+
+The cluster secret arrives as the first line of standard input (hex), never on the command line or in
+the environment. Standard input stays open for the life of the process: when it closes — the parent
+MiniCluster exited, however it died — the TaskManager shuts down. On Linux the kernel also sends it
+SIGKILL when its parent dies (``PR_SET_PDEATHSIG``). So no TaskManager outlives its cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ctypes
+import logging
+import os
+import signal
+import sys
+import threading
+
+from strom.runtime.taskexecutor.task_executor import TaskExecutor
+
+log = logging.getLogger("strom.runtime.taskexecutor")
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(0)
+
+
+def _watch_stdin(loop: asyncio.AbstractEventLoop, executor: TaskExecutor) -> None:
+    try:
+        while sys.stdin.buffer.read(1024):
+            pass
+    except (OSError, ValueError):
+        pass
+    try:
+        loop.call_soon_threadsafe(lambda: loop.create_task(executor.close()))
+    except RuntimeError:
+        pass
+
+
+async def _main(args: argparse.Namespace, secret: bytes) -> None:
+    executor = TaskExecutor(
+        tm_id=args.tm_id,
+        secret=secret,
+        host=args.host,
+        num_slots=args.slots,
+        jm_address=(args.jm_host, args.jm_port),
+        heartbeat_interval=args.heartbeat_interval,
+        heartbeat_timeout=args.heartbeat_timeout,
+        cancellation_timeout=args.cancellation_timeout,
+        max_frame_bytes=args.max_frame_bytes,
+    )
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, lambda: loop.create_task(executor.close()))
+    await executor.start()
+    threading.Thread(target=_watch_stdin, args=(loop, executor), name="stdin-watch", daemon=True).start()
+    await executor.terminated.wait()
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="strom-taskmanager")
+    p.add_argument("--jm-host", required=True)
+    p.add_argument("--jm-port", type=int, required=True)
+    p.add_argument("--tm-id", required=True)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--slots", type=int, default=1)
+    p.add_argument("--parent-pid", type=int, default=0)
+    p.add_argument("--heartbeat-interval", type=float, default=1.0)
+    p.add_argument("--heartbeat-timeout", type=float, default=10.0)
+    p.add_argument("--cancellation-timeout", type=float, default=30.0)
+    p.add_argument("--max-frame-bytes", type=int, default=256 * 1024 * 1024)
+    args = p.parse_args(argv)
+    if args.parent_pid:
+        _die_with_parent(args.parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the client, which stops us in order
+    logging.basicConfig(
+        level=os.environ.get("STROM_LOG_LEVEL", "WARNING"),
+        format=f"%(asctime)s %(levelname)s [{args.tm_id}] %(name)s: %(message)s",
+    )
+    line = sys.stdin.buffer.readline().strip()
+    try:
+        secret = bytes.fromhex(line.decode())
+    except ValueError:
+        print("strom taskmanager: expected the cluster secret (hex) on stdin", file=sys.stderr)
+        sys.exit(2)
+    asyncio.run(_main(args, secret))
+    os._exit(0)  # task threads are daemons; do not wait for a stuck one
+
+
+if __name__ == "__main__":
+    main()

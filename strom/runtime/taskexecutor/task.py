@@ -1,0 +1,261 @@
+"""``Task``: one subtask attempt in a TaskManager, run on its own thread (Flink's ``Task``).
+
+``do_run`` walks the ExecutionState machine — CREATED → DEPLOYING (partitions and gates set up, chain
+loaded) → INITIALIZING (operators opened) → RUNNING (mailbox loop) → FINISHED — and reports every
+transition to the JobMaster. A failure reports FAILED with the error text (the user's traceback
+included) *before* the task's partitions are released, so the JobMaster sees the root cause first.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+import cloudpickle
+
+from strom.exceptions import TaskCancelledError, UserFunctionError
+from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
+from strom.runtime.execution_state import ExecutionState, check_transition
+from strom.runtime.network.connection_manager import NettyConnectionManager
+from strom.runtime.network.input_channel import InputChannel, LocalInputChannel, RemoteInputChannel
+from strom.runtime.network.input_gate import InputGate
+from strom.runtime.network.partition_manager import ResultPartitionManager
+from strom.runtime.network.record_writer import RecordWriter
+from strom.runtime.network.result_partition import ResultPartition
+from strom.runtime.operators.base import OperatorEventGateway, StreamOperator, TaskInfo
+from strom.runtime.tasks.mailbox import TaskMailbox
+from strom.runtime.tasks.operator_chain import OperatorChain
+from strom.runtime.tasks.stream_task import OneInputStreamTask, SourceStreamTask, StreamTask
+
+__all__ = ["Task", "describe_failure"]
+
+log = logging.getLogger(__name__)
+
+
+def describe_failure(exc: BaseException) -> str:
+    """The text the user sees for a task failure: message plus the original Python traceback."""
+    if isinstance(exc, UserFunctionError):
+        return f"{exc}\n\nUser function traceback (most recent call last):\n{exc.user_traceback}"
+    return "".join(traceback.format_exception(exc))
+
+
+class Task:
+    def __init__(
+        self,
+        tdd: TaskDeploymentDescriptor,
+        *,
+        tm_id: str,
+        partition_manager: ResultPartitionManager,
+        connection_manager: NettyConnectionManager,
+        report: Callable[[TaskExecutionState], Future[Any] | None],
+        gateway: OperatorEventGateway,
+        pid: int,
+    ) -> None:
+        self.tdd = tdd
+        self.tm_id = tm_id
+        self.attempt_id = tdd.execution_attempt_id
+        self.partition_manager = partition_manager
+        self.connection_manager = connection_manager
+        self._report = report
+        self.gateway = gateway
+        self.pid = pid
+        self.state = ExecutionState.CREATED
+        self._state_lock = threading.Lock()
+        self.failure: BaseException | None = None
+        self.mailbox = TaskMailbox()
+        self.partitions: list[ResultPartition] = []
+        self.gate: InputGate | None = None
+        self.invokable: StreamTask | None = None
+        self.thread = threading.Thread(
+            target=self.run, name=f"{tdd.task_name} ({tdd.subtask_index + 1}/{tdd.parallelism})", daemon=True
+        )
+        self.termination = threading.Event()
+
+    @property
+    def name(self) -> str:
+        return self.thread.name
+
+    def start_task_thread(self) -> None:
+        self.thread.start()
+
+    # -- state machine -----------------------------------------------------------------------------
+    def transition_state(self, current: ExecutionState, target: ExecutionState, error: BaseException | None = None) -> bool:
+        with self._state_lock:
+            if self.state is not current or not check_transition(current, target):
+                return False
+            self.state = target
+        self._notify(target, error)
+        return True
+
+    def _notify(self, state: ExecutionState, error: BaseException | None) -> Future[Any] | None:
+        text = describe_failure(error) if error is not None else ""
+        wire_error: BaseException | None = error
+        if error is not None:
+            try:
+                cloudpickle.dumps(error)
+            except Exception:
+                wire_error = None
+        return self._report(
+            TaskExecutionState(
+                job_id=self.tdd.job_id,
+                execution_attempt_id=self.attempt_id,
+                state=state.value,
+                error_text=text,
+                error=wire_error,
+                pid=self.pid,
+            )
+        )
+
+    # -- the task thread ---------------------------------------------------------------------------
+    def run(self) -> None:
+        try:
+            self.do_run()
+        finally:
+            self.termination.set()
+
+    def do_run(self) -> None:
+        if not self.transition_state(ExecutionState.CREATED, ExecutionState.DEPLOYING):
+            return
+        error: BaseException | None = None
+        try:
+            self.invokable = self._setup()
+            if not self.transition_state(ExecutionState.DEPLOYING, ExecutionState.INITIALIZING):
+                raise TaskCancelledError("cancelled while deploying")
+            self.invokable.restore()
+            if not self.transition_state(ExecutionState.INITIALIZING, ExecutionState.RUNNING):
+                raise TaskCancelledError("cancelled while initializing")
+            self.invokable.invoke()
+        except BaseException as exc:
+            error = exc
+        close_error = self.invokable.cleanup() if self.invokable is not None else None
+        if error is None and close_error is not None:
+            error = close_error
+        if error is None:
+            if self.transition_state(ExecutionState.RUNNING, ExecutionState.FINISHED):
+                return
+            error = TaskCancelledError("cancelled")
+        self._finish_with_error(error)
+
+    def _finish_with_error(self, error: BaseException) -> None:
+        with self._state_lock:
+            current = self.state
+            canceled = current is ExecutionState.CANCELING or isinstance(error, TaskCancelledError)
+            target = ExecutionState.CANCELED if canceled else ExecutionState.FAILED
+            if current.is_terminal:
+                return
+            self.state = target
+        if target is ExecutionState.FAILED:
+            log.info("task %s failed: %s", self.name, error)
+            self.failure = error
+            ack = self._notify(target, error)
+            if ack is not None:
+                try:
+                    ack.result(timeout=10)  # the JobMaster learns the root cause before consumers fail
+                except Exception as exc:
+                    log.warning("task %s: failure report not acknowledged: %s", self.name, exc)
+        else:
+            self._notify(target, None)
+        self._release_resources("task " + target.value.lower())
+
+    def _release_resources(self, cause: str) -> None:
+        for p in self.partitions:
+            self.partition_manager.release_partition(p.partition_id, cause)
+        if self.gate is not None:
+            self.gate.release()
+
+    # -- set-up (task thread, DEPLOYING) -------------------------------------------------------------
+    def _setup(self) -> StreamTask:
+        tdd = self.tdd
+        cfg = tdd.config
+        info = TaskInfo(
+            job_id=tdd.job_id,
+            job_name=tdd.job_name,
+            task_name=tdd.task_name,
+            subtask_index=tdd.subtask_index,
+            parallelism=tdd.parallelism,
+            max_parallelism=tdd.max_parallelism,
+            attempt_number=tdd.attempt_number,
+        )
+        partitions: dict[str, tuple[ResultPartition, bytes]] = {}
+        for pd in tdd.produced_partitions:
+            partition = ResultPartition(
+                pd.partition_id,
+                pd.num_subpartitions,
+                capacity=int(cfg["subpartition_capacity"]),
+                on_all_consumed=self.partition_manager.on_consumed,
+            )
+            partitions[pd.result_id] = (partition, pd.serialized_partitioner)
+            self.partitions.append(partition)
+            self.partition_manager.register_result_partition(partition)
+        buffer_timeout = int(cfg["buffer_timeout_ms"])
+        batch_size = int(cfg["batch_size"])
+
+        def make_writer(result_id: str, owner: StreamOperator) -> RecordWriter:
+            partition, ser = partitions[result_id]
+            return RecordWriter(
+                partition,
+                cloudpickle.loads(ser),
+                batch_size=batch_size,
+                flush_always=buffer_timeout == 0,
+                subtask_index=tdd.subtask_index,
+                owner=owner,
+            )
+
+        chain = OperatorChain(tdd.chain, info, make_writer, self.gateway)
+        head = chain.head
+        if tdd.chain[0].is_source:
+            head.splits = tdd.source_splits  # type: ignore[attr-defined]
+            head.batch_size = batch_size  # type: ignore[attr-defined]
+            return SourceStreamTask(chain, self.mailbox, buffer_timeout_ms=buffer_timeout)
+        gate = InputGate(0, self.mailbox.signal_input_available)
+        channels: list[InputChannel] = []
+        for gd in tdd.input_gates:
+            for cd in gd.channels:
+                idx = len(channels)
+                if cd.producer_tm_id == self.tm_id:
+                    channels.append(
+                        LocalInputChannel(gate, idx, cd.partition_id, cd.subpartition_index, self.partition_manager)
+                    )
+                else:
+                    cm = self.connection_manager
+                    address = cd.producer_data_address
+                    channels.append(
+                        RemoteInputChannel(
+                            gate,
+                            idx,
+                            cd.partition_id,
+                            cd.subpartition_index,
+                            initial_credit=int(cfg["buffers_per_channel"]),
+                            request=lambda ch, a=address: cm.request_subpartition(ch, a),
+                            announce_credit=cm.announce_credit,
+                            cancel_request=cm.cancel_request,
+                        )
+                    )
+        gate.set_channels(channels)
+        self.gate = gate
+        gate.request_partitions()
+        return OneInputStreamTask(chain, self.mailbox, gate, buffer_timeout_ms=buffer_timeout)
+
+    # -- cancellation (any thread) -----------------------------------------------------------------
+    def cancel_execution(self) -> None:
+        with self._state_lock:
+            current = self.state
+            if current.is_terminal or current is ExecutionState.CANCELING:
+                return
+            self.state = ExecutionState.CANCELING
+        self._notify(ExecutionState.CANCELING, None)
+        invokable = self.invokable
+        if invokable is not None:
+            invokable.cancel()
+        self.mailbox.close()
+        # unblock a writer stuck on a full subpartition and a reader waiting for input
+        self._release_resources("task cancelled")
+        if current is ExecutionState.CREATED:
+            with self._state_lock:
+                self.state = ExecutionState.CANCELED
+            self._notify(ExecutionState.CANCELED, None)
+            self.termination.set()

@@ -1,0 +1,226 @@
+"""``TaskExecutor``: the TaskManager's RPC endpoint (Flink's ``TaskExecutor``).
+
+It registers with the ResourceManager, hands its slots to jobs (``request_slot``), starts tasks
+(``submit_task`` → :class:`Task` thread), cancels them, reports their state changes to the JobMaster
+and exchanges heartbeats with the JobManager. All of its state is touched on the TaskManager's event
+loop; task threads reach it only through :meth:`_report_threadsafe` and the operator event gateway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from concurrent.futures import Future
+from typing import Any
+
+from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
+from strom.runtime.execution_state import ExecutionState
+from strom.runtime.network.connection_manager import NettyConnectionManager
+from strom.runtime.network.partition_manager import ResultPartitionManager
+from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
+from strom.runtime.taskexecutor.slot_table import TaskSlotTable
+from strom.runtime.taskexecutor.task import Task
+
+__all__ = ["TaskExecutor"]
+
+log = logging.getLogger(__name__)
+
+JOB_MANAGER = "jobmanager"
+
+
+class _OperatorEventGateway:
+    """Task thread → JobMaster: blocks the task until the JobMaster accepted the event."""
+
+    def __init__(self, executor: TaskExecutor, job_id: str, attempt_id: str) -> None:
+        self.executor = executor
+        self.job_id = job_id
+        self.attempt_id = attempt_id
+
+    def send_event_to_coordinator(self, event: object) -> None:
+        ex = self.executor
+        assert ex.jm is not None and ex.loop is not None
+        fut = asyncio.run_coroutine_threadsafe(
+            ex.jm.call("send_operator_event", self.job_id, self.attempt_id, event, timeout=None), ex.loop
+        )
+        while True:
+            try:
+                fut.result(timeout=0.5)
+                return
+            except TimeoutError:
+                task = ex.tasks.get(self.attempt_id)
+                if task is None or task.state is not ExecutionState.RUNNING:
+                    fut.cancel()
+                    from strom.exceptions import TaskCancelledError
+
+                    raise TaskCancelledError("task stopped while sending to the JobMaster") from None
+
+
+class TaskExecutor:
+    def __init__(
+        self,
+        *,
+        tm_id: str,
+        secret: bytes,
+        host: str,
+        num_slots: int,
+        jm_address: tuple[str, int],
+        heartbeat_interval: float,
+        heartbeat_timeout: float,
+        cancellation_timeout: float,
+        max_frame_bytes: int,
+    ) -> None:
+        self.tm_id = tm_id
+        self.secret = secret
+        self.host = host
+        self.jm_address = jm_address
+        self.slot_table = TaskSlotTable(num_slots)
+        self.partition_manager = ResultPartitionManager()
+        self.connection_manager = NettyConnectionManager(
+            self.partition_manager, secret=secret, host=host, max_frame_bytes=max_frame_bytes
+        )
+        self.rpc_server = RpcServer(self, secret=secret, host=host, name=f"taskexecutor-{tm_id}")
+        self.jm: RpcClient | None = None
+        self.tasks: dict[str, Task] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.terminated = asyncio.Event()
+        self.cancellation_timeout = cancellation_timeout
+        self._monitor = HeartbeatMonitor(timeout=heartbeat_timeout, clock=SystemClock())
+        self._heartbeats = HeartbeatSender(
+            self._monitor, interval=heartbeat_interval, send=self._send_heartbeat, on_timeout=self._jm_lost
+        )
+        self._closed = False
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        await self.connection_manager.start()
+        await self.rpc_server.start()
+        self.jm = await RpcClient.connect(*self.jm_address, secret=self.secret, name=f"tm-{self.tm_id}->jm")
+        self.jm.on_disconnect = self._jm_disconnected
+        await self.jm.call(
+            "register_task_executor",
+            self.tm_id,
+            self.rpc_server.address,
+            self.connection_manager.address,
+            len(self.slot_table.slots),
+            os.getpid(),
+        )
+        self._monitor.monitor_target(JOB_MANAGER)
+        self._heartbeats.start()
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for task in list(self.tasks.values()):
+            task.cancel_execution()
+        await self._heartbeats.close()
+        deadline = asyncio.get_running_loop().time() + self.cancellation_timeout
+        for task in list(self.tasks.values()):
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining > 0:
+                await asyncio.to_thread(task.termination.wait, remaining)
+        await self.connection_manager.close()
+        if self.jm is not None:
+            await self.jm.close()
+        await self.rpc_server.close()
+        self.terminated.set()
+
+    def _jm_disconnected(self) -> None:
+        log.warning("TaskManager %s lost its JobManager connection; shutting down", self.tm_id)
+        self._shutdown_soon()
+
+    def _jm_lost(self, target: str) -> None:
+        log.warning("TaskManager %s: no heartbeat from the JobManager; shutting down", self.tm_id)
+        self._shutdown_soon()
+
+    def _shutdown_soon(self) -> None:
+        if self.loop is not None and not self._closed:
+            self.loop.create_task(self.close())
+
+    async def _send_heartbeat(self, target: str) -> None:
+        assert self.jm is not None
+        await self.jm.call("heartbeat_from_task_manager", self.tm_id, timeout=5.0)
+
+    # -- RPC: slots and tasks ----------------------------------------------------------------------
+    @rpc_method
+    def heartbeat_from_job_manager(self) -> str:
+        self._monitor.receive_heartbeat(JOB_MANAGER)
+        return self.tm_id
+
+    @rpc_method
+    def request_slot(self, slot_index: int, job_id: str, allocation_id: str) -> None:
+        self.slot_table.allocate_slot(slot_index, job_id, allocation_id)
+
+    @rpc_method
+    def submit_task(self, tdd: TaskDeploymentDescriptor) -> None:
+        self.slot_table.add_task(tdd.allocation_id, tdd.job_id, tdd.execution_attempt_id)
+        task = Task(
+            tdd,
+            tm_id=self.tm_id,
+            partition_manager=self.partition_manager,
+            connection_manager=self.connection_manager,
+            report=self._report_threadsafe,
+            gateway=_OperatorEventGateway(self, tdd.job_id, tdd.execution_attempt_id),
+            pid=os.getpid(),
+        )
+        self.tasks[tdd.execution_attempt_id] = task
+        task.start_task_thread()
+
+    @rpc_method
+    def cancel_task(self, attempt_id: str) -> None:
+        task = self.tasks.get(attempt_id)
+        if task is None:
+            return
+        task.cancel_execution()
+        assert self.loop is not None
+        self.loop.call_later(self.cancellation_timeout, self._check_cancelled, attempt_id)
+
+    def _check_cancelled(self, attempt_id: str) -> None:
+        task = self.tasks.get(attempt_id)
+        if task is not None and task.thread.is_alive():
+            log.critical(
+                "task %s did not stop within %.0f s of cancellation; its thread is stuck in user code. "
+                "Stopping TaskManager %s (a fatal error, as Flink's task cancellation timeout).",
+                task.name,
+                self.cancellation_timeout,
+                self.tm_id,
+            )
+            os._exit(70)
+
+    @rpc_method
+    def release_job(self, job_id: str) -> None:
+        """The job ended: cancel what is left of it, drop its partitions, free its slots."""
+        attempts = {a for a, t in self.tasks.items() if t.tdd.job_id == job_id}
+        for a in attempts:
+            self.tasks[a].cancel_execution()
+        self.partition_manager.release_partitions_of_attempts(attempts, f"job {job_id} released")
+        for a in attempts:
+            task = self.tasks[a]
+            if not task.thread.is_alive():
+                self.tasks.pop(a, None)
+        self.slot_table.free_slots_of_job(job_id)
+
+    @rpc_method
+    def shutdown(self) -> None:
+        self._shutdown_soon()
+
+    # -- task thread → loop ------------------------------------------------------------------------
+    def _report_threadsafe(self, state: TaskExecutionState) -> Future[Any] | None:
+        loop = self.loop
+        if loop is None or loop.is_closed() or self.jm is None:
+            return None
+        with contextlib.suppress(RuntimeError):
+            return asyncio.run_coroutine_threadsafe(self._report(state), loop)
+        return None
+
+    async def _report(self, state: TaskExecutionState) -> None:
+        if ExecutionState(state.state).is_terminal:
+            self.slot_table.remove_task(state.execution_attempt_id)
+        assert self.jm is not None
+        try:
+            await self.jm.call("update_task_execution_state", state, timeout=10.0)
+        except Exception as exc:
+            log.warning("could not report %s of %s: %s", state.state, state.execution_attempt_id, exc)

@@ -1,0 +1,97 @@
+"""``TaskMailbox`` and ``MailboxProcessor``: the single-threaded loop of a StreamTask.
+
+Other threads never touch a task's operators: they put *mail* (a callable) into its mailbox; the task
+thread runs mail between units of its default action (processing one input buffer, or polling its
+source). ``signal_input_available`` wakes the loop when an input gate gets data.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["MAX_PRIORITY", "MIN_PRIORITY", "MailboxClosedError", "MailboxProcessor", "TaskMailbox"]
+
+MIN_PRIORITY = 0
+MAX_PRIORITY = 1
+
+
+class MailboxClosedError(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Mail:
+    run: Callable[[], None]
+    description: str
+    priority: int
+
+
+class TaskMailbox:
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._urgent: deque[Mail] = deque()
+        self._normal: deque[Mail] = deque()
+        self._input_signal = False
+        self._closed = False
+
+    def put(self, run: Callable[[], None], description: str, priority: int = MIN_PRIORITY) -> None:
+        with self._cond:
+            if self._closed:
+                raise MailboxClosedError(f"mailbox closed; dropped mail '{description}'")
+            (self._urgent if priority >= MAX_PRIORITY else self._normal).append(Mail(run, description, priority))
+            self._cond.notify()
+
+    def try_take(self) -> Mail | None:
+        with self._cond:
+            if self._urgent:
+                return self._urgent.popleft()
+            if self._normal:
+                return self._normal.popleft()
+            return None
+
+    def has_mail(self) -> bool:
+        return bool(self._urgent or self._normal)
+
+    def signal_input_available(self) -> None:
+        with self._cond:
+            self._input_signal = True
+            self._cond.notify()
+
+    def wait(self, timeout: float) -> None:
+        """Block until mail arrives, input is signalled, the mailbox closes, or ``timeout`` passes."""
+        with self._cond:
+            if not (self._urgent or self._normal or self._input_signal or self._closed):
+                self._cond.wait(timeout)
+            self._input_signal = False
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+class MailboxProcessor:
+    """Runs ``default_action`` until it reports the end of input or the loop is stopped."""
+
+    def __init__(self, mailbox: TaskMailbox) -> None:
+        self.mailbox = mailbox
+        self.running = True
+
+    def run_mail(self) -> None:
+        take = self.mailbox.try_take
+        while self.mailbox.has_mail():
+            mail = take()
+            if mail is None:
+                return
+            mail.run()
+
+    def stop(self) -> None:
+        self.running = False
+        self.mailbox.signal_input_available()
