@@ -133,12 +133,18 @@ class MiniCluster:
             self._closed = True
         _LIVE.discard(self)
         loop = self._loop
-        if loop is not None and self.dispatcher is not None and loop.is_running():
+        dispatcher = self.dispatcher
+        running = loop is not None and dispatcher is not None and loop.is_running()
+        if running:
+            assert dispatcher is not None
+            self.call_soon(dispatcher.prepare_shutdown)
+        self._stop_task_managers()
+        if running:
+            assert dispatcher is not None
             try:
-                self.run(self.dispatcher.close(), timeout=10)
+                self.run(dispatcher.close(), timeout=10)
             except Exception as exc:
                 log.debug("closing the dispatcher: %s", exc)
-        self._stop_task_managers()
         if loop is not None:
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:

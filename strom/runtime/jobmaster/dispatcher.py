@@ -44,9 +44,14 @@ class Dispatcher:
         await self.rpc_server.start()
         self.resource_manager.start()
 
-    async def close(self) -> None:
+    def prepare_shutdown(self) -> None:
+        """The cluster is stopping: cancel running jobs; TaskManagers leaving now are not failures."""
+        self.resource_manager.shutting_down = True
         for jm in self.job_masters.values():
             jm.cancel()
+
+    async def close(self) -> None:
+        self.prepare_shutdown()
         await self.resource_manager.close()
         await self.rpc_server.close()
 

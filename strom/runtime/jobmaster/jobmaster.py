@@ -87,6 +87,10 @@ class JobMaster:
         if tes.pid:
             ex.pid = tes.pid
             self._pids[ex.vertex.name] = tes.pid
+        if ex.state is ExecutionState.CANCELING and target is ExecutionState.FINISHED:
+            # it finished before our cancel arrived: for the job it counts as cancelled (Flink's
+            # completeCancelling); refusing the report would leave the job waiting forever
+            target = ExecutionState.CANCELED
         if not ex.transition(target):
             return
         if target is ExecutionState.FAILED:

@@ -27,6 +27,7 @@ class ResourceManager:
         self.gateways: dict[str, RpcClient] = {}
         self.listeners: list[Callable[[str, str], None]] = []
         self._changed = asyncio.Condition()
+        self.shutting_down = False  # TaskManagers leaving now are expected, not lost
         self._monitor = HeartbeatMonitor(timeout=heartbeat_timeout, clock=SystemClock())
         self._heartbeats = HeartbeatSender(
             self._monitor, interval=heartbeat_interval, send=self._send_heartbeat, on_timeout=self._heartbeat_timeout
@@ -84,6 +85,9 @@ class ResourceManager:
         if gw is not None:
             asyncio.get_running_loop().create_task(gw.close())
         message = f"TaskManager {tm_id} (pid {reg.pid}) was lost: {cause}"
+        if self.shutting_down:
+            log.debug(message)
+            return
         log.warning(message)
         for listener in list(self.listeners):
             listener(tm_id, message)

@@ -135,7 +135,10 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
             cache.clear()
         for v in batch:
             k = key_of(v)
-            c = get(k)
+            try:
+                c = get(k)
+            except TypeError:  # unhashable: stable_hash explains what to do
+                c = self.channel_of_key(k)
             if c is None:
                 c = cache[k] = self.channel_of_key(k)
             outs[c].append(v)

@@ -46,7 +46,11 @@ class RecordWriter:
         except UserFunctionError:
             raise
         except Exception as exc:
-            raise self.owner.user_error(exc, None) from exc
+            role = (
+                f"the key selector / partitioner ({self.partitioner.ship_strategy}) of the output "
+                f"of operator '{self.owner.name}'"
+            )
+            raise self.owner.user_error(exc, None, role=role) from exc
         self.num_records_out += len(batch)
         size = self.batch_size
         emit = self.partition.emit

@@ -136,8 +136,13 @@ class StreamOperator(ABC):
         """Release resources; called after ``finish`` or on cancellation/failure."""
 
     # -- errors ------------------------------------------------------------------------------------
-    def user_error(self, exc: BaseException, batch: list[Any] | None, record: Any = None) -> BaseException:
-        """Wrap ``exc`` raised by user code for ``record`` of ``batch`` (already-wrapped errors pass)."""
+    def user_error(
+        self, exc: BaseException, batch: list[Any] | None, record: Any = None, *, role: str = ""
+    ) -> BaseException:
+        """Wrap ``exc`` raised by user code for ``record`` of ``batch`` (already-wrapped errors pass).
+
+        ``role`` names the user code when it is not the operator's own function (a key selector).
+        """
         if isinstance(exc, UserFunctionError | KeyboardInterrupt | SystemExit):
             return exc
         ctx = self.runtime_context
@@ -150,10 +155,8 @@ class StreamOperator(ABC):
         subtask = f"subtask {info.subtask_index + 1}/{info.parallelism}" if info else "subtask ?"
         attempt = info.attempt_number if info else 0
         tb = "".join(traceback.format_exception(exc))
-        msg = (
-            f"{type(exc).__name__}: {exc} — raised by the user function of operator '{self.name}' "
-            f"({subtask}, attempt {attempt}){where}"
-        )
+        who = role or f"the user function of operator '{self.name}'"
+        msg = f"{type(exc).__name__}: {exc} — raised by {who} ({subtask}, attempt {attempt}){where}"
         return UserFunctionError(
             msg,
             operator=self.name,

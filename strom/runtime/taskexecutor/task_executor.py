@@ -129,6 +129,8 @@ class TaskExecutor:
         self.terminated.set()
 
     def _jm_disconnected(self) -> None:
+        if self._closed:
+            return
         log.warning("TaskManager %s lost its JobManager connection; shutting down", self.tm_id)
         self._shutdown_soon()
 
