@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python examples/word_count.py
 
+docs/configuration.md: strom/config.py
+	$(BIN)/python -m strom.config > $@
+
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
@@ -25,7 +28,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-check: lint typecheck test
+check: lint typecheck test  # exactly what .ci/run runs
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,6 +1,6 @@
 """Word count on the embedded MiniCluster: two TaskManager processes, keyed running counts.
 
-    make demo        # or: python examples/word_count.py
+make demo        # or: python examples/word_count.py
 """
 
 from collections import Counter

@@ -56,12 +56,11 @@ class ConfigOption(Generic[T]):
             return raw  # type: ignore[return-value]
         elif self.type in (int, float) and isinstance(raw, str | int | float) and not isinstance(raw, bool):
             try:
-                return self.type(raw)  # type: ignore[no-any-return]
+                return self.type(raw)  # type: ignore[no-any-return,return-value,unused-ignore]
             except ValueError:
                 pass
         raise ConfigurationError(
-            f"option '{self.key}' expects a {self.type.__name__}; got {raw!r}; "
-            f"hint: the default is {self.default!r}"
+            f"option '{self.key}' expects a {self.type.__name__}; got {raw!r}; hint: the default is {self.default!r}"
         )
 
 
@@ -83,7 +82,10 @@ class CoreOptions:
 
 class PipelineOptions:
     OPERATOR_CHAINING: ConfigOption[bool] = _opt(
-        "pipeline.operator-chaining.enabled", bool, True, "Chain operators into one task where Flink's rules allow."
+        "pipeline.operator-chaining.enabled",
+        bool,
+        True,
+        "Chain operators into one task where Flink's rules allow.",
     )
     NAME: ConfigOption[str] = _opt("pipeline.name", str, "strom job", "Name of the job.")
 
@@ -107,9 +109,7 @@ class ExecutionOptions:
 
 
 class TaskManagerOptions:
-    NUM_TASK_SLOTS: ConfigOption[int] = _opt(
-        "taskmanager.numberOfTaskSlots", int, 1, "Slots per TaskManager process."
-    )
+    NUM_TASK_SLOTS: ConfigOption[int] = _opt("taskmanager.numberOfTaskSlots", int, 1, "Slots per TaskManager process.")
     HOST: ConfigOption[str] = _opt(
         "taskmanager.host", str, "127.0.0.1", "Address TaskManagers bind and advertise (loopback by default)."
     )

@@ -1,8 +1,8 @@
 """``DataStream`` and ``KeyedStream``: the user's handle on a stream of records.
 
-    >>> env = StreamExecutionEnvironment.get_execution_environment()   # doctest: +SKIP
-    >>> words = env.from_collection(["a b", "b"]).flat_map(str.split)    # doctest: +SKIP
-    >>> words.key_by(lambda w: w).map(lambda w: (w, 1))                  # doctest: +SKIP
+>>> env = StreamExecutionEnvironment.get_execution_environment()   # doctest: +SKIP
+>>> words = env.from_collection(["a b", "b"]).flat_map(str.split)    # doctest: +SKIP
+>>> words.key_by(lambda w: w).map(lambda w: (w, 1))                  # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -158,7 +158,7 @@ def as_callable(fn: object, base: type, method: str, what: str) -> Callable[...,
             f"hint: instantiate it: {fn.__name__}()"
         )
     if callable(fn):
-        return fn  # type: ignore[return-value]
+        return fn
     raise TypeError(
         f"{what} expects a {base.__name__} or a callable; got a {type(fn).__name__!r} ({fn!r:.60}); "
         f"hint: pass a function such as 'lambda x: ...'"

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -137,10 +138,8 @@ class CloseableIterator(Iterator[Any]):
     def close(self) -> None:
         client = self._client
         if client._result is None:
-            try:
+            with contextlib.suppress(JobExecutionError):
                 client.cancel()
-            except JobExecutionError:
-                pass
         client._cluster.close()
 
     def __enter__(self) -> CloseableIterator:
@@ -150,9 +149,5 @@ class CloseableIterator(Iterator[Any]):
         self.close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self._client._cluster.close()
-        except Exception:
-            pass
-
-

@@ -1,12 +1,12 @@
 """Keyed state descriptors and state interfaces (Flink's ``ValueStateDescriptor`` and friends).
 
-    class Count(KeyedProcessFunction):
-        def open(self, ctx):
-            self.count = ctx.get_state(ValueStateDescriptor("count"))
-        def process_element(self, value, ctx):
-            n = (self.count.value() or 0) + 1
-            self.count.update(n)
-            yield ctx.get_current_key(), n
+class Count(KeyedProcessFunction):
+    def open(self, ctx):
+        self.count = ctx.get_state(ValueStateDescriptor("count"))
+    def process_element(self, value, ctx):
+        n = (self.count.value() or 0) + 1
+        self.count.update(n)
+        yield ctx.get_current_key(), n
 """
 
 from __future__ import annotations
@@ -45,5 +45,3 @@ class ValueState(ABC, Generic[T]):
 
     @abstractmethod
     def clear(self) -> None: ...
-
-

@@ -44,8 +44,7 @@ class Transformation:
     def set_parallelism(self, parallelism: int) -> None:
         if not isinstance(parallelism, int) or isinstance(parallelism, bool) or parallelism < 1:
             raise InvalidProgramError(
-                f"parallelism of '{self.name}' must be a positive int; got {parallelism!r}; "
-                "hint: set_parallelism(2)"
+                f"parallelism of '{self.name}' must be a positive int; got {parallelism!r}; hint: set_parallelism(2)"
             )
         self.parallelism = parallelism
 

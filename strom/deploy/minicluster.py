@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import logging
 import os
 import subprocess
@@ -21,7 +22,14 @@ import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from strom.config import ClusterOptions, Configuration, ExecutionOptions, HeartbeatOptions, NetworkOptions, TaskManagerOptions
+from strom.config import (
+    ClusterOptions,
+    Configuration,
+    ExecutionOptions,
+    HeartbeatOptions,
+    NetworkOptions,
+    TaskManagerOptions,
+)
 from strom.exceptions import ClusterError
 from strom.runtime.jobmaster.dispatcher import Dispatcher
 from strom.runtime.rpc.auth import new_secret
@@ -155,10 +163,8 @@ class MiniCluster:
     def _stop_task_managers(self) -> None:
         for p in self.processes:
             if p.stdin is not None:
-                try:
+                with contextlib.suppress(OSError):
                     p.stdin.close()  # the TaskManager's cue to shut down
-                except OSError:
-                    pass
         deadline = time.monotonic() + 10
         for p in self.processes:
             try:
@@ -176,7 +182,7 @@ class MiniCluster:
 
     # -- crossing into the JobManager loop ---------------------------------------------------------
     def submit(self, coro: Coroutine[Any, Any, T]) -> Any:
-        if self._loop is None or self._closed and not self._loop.is_running():
+        if self._loop is None or (self._closed and not self._loop.is_running()):
             coro.close()
             raise ClusterError("the MiniCluster is not running")
         return asyncio.run_coroutine_threadsafe(coro, self._loop)

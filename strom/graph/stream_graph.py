@@ -143,7 +143,9 @@ class StreamGraphGenerator:
             return done
         if isinstance(t, PartitionTransformation):
             ups = self._transform(t.inputs[0])
-            result = [(node_id, _copy_partitioner(t.partitioner)) for node_id, _ in ups]
+            result: list[tuple[int, StreamPartitioner | None]] = [
+                (node_id, _copy_partitioner(t.partitioner)) for node_id, _ in ups
+            ]
         elif isinstance(t, UnionTransformation):
             result = [x for inp in t.inputs for x in self._transform(inp)]
         else:

@@ -1,7 +1,7 @@
 """``ExecutionState`` of a task attempt and ``JobStatus`` of a job, each with its one transition table.
 
-    CREATED → SCHEDULED → DEPLOYING → INITIALIZING → RUNNING → FINISHED
-                    any non-terminal → CANCELING → CANCELED;  any non-terminal → FAILED
+CREATED → SCHEDULED → DEPLOYING → INITIALIZING → RUNNING → FINISHED
+                any non-terminal → CANCELING → CANCELED;  any non-terminal → FAILED
 """
 
 from __future__ import annotations

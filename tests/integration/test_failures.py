@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import psutil
 import pytest
 
@@ -16,12 +18,12 @@ def boom_on_13(x: int) -> int:
 
 def _no_task_managers_left() -> None:
     for p in psutil.Process().children(recursive=True):
-        try:
-            assert "strom.runtime.taskexecutor" not in " ".join(p.cmdline()) or not p.is_running() or (
-                p.status() == psutil.STATUS_ZOMBIE
+        with contextlib.suppress(psutil.NoSuchProcess):
+            assert (
+                "strom.runtime.taskexecutor" not in " ".join(p.cmdline())
+                or not p.is_running()
+                or (p.status() == psutil.STATUS_ZOMBIE)
             ), f"TaskManager {p.pid} still running"
-        except psutil.NoSuchProcess:
-            pass
 
 
 @pytest.mark.timeout(60)

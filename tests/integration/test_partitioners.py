@@ -24,7 +24,9 @@ class Tag(MapFunction):
         return (*v, self.i) if isinstance(v, tuple) else (v, self.i)
 
 
-def run(partition: Callable[[DataStream[Any]], DataStream[Any]], up: int = 2, down: int = 3) -> list[tuple[int, int, int]]:
+def run(
+    partition: Callable[[DataStream[Any]], DataStream[Any]], up: int = 2, down: int = 3
+) -> list[tuple[int, int, int]]:
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(up)
     produced = env.from_sequence(0, N - 1).map(lambda v: v).map(Tag()).map(lambda t: (t[1], t[0]))

@@ -100,4 +100,8 @@ def test_from_sequence_is_split_across_subtasks() -> None:
     for i, v in got:
         by_subtask.setdefault(i, []).append(v)
     # contiguous ranges, one per subtask, as Flink's NumberSequenceSource
-    assert sorted((min(v), max(v)) for v in by_subtask.values()) == [(0, 9999), (10000, 19999), (20000, 29999)]
+    assert sorted((min(v), max(v)) for v in by_subtask.values()) == [
+        (0, 9999),
+        (10000, 19999),
+        (20000, 29999),
+    ]

@@ -83,7 +83,12 @@ class Dispatcher:
     # -- RPC from TaskManagers ---------------------------------------------------------------------
     @rpc_method
     async def register_task_executor(
-        self, tm_id: str, rpc_address: tuple[str, int], data_address: tuple[str, int], num_slots: int, pid: int
+        self,
+        tm_id: str,
+        rpc_address: tuple[str, int],
+        data_address: tuple[str, int],
+        num_slots: int,
+        pid: int,
     ) -> None:
         await self.resource_manager.register_task_executor(tm_id, rpc_address, data_address, num_slots, pid)
 

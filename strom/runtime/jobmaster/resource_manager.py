@@ -8,6 +8,7 @@ listeners (the Dispatcher, which tells each JobMaster) then fail whatever ran th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -30,7 +31,10 @@ class ResourceManager:
         self.shutting_down = False  # TaskManagers leaving now are expected, not lost
         self._monitor = HeartbeatMonitor(timeout=heartbeat_timeout, clock=SystemClock())
         self._heartbeats = HeartbeatSender(
-            self._monitor, interval=heartbeat_interval, send=self._send_heartbeat, on_timeout=self._heartbeat_timeout
+            self._monitor,
+            interval=heartbeat_interval,
+            send=self._send_heartbeat,
+            on_timeout=self._heartbeat_timeout,
         )
 
     def start(self) -> None:
@@ -111,10 +115,8 @@ class ResourceManager:
             async with self._changed:
                 await self._changed.wait_for(lambda: self.slot_manager.num_free_slots() >= count)
 
-        try:
+        with contextlib.suppress(TimeoutError):  # allocate() raises the ResourceError with the numbers
             await asyncio.wait_for(enough(), timeout)
-        except TimeoutError:
-            pass  # allocate() raises the ResourceError with the numbers
         offers = self.slot_manager.allocate(job_id, count)
         await asyncio.gather(
             *(

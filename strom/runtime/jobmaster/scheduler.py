@@ -60,7 +60,10 @@ class DefaultScheduler:
                 ex = ev.current_execution
                 assert ex is not None
                 ex.slot = SlotAssignment(
-                    tm_id=o.tm_id, slot_index=o.slot_index, allocation_id=o.allocation_id, data_address=o.data_address
+                    tm_id=o.tm_id,
+                    slot_index=o.slot_index,
+                    allocation_id=o.allocation_id,
+                    data_address=o.data_address,
                 )
                 ex.transition(ExecutionState.SCHEDULED)
         await self.deploy_all()

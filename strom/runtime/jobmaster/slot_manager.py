@@ -64,7 +64,12 @@ class SlotManager:
             allocation_id = uuid.uuid4().hex
             tm.allocated[index] = (job_id, allocation_id)
             offers.append(
-                SlotOffer(tm_id=tm.tm_id, slot_index=index, allocation_id=allocation_id, data_address=tm.data_address)
+                SlotOffer(
+                    tm_id=tm.tm_id,
+                    slot_index=index,
+                    allocation_id=allocation_id,
+                    data_address=tm.data_address,
+                )
             )
         return offers
 

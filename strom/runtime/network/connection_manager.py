@@ -26,7 +26,7 @@ from strom.exceptions import AuthenticationError, ClusterError, FrameError
 from strom.runtime.network import messages as m
 from strom.runtime.network.events import EndOfPartitionEvent, RuntimeEvent
 from strom.runtime.network.input_channel import RemoteInputChannel
-from strom.runtime.network.partition_manager import ResultPartitionManager
+from strom.runtime.network.partition_manager import ResultPartitionManager, SubpartitionCallback
 from strom.runtime.network.result_partition import PartitionReleasedError, PipelinedSubpartition
 from strom.runtime.rpc.auth import authenticate_client, authenticate_server
 from strom.runtime.rpc.framing import FRAME_VERSION, HEADER, read_frame
@@ -78,9 +78,7 @@ class _ServerConnection:
                 _, rid, credit, index = m.REQUEST_HEADER.unpack_from(frame)
                 pid = m.decode_partition_id(frame[m.REQUEST_HEADER.size :])
                 self.views[rid] = _View(receiver_id=rid, credit=credit)
-                self.owner.partition_manager.request_local(
-                    pid, index, lambda sp, err, rid=rid: self._threadsafe(self._on_subpartition, rid, sp, err)
-                )
+                self.owner.partition_manager.request_local(pid, index, self._subpartition_callback(rid))
             elif kind == m.ADD_CREDIT:
                 _, rid, credit = m.CREDIT.unpack_from(frame)
                 view = self.views.get(rid)
@@ -92,6 +90,12 @@ class _ServerConnection:
                 self._drop(rid)
             else:
                 raise FrameError(f"expected a data-plane request (type 1, 2 or 4); got type {kind}")
+
+    def _subpartition_callback(self, rid: int) -> SubpartitionCallback:
+        def answered(sp: PipelinedSubpartition | None, err: BaseException | None) -> None:
+            self._threadsafe(self._on_subpartition, rid, sp, err)  # may be called on a task thread
+
+        return answered
 
     def _threadsafe(self, fn: Any, *args: Any) -> None:
         with contextlib.suppress(RuntimeError):  # loop closed: the TaskManager is shutting down

@@ -26,9 +26,7 @@ __all__ = ["InputChannel", "LocalInputChannel", "RemoteInputChannel"]
 
 
 class InputChannel(ABC):
-    def __init__(
-        self, gate: InputGate, channel_index: int, partition_id: ResultPartitionID, subpartition: int
-    ) -> None:
+    def __init__(self, gate: InputGate, channel_index: int, partition_id: ResultPartitionID, subpartition: int) -> None:
         self.gate = gate
         self.channel_index = channel_index
         self.partition_id = partition_id
@@ -128,7 +126,7 @@ class RemoteInputChannel(InputChannel):
         self._announce_credit = announce_credit
         self._cancel_request = cancel_request
         self._lock = threading.Lock()
-        self._received: deque[tuple[bool, bytes]] = deque()
+        self._received: deque[tuple[bool, bytes | memoryview]] = deque()
         self._expected_seq = 0
         self._error: BaseException | None = None
         self._released = False
@@ -137,7 +135,7 @@ class RemoteInputChannel(InputChannel):
         self._request(self)
 
     # -- network thread ----------------------------------------------------------------------------
-    def on_buffer(self, seq: int, backlog: int, is_event: bool, payload: bytes) -> None:
+    def on_buffer(self, seq: int, backlog: int, is_event: bool, payload: bytes | memoryview) -> None:
         with self._lock:
             if seq != self._expected_seq:
                 self._error = ClusterError(

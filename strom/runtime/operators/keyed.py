@@ -35,9 +35,7 @@ class _KeyedUdfOperator(AbstractUdfStreamOperator):
 
     def setup(self, runtime_context: StreamingRuntimeContext, output: Any) -> None:
         if runtime_context.keyed_backend is None:
-            runtime_context.keyed_backend = HeapKeyedStateBackend(
-                max_parallelism=runtime_context.info.max_parallelism
-            )
+            runtime_context.keyed_backend = HeapKeyedStateBackend(max_parallelism=runtime_context.info.max_parallelism)
         self.keyed_backend = runtime_context.keyed_backend
         super().setup(runtime_context, output)
 
@@ -96,9 +94,7 @@ class _KeyedContext(KeyedProcessFunction.Context):
 class KeyedProcessOperator(_KeyedUdfOperator):
     def __init__(self, fn: object, key_selector: object) -> None:
         super().__init__(fn, key_selector)
-        self._fn: Callable[..., Any] = as_callable(
-            fn, KeyedProcessFunction, "process_element", "KeyedStream.process()"
-        )
+        self._fn: Callable[..., Any] = as_callable(fn, KeyedProcessFunction, "process_element", "KeyedStream.process()")
         self._ctx = _KeyedContext()
 
     def process_batch(self, batch: list[Any]) -> None:

@@ -19,6 +19,6 @@ __all__ = [
     "authenticate_server",
     "new_secret",
     "read_frame",
-    "write_frame",
     "rpc_method",
+    "write_frame",
 ]

@@ -45,13 +45,19 @@ async def _read(reader: asyncio.StreamReader, n: int, timeout: float, what: str)
     try:
         return await asyncio.wait_for(reader.readexactly(n), timeout)
     except asyncio.IncompleteReadError as exc:
-        raise AuthenticationError(f"expected {n} bytes of {what}; the peer sent {len(exc.partial)} and closed") from None
+        raise AuthenticationError(
+            f"expected {n} bytes of {what}; the peer sent {len(exc.partial)} and closed"
+        ) from None
     except TimeoutError:
         raise AuthenticationError(f"expected {what} within {timeout:.0f} s; got nothing") from None
 
 
 async def authenticate_server(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, secret: bytes, *, timeout: float = HANDSHAKE_TIMEOUT
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    secret: bytes,
+    *,
+    timeout: float = HANDSHAKE_TIMEOUT,
 ) -> None:
     nonce = secrets.token_bytes(NONCE_BYTES)
     writer.write(MAGIC + nonce)
@@ -64,7 +70,11 @@ async def authenticate_server(
 
 
 async def authenticate_client(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, secret: bytes, *, timeout: float = HANDSHAKE_TIMEOUT
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    secret: bytes,
+    *,
+    timeout: float = HANDSHAKE_TIMEOUT,
 ) -> None:
     hello = await _read(reader, len(MAGIC) + NONCE_BYTES, timeout, "the server's challenge")
     if hello[: len(MAGIC)] != MAGIC:

@@ -108,7 +108,9 @@ class RpcServer:
 
     def statistics(self) -> RpcServerStatistics:
         return RpcServerStatistics(
-            connections_accepted=self._accepted, connections_rejected=self._rejected, calls_served=self._served
+            connections_accepted=self._accepted,
+            connections_rejected=self._rejected,
+            calls_served=self._served,
         )
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

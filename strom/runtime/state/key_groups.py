@@ -92,9 +92,7 @@ def compute_operator_index_for_key_group(max_parallelism: int, parallelism: int,
 
 
 def assign_key_to_parallel_operator(key: Any, max_parallelism: int, parallelism: int) -> int:
-    return compute_operator_index_for_key_group(
-        max_parallelism, parallelism, assign_to_key_group(key, max_parallelism)
-    )
+    return compute_operator_index_for_key_group(max_parallelism, parallelism, assign_to_key_group(key, max_parallelism))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import ctypes
 import logging
 import os
@@ -40,10 +41,8 @@ def _watch_stdin(loop: asyncio.AbstractEventLoop, executor: TaskExecutor) -> Non
             pass
     except (OSError, ValueError):
         pass
-    try:
+    with contextlib.suppress(RuntimeError):
         loop.call_soon_threadsafe(lambda: loop.create_task(executor.close()))
-    except RuntimeError:
-        pass
 
 
 async def _main(args: argparse.Namespace, secret: bytes) -> None:

@@ -8,6 +8,7 @@ included) *before* the task's partitions are released, so the JobMaster sees the
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import traceback
@@ -34,6 +35,10 @@ from strom.runtime.tasks.stream_task import OneInputStreamTask, SourceStreamTask
 __all__ = ["Task", "describe_failure"]
 
 log = logging.getLogger(__name__)
+
+
+def _request_remote(cm: NettyConnectionManager, channel: RemoteInputChannel, *, address: tuple[str, int]) -> None:
+    cm.request_subpartition(channel, address)
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -83,7 +88,9 @@ class Task:
         self.thread.start()
 
     # -- state machine -----------------------------------------------------------------------------
-    def transition_state(self, current: ExecutionState, target: ExecutionState, error: BaseException | None = None) -> bool:
+    def transition_state(
+        self, current: ExecutionState, target: ExecutionState, error: BaseException | None = None
+    ) -> bool:
         with self._state_lock:
             if self.state is not current or not check_transition(current, target):
                 return False
@@ -213,6 +220,7 @@ class Task:
             return SourceStreamTask(chain, self.mailbox, buffer_timeout_ms=buffer_timeout)
         gate = InputGate(0, self.mailbox.signal_input_available)
         channels: list[InputChannel] = []
+        cm = self.connection_manager
         for gd in tdd.input_gates:
             for cd in gd.channels:
                 idx = len(channels)
@@ -221,7 +229,6 @@ class Task:
                         LocalInputChannel(gate, idx, cd.partition_id, cd.subpartition_index, self.partition_manager)
                     )
                 else:
-                    cm = self.connection_manager
                     address = cd.producer_data_address
                     channels.append(
                         RemoteInputChannel(
@@ -230,7 +237,7 @@ class Task:
                             cd.partition_id,
                             cd.subpartition_index,
                             initial_credit=int(cfg["buffers_per_channel"]),
-                            request=lambda ch, a=address: cm.request_subpartition(ch, a),
+                            request=functools.partial(_request_remote, cm, address=address),
                             announce_credit=cm.announce_credit,
                             cancel_request=cm.cancel_request,
                         )

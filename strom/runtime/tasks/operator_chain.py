@@ -15,7 +15,12 @@ from typing import Any
 from strom.exceptions import SerializationError
 from strom.graph.job_graph import ChainedOperatorConfig
 from strom.runtime.network.record_writer import RecordWriter
-from strom.runtime.operators.base import OperatorEventGateway, StreamingRuntimeContext, StreamOperator, TaskInfo
+from strom.runtime.operators.base import (
+    OperatorEventGateway,
+    StreamingRuntimeContext,
+    StreamOperator,
+    TaskInfo,
+)
 from strom.runtime.operators.sink import CollectSinkOperator
 
 __all__ = ["OperatorChain"]
@@ -88,7 +93,7 @@ class OperatorChain:
                 f"{exc}; hint: functions must be importable or defined in the job script"
             ) from exc
         assert isinstance(op, StreamOperator)
-        return op  # type: ignore[no-any-return]
+        return op
 
     def open(self) -> None:
         for op in reversed(self.operators):

@@ -104,9 +104,7 @@ class SourceStreamTask(StreamTask):
 
 
 class OneInputStreamTask(StreamTask):
-    def __init__(
-        self, chain: OperatorChain, mailbox: TaskMailbox, gate: InputGate, *, buffer_timeout_ms: int
-    ) -> None:
+    def __init__(self, chain: OperatorChain, mailbox: TaskMailbox, gate: InputGate, *, buffer_timeout_ms: int) -> None:
         super().__init__(chain, mailbox, buffer_timeout_ms=buffer_timeout_ms)
         self.gate = gate
         self._process_batch = chain.head.process_batch

@@ -97,7 +97,13 @@ def test_execution_plan_has_flinks_shape() -> None:
     _pipeline(env)
     plan = json.loads(env.get_execution_plan())
     nodes = plan["nodes"]
-    assert [n["type"] for n in nodes] == ["Source: Sequence Source", "Map", "Filter", "Keyed Reduce", "Sink: Unnamed"]
+    assert [n["type"] for n in nodes] == [
+        "Source: Sequence Source",
+        "Map",
+        "Filter",
+        "Keyed Reduce",
+        "Sink: Unnamed",
+    ]
     assert [n["pact"] for n in nodes] == ["Data Source", "Operator", "Operator", "Operator", "Data Sink"]
     assert all(set(n) >= {"id", "type", "pact", "contents", "parallelism"} for n in nodes)
     assert "predecessors" not in nodes[0]
@@ -113,7 +119,7 @@ def test_execution_plan_has_flinks_shape() -> None:
 def test_program_without_sink_is_rejected_with_a_hint() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
     env.from_sequence(1, 10).map(lambda x: x)
-    with pytest.raises(InvalidProgramError, match="at least one sink.*print"):
+    with pytest.raises(InvalidProgramError, match=r"at least one sink.*print"):
         env.execute()
 
 

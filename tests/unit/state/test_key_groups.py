@@ -57,7 +57,11 @@ def test_hash_is_stable_across_processes() -> None:
     )
     outs = {
         subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={"PYTHONHASHSEED": seed}
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed},
         ).stdout
         for seed in ("1", "2", "3")
     }
@@ -74,5 +78,5 @@ def test_keys_spread_over_subtasks() -> None:
 
 
 def test_unhashable_key_is_a_clear_error() -> None:
-    with pytest.raises(InvalidProgramError, match="key must be hashable.*list.*tuple"):
+    with pytest.raises(InvalidProgramError, match=r"key must be hashable.*list.*tuple"):
         stable_hash([1, 2])

@@ -1,0 +1,55 @@
+"""The public surface is deliberate: adding or removing a name is a visible change."""
+
+from __future__ import annotations
+
+import strom
+
+
+def test_all_is_pinned() -> None:
+    assert sorted(strom.__all__) == sorted(
+        [
+            "CloseableIterator",
+            "Configuration",
+            "DataStream",
+            "DataStreamSink",
+            "FilterFunction",
+            "FlatMapFunction",
+            "InvalidProgramError",
+            "JobClient",
+            "JobExecutionError",
+            "JobExecutionResult",
+            "JobStatus",
+            "KeySelector",
+            "KeyedProcessFunction",
+            "KeyedStream",
+            "MapFunction",
+            "ProcessFunction",
+            "ReduceFunction",
+            "RichFunction",
+            "RuntimeContext",
+            "Sink",
+            "SinkFunction",
+            "SinkWriter",
+            "SinkWriterContext",
+            "Source",
+            "SourceReader",
+            "SourceReaderContext",
+            "SourceSplit",
+            "StreamExecutionEnvironment",
+            "StromError",
+            "UserFunctionError",
+            "ValueState",
+            "ValueStateDescriptor",
+        ]
+    )
+
+
+def test_every_exported_name_exists() -> None:
+    for name in strom.__all__:
+        assert getattr(strom, name) is not None
+
+
+def test_runtime_says_it_is_internal() -> None:
+    import strom.runtime
+
+    assert strom.runtime.__doc__ is not None and "Internal" in strom.runtime.__doc__
