@@ -22,8 +22,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check strom tests examples benchmarks
-	$(BIN)/ruff format --check strom tests examples benchmarks
+	$(BIN)/ruff check strom tests examples $(wildcard benchmarks/*.py)
+	$(BIN)/ruff format --check strom tests examples $(wildcard benchmarks/*.py)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
