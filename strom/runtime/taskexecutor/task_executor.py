@@ -225,4 +225,5 @@ class TaskExecutor:
         try:
             await self.jm.call("update_task_execution_state", state, timeout=10.0)
         except Exception as exc:
-            log.warning("could not report %s of %s: %s", state.state, state.execution_attempt_id, exc)
+            level = logging.DEBUG if self._closed else logging.WARNING  # expected while shutting down
+            log.log(level, "could not report %s of %s: %s", state.state, state.execution_attempt_id, exc)

@@ -1,0 +1,96 @@
+"""No TaskManager outlives its cluster: Ctrl-C, a killed client, a killed TaskManager."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from strom import JobExecutionError, StreamExecutionEnvironment
+
+ENDLESS_JOB = textwrap.dedent(
+    """
+    import os, sys, time
+    from strom import StreamExecutionEnvironment
+
+    def slow(x):
+        time.sleep(0.001)
+        return x
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    env.from_sequence(0, 10**9).map(slow).add_sink(lambda v: None)
+    client = env.execute_async("endless")
+    print("RUNNING", flush=True)
+    client.get_job_execution_result()
+    """
+)
+
+
+def _task_managers_of(pid: int) -> list[psutil.Process]:
+    return [
+        p for p in psutil.Process(pid).children(recursive=True) if "strom.runtime.taskexecutor" in " ".join(p.cmdline())
+    ]
+
+
+def _start_client(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
+    script = tmp_path / "job.py"
+    script.write_text(ENDLESS_JOB)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "RUNNING"
+    tms = [p.pid for p in _task_managers_of(proc.pid)]
+    assert len(tms) == 2
+    return proc, tms
+
+
+def _gone(pids: list[int], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_stops_the_job_and_every_task_manager(tmp_path: Path) -> None:
+    proc, tms = _start_client(tmp_path)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) != 0  # KeyboardInterrupt
+    proc.stdout.close()  # type: ignore[union-attr]
+    assert _gone(tms, 15)
+
+
+@pytest.mark.timeout(60)
+def test_task_managers_die_with_a_killed_client(tmp_path: Path) -> None:
+    proc, tms = _start_client(tmp_path)
+    proc.kill()
+    proc.wait(timeout=10)
+    proc.stdout.close()  # type: ignore[union-attr]
+    assert _gone(tms, 15)
+
+
+@pytest.mark.timeout(60)
+def test_killed_task_manager_fails_the_job_instead_of_hanging() -> None:
+    def slow(x: int) -> int:
+        time.sleep(0.001)
+        return x
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    env.from_sequence(0, 10**9).map(slow).rebalance().add_sink(lambda v: None)
+    client = env.execute_async("victim")
+    cluster = client._cluster
+    victim = cluster.processes[1].pid
+    os.kill(victim, signal.SIGKILL)
+    with pytest.raises(JobExecutionError, match=rf"TaskManager tm-\d \(pid {victim}\) was lost"):
+        client.get_job_execution_result()
+    assert all(p.poll() is not None for p in cluster.processes)
