@@ -98,7 +98,10 @@ class ExecutionOptions:
         "Milliseconds after which a partly filled output buffer is flushed; 0 flushes every batch.",
     )
     BATCH_SIZE: ConfigOption[int] = _opt(
-        "execution.batch-size", int, 512, "Records per in-flight batch before it is handed to the network."
+        "execution.batch-size",
+        int,
+        512,
+        "Most records per batch (a source's poll, a network buffer); buffers are also cut at the segment size.",
     )
     CANCELLATION_TIMEOUT: ConfigOption[float] = _opt(
         "task.cancellation.timeout",
@@ -120,13 +123,27 @@ class NetworkOptions:
         "taskmanager.network.memory.buffers-per-channel",
         int,
         2,
-        "Exclusive buffers (credit) of each input channel.",
+        "Exclusive buffers (initial credit) of each remote input channel; also the buffers per "
+        "subpartition in each result partition's pool.",
     )
-    SUBPARTITION_CAPACITY: ConfigOption[int] = _opt(
-        "taskmanager.network.subpartition-capacity",
+    FLOATING_BUFFERS_PER_GATE: ConfigOption[int] = _opt(
+        "taskmanager.network.memory.floating-buffers-per-gate",
         int,
         8,
-        "Buffers a subpartition holds before its writer blocks (backpressure).",
+        "Buffers an input gate lends to its remote channels by backlog; also the spare buffers of each "
+        "result partition's pool.",
+    )
+    MAX_BUFFERS_PER_CHANNEL: ConfigOption[int] = _opt(
+        "taskmanager.network.memory.max-buffers-per-channel",
+        int,
+        10,
+        "Most buffers one subpartition may hold queued before its writer blocks (backpressure).",
+    )
+    SEGMENT_SIZE: ConfigOption[int] = _opt(
+        "taskmanager.memory.segment-size",
+        int,
+        32 * 1024,
+        "Bytes of serialized records per network buffer; a larger single record travels alone.",
     )
     MAX_FRAME_BYTES: ConfigOption[int] = _opt(
         "taskmanager.network.max-frame-size",

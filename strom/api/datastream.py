@@ -22,6 +22,7 @@ from strom.api.functions import (
     ReduceFunction,
     SinkFunction,
 )
+from strom.api.serialization import BatchSerializer
 from strom.api.sink import Sink
 from strom.api.transformations import (
     OneInputTransformation,
@@ -111,6 +112,17 @@ class DataStream(Generic[T]):
 
     def slot_sharing_group(self, name: str) -> DataStream[T]:
         self._physical("slot_sharing_group()").slot_sharing_group = name
+        return self
+
+    def set_serializer(self, serializer: BatchSerializer) -> DataStream[T]:
+        """Encode this stream's batches with ``serializer`` where they cross TaskManagers (default:
+        :class:`~strom.api.serialization.PickleBatchSerializer`, pickle protocol 5)."""
+        if not isinstance(serializer, BatchSerializer):
+            raise InvalidProgramError(
+                f"expected a strom.BatchSerializer for set_serializer(); got {type(serializer).__name__}; "
+                "hint: subclass BatchSerializer with serialize(batch) -> bytes and deserialize(data) -> list"
+            )
+        self._physical("set_serializer()").serializer = serializer
         return self
 
     # -- operators ---------------------------------------------------------------------------------

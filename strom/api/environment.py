@@ -141,8 +141,10 @@ class StreamExecutionEnvironment:
         runtime_config: dict[str, object] = {
             "buffer_timeout_ms": c.get(ExecutionOptions.BUFFER_TIMEOUT),
             "batch_size": c.get(ExecutionOptions.BATCH_SIZE),
-            "subpartition_capacity": c.get(NetworkOptions.SUBPARTITION_CAPACITY),
             "buffers_per_channel": c.get(NetworkOptions.BUFFERS_PER_CHANNEL),
+            "floating_buffers_per_gate": c.get(NetworkOptions.FLOATING_BUFFERS_PER_GATE),
+            "max_buffers_per_channel": c.get(NetworkOptions.MAX_BUFFERS_PER_CHANNEL),
+            "segment_size": c.get(NetworkOptions.SEGMENT_SIZE),
         }
         return StreamingJobGraphGenerator(graph, job_id=uuid.uuid4().hex, config=runtime_config).create_job_graph()
 

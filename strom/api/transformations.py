@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from strom.api.serialization import BatchSerializer
 from strom.exceptions import InvalidProgramError
 from strom.runtime.network.partitioner import StreamPartitioner
 from strom.runtime.operators.base import ChainingStrategy, StreamOperator
@@ -36,6 +37,7 @@ class Transformation:
         self.max_parallelism: int | None = None
         self.slot_sharing_group: str | None = None
         self.chaining_strategy: ChainingStrategy | None = None
+        self.serializer: BatchSerializer | None = None  # how this stream's batches cross the network
 
     @property
     def is_virtual(self) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import cloudpickle
 
+from strom.api.serialization import BatchSerializer
 from strom.exceptions import SerializationError
 from strom.graph.stream_graph import StreamEdge, StreamGraph, StreamNode
 from strom.runtime.network.partitioner import ForwardPartitioner, StreamPartitioner
@@ -56,6 +57,7 @@ class JobEdge:
     source_vertex_id: str
     target_vertex_id: str
     partitioner: StreamPartitioner
+    serializer: BatchSerializer
     distribution_pattern: str
     source_node_id: int
     target_node_id: int
@@ -175,6 +177,7 @@ class StreamingJobGraphGenerator:
                 source_vertex_id=vertex_of_node[e.source_id],
                 target_vertex_id=vertex_of_node[e.target_id],
                 partitioner=e.partitioner,
+                serializer=g.nodes[e.source_id].serializer,
                 distribution_pattern=DistributionPattern.POINTWISE if pointwise else DistributionPattern.ALL_TO_ALL,
                 source_node_id=e.source_id,
                 target_node_id=e.target_id,

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.api.transformations import (
     PartitionTransformation,
     SinkTransformation,
@@ -45,6 +46,7 @@ class StreamNode:
     uid: str | None = None
     is_source: bool = False
     is_sink: bool = False
+    serializer: BatchSerializer = field(default_factory=PickleBatchSerializer)
     in_edges: list[StreamEdge] = field(default_factory=list)
     out_edges: list[StreamEdge] = field(default_factory=list)
 
@@ -177,6 +179,7 @@ class StreamGraphGenerator:
             uid=t.uid,
             is_source=is_source,
             is_sink=isinstance(t, SinkTransformation),
+            serializer=t.serializer or PickleBatchSerializer(),
         )
         operator.name = t.name
         operator.operator_id = t.uid or f"op-{t.id}"

@@ -24,6 +24,7 @@ class ResultPartitionDeploymentDescriptor:
     partition_id: ResultPartitionID
     num_subpartitions: int
     serialized_partitioner: bytes
+    serialized_serializer: bytes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,6 +39,7 @@ class InputChannelDeploymentDescriptor:
 class InputGateDeploymentDescriptor:
     result_id: str
     channels: tuple[InputChannelDeploymentDescriptor, ...]
+    serialized_serializer: bytes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -93,6 +93,7 @@ class DefaultScheduler:
                     partition_id=ResultPartitionID(edge.result_id, ev.subtask_index, ex.attempt_id),
                     num_subpartitions=ev.produced[edge.result_id],
                     serialized_partitioner=cloudpickle.dumps(edge.partitioner, protocol=5),
+                    serialized_serializer=cloudpickle.dumps(edge.serializer, protocol=5),
                 )
             )
         gates = []
@@ -109,7 +110,14 @@ class DefaultScheduler:
                         producer_data_address=producer.slot.data_address,
                     )
                 )
-            gates.append(InputGateDeploymentDescriptor(result_id=result_id, channels=tuple(descriptors)))
+            in_edge = next(e for e in jv.inputs if e.result_id == result_id)
+            gates.append(
+                InputGateDeploymentDescriptor(
+                    result_id=result_id,
+                    channels=tuple(descriptors),
+                    serialized_serializer=cloudpickle.dumps(in_edge.serializer, protocol=5),
+                )
+            )
         return TaskDeploymentDescriptor(
             job_id=jg.job_id,
             job_name=jg.job_name,

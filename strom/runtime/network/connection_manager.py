@@ -20,28 +20,20 @@ import pickle
 from dataclasses import dataclass
 from typing import Any
 
-import cloudpickle
-
 from strom.exceptions import AuthenticationError, ClusterError, FrameError
 from strom.runtime.network import messages as m
-from strom.runtime.network.events import EndOfPartitionEvent, RuntimeEvent
+from strom.runtime.network.credit import CreditAnnouncement, CreditError, CreditSender
+from strom.runtime.network.events import EndOfPartitionEvent
 from strom.runtime.network.input_channel import RemoteInputChannel
+from strom.runtime.network.input_gate import InputGate
 from strom.runtime.network.partition_manager import ResultPartitionManager, SubpartitionCallback
 from strom.runtime.network.result_partition import PartitionReleasedError, PipelinedSubpartition
 from strom.runtime.rpc.auth import authenticate_client, authenticate_server
 from strom.runtime.rpc.framing import FRAME_VERSION, HEADER, read_frame
 
-__all__ = ["NettyConnectionManager", "serialize_buffer"]
+__all__ = ["NettyConnectionManager", "PartitionRequestClient", "announce"]
 
 log = logging.getLogger(__name__)
-
-
-def serialize_buffer(buf: Any) -> bytes:
-    """pickle protocol 5; cloudpickle for values plain pickle cannot name (classes of ``__main__``)."""
-    try:
-        return pickle.dumps(buf, protocol=5)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        return cloudpickle.dumps(buf, protocol=5)  # type: ignore[no-any-return]
 
 
 def _write(writer: asyncio.StreamWriter, *parts: bytes) -> None:
@@ -51,11 +43,11 @@ def _write(writer: asyncio.StreamWriter, *parts: bytes) -> None:
 
 @dataclass(slots=True)
 class _View:
+    """A served subpartition (Flink's ``CreditBasedSequenceNumberingViewReader``)."""
+
     receiver_id: int
-    credit: int
+    sender: CreditSender
     sp: PipelinedSubpartition | None = None
-    seq: int = 0
-    done: bool = False
 
 
 class _ServerConnection:
@@ -77,13 +69,16 @@ class _ServerConnection:
             if kind == m.PARTITION_REQUEST:
                 _, rid, credit, index = m.REQUEST_HEADER.unpack_from(frame)
                 pid = m.decode_partition_id(frame[m.REQUEST_HEADER.size :])
-                self.views[rid] = _View(receiver_id=rid, credit=credit)
+                self.views[rid] = _View(receiver_id=rid, sender=CreditSender(credit))
                 self.owner.partition_manager.request_local(pid, index, self._subpartition_callback(rid))
             elif kind == m.ADD_CREDIT:
                 _, rid, credit = m.CREDIT.unpack_from(frame)
                 view = self.views.get(rid)
                 if view is not None:
-                    view.credit += credit
+                    try:
+                        view.sender.add_credit(credit)
+                    except CreditError as exc:
+                        raise FrameError(str(exc)) from exc
                     self._try_send(rid)
             elif kind == m.CANCEL_REQUEST:
                 _, rid = m.RECEIVER.unpack_from(frame)
@@ -113,27 +108,41 @@ class _ServerConnection:
         self._try_send(rid)
 
     def _try_send(self, rid: int) -> None:
+        """Send what the credit allows: data only against credit, events at once."""
         view = self.views.get(rid)
         if view is None or view.sp is None or self.writer.is_closing():
             return
-        sp = view.sp
+        sp, sender = view.sp, view.sender
+        partition = sp.partition
         while True:
             try:
-                buf = sp.poll() if view.credit > 0 or _head_is_event(sp) else None
+                if not sender.can_send(sender.credit <= 0 and sp.head_is_event()):
+                    return
+                buf = sp.poll()
             except PartitionReleasedError as exc:
                 self._send_error(rid, f"producer released the partition: {exc}")
                 return
             if buf is None:
                 return
-            is_event = isinstance(buf, RuntimeEvent)
-            data = serialize_buffer(buf)
-            if not is_event:
-                view.credit -= 1
-            header = m.encode_buffer_header(rid, view.seq, sp.backlog(), is_event)
-            view.seq += 1
-            _write(self.writer, header, data)
-            if isinstance(buf, EndOfPartitionEvent):
-                view.done = True
+            if type(buf) is list:
+                kind = m.DATA_BUFFER
+                try:
+                    data = partition.serializer.serialize(buf)
+                except Exception as exc:
+                    self._send_error(
+                        rid,
+                        f"expected records {partition.serializer!r} can serialize in partition "
+                        f"{partition.partition_id}; got {exc!r}; hint: records crossing TaskManagers must be "
+                        "picklable (or set a serializer with DataStream.set_serializer())",
+                    )
+                    return
+            else:
+                kind = m.END_OF_PARTITION_BUFFER if isinstance(buf, EndOfPartitionEvent) else m.EVENT_BUFFER
+                data = pickle.dumps(buf, protocol=5)
+            seq = sender.on_send(kind != m.DATA_BUFFER)
+            partition.num_bytes_out += len(data)
+            _write(self.writer, m.encode_buffer_header(rid, seq, sp.backlog(), kind), data)
+            if kind == m.END_OF_PARTITION_BUFFER:
                 self._drop(rid)
                 return
 
@@ -151,10 +160,6 @@ class _ServerConnection:
         for rid in list(self.views):
             self._drop(rid)
         self.writer.close()
-
-
-def _head_is_event(sp: PipelinedSubpartition) -> bool:
-    return sp.head_is_event()
 
 
 class PartitionRequestClient:
@@ -179,12 +184,20 @@ class PartitionRequestClient:
                     break
                 kind = frame[0]
                 if kind == m.BUFFER_RESPONSE:
-                    _, rid, seq, backlog, is_event = m.BUFFER_HEADER.unpack_from(frame)
+                    _, rid, seq, backlog, buffer_kind = m.BUFFER_HEADER.unpack_from(frame)
                     ch = self.channels.get(rid)
-                    if ch is not None:
-                        ch.on_buffer(seq, backlog, bool(is_event), memoryview(frame)[m.BUFFER_HEADER.size :])
-                        if is_event and isinstance(pickle.loads(frame[m.BUFFER_HEADER.size :]), EndOfPartitionEvent):
-                            self.channels.pop(rid, None)
+                    if ch is None:
+                        continue  # cancelled meanwhile
+                    pool = ch.gate.credit
+                    try:
+                        grants = pool.on_buffer(ch.channel_index, seq, backlog, buffer_kind != m.DATA_BUFFER)
+                    except CreditError as exc:
+                        raise FrameError(f"{exc} (input channel {ch.channel_index} of {ch.partition_id})") from exc
+                    ch.on_buffer(buffer_kind, memoryview(frame)[m.BUFFER_HEADER.size :])
+                    announce(ch.gate, grants)
+                    if buffer_kind == m.END_OF_PARTITION_BUFFER:
+                        self.channels.pop(rid, None)
+                        announce(ch.gate, pool.release_channel(ch.channel_index))
                 elif kind == m.ERROR_RESPONSE:
                     _, rid = m.RECEIVER.unpack_from(frame)
                     ch = self.channels.pop(rid, None)
@@ -193,8 +206,8 @@ class PartitionRequestClient:
                 else:
                     raise FrameError(f"expected a data-plane response (type 0 or 3); got type {kind}")
         except FrameError as exc:
-            log.error("data connection to %s: %s; closing it", self.address, exc)
-            error = exc
+            log.error("data connection to TaskManager %s: %s; closing it", self.address, exc)
+            error = ClusterError(f"data connection to TaskManager {self.address} closed: {exc}")
         except (ConnectionError, OSError) as exc:
             error = ClusterError(f"data connection to TaskManager {self.address} failed: {exc}")
         finally:
@@ -220,6 +233,15 @@ class PartitionRequestClient:
     def cancel(self, channel: RemoteInputChannel) -> None:
         if self.channels.pop(channel.receiver_id, None) is not None and not self.writer.is_closing():
             _write(self.writer, m.encode_cancel(channel.receiver_id))
+
+
+def announce(gate: InputGate, grants: list[CreditAnnouncement]) -> None:
+    """Send credit announcements of a gate's channels, each over its own connection (event loop)."""
+    for grant in grants:
+        ch = gate.channels[grant.channel]
+        client: PartitionRequestClient | None = getattr(ch, "client", None)
+        if client is not None:
+            client.add_credit(ch, grant.credit)  # type: ignore[arg-type]
 
 
 class NettyConnectionManager:
@@ -309,17 +331,27 @@ class NettyConnectionManager:
 
         self._loop.call_soon_threadsafe(start)
 
-    def announce_credit(self, channel: RemoteInputChannel, credit: int) -> None:
-        client: PartitionRequestClient | None = getattr(channel, "client", None)
-        if client is not None and self._loop is not None:
+    def recycle(self, channel: RemoteInputChannel) -> None:
+        """The task consumed a data buffer of ``channel``: free it on the loop (and announce credit)."""
+        if self._loop is not None:
             with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(client.add_credit, channel, credit)
+                self._loop.call_soon_threadsafe(self._on_recycle, channel)
+
+    def _on_recycle(self, channel: RemoteInputChannel) -> None:
+        pool = channel.gate.credit
+        if channel.channel_index in pool.channels:
+            announce(channel.gate, pool.on_recycle(channel.channel_index))
 
     def cancel_request(self, channel: RemoteInputChannel) -> None:
-        client: PartitionRequestClient | None = getattr(channel, "client", None)
-        if client is not None and self._loop is not None:
+        if self._loop is not None:
             with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(client.cancel, channel)
+                self._loop.call_soon_threadsafe(self._on_cancel, channel)
+
+    def _on_cancel(self, channel: RemoteInputChannel) -> None:
+        client: PartitionRequestClient | None = channel.client
+        if client is not None:
+            client.cancel(channel)
+        announce(channel.gate, channel.gate.credit.release_channel(channel.channel_index))
 
     async def close(self) -> None:
         if self._server is not None:

@@ -11,7 +11,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from strom.exceptions import ClusterError, TaskCancelledError
+from strom.api.serialization import BatchSerializer
+from strom.exceptions import ClusterError, SerializationError, TaskCancelledError
+from strom.runtime.network.messages import DATA_BUFFER
 from strom.runtime.network.result_partition import (
     PartitionReleasedError,
     PipelinedSubpartition,
@@ -46,6 +48,10 @@ class InputChannel(ABC):
 
     @abstractmethod
     def release(self) -> None: ...
+
+    def queued(self) -> int:
+        """Buffers received and not yet consumed (for metrics)."""
+        return 0
 
     def _notify(self) -> None:
         self.gate.notify_channel_non_empty(self.channel_index)
@@ -104,7 +110,12 @@ class LocalInputChannel(InputChannel):
 
 
 class RemoteInputChannel(InputChannel):
-    """Receives serialized buffers from the network thread; returns one credit per consumed buffer."""
+    """Receives serialized buffers from the network thread; the task thread deserializes them.
+
+    Credit is kept by the gate's :class:`~strom.runtime.network.credit.FloatingBufferPool` on the
+    TaskManager's event loop: ``on_buffer`` arrives there after the pool accepted the buffer, and every
+    data buffer the task consumes is handed back with ``recycle`` (which crosses to the loop).
+    """
 
     def __init__(
         self,
@@ -113,21 +124,21 @@ class RemoteInputChannel(InputChannel):
         partition_id: ResultPartitionID,
         subpartition: int,
         *,
-        initial_credit: int,
+        serializer: BatchSerializer,
         request: Callable[[RemoteInputChannel], None],
-        announce_credit: Callable[[RemoteInputChannel, int], None],
+        recycle: Callable[[RemoteInputChannel], None],
         cancel_request: Callable[[RemoteInputChannel], None],
     ) -> None:
         super().__init__(gate, channel_index, partition_id, subpartition)
-        self.initial_credit = initial_credit
+        self.serializer = serializer
+        self.initial_credit = 0
         self.receiver_id = -1
         self.client: Any = None  # the PartitionRequestClient, set on the network thread
         self._request = request
-        self._announce_credit = announce_credit
+        self._recycle = recycle
         self._cancel_request = cancel_request
         self._lock = threading.Lock()
-        self._received: deque[tuple[bool, bytes | memoryview]] = deque()
-        self._expected_seq = 0
+        self._received: deque[tuple[int, bytes | memoryview]] = deque()
         self._error: BaseException | None = None
         self._released = False
 
@@ -135,17 +146,12 @@ class RemoteInputChannel(InputChannel):
         self._request(self)
 
     # -- network thread ----------------------------------------------------------------------------
-    def on_buffer(self, seq: int, backlog: int, is_event: bool, payload: bytes | memoryview) -> None:
+    def on_buffer(self, kind: int, payload: bytes | memoryview) -> None:
         with self._lock:
-            if seq != self._expected_seq:
-                self._error = ClusterError(
-                    f"channel {self.channel_index} of {self.partition_id}: expected buffer #{self._expected_seq}; "
-                    f"got #{seq}; the connection lost or reordered data"
-                )
-            else:
-                self._expected_seq += 1
-                self._received.append((is_event, payload))
-            first = len(self._received) == 1 or self._error is not None
+            if self._released:
+                return
+            self._received.append((kind, payload))
+            first = len(self._received) == 1
         if first:
             self._notify()
 
@@ -156,6 +162,9 @@ class RemoteInputChannel(InputChannel):
             self._error = error
         self._notify()
 
+    def queued(self) -> int:
+        return len(self._received)
+
     # -- task thread -------------------------------------------------------------------------------
     def poll(self) -> Any | None:
         with self._lock:
@@ -163,13 +172,21 @@ class RemoteInputChannel(InputChannel):
                 raise self._error
             if not self._received:
                 return None
-            is_event, payload = self._received.popleft()
+            kind, payload = self._received.popleft()
         self.num_buffers_in += 1
         self.num_bytes_in += len(payload)
-        buf = pickle.loads(payload)
-        if not is_event:
-            self._announce_credit(self, 1)
-        return buf
+        if kind == DATA_BUFFER:
+            try:
+                return self.serializer.deserialize(payload)
+            except Exception as exc:
+                raise SerializationError(
+                    f"expected a batch {self.serializer!r} can decode on input channel {self.channel_index} "
+                    f"(from {self.partition_id}); got {len(payload)} bytes it failed on: {exc!r}; "
+                    "hint: check the serializer set with DataStream.set_serializer()"
+                ) from exc
+            finally:
+                self._recycle(self)
+        return pickle.loads(payload)  # an event of the runtime, from an authenticated peer
 
     def has_more(self) -> bool:
         with self._lock:
@@ -180,4 +197,5 @@ class RemoteInputChannel(InputChannel):
             if self._released:
                 return
             self._released = True
+            self._received.clear()
         self._cancel_request(self)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from strom.runtime.network.credit import FloatingBufferPool
 from strom.runtime.network.events import EndOfPartitionEvent
 
 if TYPE_CHECKING:
@@ -26,12 +27,15 @@ class InputGateStatistics:
     num_channels: int
     finished_channels: int
     queued_channels: int
+    queued_buffers: int
 
 
 class InputGate:
-    def __init__(self, gate_index: int, on_available: Callable[[], None]) -> None:
+    def __init__(self, gate_index: int, on_available: Callable[[], None], *, floating_buffers: int = 8) -> None:
         self.gate_index = gate_index
         self.channels: list[InputChannel] = []
+        #: credit of the remote channels; touched only on the TaskManager's event loop once requested
+        self.credit = FloatingBufferPool(size=floating_buffers)
         self._on_available = on_available
         self._lock = threading.Lock()
         self._available: deque[int] = deque()
@@ -93,8 +97,19 @@ class InputGate:
 
     def statistics(self) -> InputGateStatistics:
         with self._lock:
-            return InputGateStatistics(
-                num_channels=len(self.channels),
-                finished_channels=self._num_finished,
-                queued_channels=len(self._available),
-            )
+            queued_channels = len(self._available)
+        return InputGateStatistics(
+            num_channels=len(self.channels),
+            finished_channels=self._num_finished,
+            queued_channels=queued_channels,
+            queued_buffers=sum(ch.queued() for ch in self.channels),
+        )
+
+    def in_pool_usage(self) -> float:
+        """Share of the gate's network buffers (exclusive + floating) holding unconsumed data.
+
+        Call on the event loop, where the credit state lives. Local channels use no network buffers."""
+        pool = self.credit
+        total = pool.size + sum(ch.exclusive for ch in pool.channels.values())
+        used = sum(ch.in_use for ch in pool.channels.values())
+        return used / total if total else 0.0

@@ -1,18 +1,20 @@
-"""Wire format of the data plane (Flink's ``NettyMessage``), inside authenticated frames.
+"""Wire format of the data plane (Flink's ``NettyMessage``), inside authenticated, versioned frames.
 
 Every frame payload starts with a type byte:
 
 ====  ======================  =====================================================
 type  message                 body
 ====  ======================  =====================================================
-0     BufferResponse          receiver_id u32, sequence u32, backlog u32, is_event u8, data
+0     BufferResponse          receiver_id u32, sequence u32, backlog u32, kind u8, data
 1     PartitionRequest        receiver_id u32, credit u32, subpartition u32, partition id (utf-8)
 2     AddCredit               receiver_id u32, credit u32
 3     ErrorResponse           receiver_id u32, message (utf-8)
 4     CancelPartitionRequest  receiver_id u32
 ====  ======================  =====================================================
 
-Nothing here is unpickled: buffers stay bytes until the consuming task thread deserializes them.
+A buffer's ``kind`` is 0 for data (a serialized batch, sent against credit), 1 for an event and 2 for the
+end of the partition (the last buffer of a subpartition). Nothing here is unpickled: buffers stay bytes
+until the consuming task thread deserializes them.
 """
 
 from __future__ import annotations
@@ -26,7 +28,10 @@ __all__ = [
     "ADD_CREDIT",
     "BUFFER_RESPONSE",
     "CANCEL_REQUEST",
+    "DATA_BUFFER",
+    "END_OF_PARTITION_BUFFER",
     "ERROR_RESPONSE",
+    "EVENT_BUFFER",
     "PARTITION_REQUEST",
     "decode_partition_id",
     "encode_add_credit",
@@ -42,14 +47,18 @@ ADD_CREDIT = 2
 ERROR_RESPONSE = 3
 CANCEL_REQUEST = 4
 
+DATA_BUFFER = 0
+EVENT_BUFFER = 1
+END_OF_PARTITION_BUFFER = 2
+
 BUFFER_HEADER = struct.Struct("!BIIIB")
 REQUEST_HEADER = struct.Struct("!BIII")
 CREDIT = struct.Struct("!BII")
 RECEIVER = struct.Struct("!BI")
 
 
-def encode_buffer_header(receiver_id: int, seq: int, backlog: int, is_event: bool) -> bytes:
-    return BUFFER_HEADER.pack(BUFFER_RESPONSE, receiver_id, seq & 0xFFFFFFFF, backlog, is_event)
+def encode_buffer_header(receiver_id: int, seq: int, backlog: int, kind: int) -> bytes:
+    return BUFFER_HEADER.pack(BUFFER_RESPONSE, receiver_id, seq & 0xFFFFFFFF, backlog, kind)
 
 
 def encode_partition_request(

@@ -1,8 +1,15 @@
 """``RecordWriter``: routes an operator's output batches into the subpartitions of its result partition.
 
-Records collect per channel until ``batch_size`` of them are ready, then go to the subpartition as one
-buffer; :meth:`flush` hands over partial buffers (on the buffer timeout, at end of input, or after every
-emit when the buffer timeout is 0).
+Records collect per channel and leave as one buffer when the channel holds a buffer's worth: about
+``taskmanager.memory.segment-size`` serialized bytes, at most ``execution.batch-size`` records. The
+records-per-buffer figure adapts to the stream: every ``SAMPLE_EVERY``-th buffer is serialized once with
+the stream's serializer to measure bytes per record (a sample that cannot be serialized is ignored: a
+stream that stays in one TaskManager need not be serializable). A single record larger than a segment
+travels as a buffer of its own.
+
+:meth:`flush` hands over partial buffers: on the buffer timeout, at the end of input, or after every emit
+when the buffer timeout is 0. Emitting blocks while the partition's buffer pool is exhausted
+(backpressure; the time is measured by the partition's back-pressure gauge).
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from strom.runtime.network.result_partition import ResultPartition
 
 __all__ = ["RecordWriter"]
 
+SAMPLE_EVERY = 16
+
 
 class RecordWriter:
     def __init__(
@@ -22,22 +31,26 @@ class RecordWriter:
         partition: ResultPartition,
         partitioner: StreamPartitioner,
         *,
-        batch_size: int,
+        max_records_per_buffer: int,
+        segment_size: int,
         flush_always: bool,
         subtask_index: int,
         owner: Any,
     ) -> None:
         self.partition = partition
         self.partitioner = partitioner
-        self.batch_size = batch_size
+        self.max_records = max(1, max_records_per_buffer)
+        self.segment_size = segment_size
         self.flush_always = flush_always
         self.owner = owner  # the operator whose output this is; names it in routing errors
         n = len(partition.subpartitions)
         partitioner.setup(n, subtask_index)
         self._n = n
         self._outs: list[list[Any]] = [[] for _ in range(n)]
+        self.records_per_buffer = self.max_records
+        self._until_sample = 0
         self.num_records_out = 0
-        self.back_pressured_seconds = 0.0
+        self.num_buffers_out = 0
 
     def emit(self, batch: list[Any]) -> None:
         outs = self._outs
@@ -52,24 +65,54 @@ class RecordWriter:
             )
             raise self.owner.user_error(exc, None, role=role) from exc
         self.num_records_out += len(batch)
-        size = self.batch_size
-        emit = self.partition.emit
+        size = self.records_per_buffer
         for c in range(self._n):
-            lst = outs[c]
-            if len(lst) >= size:
-                outs[c] = []
-                self.back_pressured_seconds += emit(c, lst)
+            if len(outs[c]) >= size:
+                self._emit_full(c)
         if self.flush_always:
             self.flush()
 
+    def _emit_full(self, c: int) -> None:
+        lst = self._outs[c]
+        self._outs[c] = []
+        size = self.records_per_buffer
+        if len(lst) == size:
+            self._send(c, lst)
+            return
+        start = 0
+        while len(lst) - start >= size:
+            self._send(c, lst[start : start + size])
+            start += size
+            size = self.records_per_buffer  # a sample may have resized buffers
+        if start < len(lst):
+            self._outs[c] = lst[start:]
+
+    def _send(self, c: int, buf: list[Any]) -> None:
+        self._until_sample -= 1
+        if self._until_sample < 0:
+            self._until_sample = SAMPLE_EVERY - 1
+            self._sample(buf)
+        self.num_buffers_out += 1
+        self.partition.emit(c, buf)
+
+    def _sample(self, buf: list[Any]) -> None:
+        try:
+            nbytes = len(self.partition.serializer.serialize(buf))
+        except Exception:
+            return
+        per_record = max(1.0, nbytes / len(buf))
+        self.records_per_buffer = max(1, min(self.max_records, int(self.segment_size / per_record)))
+
     def flush(self) -> None:
         outs = self._outs
-        emit = self.partition.emit
         for c in range(self._n):
             if outs[c]:
-                lst = outs[c]
-                outs[c] = []
-                self.back_pressured_seconds += emit(c, lst)
+                if len(outs[c]) >= self.records_per_buffer:
+                    self._emit_full(c)
+                if outs[c]:
+                    lst = outs[c]
+                    outs[c] = []
+                    self._send(c, lst)
 
     def finish(self) -> None:
         self.flush()

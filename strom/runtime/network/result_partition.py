@@ -1,26 +1,31 @@
 """``ResultPartition`` and ``PipelinedSubpartition``: the producer side of the data plane.
 
-A task writes each batch to the subpartition of the consuming subtask. A subpartition is a bounded
-queue of buffers (a buffer is a batch — a list of records — or a :class:`RuntimeEvent`): when it holds
-``capacity`` buffers, the writer blocks until the consumer takes one. That block is backpressure, and it
-keeps memory bounded.
+A task writes each buffer (a batch of records, cut at about ``taskmanager.memory.segment-size`` serialized
+bytes by the :class:`RecordWriter`) to the subpartition of the consuming subtask. The partition owns a
+bounded pool of buffers (Flink's ``LocalBufferPool``): ``num_subpartitions × buffers-per-channel +
+floating-buffers-per-gate`` in all, at most ``max-buffers-per-channel`` of them queued in one subpartition.
+A writer that finds the pool exhausted blocks until a consumer takes a buffer: that block is
+backpressure, and it is the only place a producer waits, so memory stays bounded.
 
-Exactly one reader (a *view*) consumes a subpartition: a ``LocalInputChannel`` in the same TaskManager
-takes the batch objects as they are; the network server of this TaskManager serializes them for a
-``RemoteInputChannel``. The view is told of new data through ``listener`` — called on the producer's
-thread, it must only hand off (wake a gate, ``call_soon_threadsafe``).
+Exactly one reader (a *view*) consumes a subpartition: a ``LocalInputChannel`` of the same TaskManager
+takes the batch objects as they are; the data server of this TaskManager serializes them for a
+``RemoteInputChannel``, and only against credit. The view learns of new data through ``listener`` —
+called on the producer's thread, it must only hand off (wake a gate, ``call_soon_threadsafe``).
+Events (end of partition; later barriers and watermarks) are small and rare: they never block and take
+no pool buffer.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.exceptions import TaskCancelledError
+from strom.runtime.metrics.timer_gauge import TimerGauge
 from strom.runtime.network.events import END_OF_PARTITION, EndOfPartitionEvent, RuntimeEvent
 
 __all__ = ["PartitionReleasedError", "PipelinedSubpartition", "ResultPartition", "ResultPartitionID"]
@@ -45,92 +50,88 @@ class PartitionReleasedError(Exception):
 class PipelinedSubpartition:
     __slots__ = (
         "_buffers",
-        "_cond",
+        "_data_buffers",
         "_finished",
-        "_released",
-        "capacity",
+        "_partition",
         "consumed",
         "index",
         "listener",
-        "on_consumed",
-        "release_cause",
     )
 
-    def __init__(self, index: int, capacity: int) -> None:
+    def __init__(self, partition: ResultPartition, index: int) -> None:
+        self._partition = partition
         self.index = index
-        self.capacity = capacity
         self._buffers: deque[Any] = deque()
-        self._cond = threading.Condition(threading.Lock())
+        self._data_buffers = 0
         self._finished = False
-        self._released = False
-        self.release_cause: str = ""
         self.consumed = False
         self.listener: Callable[[], None] | None = None
-        self.on_consumed: Callable[[PipelinedSubpartition], None] | None = None
+
+    @property
+    def partition(self) -> ResultPartition:
+        return self._partition
 
     # -- producer side -----------------------------------------------------------------------------
-    def add(self, buffer: Any, *, is_event: bool = False) -> float:
-        """Append ``buffer``; blocks while full (events never block). Returns seconds spent blocked."""
-        blocked = 0.0
-        with self._cond:
-            if not is_event and len(self._buffers) >= self.capacity:
-                t0 = time.monotonic()
-                while len(self._buffers) >= self.capacity and not self._released:
-                    self._cond.wait(0.5)
-                blocked = time.monotonic() - t0
-            if self._released:
-                raise TaskCancelledError(f"subpartition {self.index} released: {self.release_cause}")
-            self._buffers.append(buffer)
-            if isinstance(buffer, EndOfPartitionEvent):
+    def add(self, buffer: Any, *, is_event: bool = False) -> None:
+        """Append ``buffer``; a data buffer first takes a pool buffer, blocking while there is none."""
+        p = self._partition
+        with p._cond:
+            if not is_event and (p._in_use >= p.pool_size or self._data_buffers >= p.max_per_subpartition):
+                gauge = p.back_pressure
+                gauge.mark_start()
+                try:
+                    while (p._in_use >= p.pool_size or self._data_buffers >= p.max_per_subpartition) and not p.released:
+                        p._cond.wait()
+                finally:
+                    gauge.mark_end()
+            if p.released:
+                raise TaskCancelledError(f"subpartition {self.index} of {p.partition_id} released: {p.release_cause}")
+            if not is_event:
+                p._in_use += 1
+                self._data_buffers += 1
+            elif isinstance(buffer, EndOfPartitionEvent):
                 self._finished = True
+            self._buffers.append(buffer)
             notify = len(self._buffers) == 1
             listener = self.listener
         if notify and listener is not None:
             listener()
-        return blocked
 
     # -- consumer side -----------------------------------------------------------------------------
     def poll(self) -> Any | None:
-        """Next buffer or ``None`` if empty. Raises :class:`PartitionReleasedError` once released."""
-        with self._cond:
-            if self._released:
-                raise PartitionReleasedError(self.release_cause)
+        """Next buffer or ``None`` if empty; its pool buffer is recycled. Raises once released."""
+        p = self._partition
+        with p._cond:
+            if p.released:
+                raise PartitionReleasedError(p.release_cause)
             if not self._buffers:
                 return None
             buf = self._buffers.popleft()
-            if len(self._buffers) == self.capacity - 1:
-                self._cond.notify()
+            if type(buf) is list:
+                self._data_buffers -= 1
+                p._in_use -= 1
+                p._cond.notify()
             done = isinstance(buf, EndOfPartitionEvent)
         if done:
             self.consumed = True
-            cb = self.on_consumed
-            if cb is not None:
-                cb(self)
+            p._subpartition_consumed()
         return buf
 
     def head_is_event(self) -> bool:
-        with self._cond:
+        with self._partition._cond:
             return bool(self._buffers) and isinstance(self._buffers[0], RuntimeEvent)
 
     def backlog(self) -> int:
-        with self._cond:
-            return len(self._buffers)
+        """Data buffers queued (Flink's backlog: what the consumer needs credit for)."""
+        return self._data_buffers
 
     def is_available(self) -> bool:
-        with self._cond:
-            return bool(self._buffers) or self._released
+        with self._partition._cond:
+            return bool(self._buffers) or self._partition.released
 
-    def release(self, cause: str) -> None:
-        with self._cond:
-            if self._released:
-                return
-            self._released = True
-            self.release_cause = cause
-            self._buffers.clear()
-            self._cond.notify_all()
-            listener = self.listener
-        if listener is not None:
-            listener()
+    def _clear(self) -> None:
+        self._buffers.clear()
+        self._data_buffers = 0
 
 
 class ResultPartition:
@@ -141,27 +142,40 @@ class ResultPartition:
         partition_id: ResultPartitionID,
         num_subpartitions: int,
         *,
-        capacity: int,
+        pool_size: int,
+        max_buffers_per_subpartition: int,
+        serializer: BatchSerializer | None = None,
+        back_pressure: TimerGauge | None = None,
         on_all_consumed: Callable[[ResultPartition], None] | None = None,
     ) -> None:
+        if pool_size < 1 or max_buffers_per_subpartition < 1:
+            raise ValueError(
+                f"expected a buffer pool of at least 1 buffer per subpartition; got pool {pool_size}, "
+                f"per subpartition {max_buffers_per_subpartition}"
+            )
         self.partition_id = partition_id
-        self.subpartitions = [PipelinedSubpartition(i, capacity) for i in range(num_subpartitions)]
-        self._lock = threading.Lock()
+        self.pool_size = pool_size
+        self.max_per_subpartition = max_buffers_per_subpartition
+        self.serializer: BatchSerializer = serializer or PickleBatchSerializer()
+        self.back_pressure = back_pressure or TimerGauge()
+        self._cond = threading.Condition(threading.Lock())
+        self._in_use = 0
+        self.subpartitions = [PipelinedSubpartition(self, i) for i in range(num_subpartitions)]
         self._unconsumed = num_subpartitions
         self._on_all_consumed = on_all_consumed
-        for sp in self.subpartitions:
-            sp.on_consumed = self._subpartition_consumed
         self.released = False
+        self.release_cause = ""
+        self.num_bytes_out = 0  # serialized bytes sent to remote consumers (counted by the data server)
 
-    def _subpartition_consumed(self, _: PipelinedSubpartition) -> None:
-        with self._lock:
+    def _subpartition_consumed(self) -> None:
+        with self._cond:
             self._unconsumed -= 1
             done = self._unconsumed == 0
         if done and self._on_all_consumed is not None:
             self._on_all_consumed(self)
 
-    def emit(self, subpartition: int, batch: list[Any]) -> float:
-        return self.subpartitions[subpartition].add(batch)
+    def emit(self, subpartition: int, batch: list[Any]) -> None:
+        self.subpartitions[subpartition].add(batch)
 
     def broadcast_event(self, event: RuntimeEvent) -> None:
         for sp in self.subpartitions:
@@ -170,7 +184,20 @@ class ResultPartition:
     def finish(self) -> None:
         self.broadcast_event(END_OF_PARTITION)
 
+    def buffers_in_use(self) -> int:
+        return self._in_use
+
     def release(self, cause: str) -> None:
-        self.released = True
-        for sp in self.subpartitions:
-            sp.release(cause)
+        with self._cond:
+            if self.released:
+                return
+            self.released = True
+            self.release_cause = cause
+            for sp in self.subpartitions:
+                sp._clear()
+            self._in_use = 0
+            self._cond.notify_all()
+            listeners = [sp.listener for sp in self.subpartitions]
+        for listener in listeners:
+            if listener is not None:
+                listener()

@@ -21,6 +21,7 @@ import cloudpickle
 from strom.exceptions import TaskCancelledError, UserFunctionError
 from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, check_transition
+from strom.runtime.metrics.task_io_metric_group import TaskIOMetricGroup
 from strom.runtime.network.connection_manager import NettyConnectionManager
 from strom.runtime.network.input_channel import InputChannel, LocalInputChannel, RemoteInputChannel
 from strom.runtime.network.input_gate import InputGate
@@ -75,6 +76,7 @@ class Task:
         self.partitions: list[ResultPartition] = []
         self.gate: InputGate | None = None
         self.invokable: StreamTask | None = None
+        self.metrics = TaskIOMetricGroup()
         self.thread = threading.Thread(
             target=self.run, name=f"{tdd.task_name} ({tdd.subtask_index + 1}/{tdd.parallelism})", daemon=True
         )
@@ -188,40 +190,51 @@ class Task:
             attempt_number=tdd.attempt_number,
         )
         partitions: dict[str, tuple[ResultPartition, bytes]] = {}
+        buffers_per_channel = int(cfg["buffers_per_channel"])
+        floating = int(cfg["floating_buffers_per_gate"])
         for pd in tdd.produced_partitions:
             partition = ResultPartition(
                 pd.partition_id,
                 pd.num_subpartitions,
-                capacity=int(cfg["subpartition_capacity"]),
+                pool_size=pd.num_subpartitions * buffers_per_channel + floating,
+                max_buffers_per_subpartition=int(cfg["max_buffers_per_channel"]),
+                serializer=cloudpickle.loads(pd.serialized_serializer),
+                back_pressure=self.metrics.back_pressured,
                 on_all_consumed=self.partition_manager.on_consumed,
             )
             partitions[pd.result_id] = (partition, pd.serialized_partitioner)
             self.partitions.append(partition)
+            self.metrics.partitions.append(partition)
             self.partition_manager.register_result_partition(partition)
         buffer_timeout = int(cfg["buffer_timeout_ms"])
         batch_size = int(cfg["batch_size"])
 
         def make_writer(result_id: str, owner: StreamOperator) -> RecordWriter:
             partition, ser = partitions[result_id]
-            return RecordWriter(
+            writer = RecordWriter(
                 partition,
                 cloudpickle.loads(ser),
-                batch_size=batch_size,
+                max_records_per_buffer=batch_size,
+                segment_size=int(cfg["segment_size"]),
                 flush_always=buffer_timeout == 0,
                 subtask_index=tdd.subtask_index,
                 owner=owner,
             )
+            self.metrics.writers.append(writer)
+            return writer
 
         chain = OperatorChain(tdd.chain, info, make_writer, self.gateway)
         head = chain.head
+        self.metrics.head_operator = head
         if tdd.chain[0].is_source:
             head.splits = tdd.source_splits  # type: ignore[attr-defined]
             head.batch_size = batch_size  # type: ignore[attr-defined]
-            return SourceStreamTask(chain, self.mailbox, buffer_timeout_ms=buffer_timeout)
-        gate = InputGate(0, self.mailbox.signal_input_available)
+            return SourceStreamTask(chain, self.mailbox, buffer_timeout_ms=buffer_timeout, idle=self.metrics.idle)
+        gate = InputGate(0, self.mailbox.signal_input_available, floating_buffers=floating)
         channels: list[InputChannel] = []
         cm = self.connection_manager
         for gd in tdd.input_gates:
+            serializer = cloudpickle.loads(gd.serialized_serializer)
             for cd in gd.channels:
                 idx = len(channels)
                 if cd.producer_tm_id == self.tm_id:
@@ -230,22 +243,23 @@ class Task:
                     )
                 else:
                     address = cd.producer_data_address
-                    channels.append(
-                        RemoteInputChannel(
-                            gate,
-                            idx,
-                            cd.partition_id,
-                            cd.subpartition_index,
-                            initial_credit=int(cfg["buffers_per_channel"]),
-                            request=functools.partial(_request_remote, cm, address=address),
-                            announce_credit=cm.announce_credit,
-                            cancel_request=cm.cancel_request,
-                        )
+                    remote = RemoteInputChannel(
+                        gate,
+                        idx,
+                        cd.partition_id,
+                        cd.subpartition_index,
+                        serializer=serializer,
+                        request=functools.partial(_request_remote, cm, address=address),
+                        recycle=cm.recycle,
+                        cancel_request=cm.cancel_request,
                     )
+                    remote.initial_credit = gate.credit.add_channel(idx, buffers_per_channel)
+                    channels.append(remote)
         gate.set_channels(channels)
         self.gate = gate
+        self.metrics.gate = gate
         gate.request_partitions()
-        return OneInputStreamTask(chain, self.mailbox, gate, buffer_timeout_ms=buffer_timeout)
+        return OneInputStreamTask(chain, self.mailbox, gate, buffer_timeout_ms=buffer_timeout, idle=self.metrics.idle)
 
     # -- cancellation (any thread) -----------------------------------------------------------------
     def cancel_execution(self) -> None:

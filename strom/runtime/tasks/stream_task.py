@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from strom.exceptions import TaskCancelledError
+from strom.runtime.metrics.timer_gauge import TimerGauge
 from strom.runtime.network.input_gate import InputGate
 from strom.runtime.operators.source import InputStatus, SourceOperator
 from strom.runtime.tasks.mailbox import MailboxProcessor, TaskMailbox
@@ -30,6 +31,7 @@ class StreamTask(ABC):
         mailbox: TaskMailbox,
         *,
         buffer_timeout_ms: int,
+        idle: TimerGauge | None = None,
     ) -> None:
         self.chain = chain
         self.mailbox = mailbox
@@ -37,8 +39,7 @@ class StreamTask(ABC):
         self.canceled = False
         self.flush_interval = buffer_timeout_ms / 1000.0
         self._last_flush = time.monotonic()
-        self.busy_seconds = 0.0
-        self.idle_seconds = 0.0
+        self.idle = idle or TimerGauge()
 
     # -- lifecycle (task thread) -------------------------------------------------------------------
     def restore(self) -> None:
@@ -69,6 +70,7 @@ class StreamTask(ABC):
         interval = self.flush_interval
         process_input = self.process_input
         monotonic = time.monotonic
+        idle = self.idle
         while processor.running:
             if mailbox.has_mail():
                 processor.run_mail()
@@ -83,13 +85,16 @@ class StreamTask(ABC):
                 self._last_flush = now
             if status is InputStatus.NOTHING_AVAILABLE:
                 wait = interval - (now - self._last_flush) if interval > 0 else _IDLE_WAIT
+                idle.mark_start()
                 mailbox.wait(max(wait, 0.0005))
-                self.idle_seconds += monotonic() - now
+                idle.mark_end()
 
 
 class SourceStreamTask(StreamTask):
-    def __init__(self, chain: OperatorChain, mailbox: TaskMailbox, *, buffer_timeout_ms: int) -> None:
-        super().__init__(chain, mailbox, buffer_timeout_ms=buffer_timeout_ms)
+    def __init__(
+        self, chain: OperatorChain, mailbox: TaskMailbox, *, buffer_timeout_ms: int, idle: TimerGauge | None = None
+    ) -> None:
+        super().__init__(chain, mailbox, buffer_timeout_ms=buffer_timeout_ms, idle=idle)
         head = chain.head
         assert isinstance(head, SourceOperator)
         self.source_operator: SourceOperator = head
@@ -98,14 +103,24 @@ class SourceStreamTask(StreamTask):
         status = self.source_operator.emit_next()
         if status is InputStatus.NOTHING_AVAILABLE:
             # a source without data now: poll again soon (sources with a wake-up signal come later)
+            self.idle.mark_start()
             self.mailbox.wait(0.001)
+            self.idle.mark_end()
             return InputStatus.MORE_AVAILABLE
         return status
 
 
 class OneInputStreamTask(StreamTask):
-    def __init__(self, chain: OperatorChain, mailbox: TaskMailbox, gate: InputGate, *, buffer_timeout_ms: int) -> None:
-        super().__init__(chain, mailbox, buffer_timeout_ms=buffer_timeout_ms)
+    def __init__(
+        self,
+        chain: OperatorChain,
+        mailbox: TaskMailbox,
+        gate: InputGate,
+        *,
+        buffer_timeout_ms: int,
+        idle: TimerGauge | None = None,
+    ) -> None:
+        super().__init__(chain, mailbox, buffer_timeout_ms=buffer_timeout_ms, idle=idle)
         self.gate = gate
         self._process_batch = chain.head.process_batch
 

@@ -1,0 +1,52 @@
+"""How a stream's batches cross the network: :class:`BatchSerializer` (pluggable per stream with
+``DataStream.set_serializer``) and the default :class:`PickleBatchSerializer`.
+
+A serializer turns a whole batch (a list of records) into bytes and back, so a columnar format (Arrow
+record batches, later) can encode a batch at once. Batches between tasks of the same TaskManager are
+handed over as objects and never serialized.
+"""
+
+from __future__ import annotations
+
+import pickle
+from abc import ABC, abstractmethod
+from typing import Any
+
+import cloudpickle
+
+__all__ = ["BatchSerializer", "PickleBatchSerializer"]
+
+
+class BatchSerializer(ABC):
+    """Encodes the batches of one stream for the wire; must be picklable (it ships to TaskManagers)."""
+
+    @abstractmethod
+    def serialize(self, batch: list[Any]) -> bytes:
+        """The bytes of ``batch``; raise on a record that cannot be encoded."""
+
+    @abstractmethod
+    def deserialize(self, data: bytes | memoryview) -> list[Any]:
+        """The batch ``serialize`` encoded into ``data``."""
+
+
+class PickleBatchSerializer(BatchSerializer):
+    """pickle protocol 5; cloudpickle for values plain pickle cannot name (e.g. classes of ``__main__``)."""
+
+    def serialize(self, batch: list[Any]) -> bytes:
+        try:
+            return pickle.dumps(batch, protocol=5)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            return cloudpickle.dumps(batch, protocol=5)  # type: ignore[no-any-return]
+
+    def deserialize(self, data: bytes | memoryview) -> list[Any]:
+        batch: list[Any] = pickle.loads(data)
+        return batch
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is PickleBatchSerializer
+
+    def __hash__(self) -> int:
+        return hash(PickleBatchSerializer)
+
+    def __repr__(self) -> str:
+        return "PickleBatchSerializer()"

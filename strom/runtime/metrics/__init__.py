@@ -1,0 +1,1 @@
+"""Task metrics (Flink's ``TaskIOMetricGroup``): counters, timer gauges, per-second rates."""
