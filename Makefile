@@ -30,5 +30,8 @@ typecheck: $(STAMP)
 
 check: lint typecheck test  # exactly what .ci/run runs
 
+bench: $(STAMP)  # data-plane benchmarks; rewrites docs/benchmarks.md (a few minutes; run on a quiet machine)
+	$(BIN)/python benchmarks/bench.py --write-docs
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

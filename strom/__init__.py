@@ -23,7 +23,8 @@ from strom.api.functions import (
     RuntimeContext,
     SinkFunction,
 )
-from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult
+from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult, TaskMetrics
+from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.api.sink import Sink, SinkWriter, SinkWriterContext
 from strom.api.source import Source, SourceReader, SourceReaderContext, SourceSplit
 from strom.api.state import ValueState, ValueStateDescriptor
@@ -34,6 +35,7 @@ from strom.runtime.execution_state import JobStatus
 __version__ = "0.1.0"
 
 __all__ = [
+    "BatchSerializer",
     "CloseableIterator",
     "Configuration",
     "DataStream",
@@ -49,6 +51,7 @@ __all__ = [
     "KeyedProcessFunction",
     "KeyedStream",
     "MapFunction",
+    "PickleBatchSerializer",
     "ProcessFunction",
     "ReduceFunction",
     "RichFunction",
@@ -63,6 +66,7 @@ __all__ = [
     "SourceSplit",
     "StreamExecutionEnvironment",
     "StromError",
+    "TaskMetrics",
     "UserFunctionError",
     "ValueState",
     "ValueStateDescriptor",

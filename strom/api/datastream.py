@@ -214,7 +214,8 @@ class DataStream(Generic[T]):
     def execute_and_collect(self, job_execution_name: str | None = None, limit: int | None = None) -> CloseableIterator:
         """Run the job and iterate this stream's records (use it as a context manager)."""
         sink_id = uuid.uuid4().hex
-        self._sink("Sink: Collect", CollectSinkOperator(sink_id))
+        # one collecting subtask, as Flink's CollectStreamSink: the client sees each upstream channel's order
+        self._sink("Sink: Collect", CollectSinkOperator(sink_id)).set_parallelism(1)
         return self._env._execute_and_collect(sink_id, job_execution_name, limit)
 
 

@@ -9,14 +9,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from strom.exceptions import JobCancelledError, JobExecutionError
+from strom.exceptions import ClusterError, JobCancelledError, JobExecutionError
 from strom.runtime.execution_state import JobStatus
 
 if TYPE_CHECKING:
     from strom.deploy.minicluster import MiniCluster
     from strom.runtime.jobmaster.jobmaster import JobResult
 
-__all__ = ["CloseableIterator", "JobClient", "JobExecutionResult"]
+__all__ = ["CloseableIterator", "JobClient", "JobExecutionResult", "TaskMetrics"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,6 +32,26 @@ class JobExecutionResult:
 
     def get_net_runtime(self) -> int:
         return self.net_runtime_ms
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskMetrics:
+    """The latest metrics of one running subtask, as its TaskManager reported them (every heartbeat).
+
+    ``metrics`` holds Flink's task I/O metrics: ``numRecordsIn``/``Out``, ``numBytesIn``/``Out`` (bytes
+    serialized for or received from other TaskManagers) and their ``...PerSecond`` rates,
+    ``backPressuredTimeMsPerSecond``, ``busyTimeMsPerSecond``, ``idleTimeMsPerSecond``, ``inPoolUsage``,
+    ``outPoolUsage``, ``inputQueueLength``, ``outputQueueLength``.
+    """
+
+    job_vertex_id: str
+    task_name: str
+    subtask_index: int
+    parallelism: int
+    attempt_number: int
+    task_manager_id: str
+    state: str
+    metrics: dict[str, float]
 
 
 class JobClient:
@@ -52,6 +72,18 @@ class JobClient:
         assert self._cluster.dispatcher is not None
         jm = self._cluster.dispatcher.job_master(self.job_id)
         return jm.status
+
+    def get_metrics(self) -> list[TaskMetrics]:
+        """The latest metrics of each running subtask (empty before the first report and after the end)."""
+        if self._result is not None:
+            return []
+        d = self._cluster.dispatcher
+        assert d is not None
+        try:
+            rows = self._cluster.run(d.request_task_metrics(self.job_id), timeout=10.0)
+        except ClusterError:  # the job ended and its cluster closed meanwhile
+            return []
+        return [TaskMetrics(**row) for row in rows]
 
     def cancel(self) -> None:
         """Cancel the job and wait until it stopped."""
@@ -94,6 +126,10 @@ class JobClient:
             self.cancel()
         self._cluster.close()
 
+    def task_manager_pids(self) -> list[int]:
+        """The process ids of the TaskManagers the job's MiniCluster started."""
+        return list(self._cluster.task_manager_pids)
+
 
 class CloseableIterator(Iterator[Any]):
     """Iterates a collect sink's records while the job runs; closing it cancels an unfinished job."""
@@ -106,6 +142,11 @@ class CloseableIterator(Iterator[Any]):
         self._buffer: list[Any] = []
         self._pos = 0
         self._ended = False
+
+    @property
+    def client(self) -> JobClient:
+        """The :class:`JobClient` of the job whose output this iterates (metrics, status, cancel)."""
+        return self._client
 
     def __iter__(self) -> CloseableIterator:
         return self

@@ -174,7 +174,7 @@ class StreamGraphGenerator:
             operator=operator,
             parallelism=parallelism,
             max_parallelism=max_parallelism,
-            slot_sharing_group=t.slot_sharing_group or DEFAULT_SLOT_SHARING_GROUP,
+            slot_sharing_group=self._slot_sharing_group(t),
             chaining_strategy=chaining,
             uid=t.uid,
             is_source=is_source,
@@ -185,6 +185,17 @@ class StreamGraphGenerator:
         operator.operator_id = t.uid or f"op-{t.id}"
         self._graph.nodes[node.id] = node
         return node
+
+    def _slot_sharing_group(self, t: Transformation) -> str:
+        """Flink's rule: the group set on the operator; else its inputs' group if they all share one;
+        else the default group."""
+        if t.slot_sharing_group is not None:
+            return t.slot_sharing_group
+        groups = {self._graph.nodes[node_id].slot_sharing_group for node_id in self._input_nodes(t)}
+        return groups.pop() if len(groups) == 1 else DEFAULT_SLOT_SHARING_GROUP
+
+    def _input_nodes(self, t: Transformation) -> list[int]:
+        return [node_id for inp in t.inputs for node_id, _ in self._transform(inp)]
 
 
 def _copy_partitioner(p: StreamPartitioner) -> StreamPartitioner:

@@ -133,7 +133,7 @@ def test_runtime_context_describes_the_subtask() -> None:
     env.set_max_parallelism(64)
     infos = set(collect(env.from_sequence(0, 300).map(RuntimeInfo()).name("info")))
     assert {i[1] for i in infos} == {0, 1, 2}
-    assert all(i[0] == "Source: Sequence Source -> info -> Sink: Collect" and i[2:] == (3, 64, 0) for i in infos)
+    assert all(i[0] == "Source: Sequence Source -> info" and i[2:] == (3, 64, 0) for i in infos)
 
 
 class FileSink(Sink):

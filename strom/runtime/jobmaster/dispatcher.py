@@ -17,6 +17,9 @@ from strom.runtime.jobmaster.jobmaster import JobMaster, JobResult
 from strom.runtime.jobmaster.resource_manager import ResourceManager
 from strom.runtime.rpc import RpcServer, rpc_method
 
+#: execution attempt id -> (job id, metric name -> value)
+TaskManagerMetricsReport = dict[str, tuple[str, dict[str, float]]]
+
 __all__ = ["Dispatcher"]
 
 log = logging.getLogger(__name__)
@@ -93,8 +96,16 @@ class Dispatcher:
         await self.resource_manager.register_task_executor(tm_id, rpc_address, data_address, num_slots, pid)
 
     @rpc_method
-    def heartbeat_from_task_manager(self, tm_id: str) -> None:
+    def heartbeat_from_task_manager(self, tm_id: str, report: TaskManagerMetricsReport | None = None) -> None:
+        """A TaskManager is alive; its heartbeat carries the latest metrics of its tasks."""
         self.resource_manager.heartbeat_from_task_manager(tm_id)
+        for attempt_id, (job_id, metrics) in (report or {}).items():
+            jm = self.job_masters.get(job_id)
+            if jm is not None:
+                jm.update_task_metrics(attempt_id, metrics)
+
+    async def request_task_metrics(self, job_id: str) -> list[dict[str, Any]]:
+        return self.job_master(job_id).task_metrics_snapshot()
 
     @rpc_method
     def update_task_execution_state(self, state: TaskExecutionState) -> None:

@@ -56,6 +56,7 @@ class JobMaster:
         self.job_id = job_graph.job_id
         self.rm = resource_manager
         self.graph = ExecutionGraph(job_graph)
+        self._task_metrics: dict[str, dict[str, float]] = {}
         self.scheduler = DefaultScheduler(self.graph, resource_manager, slot_timeout=slot_timeout)
         self.result: asyncio.Future[JobResult] = asyncio.get_running_loop().create_future()
         self.collect: dict[str, _CollectBuffer] = {}
@@ -79,6 +80,32 @@ class JobMaster:
             self.fail_job(f"scheduling failed: {type(exc).__name__}: {exc}", exc)
 
     # -- task state updates ------------------------------------------------------------------------
+    def update_task_metrics(self, attempt_id: str, metrics: dict[str, float]) -> None:
+        if attempt_id in self.graph.executions:
+            self._task_metrics[attempt_id] = metrics
+
+    def task_metrics_snapshot(self) -> list[dict[str, Any]]:
+        """The latest metrics of every current execution attempt that has reported some."""
+        out = []
+        for ex in self.graph.all_executions():
+            metrics = self._task_metrics.get(ex.attempt_id)
+            if metrics is None:
+                continue
+            jv = ex.vertex.job_vertex.job_vertex
+            out.append(
+                {
+                    "job_vertex_id": jv.id,
+                    "task_name": jv.name,
+                    "subtask_index": ex.vertex.subtask_index,
+                    "parallelism": jv.parallelism,
+                    "attempt_number": ex.attempt_number,
+                    "task_manager_id": ex.slot.tm_id if ex.slot is not None else "",
+                    "state": ex.state.value,
+                    "metrics": dict(metrics),
+                }
+            )
+        return out
+
     def update_task_execution_state(self, tes: TaskExecutionState) -> None:
         ex = self.graph.executions.get(tes.execution_attempt_id)
         if ex is None:

@@ -273,6 +273,10 @@ class NettyConnectionManager:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
+        me = asyncio.current_task()
+        if me is not None:
+            self._tasks.add(me)
+            me.add_done_callback(self._tasks.discard)
         try:
             await authenticate_server(reader, writer, self.secret)
         except AuthenticationError as exc:
@@ -354,16 +358,24 @@ class NettyConnectionManager:
         announce(channel.gate, channel.gate.credit.release_channel(channel.channel_index))
 
     async def close(self) -> None:
+        """Stop serving, close every connection and wait until their transports are gone."""
         if self._server is not None:
             self._server.close()
             self._server = None
+        writers = [conn.writer for conn in self._server_conns]
         for conn in list(self._server_conns):
             conn.close()
         for fut in self._clients.values():
-            if fut.done() and fut.exception() is None:
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                writers.append(fut.result().writer)
                 fut.result().writer.close()
             else:
                 fut.cancel()
-        for task in list(self._tasks):
-            task.cancel()
         self._clients.clear()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5.0):
+                await asyncio.gather(*tasks, return_exceptions=True)
+                await asyncio.gather(*(w.wait_closed() for w in writers), return_exceptions=True)

@@ -144,7 +144,18 @@ class TaskExecutor:
 
     async def _send_heartbeat(self, target: str) -> None:
         assert self.jm is not None
-        await self.jm.call("heartbeat_from_task_manager", self.tm_id, timeout=5.0)
+        await self.jm.call("heartbeat_from_task_manager", self.tm_id, self._metrics_report(), timeout=5.0)
+
+    def _metrics_report(self) -> dict[str, tuple[str, dict[str, float]]]:
+        """Sample the I/O metrics of the running tasks (on the loop, where gate credit state lives)."""
+        report = {}
+        for attempt_id, task in self.tasks.items():
+            if task.state is ExecutionState.RUNNING:
+                try:
+                    report[attempt_id] = (task.tdd.job_id, task.metrics.sample())
+                except Exception:  # a metric must never cost the heartbeat
+                    log.exception("TaskManager %s: sampling the metrics of %s failed", self.tm_id, task.name)
+        return report
 
     # -- RPC: slots and tasks ----------------------------------------------------------------------
     @rpc_method

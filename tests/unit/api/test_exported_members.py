@@ -8,6 +8,7 @@ import strom
 def test_all_is_pinned() -> None:
     assert sorted(strom.__all__) == sorted(
         [
+            "BatchSerializer",
             "CloseableIterator",
             "Configuration",
             "DataStream",
@@ -23,6 +24,7 @@ def test_all_is_pinned() -> None:
             "KeyedProcessFunction",
             "KeyedStream",
             "MapFunction",
+            "PickleBatchSerializer",
             "ProcessFunction",
             "ReduceFunction",
             "RichFunction",
@@ -37,6 +39,7 @@ def test_all_is_pinned() -> None:
             "SourceSplit",
             "StreamExecutionEnvironment",
             "StromError",
+            "TaskMetrics",
             "UserFunctionError",
             "ValueState",
             "ValueStateDescriptor",

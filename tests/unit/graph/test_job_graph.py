@@ -78,9 +78,13 @@ def test_disable_operator_chaining_for_the_whole_job() -> None:
     assert len(_names(env)) == 3
 
 
-def test_slot_sharing_group_breaks_the_chain() -> None:
+def test_slot_sharing_group_breaks_the_chain_and_is_inherited_downstream() -> None:
+    # Flink: an operator without a group takes its inputs' group when they share one, so print joins "other"
     env = StreamExecutionEnvironment.get_execution_environment()
     env.from_sequence(1, 10).map(lambda x: x).slot_sharing_group("other").print()
+    assert _names(env) == ["Source: Sequence Source", "Map -> Print to Std. Out"]
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.from_sequence(1, 10).map(lambda x: x).slot_sharing_group("other").print().slot_sharing_group("default")
     assert _names(env) == ["Source: Sequence Source", "Map", "Print to Std. Out"]
 
 
