@@ -483,9 +483,10 @@ def render_docs(rep: Report, notes: str) -> str:
         " chain per subtask; the sink's `write_batch` counts `len(batch)`. Expected output: the ceiling's count"
         " (1 332 174 of 2 M, as every peer system).",
         "- **W2** `… .map(event).map(lambda e: (key, value, 1)).key_by(key).reduce((k, s₁+s₂, c₁+c₂))"
-        ".sink_to(last value per key)` — the key_by is a network edge (in-process hand-over at p=1, TCP between"
-        " the two TaskManagers at p=2). Checked: N records out and the final (sum, count) of every key folded"
-        " into the peers' `W2Checksum` (window start 0) equal the plain loop's.",
+        ".sink_to(counting sink)` — the key_by is a network edge (in-process hand-over at p=1, TCP between"
+        " the two TaskManagers at p=2); the sink's `write_batch` counts `len(batch)` and adds up the running"
+        " counts `v[2]`. Checked: N records out and Σ of the running counts = Σ_k c_k(c_k+1)/2 of the plain"
+        " loop (c_k = events of key k; the sink subtasks' parts add up).",
         "- **Job time** = max(sink writer `close()`) − min(first map's `open()`), CLOCK_MONOTONIC stamps written"
         " by the subtasks; **execute()** = wall time of the call, with MiniCluster and TaskManager start-up"
         " and teardown. At p=2 the MiniCluster starts two TaskManager processes (one slot each).",

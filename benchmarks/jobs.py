@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from workloads import (
@@ -23,7 +24,6 @@ from workloads import (
     merge_parts,
     w1_filter,
     w1_map,
-    w2_checksum,
     w2_key,
     w2_reduce,
     w2_to_value,
@@ -115,37 +115,38 @@ class CountingSink(Sink[Any]):
         return _CountingWriter(self.out_dir, context.subtask_index)
 
 
-class _LastPerKeyWriter(SinkWriter[W2Value]):
+_running_count = itemgetter(2)  # (key, running sum, running count) -> running count
+
+
+class _RunningCountWriter(SinkWriter[W2Value]):
     def __init__(self, out_dir: str, subtask: int) -> None:
         self.out_dir = out_dir
         self.subtask = subtask
         self.records = 0
-        self.last: dict[str, W2Value] = {}
+        self.sum_running_counts = 0
 
     def write(self, element: W2Value) -> None:
         self.records += 1
-        self.last[element[0]] = element
+        self.sum_running_counts += element[2]
 
     def write_batch(self, elements: list[W2Value]) -> None:
         self.records += len(elements)
-        last = self.last
-        for v in elements:
-            last[v[0]] = v
+        self.sum_running_counts += sum(map(_running_count, elements))
 
     def close(self) -> None:
         t = time.monotonic_ns()
-        ck = w2_checksum(self.last)  # keys are disjoint between sink subtasks: the parts add up
-        write_part(self.out_dir, "sink", {"t_close": t, "subtask": self.subtask, "records": self.records, **ck})
+        part = {"records": self.records, "sum_running_counts": self.sum_running_counts}  # parts add up
+        write_part(self.out_dir, "sink", {"t_close": t, "subtask": self.subtask, **part})
 
 
-class LastPerKeySink(Sink[W2Value]):
-    """W2's sink: counts the records and keeps the last running value of each key; folds them at close."""
+class RunningCountSink(Sink[W2Value]):
+    """W2's sink: counts the records and sums their running counts (``v[2]``), per batch."""
 
     def __init__(self, out_dir: str) -> None:
         self.out_dir = out_dir
 
     def create_writer(self, context: SinkWriterContext) -> SinkWriter[W2Value]:
-        return _LastPerKeyWriter(self.out_dir, context.subtask_index)
+        return _RunningCountWriter(self.out_dir, context.subtask_index)
 
 
 # ---- latency: a paced source and a sink in another slot -------------------------------------------------------
@@ -297,7 +298,7 @@ def run_w1(n: int, parallelism: int, out_dir: str, timeout_s: float) -> JobRun:
 
 
 def run_w2(n: int, parallelism: int, out_dir: str, timeout_s: float) -> JobRun:
-    """... → map(event) → map(to (key, value, 1)) → key_by(key) → reduce(sum, count) → last-per-key sink."""
+    """... → map(event) → map(to (key, value, 1)) → key_by(key) → reduce(sum, count) → counting sink."""
     env = _env(parallelism)
     (
         env.from_sequence(0, n - 1)
@@ -305,7 +306,7 @@ def run_w2(n: int, parallelism: int, out_dir: str, timeout_s: float) -> JobRun:
         .map(w2_to_value)
         .key_by(w2_key)
         .reduce(w2_reduce)
-        .sink_to(LastPerKeySink(out_dir))
+        .sink_to(RunningCountSink(out_dir))
     )
     return _execute(env, f"bench W2 p={parallelism}", out_dir, timeout_s)
 

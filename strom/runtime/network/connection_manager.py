@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import logging
 import pickle
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,7 @@ class _View:
     receiver_id: int
     sender: CreditSender
     sp: PipelinedSubpartition | None = None
+    wake_pending: bool = False
 
 
 class _ServerConnection:
@@ -104,7 +106,13 @@ class _ServerConnection:
             self._send_error(rid, str(err))
             return
         view.sp = sp
-        sp.listener = lambda: self._threadsafe(self._try_send, rid)
+
+        def data_available() -> None:  # producer thread: one wake-up until the loop has looked
+            if not view.wake_pending:
+                view.wake_pending = True
+                self._threadsafe(self._try_send, rid)
+
+        sp.listener = data_available
         self._try_send(rid)
 
     def _try_send(self, rid: int) -> None:
@@ -112,6 +120,7 @@ class _ServerConnection:
         view = self.views.get(rid)
         if view is None or view.sp is None or self.writer.is_closing():
             return
+        view.wake_pending = False  # cleared before polling: data added from now on wakes us again
         sp, sender = view.sp, view.sender
         partition = sp.partition
         while True:
@@ -264,6 +273,10 @@ class NettyConnectionManager:
         self._server_conns: set[_ServerConnection] = set()
         self._clients: dict[tuple[str, int], asyncio.Future[PartitionRequestClient]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._handlers: set[asyncio.Task[Any]] = set()
+        self._recycle_lock = threading.Lock()
+        self._recycled: list[RemoteInputChannel] = []
+        self._recycle_scheduled = False
         self._receiver_ids = itertools.count(1)
 
     async def start(self) -> None:
@@ -274,9 +287,9 @@ class NettyConnectionManager:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
         me = asyncio.current_task()
-        if me is not None:
-            self._tasks.add(me)
-            me.add_done_callback(self._tasks.discard)
+        if me is not None:  # awaited (never cancelled: asyncio 3.11 logs a cancelled handler) on close
+            self._handlers.add(me)
+            me.add_done_callback(self._handlers.discard)
         try:
             await authenticate_server(reader, writer, self.secret)
         except AuthenticationError as exc:
@@ -336,15 +349,36 @@ class NettyConnectionManager:
         self._loop.call_soon_threadsafe(start)
 
     def recycle(self, channel: RemoteInputChannel) -> None:
-        """The task consumed a data buffer of ``channel``: free it on the loop (and announce credit)."""
+        """The task consumed a data buffer of ``channel``: free it on the loop (and announce credit).
+
+        Recycles are coalesced: one loop wake-up drains all that piled up meanwhile, and the credit of a
+        channel goes out as one announcement."""
+        with self._recycle_lock:
+            self._recycled.append(channel)
+            if self._recycle_scheduled:
+                return
+            self._recycle_scheduled = True
         if self._loop is not None:
             with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._on_recycle, channel)
+                self._loop.call_soon_threadsafe(self._drain_recycled)
 
-    def _on_recycle(self, channel: RemoteInputChannel) -> None:
-        pool = channel.gate.credit
-        if channel.channel_index in pool.channels:
-            announce(channel.gate, pool.on_recycle(channel.channel_index))
+    def _drain_recycled(self) -> None:
+        with self._recycle_lock:
+            channels = self._recycled
+            self._recycled = []
+            self._recycle_scheduled = False
+        credit: dict[RemoteInputChannel, int] = {}
+        for channel in channels:
+            pool = channel.gate.credit
+            if channel.channel_index not in pool.channels:
+                continue  # released meanwhile
+            for grant in pool.on_recycle(channel.channel_index):
+                target = channel.gate.channels[grant.channel]
+                assert isinstance(target, RemoteInputChannel)
+                credit[target] = credit.get(target, 0) + grant.credit
+        for target, n in credit.items():
+            if target.client is not None:
+                target.client.add_credit(target, n)
 
     def cancel_request(self, channel: RemoteInputChannel) -> None:
         if self._loop is not None:
@@ -377,5 +411,5 @@ class NettyConnectionManager:
             task.cancel()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(5.0):
-                await asyncio.gather(*tasks, return_exceptions=True)
+                await asyncio.gather(*tasks, *self._handlers, return_exceptions=True)
                 await asyncio.gather(*(w.wait_closed() for w in writers), return_exceptions=True)

@@ -128,6 +128,9 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
         return compute_operator_index_for_key_group(self.max_parallelism, self.num_channels, kg)
 
     def route(self, batch: list[Any], outs: list[list[Any]]) -> None:
+        if self.num_channels == 1:  # every key group belongs to the one consumer
+            outs[0].extend(batch)
+            return
         key_of = self.key_selector
         cache = self._cache
         get = cache.get

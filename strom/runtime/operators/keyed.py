@@ -15,9 +15,11 @@ from strom.api.functions import (
     ReduceFunction,
     as_callable,
 )
+from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.base import StreamingRuntimeContext
 from strom.runtime.operators.simple import AbstractUdfStreamOperator
 from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
+from strom.runtime.state.key_groups import stable_hash
 
 __all__ = ["KeyedProcessOperator", "StreamGroupedReduce", "key_selector_callable"]
 
@@ -38,6 +40,17 @@ class _KeyedUdfOperator(AbstractUdfStreamOperator):
             runtime_context.keyed_backend = HeapKeyedStateBackend(max_parallelism=runtime_context.info.max_parallelism)
         self.keyed_backend = runtime_context.keyed_backend
         super().setup(runtime_context, output)
+
+    def _explain(self, exc: Exception, record: Any) -> Exception:
+        """An unhashable key surfaces here when routing needed no hash (one consumer): say so plainly."""
+        if isinstance(exc, TypeError):
+            try:
+                stable_hash(self._key(record))
+            except InvalidProgramError as key_error:
+                return key_error
+            except Exception:  # the key selector itself failed: report the original error
+                return exc
+        return exc
 
 
 class StreamGroupedReduce(_KeyedUdfOperator):
@@ -70,7 +83,7 @@ class StreamGroupedReduce(_KeyedUdfOperator):
                 table[k] = new
                 append(new)
         except Exception as exc:
-            raise self.user_error(exc, batch, v) from exc
+            raise self.user_error(self._explain(exc, v), batch, v) from exc
         self._records_in += len(batch)
         self.output.emit(out)
 
@@ -115,7 +128,7 @@ class KeyedProcessOperator(_KeyedUdfOperator):
                 if r is not None:
                     extend(r)
         except Exception as exc:
-            raise self.user_error(exc, batch, v) from exc
+            raise self.user_error(self._explain(exc, v), batch, v) from exc
         self._records_in += len(batch)
         if out:
             self.output.emit(out)
