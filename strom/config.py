@@ -100,7 +100,7 @@ class ExecutionOptions:
     BATCH_SIZE: ConfigOption[int] = _opt(
         "execution.batch-size",
         int,
-        512,
+        1024,
         "Most records per batch (a source's poll, a network buffer); buffers are also cut at the segment size.",
     )
     CANCELLATION_TIMEOUT: ConfigOption[float] = _opt(

@@ -145,6 +145,7 @@ class _ServerConnection:
                         "picklable (or set a serializer with DataStream.set_serializer())",
                     )
                     return
+                partition.observed_bytes_per_record = len(data) / max(1, len(buf))
             else:
                 kind = m.END_OF_PARTITION_BUFFER if isinstance(buf, EndOfPartitionEvent) else m.EVENT_BUFFER
                 data = pickle.dumps(buf, protocol=5)

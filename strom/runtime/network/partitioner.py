@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from itertools import compress
 from typing import Any
 
 from strom.runtime.state.key_groups import assign_to_key_group, compute_operator_index_for_key_group
@@ -128,23 +129,32 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
         return compute_operator_index_for_key_group(self.max_parallelism, self.num_channels, kg)
 
     def route(self, batch: list[Any], outs: list[list[Any]]) -> None:
-        if self.num_channels == 1:  # every key group belongs to the one consumer
+        n = self.num_channels
+        if n == 1:  # every key group belongs to the one consumer
             outs[0].extend(batch)
             return
-        key_of = self.key_selector
         cache = self._cache
-        get = cache.get
         if len(cache) > self._CACHE_LIMIT:
             cache.clear()
-        for v in batch:
-            k = key_of(v)
-            try:
-                c = get(k)
-            except TypeError:  # unhashable: stable_hash explains what to do
-                c = self.channel_of_key(k)
-            if c is None:
-                c = cache[k] = self.channel_of_key(k)
-            outs[c].append(v)
+        # the per-record work is the user's key selector; lookups and the split run in C (map/compress)
+        keys = list(map(self.key_selector, batch))
+        try:
+            channels = list(map(cache.__getitem__, keys))
+        except (KeyError, TypeError):  # new keys (or an unhashable one: channel_of_key explains)
+            for k in keys:
+                try:
+                    if k in cache:
+                        continue
+                except TypeError:
+                    self.channel_of_key(k)  # raises with a hint
+                cache[k] = self.channel_of_key(k)
+            channels = list(map(cache.__getitem__, keys))
+        if n <= 8:
+            for c in range(n):
+                outs[c].extend(compress(batch, map(c.__eq__, channels)))
+        else:
+            for v, c in zip(batch, channels, strict=True):
+                outs[c].append(v)
 
 
 class CustomPartitionerWrapper(StreamPartitioner):

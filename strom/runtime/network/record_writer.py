@@ -96,11 +96,13 @@ class RecordWriter:
         self.partition.emit(c, buf)
 
     def _sample(self, buf: list[Any]) -> None:
-        try:
-            nbytes = len(self.partition.serializer.serialize(buf))
-        except Exception:
-            return
-        per_record = max(1.0, nbytes / len(buf))
+        per_record = self.partition.observed_bytes_per_record  # measured for free by the data server
+        if per_record <= 0.0:
+            try:
+                per_record = len(self.partition.serializer.serialize(buf)) / len(buf)
+            except Exception:
+                return
+        per_record = max(1.0, per_record)
         self.records_per_buffer = max(1, min(self.max_records, int(self.segment_size / per_record)))
 
     def flush(self) -> None:

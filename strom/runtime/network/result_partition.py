@@ -166,6 +166,7 @@ class ResultPartition:
         self.released = False
         self.release_cause = ""
         self.num_bytes_out = 0  # serialized bytes sent to remote consumers (counted by the data server)
+        self.observed_bytes_per_record = 0.0  # from the last buffer the data server serialized
 
     def _subpartition_consumed(self) -> None:
         with self._cond:
