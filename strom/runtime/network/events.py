@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["END_OF_PARTITION", "EndOfPartitionEvent", "RuntimeEvent"]
+__all__ = [
+    "END_OF_PARTITION",
+    "CancelCheckpointMarker",
+    "CheckpointBarrier",
+    "CheckpointOptions",
+    "EndOfPartitionEvent",
+    "RuntimeEvent",
+]
 
 
 class RuntimeEvent:
-    """Base of in-band events (barriers, watermarks and cancel markers join later)."""
+    """Base of in-band events."""
 
     __slots__ = ()
 
@@ -19,3 +26,29 @@ class EndOfPartitionEvent(RuntimeEvent):
 
 
 END_OF_PARTITION = EndOfPartitionEvent()
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointOptions:
+    """How a checkpoint is taken: its kind and whether barriers align (Flink's ``CheckpointOptions``)."""
+
+    is_savepoint: bool = False
+    exactly_once: bool = True
+    #: where the tasks write their state (a picklable CheckpointStorageLocation)
+    location: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointBarrier(RuntimeEvent):
+    """Separates the records of checkpoint ``checkpoint_id`` from those after it."""
+
+    checkpoint_id: int
+    timestamp_ms: int
+    options: CheckpointOptions
+
+
+@dataclass(frozen=True, slots=True)
+class CancelCheckpointMarker(RuntimeEvent):
+    """Checkpoint ``checkpoint_id`` was aborted upstream: stop aligning for it and pass the marker on."""
+
+    checkpoint_id: int

@@ -1,0 +1,178 @@
+"""What a task does with the checkpoint barriers on its input channels, as pure state machines (Flink's
+``SingleCheckpointBarrierHandler`` in aligned mode and ``CheckpointBarrierTracker``).
+
+Events go in (a barrier, a cancel marker or the end of a channel); actions come out (block a channel,
+unblock all, trigger the checkpoint, abort it). The task's input processor carries the actions out; it never
+decides anything about checkpoints itself. That is what ``tests/unit/checkpoint/test_barrier_handler.py``
+checks under random barrier orders.
+
+* :class:`BarrierAligner` — EXACTLY_ONCE. The first barrier of checkpoint *n* starts an alignment; each
+  channel that delivered barrier *n* is blocked (its later records wait in its bounded channel queue) until
+  every open channel has delivered it; then the task snapshots and all channels resume. A barrier of a newer
+  checkpoint aborts an alignment in progress; a cancel marker aborts it too; a barrier older than the last
+  one seen is ignored. A channel that ends counts as aligned.
+* :class:`BarrierTracker` — AT_LEAST_ONCE. Nothing blocks: the checkpoint triggers once every open channel
+  has delivered its barrier; records after a barrier may be in the snapshot's "before" part (duplicates on
+  replay, no loss).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "AbortCheckpoint",
+    "BarrierAligner",
+    "BarrierHandlerAction",
+    "BarrierTracker",
+    "BlockChannel",
+    "TriggerCheckpoint",
+    "UnblockAllChannels",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockChannel:
+    channel: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnblockAllChannels:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerCheckpoint:
+    """All barriers of the checkpoint are in: snapshot now and send the barrier downstream."""
+
+    checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class AbortCheckpoint:
+    """The checkpoint cannot complete here: decline it and send a cancel marker downstream."""
+
+    checkpoint_id: int
+    reason: str
+
+
+BarrierHandlerAction = BlockChannel | UnblockAllChannels | TriggerCheckpoint | AbortCheckpoint
+
+
+class BarrierAligner:
+    """Aligned (exactly-once) barrier handling over ``num_channels`` input channels."""
+
+    def __init__(self, num_channels: int) -> None:
+        self.num_channels = num_channels
+        self.finished: set[int] = set()
+        self.current: int = -1  # checkpoint being aligned, or the last one triggered/aborted
+        self.aligning = False
+        self.arrived: set[int] = set()  # channels that delivered barrier `current` (blocked while aligning)
+
+    @property
+    def blocked(self) -> frozenset[int]:
+        return frozenset(self.arrived) if self.aligning else frozenset()
+
+    def _open_channels(self) -> int:
+        return self.num_channels - len(self.finished)
+
+    def on_barrier(self, channel: int, checkpoint_id: int) -> list[BarrierHandlerAction]:
+        if channel in self.finished:
+            raise ValueError(f"expected no barrier on finished channel {channel}; got checkpoint {checkpoint_id}")
+        if checkpoint_id < self.current or (checkpoint_id == self.current and not self.aligning):
+            return []  # a barrier of a checkpoint already triggered, aborted or subsumed here
+        actions: list[BarrierHandlerAction] = []
+        if checkpoint_id > self.current:
+            if self.aligning:
+                actions += self._abort(f"checkpoint {checkpoint_id} began before {self.current} was aligned")
+            self.current = checkpoint_id
+            self.aligning = True
+            self.arrived = set()
+        if channel in self.arrived:
+            raise ValueError(f"expected one barrier {checkpoint_id} on channel {channel}; got a second")
+        self.arrived.add(channel)
+        if len(self.arrived) >= self._open_channels():
+            return [*actions, *self._complete()]
+        return [*actions, BlockChannel(channel)]
+
+    def on_cancel_marker(self, channel: int, checkpoint_id: int) -> list[BarrierHandlerAction]:
+        if checkpoint_id < self.current or (checkpoint_id == self.current and not self.aligning):
+            return []
+        if checkpoint_id > self.current:
+            actions: list[BarrierHandlerAction] = []
+            if self.aligning:
+                actions += self._abort(f"checkpoint {checkpoint_id} was cancelled before {self.current} aligned")
+            self.current = checkpoint_id
+            self.aligning = False
+            self.arrived = set()
+            return [*actions, AbortCheckpoint(checkpoint_id, "cancelled upstream")]
+        return self._abort("cancelled upstream")
+
+    def on_end_of_partition(self, channel: int) -> list[BarrierHandlerAction]:
+        self.finished.add(channel)
+        self.arrived.discard(channel)
+        if self.aligning and len(self.arrived) >= self._open_channels():
+            return self._complete()
+        return []
+
+    def _complete(self) -> list[BarrierHandlerAction]:
+        self.aligning = False
+        self.arrived = set()
+        return [UnblockAllChannels(), TriggerCheckpoint(self.current)]
+
+    def _abort(self, reason: str) -> list[BarrierHandlerAction]:
+        self.aligning = False
+        self.arrived = set()
+        return [UnblockAllChannels(), AbortCheckpoint(self.current, reason)]
+
+
+class BarrierTracker:
+    """Unaligned-in-time (at-least-once) barrier counting: never blocks a channel."""
+
+    def __init__(self, num_channels: int) -> None:
+        self.num_channels = num_channels
+        self.finished: set[int] = set()
+        self.pending: dict[int, set[int]] = {}  # checkpoint id -> channels that delivered its barrier
+        self.latest: int = -1  # newest checkpoint triggered or aborted here
+
+    @property
+    def blocked(self) -> frozenset[int]:
+        return frozenset()
+
+    def on_barrier(self, channel: int, checkpoint_id: int) -> list[BarrierHandlerAction]:
+        if checkpoint_id <= self.latest:
+            return []
+        seen = self.pending.setdefault(checkpoint_id, set())
+        seen.add(channel)
+        if len(seen) >= self.num_channels - len(self.finished):
+            return self._trigger(checkpoint_id)
+        return []
+
+    def on_cancel_marker(self, channel: int, checkpoint_id: int) -> list[BarrierHandlerAction]:
+        if checkpoint_id <= self.latest:
+            return []
+        actions = self._drop_older_than(checkpoint_id, f"checkpoint {checkpoint_id} was cancelled first")
+        self.pending.pop(checkpoint_id, None)
+        self.latest = checkpoint_id
+        return [*actions, AbortCheckpoint(checkpoint_id, "cancelled upstream")]
+
+    def on_end_of_partition(self, channel: int) -> list[BarrierHandlerAction]:
+        self.finished.add(channel)
+        open_channels = self.num_channels - len(self.finished)
+        for cid in sorted(self.pending):
+            self.pending[cid].discard(channel)
+            if len(self.pending[cid]) >= open_channels:
+                return self._trigger(cid)
+        return []
+
+    def _trigger(self, checkpoint_id: int) -> list[BarrierHandlerAction]:
+        actions = self._drop_older_than(checkpoint_id, f"checkpoint {checkpoint_id} completed its barriers first")
+        self.pending.pop(checkpoint_id, None)
+        self.latest = checkpoint_id
+        return [*actions, TriggerCheckpoint(checkpoint_id)]
+
+    def _drop_older_than(self, checkpoint_id: int, reason: str) -> list[BarrierHandlerAction]:
+        older = sorted(c for c in self.pending if c < checkpoint_id)
+        for c in older:
+            del self.pending[c]
+        return [AbortCheckpoint(c, reason) for c in older]

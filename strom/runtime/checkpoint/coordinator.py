@@ -1,0 +1,285 @@
+"""``CheckpointCoordinator``: the JobMaster's checkpoint bookkeeping as a pure state machine (seed 002:
+trigger → PendingCheckpoint → acknowledge → CompletedCheckpoint → notify).
+
+The coordinator never sends a message, writes a file or reads a clock: every method takes ``now_ms`` and
+returns the actions the driver (the JobMaster, on its event loop) must carry out — trigger these tasks,
+arm a timeout, finalize (write ``_metadata``) then report back, notify completion or abortion, dispose a
+location, fail the job. ``tests/unit/checkpoint/test_coordinator.py`` drives it with events alone.
+
+Flink's rules kept: one id sequence that only grows (also across restores); at most
+``max_concurrent`` pending checkpoints and ``min_pause_ms`` between the end of one and the start of the
+next (periodic triggers only; savepoints skip both); a checkpoint completes when every task it waits for
+has acknowledged; a decline, an expiry or a task failure aborts it; completing checkpoint *n* subsumes
+pending ones older than *n*; more than ``tolerable_failures`` failed checkpoints in a row fail the job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "CheckpointCoordinator",
+    "CheckpointCoordinatorConfiguration",
+    "CheckpointStats",
+    "CompletedCheckpoint",
+    "DisposeCheckpoint",
+    "FailJob",
+    "FinalizeCheckpoint",
+    "NotifyCheckpointAborted",
+    "NotifyCheckpointComplete",
+    "PendingCheckpoint",
+    "ScheduleTimeout",
+    "TriggerTasks",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointCoordinatorConfiguration:
+    interval_ms: int = 0
+    timeout_ms: int = 600_000
+    min_pause_ms: int = 0
+    max_concurrent: int = 1
+    tolerable_failures: int = 0
+    exactly_once: bool = True
+
+
+# -- actions ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class TriggerTasks:
+    checkpoint_id: int
+    timestamp_ms: int
+    is_savepoint: bool
+    executions: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleTimeout:
+    checkpoint_id: int
+    delay_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class FinalizeCheckpoint:
+    """All acknowledged: write the metadata, then call :meth:`CheckpointCoordinator.on_finalized`."""
+
+    pending: PendingCheckpoint
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyCheckpointComplete:
+    checkpoint_id: int
+    executions: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyCheckpointAborted:
+    checkpoint_id: int
+    executions: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DisposeCheckpoint:
+    checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class FailJob:
+    reason: str
+
+
+CoordinatorAction = (
+    TriggerTasks
+    | ScheduleTimeout
+    | FinalizeCheckpoint
+    | NotifyCheckpointComplete
+    | NotifyCheckpointAborted
+    | DisposeCheckpoint
+    | FailJob
+)
+
+
+# -- state ----------------------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class PendingCheckpoint:
+    checkpoint_id: int
+    timestamp_ms: int
+    is_savepoint: bool
+    tasks_to_ack: tuple[str, ...]
+    not_yet_acknowledged: set[str]
+    states: dict[str, Any] = field(default_factory=dict)  # execution id -> what its task acknowledged
+    stats: dict[str, dict[str, float]] = field(default_factory=dict)  # execution id -> size, alignment, ...
+    finalizing: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedCheckpoint:
+    checkpoint_id: int
+    timestamp_ms: int
+    completed_ms: int
+    is_savepoint: bool
+    states: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointStats:
+    """One line of the checkpoint history a running job exposes."""
+
+    checkpoint_id: int
+    status: str  # IN_PROGRESS | COMPLETED | FAILED
+    is_savepoint: bool
+    trigger_timestamp_ms: int
+    duration_ms: int | None
+    state_size: int
+    failure_reason: str = ""
+    subtasks: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+class CheckpointCoordinator:
+    def __init__(self, config: CheckpointCoordinatorConfiguration, *, first_checkpoint_id: int = 1) -> None:
+        self.config = config
+        self.next_checkpoint_id = first_checkpoint_id
+        self.pending: dict[int, PendingCheckpoint] = {}
+        self.latest_completed: CompletedCheckpoint | None = None
+        self.last_completion_ms: int | None = None
+        self.consecutive_failures = 0
+        self.history: dict[int, CheckpointStats] = {}
+
+    # -- trigger ------------------------------------------------------------------------------------------------
+    def trigger(
+        self,
+        now_ms: int,
+        *,
+        tasks_to_trigger: tuple[str, ...],
+        tasks_to_ack: tuple[str, ...],
+        is_savepoint: bool = False,
+    ) -> tuple[list[CoordinatorAction], str]:
+        """Start a checkpoint; returns its actions, or no actions and the reason it was not started."""
+        if not tasks_to_trigger or not tasks_to_ack:
+            return [], "no running task to trigger: the job is not running (or already finishing)"
+        if not is_savepoint:
+            running = sum(1 for p in self.pending.values() if not p.is_savepoint)
+            if running >= self.config.max_concurrent:
+                return [], f"{running} checkpoint(s) still pending (max concurrent {self.config.max_concurrent})"
+            if self.last_completion_ms is not None and now_ms - self.last_completion_ms < self.config.min_pause_ms:
+                return [], f"minimum pause of {self.config.min_pause_ms} ms since the last checkpoint not over"
+        cid = self.next_checkpoint_id
+        self.next_checkpoint_id += 1
+        self.pending[cid] = PendingCheckpoint(
+            checkpoint_id=cid,
+            timestamp_ms=now_ms,
+            is_savepoint=is_savepoint,
+            tasks_to_ack=tasks_to_ack,
+            not_yet_acknowledged=set(tasks_to_ack),
+        )
+        self.history[cid] = CheckpointStats(
+            checkpoint_id=cid,
+            status="IN_PROGRESS",
+            is_savepoint=is_savepoint,
+            trigger_timestamp_ms=now_ms,
+            duration_ms=None,
+            state_size=0,
+        )
+        return [
+            TriggerTasks(cid, now_ms, is_savepoint, tasks_to_trigger),
+            ScheduleTimeout(cid, self.config.timeout_ms),
+        ], ""
+
+    # -- acknowledge / decline ------------------------------------------------------------------------------
+    def receive_acknowledge(
+        self, checkpoint_id: int, execution_id: str, state: Any, stats: dict[str, float] | None = None
+    ) -> list[CoordinatorAction]:
+        p = self.pending.get(checkpoint_id)
+        if p is None or p.finalizing or execution_id not in p.not_yet_acknowledged:
+            return []  # late, duplicate or of an aborted checkpoint: the driver discards its state
+        p.not_yet_acknowledged.discard(execution_id)
+        p.states[execution_id] = state
+        p.stats[execution_id] = dict(stats or {})
+        if p.not_yet_acknowledged:
+            return []
+        p.finalizing = True
+        return [FinalizeCheckpoint(p)]
+
+    def receive_decline(self, checkpoint_id: int, execution_id: str, reason: str) -> list[CoordinatorAction]:
+        p = self.pending.get(checkpoint_id)
+        if p is None or execution_id not in p.tasks_to_ack:
+            return []
+        return self._abort(p, f"declined by a task: {reason}", counts=True)
+
+    def on_timeout(self, checkpoint_id: int) -> list[CoordinatorAction]:
+        p = self.pending.get(checkpoint_id)
+        if p is None or p.finalizing:
+            return []
+        return self._abort(p, f"expired before completing (timeout {self.config.timeout_ms} ms)", counts=True)
+
+    def on_finalized(self, checkpoint_id: int, now_ms: int) -> list[CoordinatorAction]:
+        """The metadata is durable: the checkpoint is complete."""
+        p = self.pending.pop(checkpoint_id, None)
+        if p is None:
+            return []
+        completed = CompletedCheckpoint(
+            checkpoint_id=checkpoint_id,
+            timestamp_ms=p.timestamp_ms,
+            completed_ms=now_ms,
+            is_savepoint=p.is_savepoint,
+            states=p.states,
+        )
+        actions: list[CoordinatorAction] = []
+        if not p.is_savepoint:
+            self.latest_completed = completed
+            self.last_completion_ms = now_ms
+            self.consecutive_failures = 0
+            for older in sorted(c for c in self.pending if c < checkpoint_id and not self.pending[c].is_savepoint):
+                actions += self._abort(self.pending[older], f"subsumed by checkpoint {checkpoint_id}", counts=False)
+        self.history[checkpoint_id] = CheckpointStats(
+            checkpoint_id=checkpoint_id,
+            status="COMPLETED",
+            is_savepoint=p.is_savepoint,
+            trigger_timestamp_ms=p.timestamp_ms,
+            duration_ms=now_ms - p.timestamp_ms,
+            state_size=int(sum(s.get("state_size", 0) for s in p.stats.values())),
+            subtasks=p.stats,
+        )
+        return [NotifyCheckpointComplete(checkpoint_id, p.tasks_to_ack), *actions]
+
+    def on_finalize_failed(self, checkpoint_id: int, reason: str) -> list[CoordinatorAction]:
+        p = self.pending.get(checkpoint_id)
+        if p is None:
+            return []
+        return self._abort(p, f"could not be written: {reason}", counts=True)
+
+    def abort_all(self, reason: str) -> list[CoordinatorAction]:
+        """Failover or job end: every pending checkpoint is aborted (not counted as a checkpoint failure)."""
+        actions: list[CoordinatorAction] = []
+        for cid in sorted(self.pending):
+            actions += self._abort(self.pending[cid], reason, counts=False)
+        return actions
+
+    def _abort(self, p: PendingCheckpoint, reason: str, *, counts: bool) -> list[CoordinatorAction]:
+        self.pending.pop(p.checkpoint_id, None)
+        self.history[p.checkpoint_id] = CheckpointStats(
+            checkpoint_id=p.checkpoint_id,
+            status="FAILED",
+            is_savepoint=p.is_savepoint,
+            trigger_timestamp_ms=p.timestamp_ms,
+            duration_ms=None,
+            state_size=0,
+            failure_reason=reason,
+            subtasks=p.stats,
+        )
+        actions: list[CoordinatorAction] = [
+            NotifyCheckpointAborted(p.checkpoint_id, p.tasks_to_ack, reason),
+            DisposeCheckpoint(p.checkpoint_id),
+        ]
+        if counts and not p.is_savepoint:
+            self.consecutive_failures += 1
+            if self.consecutive_failures > self.config.tolerable_failures:
+                actions.append(
+                    FailJob(
+                        f"expected at most {self.config.tolerable_failures} failed checkpoint(s) in a row; got "
+                        f"{self.consecutive_failures} (last: checkpoint {p.checkpoint_id} {reason}); hint: raise "
+                        "execution.checkpointing.tolerable-failed-checkpoints or the checkpoint timeout"
+                    )
+                )
+        return actions
