@@ -18,6 +18,7 @@ from strom.exceptions import ConfigurationError
 
 __all__ = [
     "REGISTRY",
+    "CheckpointingOptions",
     "ClusterOptions",
     "ConfigOption",
     "Configuration",
@@ -178,6 +179,90 @@ class HeartbeatOptions:
     INTERVAL: ConfigOption[float] = _opt("heartbeat.interval", float, 1.0, "Seconds between heartbeats.")
     TIMEOUT: ConfigOption[float] = _opt(
         "heartbeat.timeout", float, 10.0, "Seconds without a heartbeat after which a peer is declared lost."
+    )
+
+
+class CheckpointingOptions:
+    """Checkpoints and savepoints (Flink's ``CheckpointingOptions`` / ``SavepointConfigOptions``)."""
+
+    CHECKPOINTS_DIRECTORY: ConfigOption[str] = _opt(
+        "execution.checkpointing.dir",
+        str,
+        "",
+        "Directory URI for checkpoints, through fsspec: `file://`, `s3://`, ... or a plain local path; each job "
+        "writes `<dir>/<job-id>/chk-<n>/`. Empty: a temporary directory chosen by the MiniCluster. "
+        "`memory://` works only when JobManager and TaskManagers share one process (tests).",
+    )
+    MAX_RETAINED_CHECKPOINTS: ConfigOption[int] = _opt(
+        "execution.checkpointing.num-retained",
+        int,
+        1,
+        "Completed checkpoints kept; older ones are deleted when a newer one completes.",
+    )
+    CHECKPOINTING_INTERVAL: ConfigOption[int] = _opt(
+        "execution.checkpointing.interval",
+        int,
+        0,
+        "Milliseconds between checkpoint triggers; 0 disables periodic checkpoints.",
+    )
+    CHECKPOINTING_CONSISTENCY_MODE: ConfigOption[str] = _opt(
+        "execution.checkpointing.mode",
+        str,
+        "EXACTLY_ONCE",
+        "EXACTLY_ONCE (barriers are aligned) or AT_LEAST_ONCE (no alignment; records may be replayed twice).",
+    )
+    CHECKPOINTING_TIMEOUT: ConfigOption[int] = _opt(
+        "execution.checkpointing.timeout",
+        int,
+        600_000,
+        "Milliseconds after which a pending checkpoint is aborted.",
+    )
+    MIN_PAUSE_BETWEEN_CHECKPOINTS: ConfigOption[int] = _opt(
+        "execution.checkpointing.min-pause",
+        int,
+        0,
+        "Least milliseconds between the end of one checkpoint and the trigger of the next.",
+    )
+    MAX_CONCURRENT_CHECKPOINTS: ConfigOption[int] = _opt(
+        "execution.checkpointing.max-concurrent-checkpoints",
+        int,
+        1,
+        "Most checkpoints pending at once.",
+    )
+    TOLERABLE_FAILURE_NUMBER: ConfigOption[int] = _opt(
+        "execution.checkpointing.tolerable-failed-checkpoints",
+        int,
+        0,
+        "Consecutive failed checkpoints tolerated before the job fails over.",
+    )
+    EXTERNALIZED_CHECKPOINT_RETENTION: ConfigOption[str] = _opt(
+        "execution.checkpointing.externalized-checkpoint-retention",
+        str,
+        "NO_EXTERNALIZED_CHECKPOINTS",
+        "What happens to retained checkpoints when the job ends: DELETE_ON_CANCELLATION (deleted on cancel, "
+        "kept on failure), RETAIN_ON_CANCELLATION (kept on cancel and failure) or NO_EXTERNALIZED_CHECKPOINTS "
+        "(deleted whenever the job ends).",
+    )
+    ENABLE_UNALIGNED: ConfigOption[bool] = _opt(
+        "execution.checkpointing.unaligned.enabled",
+        bool,
+        False,
+        "Unaligned checkpoints (exactly-once only): barriers overtake in-flight buffers, which are stored as "
+        "channel state.",
+    )
+    SAVEPOINT_PATH: ConfigOption[str] = _opt(
+        "execution.savepoint.path",
+        str,
+        "",
+        "Savepoint or retained checkpoint directory (or its `_metadata` file) to restore the job from; empty: "
+        "start without state.",
+    )
+    SAVEPOINT_IGNORE_UNCLAIMED_STATE: ConfigOption[bool] = _opt(
+        "execution.savepoint.ignore-unclaimed-state",
+        bool,
+        False,
+        "Allow restoring from a savepoint that holds state of operators no longer in the job "
+        "(allow_non_restored_state); otherwise such a restore fails.",
     )
 
 

@@ -9,6 +9,7 @@ Every error strom raises on purpose derives from :class:`StromError`::
     │   └── JobCancelledError      the job was cancelled before it finished
     ├── UserFunctionError          a user function raised; names job, operator, subtask, attempt, input
     ├── SerializationError         a record, function or message could not be (de)serialized
+    ├── CheckpointStorageError     checkpoint/savepoint files missing, malformed or not writable
     ├── ClusterError               the runtime itself could not do its work
     │   ├── AuthenticationError    a peer failed the HMAC challenge
     │   ├── FrameError             a frame was too large, truncated or of an unknown version
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 __all__ = [
     "AuthenticationError",
+    "CheckpointStorageError",
     "ClusterError",
     "ConfigurationError",
     "FrameError",
@@ -116,6 +118,11 @@ def _rebuild_user_function_error(
 
 class SerializationError(StromError):
     """A record, a user function or a message could not be (de)serialized."""
+
+
+class CheckpointStorageError(StromError):
+    """Checkpoint or savepoint storage failed: a ``_metadata`` file is missing or malformed, a state file
+    cannot be read or written, or a storage URI is unusable."""
 
 
 class ClusterError(StromError):

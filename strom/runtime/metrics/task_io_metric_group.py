@@ -2,14 +2,17 @@
 
 The task thread only bumps counters and marks its timer gauges; :meth:`TaskIOMetricGroup.sample` runs on
 the TaskManager's event loop (where the credit state of the input gate lives), reads the cumulative
-values and turns the change since the previous sample into per-second rates — Flink's
-``numRecordsInPerSecond`` and ``backPressuredTimeMsPerSecond`` family. Counters are plain ints read
-without locks: a sample may be a few records stale, never torn.
+values and turns them into per-second rates — Flink's ``numRecordsInPerSecond`` and
+``backPressuredTimeMsPerSecond`` family. Record and byte rates are averaged over the last
+:data:`METER_TIME_SPAN_S` seconds like Flink's ``MeterView`` (a task that counts a batch of records at once
+would otherwise read 0/s between batches); the time gauges cover the time since the previous sample.
+Counters are plain ints read without locks: a sample may be a few records stale, never torn.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from strom.runtime.metrics.timer_gauge import TimerGauge
@@ -19,7 +22,9 @@ if TYPE_CHECKING:
     from strom.runtime.network.record_writer import RecordWriter
     from strom.runtime.network.result_partition import ResultPartition
 
-__all__ = ["TaskIOMetricGroup"]
+__all__ = ["METER_TIME_SPAN_S", "TaskIOMetricGroup"]
+
+METER_TIME_SPAN_S = 60.0  # Flink's MeterView default time span
 
 _COUNTERS = ("numRecordsIn", "numRecordsOut", "numBytesIn", "numBytesOut")
 
@@ -34,6 +39,8 @@ class TaskIOMetricGroup:
         self.head_operator: Any = None
         self._last_time = time.monotonic()
         self._last: dict[str, float] = dict.fromkeys((*_COUNTERS, "idle", "backPressured"), 0.0)
+        # (time, counters) of past samples within the meter time span, oldest first
+        self._history: deque[tuple[float, dict[str, float]]] = deque([(self._last_time, dict(self._last))])
 
     def counters(self) -> dict[str, float]:
         head = self.head_operator
@@ -53,8 +60,12 @@ class TaskIOMetricGroup:
         idle = self.idle.total_seconds(now)
         bp = self.back_pressured.total_seconds(now)
         out: dict[str, float] = dict(values)
+        while len(self._history) > 1 and now - self._history[1][0] >= METER_TIME_SPAN_S:
+            self._history.popleft()
+        since, base = self._history[0]
+        span = max(now - since, 1e-6)
         for name in _COUNTERS:
-            out[name + "PerSecond"] = max(0.0, values[name] - self._last[name]) / elapsed
+            out[name + "PerSecond"] = max(0.0, values[name] - base[name]) / span
         idle_ms = min(1000.0, max(0.0, idle - self._last["idle"]) / elapsed * 1000.0)
         bp_ms = min(1000.0, max(0.0, bp - self._last["backPressured"]) / elapsed * 1000.0)
         out["idleTimeMsPerSecond"] = idle_ms
@@ -71,4 +82,5 @@ class TaskIOMetricGroup:
         out["outputQueueLength"] = float(used)
         self._last_time = now
         self._last = {**values, "idle": idle, "backPressured": bp}
+        self._history.append((now, dict(values)))
         return out

@@ -42,6 +42,8 @@ class InputGate:
         self._queued: list[bool] = []
         self._finished: list[bool] = []
         self._num_finished = 0
+        self._blocked: set[int] = set()  # channels held back by barrier alignment (task thread only)
+        self._deferred: set[int] = set()  # blocked channels that had data when polled
 
     def set_channels(self, channels: Sequence[InputChannel]) -> None:
         self.channels = list(channels)
@@ -72,6 +74,9 @@ class InputGate:
                     return None
                 idx = self._available.popleft()
                 self._queued[idx] = False
+            if idx in self._blocked:
+                self._deferred.add(idx)  # its data stays in its (bounded) channel queue until unblocked
+                continue
             ch = self.channels[idx]
             buf = ch.poll()
             if buf is None:
@@ -83,6 +88,21 @@ class InputGate:
             elif ch.has_more():
                 self.notify_channel_non_empty(idx)
             return idx, buf
+
+    # -- barrier alignment (task thread) ----------------------------------------------------------------
+    def block(self, channel_index: int) -> None:
+        """Stop reading ``channel_index`` until :meth:`unblock_all` (exactly-once alignment)."""
+        self._blocked.add(channel_index)
+
+    def unblock_all(self) -> None:
+        self._blocked.clear()
+        deferred, self._deferred = self._deferred, set()
+        for idx in sorted(deferred):
+            self.notify_channel_non_empty(idx)
+
+    @property
+    def blocked_channels(self) -> frozenset[int]:
+        return frozenset(self._blocked)
 
     def has_available(self) -> bool:
         with self._lock:

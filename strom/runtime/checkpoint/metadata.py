@@ -1,0 +1,257 @@
+"""What a completed checkpoint or savepoint consists of (Flink's ``CheckpointMetadata``, ``OperatorState``,
+``StreamStateHandle``), and its ``_metadata`` file format.
+
+The file is JSON, never pickle: a savepoint path may come from anywhere, and reading its ``_metadata`` must
+not run code. State handles that lie inside the checkpoint's own directory are stored relative to it, so a
+savepoint directory stays valid when it is copied or moved (Flink's relative savepoint paths)::
+
+    {"format": "strom-checkpoint-metadata", "version": 1, "checkpoint_id": 7, "job_id": "…",
+     "timestamp_ms": 1700000000000, "is_savepoint": false, "external_pointer": "file:///ckpt/<job>/chk-7",
+     "operator_states": {"<operator id>": {"parallelism": 2, "max_parallelism": 128,
+         "keyed": {"0": {"uri": "op-kg-0", "size": 12}}, "operator": {}, "channel": {}, "coordinator": null}}}
+
+Only the *description* is validated here; what the state files hold is the state backend's business.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from strom.exceptions import CheckpointStorageError
+
+__all__ = ["METADATA_FORMAT", "METADATA_VERSION", "CheckpointMetadata", "OperatorState", "StateHandle"]
+
+METADATA_FORMAT = "strom-checkpoint-metadata"
+METADATA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class StateHandle:
+    """One written state file: its URI (absolute, as fsspec reads it) and its size in bytes."""
+
+    uri: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorState:
+    """The state of one operator (by operator id: its uid or generated id) in one checkpoint."""
+
+    operator_id: str
+    parallelism: int
+    max_parallelism: int
+    keyed: Mapping[int, StateHandle] = field(default_factory=dict)
+    """Key group → the file holding that key group's keyed state."""
+    operator: Mapping[int, StateHandle] = field(default_factory=dict)
+    """Subtask index → the file holding that subtask's operator (list / union / broadcast) state."""
+    channel: Mapping[int, StateHandle] = field(default_factory=dict)
+    """Subtask index → in-flight buffers persisted by an unaligned checkpoint."""
+    coordinator: StateHandle | None = None
+    """The operator coordinator's state (e.g. a source's split assignment)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointMetadata:
+    """A completed checkpoint or savepoint: written last, as ``_metadata``, into :attr:`external_pointer`."""
+
+    checkpoint_id: int
+    job_id: str
+    timestamp_ms: int
+    is_savepoint: bool
+    operator_states: Mapping[str, OperatorState]
+    external_pointer: str
+    """The checkpoint's directory URI."""
+
+    def to_json(self) -> str:
+        base = _dir_prefix(self.external_pointer)
+        doc = {
+            "format": METADATA_FORMAT,
+            "version": METADATA_VERSION,
+            "checkpoint_id": self.checkpoint_id,
+            "job_id": self.job_id,
+            "timestamp_ms": self.timestamp_ms,
+            "is_savepoint": self.is_savepoint,
+            "external_pointer": self.external_pointer,
+            "operator_states": {
+                op_id: _operator_to_json(op, base) for op_id, op in sorted(self.operator_states.items())
+            },
+        }
+        return json.dumps(doc, indent=1, sort_keys=False)
+
+    @classmethod
+    def from_json(
+        cls, text: str | bytes, *, source: str = "<string>", location: str | None = None
+    ) -> CheckpointMetadata:
+        """Parse and validate a ``_metadata`` document.
+
+        ``source`` names the file in error messages. ``location`` is the directory the file was actually
+        read from; it becomes :attr:`external_pointer` and anchors relative state handles (a moved savepoint
+        still finds its files). Without it, the pointer stored in the document is used.
+        """
+        return _Parser(source).metadata(text, location)
+
+
+def _dir_prefix(directory: str) -> str:
+    return directory.rstrip("/") + "/"
+
+
+def _handle_to_json(handle: StateHandle, base: str) -> dict[str, Any]:
+    uri = handle.uri[len(base) :] if handle.uri.startswith(base) else handle.uri
+    return {"uri": uri, "size": handle.size}
+
+
+def _operator_to_json(op: OperatorState, base: str) -> dict[str, Any]:
+    def handles(m: Mapping[int, StateHandle]) -> dict[str, Any]:
+        return {str(k): _handle_to_json(h, base) for k, h in sorted(m.items())}
+
+    return {
+        "parallelism": op.parallelism,
+        "max_parallelism": op.max_parallelism,
+        "keyed": handles(op.keyed),
+        "operator": handles(op.operator),
+        "channel": handles(op.channel),
+        "coordinator": None if op.coordinator is None else _handle_to_json(op.coordinator, base),
+    }
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _at(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _is_absolute(uri: str) -> bool:
+    return "://" in uri or "::" in uri or uri.startswith("/")
+
+
+class _Parser:
+    """Validating reader of one ``_metadata`` document; every error names the file and the JSON path."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, where: str, expected: str, got: object, hint: str) -> CheckpointStorageError:
+        return CheckpointStorageError(
+            f"malformed checkpoint metadata {self.source}: expected {expected} at {where}; got {got}; hint: {hint}"
+        )
+
+    def _corrupt(self, where: str, expected: str, got: object) -> CheckpointStorageError:
+        return self.fail(
+            where,
+            expected,
+            _short(got),
+            "the file is damaged or was not written by strom; restore from another checkpoint or savepoint",
+        )
+
+    def metadata(self, text: str | bytes, location: str | None) -> CheckpointMetadata:
+        try:
+            doc = json.loads(text)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise self.fail(
+                "the top level",
+                "a JSON document",
+                f"unparsable content ({e})",
+                "the file is truncated or not a strom _metadata file; restore from another checkpoint or savepoint",
+            ) from None
+        if not isinstance(doc, dict):
+            raise self._corrupt("the top level", "a JSON object", doc)
+        if doc.get("format") != METADATA_FORMAT:
+            raise self._corrupt("format", repr(METADATA_FORMAT), doc.get("format"))
+        version = doc.get("version")
+        if version != METADATA_VERSION:
+            raise self.fail(
+                "version",
+                f"format version {METADATA_VERSION}",
+                _short(version),
+                "the checkpoint was written by another strom version; restore it with that version",
+            )
+        checkpoint_id = self.integer(doc, "checkpoint_id", "", minimum=0)
+        job_id = self.string(doc, "job_id", "")
+        timestamp_ms = self.integer(doc, "timestamp_ms", "", minimum=0)
+        is_savepoint = doc.get("is_savepoint")
+        if not isinstance(is_savepoint, bool):
+            raise self._corrupt("is_savepoint", "true or false", is_savepoint)
+        stored_pointer = self.string(doc, "external_pointer", "")
+        pointer = stored_pointer if location is None else location
+        raw_ops = doc.get("operator_states")
+        if not isinstance(raw_ops, dict):
+            raise self._corrupt("operator_states", "an object of operator id → operator state", raw_ops)
+        base = _dir_prefix(pointer)
+        ops = {op_id: self.operator(op_id, raw, base) for op_id, raw in raw_ops.items()}
+        return CheckpointMetadata(
+            checkpoint_id=checkpoint_id,
+            job_id=job_id,
+            timestamp_ms=timestamp_ms,
+            is_savepoint=is_savepoint,
+            operator_states=ops,
+            external_pointer=pointer,
+        )
+
+    def integer(self, obj: dict[str, Any], key: str, where: str, *, minimum: int) -> int:
+        value = obj.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise self._corrupt(_at(where, key), f"an integer ≥ {minimum}", value)
+        return value
+
+    def string(self, obj: dict[str, Any], key: str, where: str) -> str:
+        value = obj.get(key)
+        if not isinstance(value, str) or not value:
+            raise self._corrupt(_at(where, key), "a non-empty string", value)
+        return value
+
+    def operator(self, op_id: str, raw: object, base: str) -> OperatorState:
+        where = f"operator_states[{op_id!r}]"
+        if not isinstance(raw, dict):
+            raise self._corrupt(where, "an object", raw)
+        parallelism = self.integer(raw, "parallelism", where, minimum=1)
+        max_parallelism = self.integer(raw, "max_parallelism", where, minimum=1)
+        if max_parallelism < parallelism:
+            raise self._corrupt(
+                _at(where, "max_parallelism"), f"at least the parallelism {parallelism}", max_parallelism
+            )
+        coordinator_raw = raw.get("coordinator")
+        return OperatorState(
+            operator_id=op_id,
+            parallelism=parallelism,
+            max_parallelism=max_parallelism,
+            keyed=self.handles(raw, "keyed", where, base, bound=max_parallelism, what="key group"),
+            operator=self.handles(raw, "operator", where, base, bound=parallelism, what="subtask index"),
+            channel=self.handles(raw, "channel", where, base, bound=parallelism, what="subtask index"),
+            coordinator=None
+            if coordinator_raw is None
+            else self.handle(coordinator_raw, _at(where, "coordinator"), base),
+        )
+
+    def handles(
+        self, raw: dict[str, Any], key: str, where: str, base: str, *, bound: int, what: str
+    ) -> dict[int, StateHandle]:
+        value = raw.get(key)
+        if not isinstance(value, dict):
+            raise self._corrupt(_at(where, key), f"an object of {what} → state handle", value)
+        out: dict[int, StateHandle] = {}
+        for k, h in value.items():
+            try:
+                index = int(k)
+            except ValueError:
+                index = -1
+            if not 0 <= index < bound or str(index) != k:
+                raise self._corrupt(_at(where, key), f"{what}s in [0, {bound})", k)
+            out[index] = self.handle(h, f"{_at(where, key)}[{k}]", base)
+        return out
+
+    def handle(self, raw: object, where: str, base: str) -> StateHandle:
+        if not isinstance(raw, dict):
+            raise self._corrupt(where, "a state handle {'uri': ..., 'size': ...}", raw)
+        uri = self.string(raw, "uri", where)
+        size = self.integer(raw, "size", where, minimum=0)
+        if not _is_absolute(uri):
+            if any(part in ("", ".", "..") for part in uri.split("/")):
+                raise self._corrupt(_at(where, "uri"), "a file name inside the checkpoint directory", uri)
+            uri = base + uri
+        return StateHandle(uri=uri, size=size)
