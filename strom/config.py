@@ -27,6 +27,7 @@ __all__ = [
     "HeartbeatOptions",
     "NetworkOptions",
     "PipelineOptions",
+    "RestartStrategyOptions",
     "TaskManagerOptions",
 ]
 
@@ -263,6 +264,90 @@ class CheckpointingOptions:
         False,
         "Allow restoring from a savepoint that holds state of operators no longer in the job "
         "(allow_non_restored_state); otherwise such a restore fails.",
+    )
+
+
+class RestartStrategyOptions:
+    """How a failed job is restarted (Flink's ``RestartStrategyOptions``).
+
+    Durations are whole milliseconds here where Flink takes a ``Duration`` (``10 s``).
+    """
+
+    RESTART_STRATEGY: ConfigOption[str] = _opt(
+        "restart-strategy.type",
+        str,
+        "",
+        "Restart strategy of a failed job, case-insensitive: `none` (also `off`, `disable`), `fixed-delay` "
+        "(`fixeddelay`), `failure-rate` (`failurerate`) or `exponential-delay` (`exponentialdelay`). Empty: "
+        "`exponential-delay` with its default options when checkpointing is enabled, else `none`.",
+    )
+    RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS: ConfigOption[int] = _opt(
+        "restart-strategy.fixed-delay.attempts",
+        int,
+        1,
+        "Restarts `fixed-delay` allows before the job is declared failed.",
+    )
+    RESTART_STRATEGY_FIXED_DELAY_DELAY: ConfigOption[int] = _opt(
+        "restart-strategy.fixed-delay.delay",
+        int,
+        1000,
+        "Milliseconds `fixed-delay` waits before each restart (Flink takes a Duration).",
+    )
+    RESTART_STRATEGY_FAILURE_RATE_MAX_FAILURES_PER_INTERVAL: ConfigOption[int] = _opt(
+        "restart-strategy.failure-rate.max-failures-per-interval",
+        int,
+        1,
+        "Failures `failure-rate` restarts within one interval; one more within the interval fails the job.",
+    )
+    RESTART_STRATEGY_FAILURE_RATE_FAILURE_RATE_INTERVAL: ConfigOption[int] = _opt(
+        "restart-strategy.failure-rate.failure-rate-interval",
+        int,
+        60_000,
+        "Milliseconds of the sliding window in which `failure-rate` counts failures (Flink takes a Duration).",
+    )
+    RESTART_STRATEGY_FAILURE_RATE_DELAY: ConfigOption[int] = _opt(
+        "restart-strategy.failure-rate.delay",
+        int,
+        1000,
+        "Milliseconds `failure-rate` waits before each restart (Flink takes a Duration).",
+    )
+    RESTART_STRATEGY_EXPONENTIAL_DELAY_INITIAL_BACKOFF: ConfigOption[int] = _opt(
+        "restart-strategy.exponential-delay.initial-backoff",
+        int,
+        1000,
+        "Milliseconds `exponential-delay` waits before the first restart (Flink takes a Duration).",
+    )
+    RESTART_STRATEGY_EXPONENTIAL_DELAY_MAX_BACKOFF: ConfigOption[int] = _opt(
+        "restart-strategy.exponential-delay.max-backoff",
+        int,
+        60_000,
+        "Most milliseconds `exponential-delay` waits before a restart (Flink takes a Duration).",
+    )
+    RESTART_STRATEGY_EXPONENTIAL_DELAY_BACKOFF_MULTIPLIER: ConfigOption[float] = _opt(
+        "restart-strategy.exponential-delay.backoff-multiplier",
+        float,
+        1.5,
+        "Factor (> 1) by which the `exponential-delay` backoff grows with each restart.",
+    )
+    RESTART_STRATEGY_EXPONENTIAL_DELAY_RESET_BACKOFF_THRESHOLD: ConfigOption[int] = _opt(
+        "restart-strategy.exponential-delay.reset-backoff-threshold",
+        int,
+        3_600_000,
+        "Milliseconds a job must run after a restart for `exponential-delay` to reset its backoff and attempt "
+        "count (Flink takes a Duration).",
+    )
+    RESTART_STRATEGY_EXPONENTIAL_DELAY_JITTER_FACTOR: ConfigOption[float] = _opt(
+        "restart-strategy.exponential-delay.jitter-factor",
+        float,
+        0.1,
+        "Random share (0 to 1) of the `exponential-delay` backoff added or subtracted, so that many jobs do "
+        "not restart at once.",
+    )
+    RESTART_STRATEGY_EXPONENTIAL_DELAY_ATTEMPTS: ConfigOption[int] = _opt(
+        "restart-strategy.exponential-delay.attempts-before-reset-backoff",
+        int,
+        2_147_483_647,
+        "Restarts `exponential-delay` allows before its backoff is reset; one more fails the job.",
     )
 
 

@@ -10,6 +10,7 @@ Every error strom raises on purpose derives from :class:`StromError`::
     ├── UserFunctionError          a user function raised; names job, operator, subtask, attempt, input
     ├── SerializationError         a record, function or message could not be (de)serialized
     ├── CheckpointStorageError     checkpoint/savepoint files missing, malformed or not writable
+    ├── CheckpointError            a checkpoint or savepoint could not be taken or restored
     ├── ClusterError               the runtime itself could not do its work
     │   ├── AuthenticationError    a peer failed the HMAC challenge
     │   ├── FrameError             a frame was too large, truncated or of an unknown version
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 __all__ = [
     "AuthenticationError",
+    "CheckpointError",
     "CheckpointStorageError",
     "ClusterError",
     "ConfigurationError",
@@ -118,6 +120,10 @@ def _rebuild_user_function_error(
 
 class SerializationError(StromError):
     """A record, a user function or a message could not be (de)serialized."""
+
+
+class CheckpointError(StromError):
+    """A checkpoint or savepoint was not triggered, was aborted, or its state does not fit the job."""
 
 
 class CheckpointStorageError(StromError):

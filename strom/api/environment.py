@@ -17,11 +17,13 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode
 from strom.api.datastream import DataStream
 from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult
 from strom.api.source import Source
 from strom.api.transformations import SourceTransformation, Transformation
 from strom.config import (
+    CheckpointingOptions,
     ClusterOptions,
     Configuration,
     CoreOptions,
@@ -81,6 +83,19 @@ class StreamExecutionEnvironment:
 
     def get_buffer_timeout(self) -> int:
         return self._config.get(ExecutionOptions.BUFFER_TIMEOUT)
+
+    # -- checkpointing -----------------------------------------------------------------------------
+    def enable_checkpointing(
+        self, interval_ms: int, mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
+    ) -> StreamExecutionEnvironment:
+        """Checkpoint every ``interval_ms``: state becomes exactly-once (or at-least-once) across failures."""
+        cfg = self.get_checkpoint_config()
+        cfg.set_checkpoint_interval(interval_ms)
+        cfg.set_checkpointing_mode(mode)
+        return self
+
+    def get_checkpoint_config(self) -> CheckpointConfig:
+        return CheckpointConfig(self._config)
 
     def disable_operator_chaining(self) -> StreamExecutionEnvironment:
         self._config.set(PipelineOptions.OPERATOR_CHAINING, False)
@@ -146,16 +161,31 @@ class StreamExecutionEnvironment:
             "max_buffers_per_channel": c.get(NetworkOptions.MAX_BUFFERS_PER_CHANNEL),
             "segment_size": c.get(NetworkOptions.SEGMENT_SIZE),
         }
-        return StreamingJobGraphGenerator(graph, job_id=uuid.uuid4().hex, config=runtime_config).create_job_graph()
+        job_graph = StreamingJobGraphGenerator(graph, job_id=uuid.uuid4().hex, config=runtime_config).create_job_graph()
+        job_graph.job_configuration = c.to_dict()
+        return job_graph
 
     # -- execution ---------------------------------------------------------------------------------
-    def execute(self, job_name: str | None = None) -> JobExecutionResult:
-        """Run the job to its end on an embedded MiniCluster."""
-        return self.execute_async(job_name).get_job_execution_result()
+    def execute(
+        self, job_name: str | None = None, *, savepoint_path: str | None = None, allow_non_restored_state: bool = False
+    ) -> JobExecutionResult:
+        """Run the job to its end on an embedded MiniCluster.
 
-    def execute_async(self, job_name: str | None = None) -> JobClient:
+        ``savepoint_path``: start from the state of a savepoint or retained checkpoint (operators matched
+        by ``uid``; at any parallelism). ``allow_non_restored_state``: drop state no operator claims."""
+        return self.execute_async(
+            job_name, savepoint_path=savepoint_path, allow_non_restored_state=allow_non_restored_state
+        ).get_job_execution_result()
+
+    def execute_async(
+        self, job_name: str | None = None, *, savepoint_path: str | None = None, allow_non_restored_state: bool = False
+    ) -> JobClient:
         """Start the job and return at once with a :class:`JobClient`."""
         job_graph = self.get_job_graph(job_name, clear=True)
+        if savepoint_path is not None:  # for this job only, not for later ones of this environment
+            job_graph.job_configuration[CheckpointingOptions.SAVEPOINT_PATH.key] = savepoint_path
+        if allow_non_restored_state:
+            job_graph.job_configuration[CheckpointingOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE.key] = True
         return self._submit(job_graph)
 
     def _submit(self, job_graph: JobGraph) -> JobClient:

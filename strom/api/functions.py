@@ -18,7 +18,17 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from strom.api.state import StateDescriptor
+    from strom.api.state import (
+        AggregatingState,
+        AggregatingStateDescriptor,
+        ListState,
+        ListStateDescriptor,
+        MapState,
+        MapStateDescriptor,
+        ReducingState,
+        ReducingStateDescriptor,
+        StateDescriptor,
+    )
 
 __all__ = [
     "FilterFunction",
@@ -65,7 +75,27 @@ class RuntimeContext(ABC):
 
     @abstractmethod
     def get_state(self, descriptor: StateDescriptor) -> Any:
-        """Keyed state of the current key (only on a keyed stream)."""
+        """Keyed state of the current key (only on a keyed stream); its kind follows the descriptor's."""
+
+    def get_list_state(self, descriptor: ListStateDescriptor) -> ListState[Any]:
+        """Keyed :class:`ListState` of the current key."""
+        state: ListState[Any] = self.get_state(descriptor)
+        return state
+
+    def get_map_state(self, descriptor: MapStateDescriptor) -> MapState[Any, Any]:
+        """Keyed :class:`MapState` of the current key."""
+        state: MapState[Any, Any] = self.get_state(descriptor)
+        return state
+
+    def get_reducing_state(self, descriptor: ReducingStateDescriptor) -> ReducingState[Any]:
+        """Keyed :class:`ReducingState` of the current key."""
+        state: ReducingState[Any] = self.get_state(descriptor)
+        return state
+
+    def get_aggregating_state(self, descriptor: AggregatingStateDescriptor) -> AggregatingState[Any, Any]:
+        """Keyed :class:`AggregatingState` of the current key."""
+        state: AggregatingState[Any, Any] = self.get_state(descriptor)
+        return state
 
 
 class Function:

@@ -14,6 +14,7 @@ from strom.runtime.execution_state import JobStatus
 
 if TYPE_CHECKING:
     from strom.deploy.minicluster import MiniCluster
+    from strom.runtime.checkpoint.coordinator import CheckpointStats
     from strom.runtime.jobmaster.jobmaster import JobResult
 
 __all__ = ["CloseableIterator", "JobClient", "JobExecutionResult", "TaskMetrics"]
@@ -26,6 +27,10 @@ class JobExecutionResult:
     net_runtime_ms: int
     #: "task name (i/n)" -> pid of the TaskManager process that ran the subtask
     task_pids: dict[str, int] = field(default_factory=dict)
+    #: how often the job was restarted after failures
+    num_restarts: int = 0
+    #: the job's checkpoint history (id, status, trigger time, duration, size, per-subtask alignment)
+    checkpoints: list[CheckpointStats] = field(default_factory=list)
 
     def get_job_id(self) -> str:
         return self.job_id
@@ -85,6 +90,33 @@ class JobClient:
             return []
         return [TaskMetrics(**row) for row in rows]
 
+    def get_checkpoint_statistics(self) -> list[CheckpointStats]:
+        """The checkpoint history of the running job, oldest first (Flink's checkpoint statistics)."""
+        if self._result is not None:
+            return list(self._result.checkpoints)
+        d = self._cluster.dispatcher
+        assert d is not None
+        try:
+            return list(self._cluster.run(d.request_checkpoint_statistics(self.job_id), timeout=10.0))
+        except ClusterError:
+            return list(self._result.checkpoints) if self._result is not None else []
+
+    def trigger_savepoint(self, path: str) -> str:
+        """Take a savepoint into the directory ``path``; returns the savepoint's own directory."""
+        d = self._cluster.dispatcher
+        assert d is not None
+        result: str = self._cluster.run(d.trigger_savepoint(self.job_id, path))
+        return result
+
+    def stop_with_savepoint(self, path: str) -> str:
+        """Take a savepoint, then stop the job; returns the savepoint's directory."""
+        d = self._cluster.dispatcher
+        assert d is not None
+        result: str = self._cluster.run(d.stop_with_savepoint(self.job_id, path))
+        with contextlib.suppress(JobCancelledError):
+            self._wait_result()
+        return result
+
     def cancel(self) -> None:
         """Cancel the job and wait until it stopped."""
         if self._result is None:
@@ -108,7 +140,12 @@ class JobClient:
         r = self._wait_result()
         if r.status is JobStatus.FINISHED:
             return JobExecutionResult(
-                job_id=r.job_id, job_name=r.job_name, net_runtime_ms=r.net_runtime_ms, task_pids=r.task_pids
+                job_id=r.job_id,
+                job_name=r.job_name,
+                net_runtime_ms=r.net_runtime_ms,
+                task_pids=r.task_pids,
+                num_restarts=r.num_restarts,
+                checkpoints=list(r.checkpoints),
             )
         if r.status is JobStatus.CANCELED:
             raise JobCancelledError(f"job '{r.job_name}' ({r.job_id}) was cancelled", job_id=r.job_id)
@@ -127,8 +164,12 @@ class JobClient:
         self._cluster.close()
 
     def task_manager_pids(self) -> list[int]:
-        """The process ids of the TaskManagers the job's MiniCluster started."""
+        """The process ids of the TaskManagers the job's MiniCluster started (replacements included)."""
         return list(self._cluster.task_manager_pids)
+
+    def live_task_manager_pids(self) -> list[int]:
+        """The process ids of the job's MiniCluster TaskManagers that are running now."""
+        return list(self._cluster.live_task_manager_pids)
 
 
 class CloseableIterator(Iterator[Any]):

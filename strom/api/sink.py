@@ -1,14 +1,45 @@
-"""The Sink API (Flink's ``Sink`` / ``SinkWriter``); ``DataStream.sink_to`` takes a :class:`Sink`."""
+"""The Sink API (Flink's Sink V2); ``DataStream.sink_to`` takes a :class:`Sink`.
+
+A plain :class:`Sink` creates one :class:`SinkWriter` per subtask. Two refinements give exactly-once output:
+
+* a :class:`StatefulSinkWriter` hands its state to every checkpoint (``snapshot_state``) and gets it back
+  through :meth:`Sink.restore_writer` after a failure or a rescale;
+* a :class:`TwoPhaseCommittingSink` writes through a :class:`PrecommittingSinkWriter`: at each checkpoint
+  the writer *pre-commits* what it wrote so far (``prepare_commit`` returns committables, e.g. closed but
+  still hidden files), the committables travel in the checkpoint, and only once that checkpoint is complete
+  does the :class:`Committer` make them visible (e.g. rename the files). After a failure the committables of
+  the restored (completed) checkpoint are committed again, so :meth:`Committer.commit` must be idempotent.
+
+Order of calls per subtask (``SinkWriterOperator``): on restore, the recovered committables are committed
+first, *then* ``restore_writer`` creates the writer; at a checkpoint ``flush(False)``, ``prepare_commit()``,
+``snapshot_state(checkpoint_id)``; at end of input ``flush(True)`` and ``prepare_commit()`` — those
+committables are committed with the final checkpoint (or at once when the job runs without checkpoints).
+
+    class UpperCaseFiles(TwoPhaseCommittingSink[str, str]):
+        def create_writer(self, context): return MyPrecommittingWriter(context)
+        def create_committer(self): return MyRenamingCommitter()
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["Sink", "SinkWriter", "SinkWriterContext"]
+__all__ = [
+    "CommitRequest",
+    "Committer",
+    "PrecommittingSinkWriter",
+    "Sink",
+    "SinkWriter",
+    "SinkWriterContext",
+    "StatefulSinkWriter",
+    "TwoPhaseCommittingSink",
+]
 
 T = TypeVar("T")
+WriterStateT = TypeVar("WriterStateT")
+CommT = TypeVar("CommT")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +66,103 @@ class SinkWriter(ABC, Generic[T]):
         """Release resources."""
 
 
+class StatefulSinkWriter(SinkWriter[T], Generic[T, WriterStateT]):
+    """A writer with state that survives failures: returned at every checkpoint, handed back to
+    :meth:`Sink.restore_writer` on restore (redistributed across subtasks when the parallelism changes)."""
+
+    @abstractmethod
+    def snapshot_state(self, checkpoint_id: int) -> list[WriterStateT]: ...
+
+
+class PrecommittingSinkWriter(SinkWriter[T], Generic[T, CommT]):
+    """The writer of a :class:`TwoPhaseCommittingSink` (Flink's ``CommittingSinkWriter``)."""
+
+    @abstractmethod
+    def prepare_commit(self) -> list[CommT]:
+        """Pre-commit everything written since the last call; return what the committer will make visible.
+
+        Called at every checkpoint (after ``flush(False)``, before ``snapshot_state``) and once at end of
+        input (after ``flush(True)``)."""
+
+
 class Sink(ABC, Generic[T]):
     @abstractmethod
     def create_writer(self, context: SinkWriterContext) -> SinkWriter[T]: ...
+
+    def restore_writer(self, context: SinkWriterContext, recovered_state: list[Any]) -> SinkWriter[T]:
+        """A writer resuming from ``recovered_state`` (what :class:`StatefulSinkWriter` s snapshotted; after a
+        rescale possibly the state of several old writers, or none). The default ignores the state."""
+        return self.create_writer(context)
+
+
+class CommitRequest(Generic[CommT]):
+    """One committable handed to :meth:`Committer.commit`, with a way to report how its commit went.
+
+    Not signalling anything means success. ``retry_later()`` keeps the committable pending: it is tried
+    again with the next completed checkpoint. ``signal_failed_with_known_reason(exc)`` drops it (the
+    committer knows it can never succeed and decided the job goes on). A committer that *raises* fails the
+    task; the job restarts from the last completed checkpoint and commits again.
+    """
+
+    __slots__ = ("_committable", "_failure", "_retry", "number_of_retries")
+
+    def __init__(self, committable: CommT, number_of_retries: int = 0) -> None:
+        self._committable = committable
+        self.number_of_retries = number_of_retries
+        self._retry = False
+        self._failure: BaseException | None = None
+
+    def get_committable(self) -> CommT:
+        return self._committable
+
+    @property
+    def committable(self) -> CommT:
+        return self._committable
+
+    def retry_later(self) -> None:
+        self._retry = True
+
+    def update_and_retry_later(self, committable: CommT) -> None:
+        self._committable = committable
+        self._retry = True
+
+    def signal_failed_with_known_reason(self, exc: BaseException) -> None:
+        self._failure = exc
+
+    def signal_already_committed(self) -> None:
+        """Nothing to do: the committable was committed before (e.g. before a restore)."""
+
+    @property
+    def should_retry(self) -> bool:
+        return self._retry and self._failure is None
+
+    @property
+    def failure(self) -> BaseException | None:
+        return self._failure
+
+
+class Committer(ABC, Generic[CommT]):
+    """Makes pre-committed data visible once its checkpoint is complete (Flink's ``Committer``)."""
+
+    @abstractmethod
+    def commit(self, requests: list[CommitRequest[CommT]]) -> None:
+        """Commit every request. Must be idempotent: after a restore, committables that were already
+        committed come again, and committing them again must succeed without effect."""
+
+    def close(self) -> None:
+        """Release resources."""
+
+
+class TwoPhaseCommittingSink(Sink[T], Generic[T, CommT]):
+    """A sink whose writers pre-commit at checkpoints and whose committer commits once they complete."""
+
+    @abstractmethod
+    def create_writer(self, context: SinkWriterContext) -> PrecommittingSinkWriter[T, CommT]: ...
+
+    def restore_writer(
+        self, context: SinkWriterContext, recovered_state: list[Any]
+    ) -> PrecommittingSinkWriter[T, CommT]:
+        return self.create_writer(context)
+
+    @abstractmethod
+    def create_committer(self) -> Committer[CommT]: ...

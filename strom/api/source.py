@@ -5,6 +5,14 @@ A :class:`Source` cuts its input into :class:`SourceSplit` s when the job is sch
 subtask gets the splits ``i`` with ``i % parallelism == subtask_index`` and reads them with a
 :class:`SourceReader` created in its task. ``poll_batch`` returns a batch of records, an empty list
 when nothing is available yet, or ``None`` once every split is exhausted (bounded sources).
+
+Checkpointing (FLIP-27's ``SourceReader#snapshotState``): at every checkpoint the task asks its reader for
+``snapshot_state(checkpoint_id)`` — the splits it has not finished, each carrying its *current position*
+in its payload. The runtime pickles them into the checkpoint. A restored subtask gets a fresh reader and
+hands it those splits through ``add_splits``; the reader continues right after the last record it returned
+before the snapshot, so no record is lost or read twice. The snapshot is taken on the task thread between
+two ``poll_batch`` calls, so a reader needs no locking; it must return copies that later reads do not
+change (a frozen :class:`SourceSplit` with an immutable payload).
 """
 
 from __future__ import annotations
@@ -13,6 +21,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+from strom.exceptions import InvalidProgramError
 
 __all__ = ["Boundedness", "Source", "SourceReader", "SourceReaderContext", "SourceSplit"]
 
@@ -26,7 +36,12 @@ class Boundedness:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SourceSplit:
-    """One independently readable part of a source's input."""
+    """One independently readable part of a source's input.
+
+    The ``payload`` says where reading starts: a split made by ``create_splits`` starts at the beginning, one
+    returned by ``SourceReader.snapshot_state`` at the reader's position. Splits are pickled into deployment
+    descriptors and checkpoints, so keep payloads small and immutable (offsets, ranges, file positions).
+    """
 
     split_id: str
     payload: Any = None
@@ -40,12 +55,26 @@ class SourceReaderContext:
 
 
 class SourceReader(ABC, Generic[T]):
+    """Reads the splits of one source subtask (FLIP-27's ``SourceReader``), on the task thread."""
+
     @abstractmethod
-    def add_splits(self, splits: Sequence[SourceSplit]) -> None: ...
+    def add_splits(self, splits: Sequence[SourceSplit]) -> None:
+        """Splits to read: those assigned at scheduling, or those of ``snapshot_state`` on restore."""
 
     @abstractmethod
     def poll_batch(self) -> list[T] | None:
         """Up to ``context.batch_size`` records; ``[]`` = none available now; ``None`` = end of input."""
+
+    def snapshot_state(self, checkpoint_id: int) -> list[SourceSplit]:
+        """The splits not yet finished, each with its current position, as immutable copies.
+
+        Readers that do not override this work as before but cannot take part in checkpoints.
+        """
+        raise InvalidProgramError(
+            f"expected the source reader {type(self).__qualname__} to implement snapshot_state(checkpoint_id) "
+            "for checkpointing; got none; hint: return the unfinished splits with their current positions "
+            "(see strom.connectors.NumberSequenceSource), or run the job without checkpointing"
+        )
 
     def close(self) -> None:
         """Release resources; default does nothing."""

@@ -1,47 +1,375 @@
-"""Keyed state descriptors and state interfaces (Flink's ``ValueStateDescriptor`` and friends).
+"""Keyed and operator state: descriptors, state interfaces, time-to-live (Flink's ``api.common.state``).
 
-class Count(KeyedProcessFunction):
-    def open(self, ctx):
-        self.count = ctx.get_state(ValueStateDescriptor("count"))
-    def process_element(self, value, ctx):
-        n = (self.count.value() or 0) + 1
-        self.count.update(n)
-        yield ctx.get_current_key(), n
+A descriptor names a piece of state; the runtime hands back the matching state object, scoped to the
+current key (keyed state) or to the subtask (operator state)::
+
+    class Count(KeyedProcessFunction):
+        def open(self, ctx):
+            self.count = ctx.get_state(ValueStateDescriptor("count"))
+        def process_element(self, value, ctx):
+            n = (self.count.value() or 0) + 1
+            self.count.update(n)
+            yield ctx.get_current_key(), n
+
+Every descriptor may expire its entries after a time-to-live (milliseconds)::
+
+    ttl = StateTtlConfig.new_builder(60_000).set_update_type(UpdateType.OnReadAndWrite).build()
+    descriptor = ListStateDescriptor("recent")
+    descriptor.enable_time_to_live(ttl)
+
+``None`` means "absent" in keyed state: ``ValueState.update(None)`` clears the value (as in Flink).
 """
 
 from __future__ import annotations
 
+import enum
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
-__all__ = ["StateDescriptor", "ValueState", "ValueStateDescriptor"]
+from strom.api.functions import Function, ReduceFunction, as_callable
+
+__all__ = [
+    "AggregateFunction",
+    "AggregatingState",
+    "AggregatingStateDescriptor",
+    "AppendingState",
+    "ListState",
+    "ListStateDescriptor",
+    "MapState",
+    "MapStateDescriptor",
+    "ReducingState",
+    "ReducingStateDescriptor",
+    "State",
+    "StateDescriptor",
+    "StateTtlConfig",
+    "StateVisibility",
+    "UpdateType",
+    "ValueState",
+    "ValueStateDescriptor",
+]
 
 T = TypeVar("T")
+IN = TypeVar("IN")
+ACC = TypeVar("ACC")
+OUT = TypeVar("OUT")
+UK = TypeVar("UK")
+UV = TypeVar("UV")
+
+
+# --- time-to-live ---------------------------------------------------------------------------------
+
+
+class UpdateType(enum.Enum):
+    """When the last-access timestamp of an entry is refreshed (Flink's ``StateTtlConfig.UpdateType``)."""
+
+    OnCreateAndWrite = "OnCreateAndWrite"
+    OnReadAndWrite = "OnReadAndWrite"
+
+
+class StateVisibility(enum.Enum):
+    """Whether an expired entry that was not cleaned up yet may still be read (``StateTtlConfig.StateVisibility``)."""
+
+    NeverReturnExpired = "NeverReturnExpired"
+    ReturnExpiredIfNotCleanedUp = "ReturnExpiredIfNotCleanedUp"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StateTtlConfig:
+    """Time-to-live of state entries, in milliseconds of the backend's TTL clock (processing time).
+
+    An entry expires ``ttl_ms`` after it was last written (and, with ``OnReadAndWrite``, last read).
+    Expired entries are removed lazily when they are accessed, and never written into a snapshot.
+    ``cleanup_in_full_snapshot`` is kept for Flink parity; the heap backend always drops expired
+    entries from snapshots.
+
+        >>> StateTtlConfig.new_builder(1000).set_update_type(UpdateType.OnReadAndWrite).build().ttl_ms
+        1000
+    """
+
+    ttl_ms: int
+    update_type: UpdateType = UpdateType.OnCreateAndWrite
+    state_visibility: StateVisibility = StateVisibility.NeverReturnExpired
+    cleanup_in_full_snapshot: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.ttl_ms, bool) or not isinstance(self.ttl_ms, int) or self.ttl_ms <= 0:
+            raise ValueError(
+                f"state TTL must be a positive int of milliseconds; got {self.ttl_ms!r}; "
+                "hint: StateTtlConfig.new_builder(60_000) is one minute"
+            )
+        if not isinstance(self.update_type, UpdateType):
+            raise TypeError(f"update_type must be an UpdateType; got {self.update_type!r}")
+        if not isinstance(self.state_visibility, StateVisibility):
+            raise TypeError(f"state_visibility must be a StateVisibility; got {self.state_visibility!r}")
+
+    @staticmethod
+    def new_builder(ttl_ms: int) -> StateTtlConfigBuilder:
+        return StateTtlConfigBuilder(ttl_ms)
+
+    def is_enabled(self) -> bool:
+        return True
+
+
+class StateTtlConfigBuilder:
+    """Flink's ``StateTtlConfig.Builder``; every setter returns the builder."""
+
+    def __init__(self, ttl_ms: int) -> None:
+        self._ttl_ms = ttl_ms
+        self._update_type = UpdateType.OnCreateAndWrite
+        self._visibility = StateVisibility.NeverReturnExpired
+        self._cleanup_full_snapshot = False
+
+    def set_ttl(self, ttl_ms: int) -> StateTtlConfigBuilder:
+        self._ttl_ms = ttl_ms
+        return self
+
+    def set_update_type(self, update_type: UpdateType) -> StateTtlConfigBuilder:
+        self._update_type = update_type
+        return self
+
+    def update_ttl_on_create_and_write(self) -> StateTtlConfigBuilder:
+        return self.set_update_type(UpdateType.OnCreateAndWrite)
+
+    def update_ttl_on_read_and_write(self) -> StateTtlConfigBuilder:
+        return self.set_update_type(UpdateType.OnReadAndWrite)
+
+    def set_state_visibility(self, visibility: StateVisibility) -> StateTtlConfigBuilder:
+        self._visibility = visibility
+        return self
+
+    def never_return_expired(self) -> StateTtlConfigBuilder:
+        return self.set_state_visibility(StateVisibility.NeverReturnExpired)
+
+    def return_expired_if_not_cleaned_up(self) -> StateTtlConfigBuilder:
+        return self.set_state_visibility(StateVisibility.ReturnExpiredIfNotCleanedUp)
+
+    def cleanup_full_snapshot(self) -> StateTtlConfigBuilder:
+        self._cleanup_full_snapshot = True
+        return self
+
+    def build(self) -> StateTtlConfig:
+        return StateTtlConfig(
+            ttl_ms=self._ttl_ms,
+            update_type=self._update_type,
+            state_visibility=self._visibility,
+            cleanup_in_full_snapshot=self._cleanup_full_snapshot,
+        )
+
+
+# --- user functions -------------------------------------------------------------------------------
+
+
+class AggregateFunction(Function, Generic[IN, ACC, OUT]):
+    """Incremental aggregation through an accumulator (Flink's ``AggregateFunction``).
+
+    >>> class Average(AggregateFunction):
+    ...     def create_accumulator(self): return (0, 0)
+    ...     def add(self, value, acc): return (acc[0] + value, acc[1] + 1)
+    ...     def get_result(self, acc): return acc[0] / acc[1]
+    ...     def merge(self, a, b): return (a[0] + b[0], a[1] + b[1])
+    >>> Average().get_result(Average().add(4, Average().create_accumulator()))
+    4.0
+    """
+
+    @abstractmethod
+    def create_accumulator(self) -> ACC: ...
+
+    @abstractmethod
+    def add(self, value: IN, accumulator: ACC) -> ACC: ...
+
+    @abstractmethod
+    def get_result(self, accumulator: ACC) -> OUT: ...
+
+    @abstractmethod
+    def merge(self, a: ACC, b: ACC) -> ACC: ...
+
+
+# --- descriptors ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class StateDescriptor:
-    """Names a piece of keyed state; the name is unique per operator."""
+    """Names a piece of state; the name is unique per operator.
+
+    ``ttl_config`` is set with :meth:`enable_time_to_live` (or given as a keyword); it does not take part
+    in equality, so a descriptor stays usable as a dict key.
+    """
 
     name: str
+    ttl_config: StateTtlConfig | None = field(default=None, kw_only=True, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise TypeError(f"state name must be a non-empty str; got {self.name!r}")
+        if self.ttl_config is not None and not isinstance(self.ttl_config, StateTtlConfig):
+            raise TypeError(
+                f"ttl_config of state '{self.name}' must be a StateTtlConfig; got a {type(self.ttl_config).__name__}; "
+                "hint: StateTtlConfig.new_builder(ttl_ms).build()"
+            )
+
+    def enable_time_to_live(self, ttl_config: StateTtlConfig) -> None:
+        """Expire entries of this state ``ttl_config.ttl_ms`` after their last write (Flink's method of this name).
+
+        Call it before the descriptor is registered; a state registered earlier keeps its settings."""
+        if not isinstance(ttl_config, StateTtlConfig):
+            raise TypeError(
+                f"enable_time_to_live expects a StateTtlConfig; got a {type(ttl_config).__name__}; "
+                "hint: StateTtlConfig.new_builder(ttl_ms).build()"
+            )
+        object.__setattr__(self, "ttl_config", ttl_config)
+
+    def get_ttl_config(self) -> StateTtlConfig | None:
+        return self.ttl_config
+
+    @property
+    def kind(self) -> str:
+        """Short name of the state type (``value``, ``list``, ...) used in messages and snapshots."""
+        return type(self).__name__.removesuffix("StateDescriptor").lower() or "state"
 
 
 @dataclass(frozen=True, slots=True)
 class ValueStateDescriptor(StateDescriptor):
-    """A single value per key; ``value()`` is ``None`` until the first ``update``."""
+    """A single value per key; ``value()`` is ``default_value`` (``None``) until the first ``update``.
+
+    The default is returned as is, not copied: prefer immutable defaults."""
+
+    default_value: Any = None
 
 
-class ValueState(ABC, Generic[T]):
+@dataclass(frozen=True, slots=True)
+class ListStateDescriptor(StateDescriptor):
+    """A list of elements per key (keyed state), or per subtask (operator state)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MapStateDescriptor(StateDescriptor):
+    """A map of user keys to user values per key."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReducingStateDescriptor(StateDescriptor):
+    """One value per key, combined with every ``add`` by ``reduce_function`` (a callable or ReduceFunction)."""
+
+    reduce_function: Any = None
+
+    def __post_init__(self) -> None:
+        StateDescriptor.__post_init__(self)
+        as_callable(self.reduce_function, ReduceFunction, "reduce", f"ReducingStateDescriptor '{self.name}'")
+
+    def get_reduce_callable(self) -> Callable[[Any, Any], Any]:
+        return as_callable(self.reduce_function, ReduceFunction, "reduce", f"ReducingStateDescriptor '{self.name}'")
+
+
+@dataclass(frozen=True, slots=True)
+class AggregatingStateDescriptor(StateDescriptor):
+    """One accumulator per key, fed by every ``add`` through ``aggregate_function`` (an AggregateFunction)."""
+
+    aggregate_function: Any = None
+
+    def __post_init__(self) -> None:
+        StateDescriptor.__post_init__(self)
+        fn = self.aggregate_function
+        if isinstance(fn, AggregateFunction):
+            return
+        if isinstance(fn, type) and issubclass(fn, AggregateFunction):
+            hint = f"instantiate it: {fn.__name__}()"
+            got = f"the class {fn.__name__}"
+        else:
+            hint = "subclass AggregateFunction with create_accumulator/add/get_result/merge"
+            got = f"a {type(fn).__name__!r}"
+        raise TypeError(
+            f"AggregatingStateDescriptor '{self.name}' expects an AggregateFunction instance; got {got}; hint: {hint}"
+        )
+
+
+# --- state interfaces -----------------------------------------------------------------------------
+
+
+class State(ABC):
+    """Base of every state object: ``clear()`` removes the value of the current key (and namespace)."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def clear(self) -> None: ...
+
+
+class ValueState(State, Generic[T]):
+    __slots__ = ()
+
     @abstractmethod
     def value(self) -> T | None: ...
 
     @abstractmethod
-    def update(self, value: T) -> None: ...
+    def update(self, value: T | None) -> None:
+        """Set the value; ``None`` clears it."""
+
+
+class AppendingState(State, Generic[IN, OUT]):
+    __slots__ = ()
 
     @abstractmethod
-    def clear(self) -> None: ...
+    def get(self) -> OUT: ...
+
+    @abstractmethod
+    def add(self, value: IN) -> None: ...
+
+
+class ListState(AppendingState[T, list[T]]):
+    """``get()`` returns a copy of the elements (an empty list when there are none)."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def add_all(self, values: Iterable[T]) -> None: ...
+
+    @abstractmethod
+    def update(self, values: Iterable[T]) -> None:
+        """Replace all elements; an empty iterable clears the state."""
+
+
+class ReducingState(AppendingState[T, T | None]):
+    """``get()`` is ``None`` until the first ``add``."""
+
+    __slots__ = ()
+
+
+class AggregatingState(AppendingState[IN, OUT | None]):
+    """``get()`` is ``None`` until the first ``add``."""
+
+    __slots__ = ()
+
+
+class MapState(State, Generic[UK, UV]):
+    """A map per key. ``keys()``, ``values()`` and ``items()`` return copies, safe to iterate while mutating."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def get(self, key: UK) -> UV | None: ...
+
+    @abstractmethod
+    def put(self, key: UK, value: UV) -> None: ...
+
+    @abstractmethod
+    def put_all(self, entries: Mapping[UK, UV]) -> None: ...
+
+    @abstractmethod
+    def remove(self, key: UK) -> None: ...
+
+    @abstractmethod
+    def contains(self, key: UK) -> bool: ...
+
+    @abstractmethod
+    def keys(self) -> list[UK]: ...
+
+    @abstractmethod
+    def values(self) -> list[UV]: ...
+
+    @abstractmethod
+    def items(self) -> list[tuple[UK, UV]]: ...
+
+    @abstractmethod
+    def is_empty(self) -> bool: ...

@@ -5,6 +5,11 @@ thread; callers cross into it with :meth:`MiniCluster.run`. Each TaskManager is
 ``python -m strom.runtime.taskexecutor``; it reads the cluster secret from its stdin and exits when that
 pipe closes, so closing the cluster — normally, on Ctrl-C, on an error, or because this process died —
 leaves no TaskManager behind. ``close()`` waits for them and kills any that linger.
+
+Like Flink's active ResourceManagers, the MiniCluster starts a replacement process for every TaskManager
+that is lost while the cluster runs, so a job that restarts after a crash finds its slots again.
+Checkpoints go to ``execution.checkpointing.dir`` or, when that is unset, to a temporary directory the
+MiniCluster removes when it closes.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ import atexit
 import contextlib
 import logging
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import weakref
@@ -60,6 +67,8 @@ class MiniCluster:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._lock = threading.Lock()
+        self._next_tm = 0
+        self._checkpoint_dir = ""
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> MiniCluster:
@@ -70,8 +79,8 @@ class MiniCluster:
         self._thread.start()
         try:
             self.run(self._start_dispatcher())
-            for i in range(self.num_task_managers):
-                self.processes.append(self._spawn_task_manager(f"tm-{i + 1}"))
+            for _ in range(self.num_task_managers):
+                self.processes.append(self._spawn_task_manager(self._new_tm_id()))
             self._wait_for_registration()
         except BaseException:
             self.close()
@@ -86,8 +95,48 @@ class MiniCluster:
             heartbeat_interval=c.get(HeartbeatOptions.INTERVAL),
             heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT),
             slot_timeout=c.get(ClusterOptions.SLOT_REQUEST_TIMEOUT),
+            default_checkpoint_dir=self._default_checkpoint_dir,
         )
+        self.dispatcher.resource_manager.listeners.append(self._task_manager_lost)
         await self.dispatcher.start()
+
+    def _new_tm_id(self) -> str:
+        with self._lock:
+            self._next_tm += 1
+            return f"tm-{self._next_tm}"
+
+    def _default_checkpoint_dir(self) -> str:
+        """A temporary checkpoint directory, created on first use, removed on close."""
+        with self._lock:
+            if not self._checkpoint_dir:
+                self._checkpoint_dir = tempfile.mkdtemp(prefix="strom-checkpoints-")
+            return self._checkpoint_dir
+
+    def _task_manager_lost(self, tm_id: str, message: str) -> None:
+        """On the JobManager loop: start a replacement TaskManager process (off the loop)."""
+        if self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        loop.run_in_executor(None, self._start_replacement, tm_id)
+
+    def _start_replacement(self, lost_tm_id: str) -> None:
+        with self._lock:
+            if self._closed:
+                return
+        tm_id = self._new_tm_id()
+        log.info("starting TaskManager %s to replace the lost %s", tm_id, lost_tm_id)
+        try:
+            proc = self._spawn_task_manager(tm_id)
+        except Exception as exc:
+            log.warning("could not start a replacement TaskManager: %s", exc)
+            return
+        with self._lock:
+            if not self._closed:
+                self.processes.append(proc)
+                return
+        with contextlib.suppress(OSError):
+            assert proc.stdin is not None
+            proc.stdin.close()
 
     def _spawn_task_manager(self, tm_id: str) -> subprocess.Popen[bytes]:
         assert self.dispatcher is not None
@@ -159,14 +208,18 @@ class MiniCluster:
                 self._thread.join(timeout=10)
             if not loop.is_running():
                 loop.close()
+        if self._checkpoint_dir:
+            shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
 
     def _stop_task_managers(self) -> None:
-        for p in self.processes:
+        with self._lock:
+            processes = list(self.processes)
+        for p in processes:
             if p.stdin is not None:
                 with contextlib.suppress(OSError):
                     p.stdin.close()  # the TaskManager's cue to shut down
         deadline = time.monotonic() + 10
-        for p in self.processes:
+        for p in processes:
             try:
                 p.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -204,4 +257,12 @@ class MiniCluster:
 
     @property
     def task_manager_pids(self) -> list[int]:
-        return [p.pid for p in self.processes]
+        """Every TaskManager process the cluster started, replacements included."""
+        with self._lock:
+            return [p.pid for p in self.processes]
+
+    @property
+    def live_task_manager_pids(self) -> list[int]:
+        """The TaskManager processes running now (lost ones not)."""
+        with self._lock:
+            return [p.pid for p in self.processes if p.poll() is None]

@@ -136,6 +136,12 @@ class ExecutionGraph:
         self.executions[ex.attempt_id] = ex
         return ex
 
+    def reset_executions_for_restart(self) -> None:
+        """Restart-all failover: every vertex gets a new attempt (CREATED, no slot)."""
+        for ejv in self.job_vertices.values():
+            for ev in ejv.task_vertices:
+                self._new_execution(ev)
+
     # -- queries -----------------------------------------------------------------------------------
     def all_executions(self) -> list[Execution]:
         return [

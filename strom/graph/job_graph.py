@@ -90,7 +90,9 @@ class JobGraph:
     job_id: str
     job_name: str
     vertices: dict[str, JobVertex]
-    config: dict[str, object]
+    config: dict[str, object]  # what the tasks need (shipped in every deployment descriptor)
+    #: the job's whole Configuration (checkpointing, restart strategy, savepoint restore), for the JobMaster
+    job_configuration: dict[str, object] = field(default_factory=dict)
 
     def topological_order(self) -> list[JobVertex]:
         return list(self.vertices.values())

@@ -10,8 +10,10 @@ from typing import Any
 from strom.runtime.network.result_partition import ResultPartitionID
 
 __all__ = [
+    "CheckpointingSettings",
     "InputChannelDeploymentDescriptor",
     "InputGateDeploymentDescriptor",
+    "OperatorRestoreDescriptor",
     "ResultPartitionDeploymentDescriptor",
     "TaskDeploymentDescriptor",
     "TaskExecutionState",
@@ -43,6 +45,25 @@ class InputGateDeploymentDescriptor:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointingSettings:
+    """Whether and how the job checkpoints, as its tasks need to know."""
+
+    exactly_once: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperatorRestoreDescriptor:
+    """Where one operator of a restored subtask finds its state (Flink's ``JobManagerTaskRestore`` /
+    ``TaskStateSnapshot`` for one operator): the state handles of the key groups it owns now and the
+    operator-state handles of every old subtask (``None`` where one had none)."""
+
+    checkpoint_id: int
+    keyed: tuple[tuple[int, Any], ...] = ()  # (key group, StateHandle)
+    operator: tuple[Any, ...] = ()  # StateHandle | None per old subtask
+    old_parallelism: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskDeploymentDescriptor:
     job_id: str
     job_name: str
@@ -59,6 +80,8 @@ class TaskDeploymentDescriptor:
     input_gates: tuple[InputGateDeploymentDescriptor, ...]
     source_splits: tuple[Any, ...]
     config: dict[str, Any]
+    checkpointing: CheckpointingSettings | None = None  # None: the job does not checkpoint
+    restore: dict[str, OperatorRestoreDescriptor] | None = None  # operator id -> its state; None: fresh start
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

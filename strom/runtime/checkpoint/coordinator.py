@@ -201,11 +201,16 @@ class CheckpointCoordinator:
         p.finalizing = True
         return [FinalizeCheckpoint(p)]
 
-    def receive_decline(self, checkpoint_id: int, execution_id: str, reason: str) -> list[CoordinatorAction]:
+    def receive_decline(
+        self, checkpoint_id: int, execution_id: str, reason: str, *, counts: bool = True
+    ) -> list[CoordinatorAction]:
+        """A task cannot take the checkpoint. ``counts=False`` for declines that are no checkpoint failure
+        (the task was not running yet or any more, the checkpoint was cancelled upstream), as Flink's
+        ``CheckpointFailureManager`` ignores them."""
         p = self.pending.get(checkpoint_id)
         if p is None or execution_id not in p.tasks_to_ack:
             return []
-        return self._abort(p, f"declined by a task: {reason}", counts=True)
+        return self._abort(p, f"declined by a task: {reason}", counts=counts)
 
     def on_timeout(self, checkpoint_id: int) -> list[CoordinatorAction]:
         p = self.pending.get(checkpoint_id)

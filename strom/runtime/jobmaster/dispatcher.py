@@ -8,6 +8,7 @@ updates and operator events for the JobMasters.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from strom.exceptions import RpcError
@@ -34,6 +35,7 @@ class Dispatcher:
         heartbeat_interval: float,
         heartbeat_timeout: float,
         slot_timeout: float,
+        default_checkpoint_dir: Callable[[], str] | None = None,
     ) -> None:
         self.resource_manager = ResourceManager(
             secret=secret, heartbeat_interval=heartbeat_interval, heartbeat_timeout=heartbeat_timeout
@@ -42,6 +44,7 @@ class Dispatcher:
         self.rpc_server = RpcServer(self, secret=secret, host=host, name="jobmanager")
         self.job_masters: dict[str, JobMaster] = {}
         self.slot_timeout = slot_timeout
+        self.default_checkpoint_dir = default_checkpoint_dir
 
     async def start(self) -> None:
         await self.rpc_server.start()
@@ -66,7 +69,12 @@ class Dispatcher:
     async def submit_job(self, job_graph: JobGraph) -> str:
         if job_graph.job_id in self.job_masters:
             raise RpcError(f"job {job_graph.job_id} was already submitted")
-        jm = JobMaster(job_graph, self.resource_manager, slot_timeout=self.slot_timeout)
+        jm = JobMaster(
+            job_graph,
+            self.resource_manager,
+            slot_timeout=self.slot_timeout,
+            default_checkpoint_dir=self.default_checkpoint_dir,
+        )
         self.job_masters[job_graph.job_id] = jm
         await jm.start()
         return job_graph.job_id
@@ -107,6 +115,18 @@ class Dispatcher:
     async def request_task_metrics(self, job_id: str) -> list[dict[str, Any]]:
         return self.job_master(job_id).task_metrics_snapshot()
 
+    async def request_checkpoint_statistics(self, job_id: str) -> list[Any]:
+        return self.job_master(job_id).checkpoint_statistics()
+
+    async def trigger_savepoint(self, job_id: str, target_dir: str) -> str:
+        return await self.job_master(job_id).trigger_savepoint(target_dir)
+
+    async def stop_with_savepoint(self, job_id: str, target_dir: str) -> str:
+        jm = self.job_master(job_id)
+        path = await jm.trigger_savepoint(target_dir)
+        jm.cancel()
+        return path
+
     @rpc_method
     def update_task_execution_state(self, state: TaskExecutionState) -> None:
         jm = self.job_masters.get(state.job_id)
@@ -116,6 +136,22 @@ class Dispatcher:
     @rpc_method
     async def send_operator_event(self, job_id: str, attempt_id: str, event: Any) -> None:
         await self.job_master(job_id).send_operator_event(attempt_id, event)
+
+    @rpc_method
+    def acknowledge_checkpoint(
+        self, job_id: str, attempt_id: str, checkpoint_id: int, states: dict[str, Any], stats: dict[str, float]
+    ) -> None:
+        jm = self.job_masters.get(job_id)
+        if jm is not None:
+            jm.acknowledge_checkpoint(attempt_id, checkpoint_id, states, stats)
+
+    @rpc_method
+    def decline_checkpoint(
+        self, job_id: str, attempt_id: str, checkpoint_id: int, reason: str, counts: bool = True
+    ) -> None:
+        jm = self.job_masters.get(job_id)
+        if jm is not None:
+            jm.decline_checkpoint(attempt_id, checkpoint_id, reason, counts)
 
     def _task_manager_lost(self, tm_id: str, message: str) -> None:
         for jm in self.job_masters.values():

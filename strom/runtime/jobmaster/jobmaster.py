@@ -1,9 +1,12 @@
 """``JobMaster``: runs one job — builds its ExecutionGraph, schedules it, follows every task's state,
-fails or cancels it as a whole, and serves its collect sinks.
+drives its checkpoints, restarts it after failures, fails or cancels it as a whole, and serves its
+collect sinks.
 
-Everything runs on the JobManager's event loop. No restarts yet: the first task failure (or the loss
-of a TaskManager that ran a task) fails the job; the other tasks are cancelled, and the job's result
-carries the root cause with the user's traceback.
+Everything runs on the JobManager's event loop. A task failure, the loss of a TaskManager that ran a task
+or too many failed checkpoints is a *global failure*: when the restart strategy allows, every task is
+cancelled and, after the strategy's backoff, the whole graph is deployed again with new attempts, each
+restoring its share of the latest completed checkpoint (Flink's restart-all failover). Otherwise the job
+fails; its result carries the root cause with the user's traceback.
 """
 
 from __future__ import annotations
@@ -11,16 +14,30 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from strom.config import CheckpointingOptions, Configuration
+from strom.exceptions import CheckpointError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
-from strom.runtime.deployment import TaskExecutionState
+from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration, CheckpointStats
+from strom.runtime.checkpoint.metadata import CheckpointMetadata
+from strom.runtime.checkpoint.storage import CheckpointStorage, resolve_checkpoint_pointer
+from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, JobStatus
+from strom.runtime.jobmaster.checkpoint_driver import CheckpointDriver
 from strom.runtime.jobmaster.resource_manager import ResourceManager
+from strom.runtime.jobmaster.restart_strategy import (
+    NoRestartBackoffTimeStrategy,
+    RestartBackoffTimeStrategy,
+    describe_exhausted,
+    restart_strategy_from_configuration,
+)
 from strom.runtime.jobmaster.scheduler import DefaultScheduler
 from strom.runtime.operators.sink import CollectBatchEvent
+from strom.runtime.state.key_groups import compute_key_group_range_for_operator_index
 
 __all__ = ["JobMaster", "JobResult"]
 
@@ -39,6 +56,8 @@ class JobResult:
     failure: BaseException | None = None
     #: "vertex name (i/n)" -> pid of the TaskManager process that ran it
     task_pids: dict[str, int] = field(default_factory=dict)
+    num_restarts: int = 0
+    checkpoints: list[CheckpointStats] = field(default_factory=list)
 
 
 class _CollectBuffer:
@@ -51,13 +70,30 @@ class _CollectBuffer:
 
 
 class JobMaster:
-    def __init__(self, job_graph: JobGraph, resource_manager: ResourceManager, *, slot_timeout: float) -> None:
+    def __init__(
+        self,
+        job_graph: JobGraph,
+        resource_manager: ResourceManager,
+        *,
+        slot_timeout: float,
+        default_checkpoint_dir: Callable[[], str] | None = None,
+    ) -> None:
         self.job_graph = job_graph
         self.job_id = job_graph.job_id
         self.rm = resource_manager
+        self.configuration = Configuration(dict(job_graph.job_configuration))
         self.graph = ExecutionGraph(job_graph)
         self._task_metrics: dict[str, dict[str, float]] = {}
         self.scheduler = DefaultScheduler(self.graph, resource_manager, slot_timeout=slot_timeout)
+        self.scheduler.restore_provider = self._restore_for
+        self.checkpoints: CheckpointDriver | None = None
+        self.restore_from: CheckpointMetadata | None = None
+        self._setup_checkpointing(default_checkpoint_dir)
+        self.restart_strategy: RestartBackoffTimeStrategy = restart_strategy_from_configuration(
+            self.configuration, checkpointing_enabled=self.checkpoints is not None
+        )
+        self.num_restarts = 0
+        self._restart_scheduled = False
         self.result: asyncio.Future[JobResult] = asyncio.get_running_loop().create_future()
         self.collect: dict[str, _CollectBuffer] = {}
         self._start_time = time.monotonic()
@@ -70,14 +106,169 @@ class JobMaster:
     def status(self) -> JobStatus:
         return self.graph.state
 
+    # -- checkpointing set-up ------------------------------------------------------------------------
+    def _setup_checkpointing(self, default_dir: Callable[[], str] | None) -> None:
+        c = self.configuration
+        savepoint = c.get(CheckpointingOptions.SAVEPOINT_PATH)
+        if savepoint:
+            _, self.restore_from = resolve_checkpoint_pointer(savepoint)
+            self._check_savepoint_matches(self.restore_from)
+        interval = c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL)
+        if interval <= 0:
+            self.scheduler.checkpointing = None
+            return
+        mode = c.get(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE).upper()
+        if mode not in ("EXACTLY_ONCE", "AT_LEAST_ONCE"):
+            raise CheckpointError(
+                f"expected EXACTLY_ONCE or AT_LEAST_ONCE for execution.checkpointing.mode; got {mode!r}; "
+                "hint: env.enable_checkpointing(interval_ms, CheckpointingMode.EXACTLY_ONCE)"
+            )
+        config = CheckpointCoordinatorConfiguration(
+            interval_ms=interval,
+            timeout_ms=c.get(CheckpointingOptions.CHECKPOINTING_TIMEOUT),
+            min_pause_ms=c.get(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS),
+            max_concurrent=c.get(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS),
+            tolerable_failures=c.get(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER),
+            exactly_once=mode == "EXACTLY_ONCE",
+        )
+        base = c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY) or (default_dir() if default_dir else "")
+        if not base:
+            raise CheckpointError(
+                "expected a checkpoint directory; got none; hint: set execution.checkpointing.dir "
+                "(env.get_checkpoint_config().set_checkpoint_storage(path))"
+            )
+        storage = CheckpointStorage(
+            base, self.job_id, num_retained=c.get(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS)
+        )
+        first_id = self.restore_from.checkpoint_id + 1 if self.restore_from is not None else 1
+        self.checkpoints = CheckpointDriver(
+            self, config, storage, first_checkpoint_id=first_id, on_global_failure=self._checkpoint_failure
+        )
+        self.scheduler.checkpointing = CheckpointingSettings(exactly_once=config.exactly_once)
+
+    def _check_savepoint_matches(self, metadata: CheckpointMetadata) -> None:
+        """Every operator state of the savepoint must find its operator (by uid), unless allowed otherwise."""
+        known = {cfg.operator_id for v in self.job_graph.vertices.values() for cfg in v.chain}
+        unmatched = sorted(set(metadata.operator_states) - known)
+        if unmatched and not self.configuration.get(CheckpointingOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE):
+            raise CheckpointError(
+                f"expected every operator state of {metadata.external_pointer} to map to an operator of the job; "
+                f"got state for {', '.join(unmatched)} that no operator claims; hint: give operators the same "
+                "uid(...) as in the job that took the savepoint, or set execution.savepoint.ignore-unclaimed-state "
+                "(allow_non_restored_state=True) to drop that state"
+            )
+        for v in self.job_graph.vertices.values():
+            for cfg in v.chain:
+                st = metadata.operator_states.get(cfg.operator_id)
+                if st is not None and st.keyed and st.max_parallelism != v.max_parallelism:
+                    raise CheckpointError(
+                        f"expected operator '{cfg.name}' to keep the max parallelism {st.max_parallelism} of its "
+                        f"keyed state in {metadata.external_pointer}; got {v.max_parallelism}; hint: the max "
+                        "parallelism fixes the key groups and cannot change across a restore: set it back with "
+                        "env.set_max_parallelism(...)"
+                    )
+
+    def _restore_for(self, ex: Execution) -> dict[str, OperatorRestoreDescriptor] | None:
+        """The state each operator of ``ex``'s subtask restores: its key groups, every old operator state."""
+        md = self.restore_from
+        if md is None:
+            return None
+        jv = ex.vertex.job_vertex.job_vertex
+        i = ex.vertex.subtask_index
+        out: dict[str, OperatorRestoreDescriptor] = {}
+        for cfg in jv.chain:
+            st = md.operator_states.get(cfg.operator_id)
+            if st is None:
+                continue
+            kg_range = compute_key_group_range_for_operator_index(jv.max_parallelism, jv.parallelism, i)
+            out[cfg.operator_id] = OperatorRestoreDescriptor(
+                checkpoint_id=md.checkpoint_id,
+                keyed=tuple((kg, h) for kg, h in sorted(st.keyed.items()) if kg in kg_range),
+                operator=tuple(st.operator.get(j) for j in range(st.parallelism)),
+                old_parallelism=st.parallelism,
+            )
+        return out
+
     # -- start -------------------------------------------------------------------------------------
     async def start(self) -> None:
         self.graph.transition_state(JobStatus.RUNNING)
+        await self._schedule()
+
+    async def _schedule(self) -> None:
         try:
             await self.scheduler.allocate_slots_and_deploy()
         except Exception as exc:
             log.warning("job %s: scheduling failed: %s", self.job_id, exc)
-            self.fail_job(f"scheduling failed: {type(exc).__name__}: {exc}", exc)
+            self.handle_global_failure(f"scheduling failed: {type(exc).__name__}: {exc}", exc)
+
+    # -- checkpoints -------------------------------------------------------------------------------
+    def checkpoint_participants(self) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+        """(source attempts to trigger, attempts to acknowledge, why not now) — Flink triggers only when
+        every task runs or has finished."""
+        if self.graph.state is not JobStatus.RUNNING:
+            return (), (), f"the job is {self.graph.state.value}"
+        to_trigger: list[str] = []
+        to_ack: list[str] = []
+        for ex in self.graph.all_executions():
+            if ex.state is ExecutionState.FINISHED:
+                continue
+            if ex.state is not ExecutionState.RUNNING:
+                return (), (), f"task '{ex.vertex.name}' is {ex.state.value}, not RUNNING"
+            to_ack.append(ex.attempt_id)
+            if ex.vertex.job_vertex.job_vertex.chain[0].is_source:
+                to_trigger.append(ex.attempt_id)
+        return tuple(to_trigger), tuple(to_ack), ""
+
+    def subtask_of(self, attempt_id: str) -> tuple[int, int, int]:
+        """(subtask index, parallelism, max parallelism) of an execution attempt."""
+        ex = self.graph.executions[attempt_id]
+        jv = ex.vertex.job_vertex.job_vertex
+        return ex.vertex.subtask_index, jv.parallelism, jv.max_parallelism
+
+    def acknowledge_checkpoint(self, attempt_id: str, checkpoint_id: int, states: Any, stats: dict[str, float]) -> None:
+        if self.checkpoints is not None:
+            self.checkpoints.receive_acknowledge(attempt_id, checkpoint_id, states, stats)
+
+    def decline_checkpoint(self, attempt_id: str, checkpoint_id: int, reason: str, counts: bool = True) -> None:
+        if self.checkpoints is not None:
+            self.checkpoints.receive_decline(attempt_id, checkpoint_id, reason, counts)
+
+    def on_checkpoint_complete(self, metadata: CheckpointMetadata) -> None:
+        """A checkpoint is durable: the next restart restores it."""
+        if not metadata.is_savepoint:
+            self.restore_from = metadata
+
+    def trigger_savepoint(self, target_dir: str) -> asyncio.Future[str]:
+        if self.checkpoints is None:
+            fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+            fut.set_exception(
+                CheckpointError(
+                    "expected a job with checkpointing enabled to take a savepoint; got none; hint: call "
+                    "env.enable_checkpointing(interval_ms) before executing the job"
+                )
+            )
+            return fut
+        return self.checkpoints.trigger_checkpoint(is_savepoint=True, target_dir=target_dir)
+
+    def checkpoint_statistics(self) -> list[CheckpointStats]:
+        return self.checkpoints.statistics() if self.checkpoints is not None else []
+
+    def _checkpoint_failure(self, reason: str) -> None:
+        self.handle_global_failure(f"checkpointing failed: {reason}", None)
+
+    def call_task_nowait(self, attempt_id: str, method: str, *args: Any) -> None:
+        async def call() -> None:
+            try:
+                await self.call_task(attempt_id, method, *args)
+            except Exception as exc:
+                log.debug("%s to %s failed: %s", method, attempt_id, exc)
+
+        asyncio.get_running_loop().create_task(call())
+
+    async def call_task(self, attempt_id: str, method: str, *args: Any) -> Any:
+        ex = self.graph.executions[attempt_id]
+        assert ex.slot is not None
+        return await self.rm.gateway(ex.slot.tm_id).call(method, attempt_id, *args, timeout=10.0)
 
     # -- task state updates ------------------------------------------------------------------------
     def update_task_metrics(self, attempt_id: str, metrics: dict[str, float]) -> None:
@@ -108,8 +299,8 @@ class JobMaster:
 
     def update_task_execution_state(self, tes: TaskExecutionState) -> None:
         ex = self.graph.executions.get(tes.execution_attempt_id)
-        if ex is None:
-            return
+        if ex is None or ex.vertex.current_execution is not ex:
+            return  # unknown, or an attempt of the graph before the last restart
         target = ExecutionState(tes.state)
         if tes.pid:
             ex.pid = tes.pid
@@ -122,14 +313,62 @@ class JobMaster:
             return
         if target is ExecutionState.FAILED:
             ex.failure_text = tes.error_text
-            self.fail_job(
-                f"task '{ex.vertex.name}' failed:\n{tes.error_text}",
-                tes.error,
-            )
+            self.handle_global_failure(f"task '{ex.vertex.name}' failed:\n{tes.error_text}", tes.error)
+        elif target is ExecutionState.RUNNING:
+            if self.checkpoints is not None and all(
+                e.state is ExecutionState.RUNNING for e in self.graph.all_executions()
+            ):
+                self.checkpoints.start_periodic()
         elif target is ExecutionState.FINISHED and self.graph.is_all_finished():
             self._job_terminated(JobStatus.FINISHED)
         elif target.is_terminal:
             self._check_terminal()
+
+    # -- failover ----------------------------------------------------------------------------------
+    def handle_global_failure(self, text: str, error: BaseException | None) -> None:
+        """Restart the whole job if the restart strategy allows it; otherwise fail it."""
+        g = self.graph
+        if g.state is not JobStatus.RUNNING:
+            return  # already restarting, failing, cancelling or ended
+        if self.checkpoints is not None:
+            self.checkpoints.stop_periodic()
+            self.checkpoints.abort_all("the job fails over")
+        strategy = self.restart_strategy
+        strategy.notify_failure(error if error is not None else text, int(time.monotonic() * 1000))
+        if not strategy.can_restart():
+            if self.num_restarts or not isinstance(strategy, NoRestartBackoffTimeStrategy):
+                text = f"{text}\n\n{describe_exhausted(strategy)}"
+            self.fail_job(text, error)
+            return
+        log.warning("job %s fails over (restart #%d): %s", self.job_id, self.num_restarts + 1, text.splitlines()[0])
+        g.failure_text = text
+        g.failure = error
+        g.transition_state(JobStatus.RESTARTING)
+        self._cancel_executions()
+        self._check_terminal()
+
+    def _schedule_restart(self) -> None:
+        if self._restart_scheduled:
+            return
+        self._restart_scheduled = True
+        loop = asyncio.get_running_loop()
+        delay = self.restart_strategy.get_backoff_time() / 1000.0
+        loop.call_later(delay, lambda: loop.create_task(self._restart()))
+
+    async def _restart(self) -> None:
+        self._restart_scheduled = False
+        if self.graph.state is not JobStatus.RESTARTING:
+            return  # cancelled meanwhile
+        await self.rm.release_job(self.job_id)  # frees the old slots, cancels leftovers of the old attempts
+        if self.graph.state is not JobStatus.RESTARTING:
+            return
+        self.num_restarts += 1
+        self.graph.reset_executions_for_restart()
+        self._task_metrics.clear()
+        self.graph.transition_state(JobStatus.RUNNING)
+        restored = self.restore_from.checkpoint_id if self.restore_from is not None else None
+        log.info("job %s: restart #%d, restoring checkpoint %s", self.job_id, self.num_restarts, restored)
+        await self._schedule()
 
     def fail_job(self, text: str, error: BaseException | None) -> None:
         g = self.graph
@@ -137,7 +376,10 @@ class JobMaster:
             return
         g.failure_text = text
         g.failure = error
-        g.transition_state(JobStatus.FAILING)
+        if not g.transition_state(JobStatus.FAILING):
+            g.transition_state(JobStatus.FAILED)
+            self._job_terminated(JobStatus.FAILED, force=True)
+            return
         self._cancel_executions()
         self._check_terminal()
 
@@ -156,10 +398,10 @@ class JobMaster:
                 ex.state = ExecutionState.FAILED
                 ex.failure_text = message
         if lost and not self.graph.state.is_globally_terminal:
-            if self.graph.state is JobStatus.CANCELLING:
-                self._check_terminal()
+            if self.graph.state is JobStatus.RUNNING:
+                self.handle_global_failure(message, None)
             else:
-                self.fail_job(message, None)
+                self._check_terminal()
 
     def _cancel_executions(self) -> None:
         for ex in self.graph.all_executions():
@@ -191,17 +433,24 @@ class JobMaster:
         if not self.graph.is_all_terminal():
             return
         state = self.graph.state
-        if state is JobStatus.FAILING:
+        if state is JobStatus.RESTARTING:
+            self._schedule_restart()
+        elif state is JobStatus.FAILING:
             self._job_terminated(JobStatus.FAILED)
         elif state is JobStatus.CANCELLING:
             self._job_terminated(JobStatus.CANCELED)
         elif state is JobStatus.RUNNING and self.graph.is_all_finished():
             self._job_terminated(JobStatus.FINISHED)
 
-    def _job_terminated(self, status: JobStatus) -> None:
-        if not self.graph.transition_state(status):
+    def _job_terminated(self, status: JobStatus, *, force: bool = False) -> None:
+        if not self.graph.transition_state(status) and not force:
             return
         log.info("job %s %s", self.job_id, status.value)
+        if self.checkpoints is not None:
+            self.checkpoints.close()
+            storage = self.checkpoints.storage
+            retention = self.configuration.get(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)
+            asyncio.get_running_loop().create_task(asyncio.to_thread(storage.shutdown, status.value, retention))
         for buf in self.collect.values():
             self._end_collect(buf)
         asyncio.get_running_loop().create_task(self._release(status))
@@ -220,6 +469,8 @@ class JobMaster:
                         failure_text=self.graph.failure_text,
                         failure=self.graph.failure,
                         task_pids=dict(self._pids),
+                        num_restarts=self.num_restarts,
+                        checkpoints=self.checkpoint_statistics(),
                     )
                 )
 

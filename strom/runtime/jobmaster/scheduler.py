@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import cloudpickle
@@ -17,8 +18,10 @@ import cloudpickle
 from strom.graph.execution_graph import Execution, ExecutionGraph, SlotAssignment
 from strom.graph.job_graph import JobGraph
 from strom.runtime.deployment import (
+    CheckpointingSettings,
     InputChannelDeploymentDescriptor,
     InputGateDeploymentDescriptor,
+    OperatorRestoreDescriptor,
     ResultPartitionDeploymentDescriptor,
     TaskDeploymentDescriptor,
 )
@@ -41,6 +44,9 @@ class DefaultScheduler:
         self.graph = graph
         self.rm = resource_manager
         self.slot_timeout = slot_timeout
+        self.checkpointing: CheckpointingSettings | None = None
+        #: the state each operator of an execution restores (the JobMaster's latest completed checkpoint)
+        self.restore_provider: Callable[[Execution], dict[str, OperatorRestoreDescriptor] | None] = lambda ex: None
 
     async def allocate_slots_and_deploy(self) -> None:
         jg = self.graph.job_graph
@@ -134,4 +140,6 @@ class DefaultScheduler:
             input_gates=tuple(gates),
             source_splits=ev.source_splits,
             config=dict(jg.config),
+            checkpointing=self.checkpointing,
+            restore=self.restore_provider(ex),
         )

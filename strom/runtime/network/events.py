@@ -9,6 +9,7 @@ __all__ = [
     "CancelCheckpointMarker",
     "CheckpointBarrier",
     "CheckpointOptions",
+    "EndOfData",
     "EndOfPartitionEvent",
     "RuntimeEvent",
 ]
@@ -26,6 +27,13 @@ class EndOfPartitionEvent(RuntimeEvent):
 
 
 END_OF_PARTITION = EndOfPartitionEvent()
+
+
+@dataclass(frozen=True, slots=True)
+class EndOfData(RuntimeEvent):
+    """The producer will send no more records, only checkpoint barriers, then EndOfPartition (Flink's
+    ``EndOfData``, FLIP-147): its consumers finish their operators now, so that a final checkpoint covers
+    everything they emit on finish — and commits it — before the tasks end."""
 
 
 @dataclass(frozen=True, slots=True)

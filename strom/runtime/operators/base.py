@@ -1,8 +1,11 @@
 """``StreamOperator``: the unit a task chains and drives, one batch of records at a time.
 
-An operator gets ``setup(context, output)`` once in its task, then ``open()``, any number of
-``process_batch(batch)`` calls, ``finish()`` at end of input and ``close()`` last. It hands its results
-to ``output.emit(batch)`` — the next operator of the chain or the task's record writer.
+An operator gets ``setup(context, output)`` once in its task, then ``initialize_state(restore)`` (its state
+from the checkpoint the job restores, or nothing), ``open()``, any number of ``process_batch(batch)`` calls,
+``finish()`` at end of input and ``close()`` last. It hands its results to ``output.emit(batch)`` — the next
+operator of the chain or the task's record writer. Between batches, on the task thread, it may be asked to
+``snapshot_state`` for a checkpoint and told ``notify_checkpoint_complete`` / ``notify_checkpoint_aborted``
+(Flink's ``StreamOperatorStateHandler`` and ``CheckpointListener`` hooks).
 
 User code that raises is wrapped exactly once, here at the operator boundary, in
 :class:`~strom.exceptions.UserFunctionError` naming the operator, subtask, attempt and the input
@@ -22,7 +25,9 @@ from strom.exceptions import InvalidProgramError, UserFunctionError
 
 if TYPE_CHECKING:
     from strom.api.state import StateDescriptor
+    from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
     from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
+    from strom.runtime.state.operator_state_backend import OperatorStateBackend
 
 __all__ = [
     "ChainingStrategy",
@@ -117,6 +122,9 @@ class StreamOperator(ABC):
         self.runtime_context: StreamingRuntimeContext | None = None
         self.operator_id = ""
         self._records_in = 0  # input position of the first record of the current batch
+        self.keyed_backend: HeapKeyedStateBackend | None = None  # set in setup() by keyed operators
+        self._operator_state_backend: OperatorStateBackend | None = None
+        self.restored_checkpoint_id: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def setup(self, runtime_context: StreamingRuntimeContext, output: Output) -> None:
@@ -134,6 +142,51 @@ class StreamOperator(ABC):
 
     def close(self) -> None:
         """Release resources; called after ``finish`` or on cancellation/failure."""
+
+    # -- state and checkpoints (task thread) ----------------------------------------------------------
+    @property
+    def operator_state_backend(self) -> OperatorStateBackend:
+        """This operator's non-keyed state (list / union list state), created on first use."""
+        if self._operator_state_backend is None:
+            from strom.runtime.state.operator_state_backend import OperatorStateBackend
+
+            self._operator_state_backend = OperatorStateBackend()
+        return self._operator_state_backend
+
+    def initialize_state(self, restore: OperatorRestoreState | None) -> None:
+        """Before ``open()``: take back the state of the checkpoint the job restores (``None``: fresh start).
+
+        The default restores the keyed backend (the key groups this subtask owns now) and the operator state
+        backend (redistributed from every old subtask). Subclasses that register state call this first."""
+        if restore is None:
+            return
+        self.restored_checkpoint_id = restore.checkpoint_id
+        if restore.keyed and self.keyed_backend is not None:
+            self.keyed_backend.restore(restore.keyed)
+        if any(restore.operator):
+            info = self.runtime_context.info if self.runtime_context is not None else None
+            self.operator_state_backend.restore(
+                [b for b in restore.operator],
+                subtask_index=info.subtask_index if info else 0,
+                parallelism=info.parallelism if info else 1,
+            )
+
+    def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
+        """The operator's state now, as bytes; ``None`` when it has none. Runs between two batches."""
+        from strom.runtime.checkpoint.snapshot import OperatorSnapshot
+
+        keyed = self.keyed_backend.snapshot() if self.keyed_backend is not None else {}
+        backend = self._operator_state_backend
+        operator = backend.snapshot() if backend is not None else None
+        if not keyed and operator is None:
+            return None
+        return OperatorSnapshot(keyed=keyed, operator=operator)
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Checkpoint ``checkpoint_id`` is complete on the JobMaster: side effects may be committed."""
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """Checkpoint ``checkpoint_id`` was aborted: what was prepared for it will not be committed."""
 
     # -- errors ------------------------------------------------------------------------------------
     def user_error(

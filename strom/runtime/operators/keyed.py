@@ -33,7 +33,6 @@ class _KeyedUdfOperator(AbstractUdfStreamOperator):
         super().__init__(fn)
         self.key_selector = key_selector
         self._key: Callable[[Any], Any] = key_selector_callable(key_selector)
-        self.keyed_backend: HeapKeyedStateBackend | None = None
 
     def setup(self, runtime_context: StreamingRuntimeContext, output: Any) -> None:
         if runtime_context.keyed_backend is None:

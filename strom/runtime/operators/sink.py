@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.api.functions import SinkFunction, as_callable
-from strom.api.sink import Sink, SinkWriter, SinkWriterContext
+from strom.api.sink import (
+    CommitRequest,
+    Committer,
+    PrecommittingSinkWriter,
+    Sink,
+    SinkWriter,
+    SinkWriterContext,
+    StatefulSinkWriter,
+    TwoPhaseCommittingSink,
+)
+from strom.api.state import ListState, ListStateDescriptor
+from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.base import OperatorEventGateway, StreamOperator
 from strom.runtime.operators.simple import AbstractUdfStreamOperator
+
+if TYPE_CHECKING:
+    from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
 
 __all__ = [
     "CollectBatchEvent",
@@ -20,26 +35,56 @@ __all__ = [
     "StreamSink",
 ]
 
+log = logging.getLogger(__name__)
+
+
+_Pending = tuple[Any, int]  # a committable and how often its commit was retried
+_SINK_STATE_NAME = "strom.sink-writer-and-committables"
+
 
 class SinkWriterOperator(StreamOperator):
+    """Runs a :class:`Sink`'s writer and, for a :class:`TwoPhaseCommittingSink`, its committer (Flink's
+    ``SinkWriterOperator`` and ``CommitterOperator`` in one).
+
+    At each checkpoint the writer pre-commits (``prepare_commit``); the committables wait, keyed by the
+    checkpoint id, until that checkpoint is complete and are committed in checkpoint order. An aborted
+    checkpoint leaves them pending: the next completed checkpoint commits them. The writer state and every
+    pending committable go into one list-state entry per subtask, so the committables of a writer travel
+    with its state when the job is rescaled. On restore the recovered committables are committed at once
+    (the runtime restores only completed checkpoints; commits are idempotent), *then* the writer is created
+    with ``restore_writer``. At end of input the last committables wait for the final checkpoint; with
+    ``checkpointing_enabled`` false (set by the runtime) they are committed at once.
+    """
+
     def __init__(self, sink: Sink[Any]) -> None:
         super().__init__()
         self.sink = sink
+        self.checkpointing_enabled: bool = False
         self._writer: SinkWriter[Any] | None = None
+        self._committer: Committer[Any] | None = None
+        self._pending: dict[int, list[_Pending]] = {}  # checkpoint id -> committables awaiting its completion
+        self._unassigned: list[_Pending] = []  # prepared at end of input, for the next (final) checkpoint
+        self._end_of_input = False
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def initialize_state(self, restore: OperatorRestoreState | None) -> None:
+        super().initialize_state(restore)
+        writer_state: list[Any] = []
+        recovered: list[tuple[int, Any]] = []
+        if restore is not None and any(restore.operator):
+            for entry in self._sink_state().get():
+                states, committables = entry
+                writer_state.extend(states)
+                recovered.extend(committables)
+        if recovered:
+            for cid, committable in sorted(recovered, key=lambda t: t[0]):
+                self._pending.setdefault(cid, []).append((committable, 0))
+            self._commit_up_to(max(cid for cid, _ in recovered))
+        self._writer = self._create_writer(writer_state if restore is not None else None)
 
     def open(self) -> None:
-        ctx = self.runtime_context
-        assert ctx is not None
-        try:
-            self._writer = self.sink.create_writer(
-                SinkWriterContext(
-                    subtask_index=ctx.info.subtask_index,
-                    parallelism=ctx.info.parallelism,
-                    attempt_number=ctx.info.attempt_number,
-                )
-            )
-        except Exception as exc:
-            raise self.user_error(exc, None) from exc
+        if self._writer is None:  # initialize_state was not called: a fresh start
+            self._writer = self._create_writer(None)
 
     def process_batch(self, batch: list[Any]) -> None:
         assert self._writer is not None
@@ -50,19 +95,111 @@ class SinkWriterOperator(StreamOperator):
         self._records_in += len(batch)
 
     def finish(self) -> None:
-        if self._writer is not None:
+        self._end_of_input = True
+        writer = self._writer
+        if writer is not None:
             try:
-                self._writer.flush(True)
+                writer.flush(True)
+                if isinstance(writer, PrecommittingSinkWriter):
+                    self._unassigned.extend((c, 0) for c in writer.prepare_commit())
             except Exception as exc:
                 raise self.user_error(exc, None) from exc
+        if not self.checkpointing_enabled and (self._pending or self._unassigned):
+            # no checkpoint will come: commit now, as Flink's FileSink does in BATCH mode
+            last = max(self._pending, default=0)
+            self._pending.setdefault(last, []).extend(self._unassigned)
+            self._unassigned = []
+            self._commit_up_to(last)
 
     def close(self) -> None:
         writer, self._writer = self._writer, None
-        if writer is not None:
-            try:
+        committer, self._committer = self._committer, None
+        try:
+            if writer is not None:
                 writer.close()
-            except Exception as exc:
-                raise self.user_error(exc, None) from exc
+        except Exception as exc:
+            raise self.user_error(exc, None) from exc
+        finally:
+            if committer is not None:
+                committer.close()
+
+    # -- checkpoints ---------------------------------------------------------------------------------
+    def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
+        writer = self._writer
+        two_phase = isinstance(self.sink, TwoPhaseCommittingSink)
+        writer_state: list[Any] = []
+        try:
+            if writer is not None and not self._end_of_input:
+                writer.flush(False)
+                if isinstance(writer, PrecommittingSinkWriter):
+                    self._unassigned.extend((c, 0) for c in writer.prepare_commit())
+            if self._unassigned:
+                self._pending.setdefault(checkpoint_id, []).extend(self._unassigned)
+                self._unassigned = []
+            if isinstance(writer, StatefulSinkWriter):
+                writer_state = list(writer.snapshot_state(checkpoint_id))
+        except Exception as exc:
+            raise self.user_error(exc, None) from exc
+        if two_phase or isinstance(writer, StatefulSinkWriter) or self._pending:
+            committables = [(cid, c) for cid in sorted(self._pending) for c, _ in self._pending[cid]]
+            self._sink_state().update([(writer_state, committables)])
+        return super().snapshot_state(checkpoint_id, timestamp_ms)
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        self._commit_up_to(checkpoint_id)
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """Keep the committables of ``checkpoint_id`` pending: the next completed checkpoint commits them."""
+
+    # -- internals -----------------------------------------------------------------------------------
+    def _sink_state(self) -> ListState[Any]:
+        return self.operator_state_backend.get_list_state(ListStateDescriptor(_SINK_STATE_NAME))
+
+    def _create_writer(self, recovered_state: list[Any] | None) -> SinkWriter[Any]:
+        ctx = self.runtime_context
+        assert ctx is not None
+        context = SinkWriterContext(
+            subtask_index=ctx.info.subtask_index,
+            parallelism=ctx.info.parallelism,
+            attempt_number=ctx.info.attempt_number,
+        )
+        try:
+            if recovered_state is None:
+                return self.sink.create_writer(context)
+            return self.sink.restore_writer(context, recovered_state)
+        except Exception as exc:
+            raise self.user_error(exc, None) from exc
+
+    def _commit_up_to(self, checkpoint_id: int) -> None:
+        """Commit the committables of every checkpoint up to ``checkpoint_id``, oldest first."""
+        for cid in sorted(c for c in self._pending if c <= checkpoint_id):
+            items = self._pending.pop(cid)
+            retry = self._commit(items)
+            if retry:
+                self._pending.setdefault(cid, []).extend(retry)
+
+    def _commit(self, items: list[_Pending]) -> list[_Pending]:
+        sink = self.sink
+        if not isinstance(sink, TwoPhaseCommittingSink):
+            raise InvalidProgramError(
+                f"sink of operator '{self.name}' must be a TwoPhaseCommittingSink to commit restored "
+                f"committables; got a {type(sink).__name__!r}; hint: restore with the sink the checkpoint "
+                "was taken with"
+            )
+        try:
+            if self._committer is None:
+                self._committer = sink.create_committer()
+            requests = [CommitRequest(c, retries) for c, retries in items]
+            self._committer.commit(requests)
+        except Exception as exc:
+            raise self.user_error(exc, None, role=f"the committer of sink operator '{self.name}'") from exc
+        retry: list[_Pending] = []
+        for r in requests:
+            if r.failure is not None:
+                log.warning("%s: committable %r dropped by the committer: %r", self.name, r.committable, r.failure)
+            elif r.should_retry:
+                retry.append((r.committable, r.number_of_retries + 1))
+        return retry
 
 
 class StreamSink(AbstractUdfStreamOperator):

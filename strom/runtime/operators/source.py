@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.api.source import Source, SourceReader, SourceReaderContext, SourceSplit
+from strom.api.state import ListState, ListStateDescriptor
 from strom.runtime.operators.base import ChainingStrategy, StreamOperator
+
+if TYPE_CHECKING:
+    from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
 
 __all__ = ["InputStatus", "SourceOperator"]
 
@@ -19,6 +23,10 @@ class InputStatus(enum.Enum):
 
 
 class SourceOperator(StreamOperator):
+    """Polls its reader for batches. At a checkpoint the reader's unfinished splits, with their positions,
+    go into the list state ``SourceReaderState`` (as Flink's ``SourceOperator``); a restored subtask reads
+    the splits of that state instead of those assigned at scheduling, so a rescaled job redistributes them."""
+
     chaining_strategy = ChainingStrategy.HEAD
 
     def __init__(self, source: Source[Any]) -> None:
@@ -27,6 +35,23 @@ class SourceOperator(StreamOperator):
         self.splits: Sequence[SourceSplit] = ()
         self.batch_size = 512
         self._reader: SourceReader[Any] | None = None
+        self._split_state: ListState[Any] | None = None
+
+    def initialize_state(self, restore: OperatorRestoreState | None) -> None:
+        super().initialize_state(restore)
+        self._split_state = self.operator_state_backend.get_list_state(ListStateDescriptor("SourceReaderState"))
+        if restore is not None:
+            self.splits = list(self._split_state.get() or ())
+
+    def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
+        reader = self._reader
+        if reader is not None and self._split_state is not None:
+            try:
+                splits = reader.snapshot_state(checkpoint_id)
+            except Exception as exc:
+                raise self.user_error(exc, None) from exc
+            self._split_state.update(list(splits))
+        return super().snapshot_state(checkpoint_id, timestamp_ms)
 
     def open(self) -> None:
         ctx = self.runtime_context

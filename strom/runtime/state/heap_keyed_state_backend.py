@@ -1,37 +1,119 @@
 """In-memory keyed state (Flink's ``HeapKeyedStateBackend``, the ``hashmap`` backend).
 
-State lives in one table per state name, ``dict[key, value]``; the current key is set by the keyed
-operator before each user call. Operators on the hot path (``StreamGroupedReduce``) may use a table
-directly through :meth:`get_table`.
+Layout, per state name:
+
+* the **void namespace** (``VOID_NAMESPACE``, ``None``: all state outside windows) lives in a flat table
+  ``dict[key, stored]`` — the fast path, and what :meth:`HeapKeyedStateBackend.get_table` hands to
+  operators such as ``StreamGroupedReduce`` that use the dict directly;
+* every **other namespace** (a window) lives in a second table ``dict[key, dict[namespace, stored]]``.
+
+Both are indexed by key first, so a snapshot groups everything by the key's key group. ``stored`` is the
+user value (value / reducing state), the accumulator (aggregating state), a ``list`` (list state) or a
+``dict`` (map state); with a time-to-live each value, element or map entry is a
+:class:`~strom.runtime.state.ttl.TtlValue`. ``None`` is never stored: it means "absent".
+
+The keyed operator sets ``current_key`` (and windows ``current_namespace``) before each user call; both
+are plain attributes so the hot path pays one attribute store.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import pickle
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar
 
-from strom.api.state import StateDescriptor, ValueState, ValueStateDescriptor
-from strom.exceptions import InvalidProgramError
+import cloudpickle
 
-__all__ = ["HeapKeyedStateBackend", "HeapValueState"]
+from strom.api.state import (
+    AggregatingState,
+    AggregatingStateDescriptor,
+    ListState,
+    ListStateDescriptor,
+    MapState,
+    MapStateDescriptor,
+    ReducingState,
+    ReducingStateDescriptor,
+    StateDescriptor,
+    ValueState,
+    ValueStateDescriptor,
+)
+from strom.exceptions import CheckpointError, InvalidProgramError, SerializationError
+from strom.runtime.state.key_groups import assign_to_key_group
+from strom.runtime.state.ttl import TtlPolicy, TtlValue, wall_clock_ms
+
+__all__ = [
+    "VOID_NAMESPACE",
+    "HeapAggregatingState",
+    "HeapKeyedStateBackend",
+    "HeapListState",
+    "HeapMapState",
+    "HeapReducingState",
+    "HeapValueState",
+    "dump_state",
+    "load_state",
+]
+
+VOID_NAMESPACE: Any = None
+_FORMAT_VERSION = 1
+_MISSING: Any = object()
 
 
 class HeapKeyedStateBackend:
-    def __init__(self, *, max_parallelism: int) -> None:
-        self.max_parallelism = max_parallelism
-        self.current_key: Any = None
-        self._tables: dict[str, dict[Any, Any]] = {}
-        self._states: dict[str, tuple[StateDescriptor, Any]] = {}
+    """Keyed state of one operator of one subtask.
 
+        >>> backend = HeapKeyedStateBackend(max_parallelism=128)
+        >>> count = backend.get_state(ValueStateDescriptor("count"))
+        >>> backend.current_key = "a"
+        >>> count.update(1)
+        >>> backend.get_table("count")
+        {'a': 1}
+
+    ``ttl_time_provider`` returns the current time in ms for state TTL (default: the wall clock).
+    """
+
+    def __init__(self, *, max_parallelism: int, ttl_time_provider: Callable[[], int] | None = None) -> None:
+        self.max_parallelism = max_parallelism
+        self.ttl_time_provider: Callable[[], int] = ttl_time_provider or wall_clock_ms
+        self.current_key: Any = None
+        self.current_namespace: Any = VOID_NAMESPACE
+        self._tables: dict[str, dict[Any, Any]] = {}
+        self._ns_tables: dict[str, dict[Any, dict[Any, Any]]] = {}
+        self._states: dict[str, tuple[StateDescriptor, Any]] = {}
+        self._kinds: dict[str, tuple[str, bool]] = {}  # name -> (kind, has TTL), registered or restored
+        self._ttl: dict[str, TtlPolicy] = {}
+
+    # -- current key and namespace -------------------------------------------------------------------
     def set_current_key(self, key: Any) -> None:
         self.current_key = key
 
+    def get_current_key(self) -> Any:
+        return self.current_key
+
+    def set_current_namespace(self, namespace: Any) -> None:
+        """Scope state to ``namespace`` (a window) until set back to ``VOID_NAMESPACE``."""
+        self.current_namespace = namespace
+
+    def get_current_namespace(self) -> Any:
+        return self.current_namespace
+
+    # -- tables --------------------------------------------------------------------------------------
     def get_table(self, name: str) -> dict[Any, Any]:
+        """The void-namespace table of state ``name``: ``dict[key, value]``, shared with its state object."""
         table = self._tables.get(name)
         if table is None:
             table = self._tables[name] = {}
         return table
 
+    def get_namespaced_table(self, name: str) -> dict[Any, dict[Any, Any]]:
+        """The table of state ``name`` outside the void namespace: ``dict[key, dict[namespace, value]]``."""
+        table = self._ns_tables.get(name)
+        if table is None:
+            table = self._ns_tables[name] = {}
+        return table
+
+    # -- registration --------------------------------------------------------------------------------
     def get_state(self, descriptor: StateDescriptor) -> Any:
+        """The state object of ``descriptor`` (created on first use; the same object afterwards)."""
         known = self._states.get(descriptor.name)
         if known is not None:
             if type(known[0]) is not type(descriptor):
@@ -40,32 +122,539 @@ class HeapKeyedStateBackend:
                     f"{type(descriptor).__name__} of the same name; hint: use distinct state names"
                 )
             return known[1]
-        if isinstance(descriptor, ValueStateDescriptor):
-            state = HeapValueState(self, self.get_table(descriptor.name))
-        else:
+        kind = _kind_of(descriptor)
+        has_ttl = descriptor.ttl_config is not None
+        restored = self._kinds.get(descriptor.name)
+        if restored is not None and restored != (kind, has_ttl):
             raise InvalidProgramError(
-                f"expected a ValueStateDescriptor; got {type(descriptor).__name__}; "
-                "hint: list, map, reducing and aggregating state are not available yet"
+                f"state '{descriptor.name}' was restored as {_describe_kind(*restored)}; got a descriptor for "
+                f"{_describe_kind(kind, has_ttl)}; hint: keep the state type and TTL setting of a state name "
+                "across restarts, or give the changed state a new name"
             )
+        ttl = TtlPolicy(descriptor.ttl_config, self.ttl_time_provider) if descriptor.ttl_config else None
+        state: Any = _STATE_CLASSES[kind](self, descriptor, ttl)
+        if ttl is not None:
+            self._ttl[descriptor.name] = ttl
+        self._kinds[descriptor.name] = (kind, has_ttl)
         self._states[descriptor.name] = (descriptor, state)
         return state
 
+    def get_list_state(self, descriptor: ListStateDescriptor) -> ListState[Any]:
+        return self._typed(descriptor, ListStateDescriptor, ListState)  # type: ignore[no-any-return]
+
+    def get_map_state(self, descriptor: MapStateDescriptor) -> MapState[Any, Any]:
+        return self._typed(descriptor, MapStateDescriptor, MapState)  # type: ignore[no-any-return]
+
+    def get_reducing_state(self, descriptor: ReducingStateDescriptor) -> ReducingState[Any]:
+        return self._typed(descriptor, ReducingStateDescriptor, ReducingState)  # type: ignore[no-any-return]
+
+    def get_aggregating_state(self, descriptor: AggregatingStateDescriptor) -> AggregatingState[Any, Any]:
+        return self._typed(descriptor, AggregatingStateDescriptor, AggregatingState)  # type: ignore[no-any-return]
+
+    def _typed(self, descriptor: StateDescriptor, expected: type, _state: type) -> Any:
+        if not isinstance(descriptor, expected):
+            raise InvalidProgramError(
+                f"expected a {expected.__name__}; got a {type(descriptor).__name__}; "
+                f"hint: use get_state(...) for any kind of descriptor"
+            )
+        return self.get_state(descriptor)
+
     def num_keys(self) -> int:
-        return len({k for t in self._tables.values() for k in t})
+        keys = {k for t in self._tables.values() for k in t}
+        keys.update(k for t in self._ns_tables.values() for k in t)
+        return len(keys)
+
+    # -- snapshot and restore ------------------------------------------------------------------------
+    def snapshot(self) -> dict[int, bytes]:
+        """key group -> pickled state of all its keys (every state, every namespace); non-empty groups only.
+
+        Expired TTL entries are left out. The bytes are a copy: later updates do not change them."""
+        now = self.ttl_time_provider() if self._ttl else 0
+        max_parallelism = self.max_parallelism
+        key_group_of: dict[Any, int] = {}
+        groups: dict[int, dict[str, tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]]] = {}
+
+        def slot(key: Any, name: str) -> tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]:
+            kg = key_group_of.get(key)
+            if kg is None:
+                kg = key_group_of[key] = assign_to_key_group(key, max_parallelism)
+            states = groups.get(kg)
+            if states is None:
+                states = groups[kg] = {}
+            entry = states.get(name)
+            if entry is None:
+                entry = states[name] = ({}, {})
+            return entry
+
+        for name in sorted(self._tables.keys() | self._ns_tables.keys()):
+            policy = self._ttl.get(name)
+            kind = self._kinds.get(name, ("table", False))[0]
+            for key, stored in self._tables.get(name, {}).items():
+                if policy is not None and (stored := policy.purge(kind, stored, now)) is None:
+                    continue
+                slot(key, name)[0][key] = stored
+            for key, per_ns in self._ns_tables.get(name, {}).items():
+                if policy is not None:
+                    per_ns = {ns: p for ns, s in per_ns.items() if (p := policy.purge(kind, s, now)) is not None}
+                if per_ns:
+                    slot(key, name)[1][key] = per_ns
+        out: dict[int, bytes] = {}
+        for kg in sorted(groups):
+            states = groups[kg]
+            meta = {name: self._kinds[name] for name in states if name in self._kinds}
+            payload = {"version": _FORMAT_VERSION, "meta": meta, "states": states}
+            out[kg] = dump_state(payload, states, "keyed state")
+        return out
+
+    def restore(self, blobs: Mapping[int, bytes]) -> None:
+        """Merge the key groups of a snapshot in; states registered before or after see the data."""
+        for kg, blob in blobs.items():
+            payload = load_state(blob, f"keyed state of key group {kg}")
+            if not isinstance(payload, dict) or payload.get("version") != _FORMAT_VERSION:
+                raise CheckpointError(
+                    f"expected keyed state of format version {_FORMAT_VERSION} for key group {kg}; got "
+                    f"{type(payload).__name__} {payload.get('version') if isinstance(payload, dict) else ''}; "
+                    "hint: the checkpoint was written by an incompatible strom version"
+                )
+            for name, restored in payload["meta"].items():
+                self._merge_kind(name, tuple(restored))
+            for name, (flat, namespaced) in payload["states"].items():
+                if flat:
+                    self.get_table(name).update(flat)
+                if namespaced:
+                    table = self.get_namespaced_table(name)
+                    for key, per_ns in namespaced.items():
+                        existing = table.get(key)
+                        if existing is None:
+                            table[key] = per_ns
+                        else:
+                            existing.update(per_ns)
+
+    def _merge_kind(self, name: str, restored: tuple[Any, ...]) -> None:
+        known = self._kinds.get(name)
+        if known is None:
+            self._kinds[name] = (str(restored[0]), bool(restored[1]))
+        elif known != restored:
+            raise InvalidProgramError(
+                f"state '{name}' is registered as {_describe_kind(*known)}; got a checkpoint holding "
+                f"{_describe_kind(*restored)}; hint: keep the state type and TTL setting of a state name "
+                "across restarts, or give the changed state a new name"
+            )
 
 
-class HeapValueState(ValueState[Any]):
-    __slots__ = ("_backend", "_table")
+# --- state objects --------------------------------------------------------------------------------
 
-    def __init__(self, backend: HeapKeyedStateBackend, table: dict[Any, Any]) -> None:
+
+class _HeapState:
+    """Access to the stored value of the current (key, namespace) of one state."""
+
+    __slots__ = ("_backend", "_ns_table", "_table", "_ttl", "name")
+    kind: ClassVar[str] = "value"
+
+    def __init__(self, backend: HeapKeyedStateBackend, descriptor: StateDescriptor, ttl: TtlPolicy | None) -> None:
         self._backend = backend
-        self._table = table
+        self._table = backend.get_table(descriptor.name)
+        self._ns_table = backend.get_namespaced_table(descriptor.name)
+        self._ttl = ttl
+        self.name = descriptor.name
 
-    def value(self) -> Any:
-        return self._table.get(self._backend.current_key)
+    def _get(self) -> Any:
+        b = self._backend
+        ns = b.current_namespace
+        if ns is None:
+            return self._table.get(b.current_key)
+        per_ns = self._ns_table.get(b.current_key)
+        return None if per_ns is None else per_ns.get(ns)
 
-    def update(self, value: Any) -> None:
-        self._table[self._backend.current_key] = value
+    def _put(self, stored: Any) -> None:
+        b = self._backend
+        ns = b.current_namespace
+        if ns is None:
+            self._table[b.current_key] = stored
+            return
+        per_ns = self._ns_table.get(b.current_key)
+        if per_ns is None:
+            per_ns = self._ns_table[b.current_key] = {}
+        per_ns[ns] = stored
+
+    def _remove(self) -> None:
+        b = self._backend
+        ns = b.current_namespace
+        if ns is None:
+            self._table.pop(b.current_key, None)
+            return
+        per_ns = self._ns_table.get(b.current_key)
+        if per_ns is not None:
+            per_ns.pop(ns, None)
+            if not per_ns:
+                del self._ns_table[b.current_key]
+
+    def _read_ttl(self, tv: TtlValue) -> Any:
+        """The user value of ``tv`` under the TTL rules (``None`` if expired and invisible)."""
+        ttl = self._ttl
+        assert ttl is not None
+        now = ttl.clock()
+        if ttl.expired(tv, now):
+            self._remove()
+            return tv.value if ttl.return_expired else None
+        if ttl.update_on_read:
+            self._put(TtlValue(tv.value, now))
+        return tv.value
 
     def clear(self) -> None:
-        self._table.pop(self._backend.current_key, None)
+        self._remove()
+
+    # -- merging namespaces (merging windows) ----------------------------------------------------------
+    def _combine(self, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    def merge_namespaces(self, target: Any, sources: Iterable[Any]) -> None:
+        """Move the state of each ``sources`` namespace of the current key into ``target`` (Flink's
+        ``InternalMergingState.mergeNamespaces``); list, reducing and aggregating state only."""
+        kind = self.kind
+        if kind not in ("list", "reducing", "aggregating"):
+            raise InvalidProgramError(
+                f"expected list, reducing or aggregating state to merge namespaces; got {kind} state "
+                f"'{self.name}'; hint: merging windows need state that can be combined"
+            )
+        backend = self._backend
+        saved = backend.current_namespace
+        ttl = self._ttl
+        merged: Any = None
+        try:
+            for ns in [target, *sources]:
+                backend.current_namespace = ns
+                stored = self._get()
+                if stored is None:
+                    continue
+                self._remove()
+                if ttl is not None:
+                    stored = ttl.purge(kind, stored, ttl.clock())
+                    if stored is None:
+                        continue
+                    if kind != "list":
+                        stored = stored.value
+                merged = stored if merged is None else self._combine(merged, stored)
+            if merged is not None:
+                backend.current_namespace = target
+                self._put(merged if ttl is None or kind == "list" else ttl.wrap(merged))
+        finally:
+            backend.current_namespace = saved
+
+
+class HeapValueState(_HeapState, ValueState[Any]):
+    __slots__ = ("_default",)
+
+    def __init__(self, backend: HeapKeyedStateBackend, descriptor: StateDescriptor, ttl: TtlPolicy | None) -> None:
+        super().__init__(backend, descriptor, ttl)
+        self._default = getattr(descriptor, "default_value", None)
+
+    def value(self) -> Any:
+        b = self._backend
+        stored = self._table.get(b.current_key) if b.current_namespace is None else self._get()
+        if stored is None:
+            return self._default
+        if self._ttl is None:
+            return stored
+        value = self._read_ttl(stored)
+        return self._default if value is None else value
+
+    def update(self, value: Any) -> None:
+        if value is None:
+            self._remove()
+            return
+        ttl = self._ttl
+        stored = value if ttl is None else ttl.wrap(value)
+        b = self._backend
+        if b.current_namespace is None:
+            self._table[b.current_key] = stored
+        else:
+            self._put(stored)
+
+
+class HeapListState(_HeapState, ListState[Any]):
+    __slots__ = ()
+    kind = "list"
+
+    def get(self) -> list[Any]:
+        stored = self._get()
+        if not stored:
+            return []
+        ttl = self._ttl
+        if ttl is None:
+            return list(stored)
+        now = ttl.clock()
+        fresh = [tv for tv in stored if not ttl.expired(tv, now)]
+        result = [tv.value for tv in (stored if ttl.return_expired else fresh)]
+        if ttl.update_on_read:
+            fresh = [TtlValue(tv.value, now) for tv in fresh]
+        if ttl.update_on_read or len(fresh) != len(stored):
+            if fresh:
+                self._put(fresh)
+            else:
+                self._remove()
+        return result
+
+    def add(self, value: Any) -> None:
+        self.add_all((value,))
+
+    def add_all(self, values: Iterable[Any]) -> None:
+        items = list(values)
+        if not items:
+            return
+        if self._ttl is not None:
+            now = self._ttl.clock()
+            items = [TtlValue(v, now) for v in items]
+        stored = self._get()
+        if stored is None:
+            self._put(items)
+        else:
+            stored.extend(items)
+
+    def update(self, values: Iterable[Any]) -> None:
+        self._remove()
+        self.add_all(values)
+
+    def _combine(self, a: Any, b: Any) -> Any:
+        return a + b
+
+
+class HeapMapState(_HeapState, MapState[Any, Any]):
+    __slots__ = ()
+    kind = "map"
+
+    def _lookup(self, key: Any) -> Any:
+        """The visible user value of ``key``, or ``_MISSING``."""
+        entries = self._get()
+        if entries is None:
+            return _MISSING
+        stored = entries.get(key, _MISSING)
+        ttl = self._ttl
+        if ttl is None or stored is _MISSING:
+            return stored
+        now = ttl.clock()
+        if ttl.expired(stored, now):
+            del entries[key]
+            if not entries:
+                self._remove()
+            return stored.value if ttl.return_expired else _MISSING
+        if ttl.update_on_read:
+            entries[key] = TtlValue(stored.value, now)
+        return stored.value
+
+    def get(self, key: Any) -> Any:
+        value = self._lookup(key)
+        return None if value is _MISSING else value
+
+    def contains(self, key: Any) -> bool:
+        return self._lookup(key) is not _MISSING
+
+    def put(self, key: Any, value: Any) -> None:
+        self.put_all({key: value})
+
+    def put_all(self, entries: Mapping[Any, Any]) -> None:
+        if not entries:
+            return
+        ttl = self._ttl
+        if ttl is not None:
+            now = ttl.clock()
+            entries = {k: TtlValue(v, now) for k, v in entries.items()}
+        stored = self._get()
+        if stored is None:
+            self._put(dict(entries))
+        else:
+            stored.update(entries)
+
+    def remove(self, key: Any) -> None:
+        entries = self._get()
+        if entries is not None:
+            entries.pop(key, None)
+            if not entries:
+                self._remove()
+
+    def items(self) -> list[tuple[Any, Any]]:
+        entries = self._get()
+        if not entries:
+            return []
+        ttl = self._ttl
+        if ttl is None:
+            return list(entries.items())
+        now = ttl.clock()
+        out: list[tuple[Any, Any]] = []
+        for key, tv in list(entries.items()):
+            if ttl.expired(tv, now):
+                del entries[key]
+                if ttl.return_expired:
+                    out.append((key, tv.value))
+                continue
+            if ttl.update_on_read:
+                entries[key] = TtlValue(tv.value, now)
+            out.append((key, tv.value))
+        if not entries:
+            self._remove()
+        return out
+
+    def keys(self) -> list[Any]:
+        return [k for k, _ in self.items()]
+
+    def values(self) -> list[Any]:
+        return [v for _, v in self.items()]
+
+    def is_empty(self) -> bool:
+        return not self.items()
+
+
+class HeapReducingState(_HeapState, ReducingState[Any]):
+    __slots__ = ("_reduce",)
+    kind = "reducing"
+
+    def __init__(self, backend: HeapKeyedStateBackend, descriptor: StateDescriptor, ttl: TtlPolicy | None) -> None:
+        super().__init__(backend, descriptor, ttl)
+        assert isinstance(descriptor, ReducingStateDescriptor)
+        self._reduce = descriptor.get_reduce_callable()
+
+    def get(self) -> Any:
+        stored = self._get()
+        if stored is None or self._ttl is None:
+            return stored
+        return self._read_ttl(stored)
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            return
+        stored = self._get()
+        ttl = self._ttl
+        if ttl is None:
+            new = value if stored is None else self._reduce(stored, value)
+        else:
+            now = ttl.clock()
+            current = None if stored is None or ttl.expired(stored, now) else stored.value
+            new = value if current is None else self._reduce(current, value)
+            new = None if new is None else TtlValue(new, now)
+        if new is None:
+            self._remove()
+        else:
+            self._put(new)
+
+    def _combine(self, a: Any, b: Any) -> Any:
+        return self._reduce(a, b)
+
+
+class HeapAggregatingState(_HeapState, AggregatingState[Any, Any]):
+    __slots__ = ("_fn",)
+    kind = "aggregating"
+
+    def __init__(self, backend: HeapKeyedStateBackend, descriptor: StateDescriptor, ttl: TtlPolicy | None) -> None:
+        super().__init__(backend, descriptor, ttl)
+        assert isinstance(descriptor, AggregatingStateDescriptor)
+        self._fn = descriptor.aggregate_function
+
+    def get(self) -> Any:
+        stored = self._get()
+        accumulator = stored if stored is None or self._ttl is None else self._read_ttl(stored)
+        return None if accumulator is None else self._fn.get_result(accumulator)
+
+    def add(self, value: Any) -> None:
+        stored = self._get()
+        ttl = self._ttl
+        fn = self._fn
+        if ttl is None:
+            accumulator = fn.add(value, fn.create_accumulator() if stored is None else stored)
+            self._put(accumulator)
+            return
+        now = ttl.clock()
+        current = None if stored is None or ttl.expired(stored, now) else stored.value
+        accumulator = fn.add(value, fn.create_accumulator() if current is None else current)
+        self._put(TtlValue(accumulator, now))
+
+    def _combine(self, a: Any, b: Any) -> Any:
+        return self._fn.merge(a, b)
+
+
+_STATE_CLASSES: dict[str, type[_HeapState]] = {
+    cls.kind: cls for cls in (HeapValueState, HeapListState, HeapMapState, HeapReducingState, HeapAggregatingState)
+}
+
+_DESCRIPTOR_KINDS: tuple[tuple[type[StateDescriptor], str], ...] = (
+    (ValueStateDescriptor, "value"),
+    (ListStateDescriptor, "list"),
+    (MapStateDescriptor, "map"),
+    (ReducingStateDescriptor, "reducing"),
+    (AggregatingStateDescriptor, "aggregating"),
+)
+
+
+def _kind_of(descriptor: StateDescriptor) -> str:
+    for cls, kind in _DESCRIPTOR_KINDS:
+        if isinstance(descriptor, cls):
+            return kind
+    raise InvalidProgramError(
+        f"expected a Value/List/Map/Reducing/AggregatingStateDescriptor; got a {type(descriptor).__name__}; "
+        "hint: describe keyed state with one of the descriptors of strom.api.state"
+    )
+
+
+def _describe_kind(kind: str, has_ttl: bool) -> str:
+    return f"{kind} state {'with' if has_ttl else 'without'} TTL"
+
+
+# --- serialization --------------------------------------------------------------------------------
+
+
+def dump_state(payload: Any, parts: Mapping[str, Any], owner: str) -> bytes:
+    """Pickle ``payload`` (protocol 5; cloudpickle for what plain pickle cannot name).
+
+    On failure, find which of ``parts`` (state name -> data) holds the unpicklable value and raise a
+    :class:`SerializationError` naming the state and the value's type."""
+    try:
+        return _dumps(payload)
+    except Exception as exc:
+        for name, part in parts.items():
+            culprit = _find_unpicklable(part, 0)
+            if culprit is not _MISSING:
+                raise SerializationError(
+                    f"{owner} '{name}' must hold picklable values; got a {type(culprit).__name__!r} "
+                    f"({culprit!r:.60}) that cannot be pickled ({exc}); hint: keep plain data in state "
+                    "(numbers, str, tuples, lists, dicts, dataclasses) and re-create resources such as locks, "
+                    "sockets or clients in open()"
+                ) from exc
+        raise SerializationError(f"{owner} could not be pickled: {exc}; hint: keep plain data in state") from exc
+
+
+def _dumps(obj: Any) -> bytes:
+    try:
+        return pickle.dumps(obj, protocol=5)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return cloudpickle.dumps(obj, protocol=5)  # type: ignore[no-any-return]
+
+
+def _find_unpicklable(obj: Any, depth: int) -> Any:
+    """The innermost part of ``obj`` that cannot be pickled, or ``_MISSING`` if ``obj`` pickles."""
+    try:
+        _dumps(obj)
+        return _MISSING
+    except Exception:
+        pass
+    if depth < 32:
+        children: Iterable[Any] = ()
+        if isinstance(obj, dict):
+            children = [*obj.keys(), *obj.values()]
+        elif isinstance(obj, list | tuple | set | frozenset):
+            children = obj
+        elif hasattr(obj, "__dict__"):
+            children = vars(obj).values()
+        for child in children:
+            culprit = _find_unpicklable(child, depth + 1)
+            if culprit is not _MISSING:
+                return culprit
+    return obj
+
+
+def load_state(blob: bytes, what: str) -> Any:
+    try:
+        return pickle.loads(blob)
+    except Exception as exc:
+        raise SerializationError(
+            f"{what} could not be unpickled ({len(blob)} bytes): {exc!r}; hint: the classes of state values must "
+            "be importable where the job restores (same code as when the checkpoint was taken)"
+        ) from exc

@@ -19,6 +19,8 @@ from typing import Any
 import cloudpickle
 
 from strom.exceptions import TaskCancelledError, UserFunctionError
+from strom.runtime.checkpoint.snapshot import OperatorRestoreState
+from strom.runtime.checkpoint.storage import read_state
 from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, check_transition
 from strom.runtime.metrics.task_io_metric_group import TaskIOMetricGroup
@@ -32,6 +34,7 @@ from strom.runtime.operators.base import OperatorEventGateway, StreamOperator, T
 from strom.runtime.tasks.mailbox import TaskMailbox
 from strom.runtime.tasks.operator_chain import OperatorChain
 from strom.runtime.tasks.stream_task import OneInputStreamTask, SourceStreamTask, StreamTask
+from strom.runtime.tasks.subtask_checkpoint_coordinator import CheckpointResponder, SubtaskCheckpointCoordinator
 
 __all__ = ["Task", "describe_failure"]
 
@@ -60,6 +63,7 @@ class Task:
         report: Callable[[TaskExecutionState], Future[Any] | None],
         gateway: OperatorEventGateway,
         pid: int,
+        responder: CheckpointResponder | None = None,
     ) -> None:
         self.tdd = tdd
         self.tm_id = tm_id
@@ -68,6 +72,7 @@ class Task:
         self.connection_manager = connection_manager
         self._report = report
         self.gateway = gateway
+        self.responder = responder
         self.pid = pid
         self.state = ExecutionState.CREATED
         self._state_lock = threading.Lock()
@@ -134,6 +139,7 @@ class Task:
             self.invokable = self._setup()
             if not self.transition_state(ExecutionState.DEPLOYING, ExecutionState.INITIALIZING):
                 raise TaskCancelledError("cancelled while deploying")
+            self._initialize_state(self.invokable)
             self.invokable.restore()
             if not self.transition_state(ExecutionState.INITIALIZING, ExecutionState.RUNNING):
                 raise TaskCancelledError("cancelled while initializing")
@@ -226,10 +232,25 @@ class Task:
         chain = OperatorChain(tdd.chain, info, make_writer, self.gateway)
         head = chain.head
         self.metrics.head_operator = head
+        checkpoint_coordinator: SubtaskCheckpointCoordinator | None = None
+        if tdd.checkpointing is not None:
+            assert self.responder is not None
+            for op in chain.operators:
+                if hasattr(op, "checkpointing_enabled"):
+                    op.checkpointing_enabled = True  # a two-phase-commit sink commits on checkpoints
+            checkpoint_coordinator = SubtaskCheckpointCoordinator(
+                chain, self.partitions, subtask_index=tdd.subtask_index, task_name=self.name, responder=self.responder
+            )
+        common: dict[str, Any] = {
+            "buffer_timeout_ms": buffer_timeout,
+            "idle": self.metrics.idle,
+            "partitions": self.partitions,
+            "checkpoint_coordinator": checkpoint_coordinator,
+        }
         if tdd.chain[0].is_source:
             head.splits = tdd.source_splits  # type: ignore[attr-defined]
             head.batch_size = batch_size  # type: ignore[attr-defined]
-            return SourceStreamTask(chain, self.mailbox, buffer_timeout_ms=buffer_timeout, idle=self.metrics.idle)
+            return SourceStreamTask(chain, self.mailbox, **common)
         gate = InputGate(0, self.mailbox.signal_input_available, floating_buffers=floating)
         channels: list[InputChannel] = []
         cm = self.connection_manager
@@ -259,7 +280,25 @@ class Task:
         self.gate = gate
         self.metrics.gate = gate
         gate.request_partitions()
-        return OneInputStreamTask(chain, self.mailbox, gate, buffer_timeout_ms=buffer_timeout, idle=self.metrics.idle)
+        exactly_once = tdd.checkpointing.exactly_once if tdd.checkpointing is not None else True
+        return OneInputStreamTask(chain, self.mailbox, gate, exactly_once=exactly_once, **common)
+
+    # -- state restore (task thread, INITIALIZING) ----------------------------------------------------
+    def _initialize_state(self, invokable: StreamTask) -> None:
+        """Read this subtask's share of the restored checkpoint and hand it to each operator."""
+        restore = self.tdd.restore
+        for op in invokable.chain.operators:
+            state: OperatorRestoreState | None = None
+            if restore is not None:
+                d = restore.get(op.operator_id)
+                if d is not None:
+                    state = OperatorRestoreState(
+                        checkpoint_id=d.checkpoint_id,
+                        keyed={kg: read_state(h) for kg, h in d.keyed},
+                        operator=tuple(read_state(h) if h is not None else b"" for h in d.operator),
+                        old_parallelism=d.old_parallelism,
+                    )
+            op.initialize_state(state)
 
     # -- cancellation (any thread) -----------------------------------------------------------------
     def cancel_execution(self) -> None:

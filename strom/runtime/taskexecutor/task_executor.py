@@ -57,6 +57,27 @@ class _OperatorEventGateway:
                     raise TaskCancelledError("task stopped while sending to the JobMaster") from None
 
 
+class _CheckpointResponder:
+    """Task threads → JobMaster: acknowledge or decline a checkpoint (Flink's ``RpcCheckpointResponder``).
+
+    Fire and forget: the task never waits for the JobMaster; a lost message makes the checkpoint expire."""
+
+    def __init__(self, executor: TaskExecutor, job_id: str, attempt_id: str) -> None:
+        self.executor = executor
+        self.job_id = job_id
+        self.attempt_id = attempt_id
+
+    def acknowledge(self, checkpoint_id: int, states: dict[str, Any], stats: dict[str, float]) -> None:
+        self.executor.call_job_master_threadsafe(
+            "acknowledge_checkpoint", self.job_id, self.attempt_id, checkpoint_id, states, stats
+        )
+
+    def decline(self, checkpoint_id: int, reason: str, counts: bool = True) -> None:
+        self.executor.call_job_master_threadsafe(
+            "decline_checkpoint", self.job_id, self.attempt_id, checkpoint_id, reason, counts
+        )
+
+
 class TaskExecutor:
     def __init__(
         self,
@@ -178,9 +199,31 @@ class TaskExecutor:
             report=self._report_threadsafe,
             gateway=_OperatorEventGateway(self, tdd.job_id, tdd.execution_attempt_id),
             pid=os.getpid(),
+            responder=_CheckpointResponder(self, tdd.job_id, tdd.execution_attempt_id),
         )
         self.tasks[tdd.execution_attempt_id] = task
         task.start_task_thread()
+
+    # -- RPC: checkpoints (seed 002) ---------------------------------------------------------------------
+    @rpc_method
+    def trigger_checkpoint(self, attempt_id: str, checkpoint_id: int, timestamp_ms: int, options: Any) -> bool:
+        """Start a checkpoint at a source task; ``False`` if it is not running (the JobMaster declines)."""
+        task = self.tasks.get(attempt_id)
+        if task is None or task.state is not ExecutionState.RUNNING or task.invokable is None:
+            return False
+        return task.invokable.trigger_checkpoint_async(checkpoint_id, timestamp_ms, options)
+
+    @rpc_method
+    def notify_checkpoint_complete(self, attempt_id: str, checkpoint_id: int) -> None:
+        task = self.tasks.get(attempt_id)
+        if task is not None and task.invokable is not None:
+            task.invokable.notify_checkpoint_complete_async(checkpoint_id)
+
+    @rpc_method
+    def notify_checkpoint_aborted(self, attempt_id: str, checkpoint_id: int) -> None:
+        task = self.tasks.get(attempt_id)
+        if task is not None and task.invokable is not None:
+            task.invokable.notify_checkpoint_aborted_async(checkpoint_id)
 
     @rpc_method
     def cancel_task(self, attempt_id: str) -> None:
@@ -221,6 +264,24 @@ class TaskExecutor:
         self._shutdown_soon()
 
     # -- task thread → loop ------------------------------------------------------------------------
+    def call_job_master_threadsafe(self, method: str, *args: Any) -> None:
+        """Any thread: call ``method`` on the JobMaster without waiting; failures are logged."""
+        loop = self.loop
+        if loop is None or loop.is_closed() or self.jm is None:
+            return
+        jm = self.jm
+
+        async def call() -> None:
+            try:
+                await jm.call(method, *args, timeout=30.0)
+            except Exception as exc:
+                log.log(
+                    logging.DEBUG if self._closed else logging.WARNING, "%s to the JobMaster failed: %s", method, exc
+                )
+
+        with contextlib.suppress(RuntimeError):
+            asyncio.run_coroutine_threadsafe(call(), loop)
+
     def _report_threadsafe(self, state: TaskExecutionState) -> Future[Any] | None:
         loop = self.loop
         if loop is None or loop.is_closed() or self.jm is None:

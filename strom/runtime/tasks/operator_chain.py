@@ -99,11 +99,21 @@ class OperatorChain:
         for op in reversed(self.operators):
             op.open()
 
-    def finish(self) -> None:
+    def finish_operators(self) -> None:
+        """End of input: every operator emits what it buffered; the outputs are flushed."""
         for op in self.operators:
             op.finish()
         for w in self.record_writers:
+            w.flush()
+
+    def end_output(self) -> None:
+        """The task's last word: EndOfPartition on every output."""
+        for w in self.record_writers:
             w.finish()
+
+    def finish(self) -> None:
+        self.finish_operators()
+        self.end_output()
 
     def flush(self) -> None:
         for op in self.operators:

@@ -1,9 +1,14 @@
 """``StreamTask``: runs an operator chain in the task thread (Flink's ``StreamTask`` and its
 ``SourceStreamTask`` / ``OneInputStreamTask`` variants).
 
-``restore()`` opens the chain; ``invoke()`` runs the mailbox loop, whose default action processes one
-input buffer (or polls the source once), until the end of input; then the chain finishes — operators
-emit what they buffered, record writers flush and send EndOfPartition downstream.
+``restore()`` initializes the operators' state and opens the chain; ``invoke()`` runs the mailbox loop, whose
+default action processes one input buffer (or polls the source once), until the end of input. Mail from
+other threads (checkpoint triggers and notifications, at ``MAX_PRIORITY``) runs between two units.
+
+The end of a task follows FLIP-147: at the end of its data a task finishes its operators (they emit what they
+buffered) and sends ``EndOfData`` downstream; with checkpointing on it then waits — still taking checkpoints —
+until a checkpoint taken after that point has completed, so that the final checkpoint covers, and commits,
+everything it emitted; only then does it send ``EndOfPartition`` and finish.
 """
 
 from __future__ import annotations
@@ -13,15 +18,34 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from strom.exceptions import TaskCancelledError
+from strom.runtime.checkpoint.barrier_handler import (
+    AbortCheckpoint,
+    BarrierAligner,
+    BarrierHandlerAction,
+    BarrierTracker,
+    BlockChannel,
+    TriggerCheckpoint,
+    UnblockAllChannels,
+)
 from strom.runtime.metrics.timer_gauge import TimerGauge
+from strom.runtime.network.events import (
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+    CheckpointOptions,
+    EndOfData,
+    EndOfPartitionEvent,
+)
 from strom.runtime.network.input_gate import InputGate
+from strom.runtime.network.result_partition import ResultPartition
 from strom.runtime.operators.source import InputStatus, SourceOperator
-from strom.runtime.tasks.mailbox import MailboxProcessor, TaskMailbox
+from strom.runtime.tasks.mailbox import MAX_PRIORITY, MailboxClosedError, MailboxProcessor, TaskMailbox
 from strom.runtime.tasks.operator_chain import OperatorChain
+from strom.runtime.tasks.subtask_checkpoint_coordinator import SubtaskCheckpointCoordinator
 
 __all__ = ["OneInputStreamTask", "SourceStreamTask", "StreamTask"]
 
 _IDLE_WAIT = 1.0
+_END_OF_DATA = EndOfData()
 
 
 class StreamTask(ABC):
@@ -32,6 +56,8 @@ class StreamTask(ABC):
         *,
         buffer_timeout_ms: int,
         idle: TimerGauge | None = None,
+        partitions: list[ResultPartition] | None = None,
+        checkpoint_coordinator: SubtaskCheckpointCoordinator | None = None,
     ) -> None:
         self.chain = chain
         self.mailbox = mailbox
@@ -40,6 +66,11 @@ class StreamTask(ABC):
         self.flush_interval = buffer_timeout_ms / 1000.0
         self._last_flush = time.monotonic()
         self.idle = idle or TimerGauge()
+        self.partitions = partitions or []
+        #: ``None`` when the job does not checkpoint
+        self.subtask_checkpoint = checkpoint_coordinator
+        self.end_of_data = False
+        self._final_checkpoint_id: int | None = None  # first checkpoint taken after the end of data
 
     # -- lifecycle (task thread) -------------------------------------------------------------------
     def restore(self) -> None:
@@ -47,17 +78,94 @@ class StreamTask(ABC):
 
     def invoke(self) -> None:
         self.run_mailbox_loop()
-        if self.canceled:
-            raise TaskCancelledError("task cancelled")
-        self.chain.finish()
+        self._check_canceled()
+        if not self.end_of_data:
+            self.end_data()
+        self.wait_for_final_checkpoint()
+        self.chain.end_output()
 
     def cleanup(self) -> BaseException | None:
-        return self.chain.close()
+        error = self.chain.close()
+        if self.subtask_checkpoint is not None:
+            self.subtask_checkpoint.close()
+        return error
 
     def cancel(self) -> None:
         """Any thread: stop the loop at the next opportunity."""
         self.canceled = True
         self.processor.stop()
+
+    def _check_canceled(self) -> None:
+        if self.canceled:
+            raise TaskCancelledError("task cancelled")
+
+    # -- end of data -------------------------------------------------------------------------------
+    def end_data(self) -> None:
+        """No more records will come: operators emit what they buffered; ``EndOfData`` goes downstream."""
+        self.end_of_data = True
+        self.chain.finish_operators()
+        for p in self.partitions:
+            p.broadcast_event(_END_OF_DATA)
+
+    def wait_for_final_checkpoint(self) -> None:
+        """With checkpointing on: keep serving mail (triggers, notifications) until a checkpoint taken after
+        the end of data has completed."""
+        sc = self.subtask_checkpoint
+        if sc is None:
+            return
+        processor = self.processor
+        mailbox = self.mailbox
+        while not self._final_checkpoint_done(sc):
+            self._check_canceled()
+            if mailbox.has_mail():
+                processor.run_mail()
+            else:
+                self.idle.mark_start()
+                mailbox.wait(_IDLE_WAIT)
+                self.idle.mark_end()
+        self._check_canceled()
+
+    def _final_checkpoint_done(self, sc: SubtaskCheckpointCoordinator) -> bool:
+        final = self._final_checkpoint_id
+        return final is not None and sc.last_completed_id >= final
+
+    # -- checkpoints (task thread) -----------------------------------------------------------------
+    def perform_checkpoint(self, barrier: CheckpointBarrier, alignment_ms: float = 0.0) -> None:
+        sc = self.subtask_checkpoint
+        if sc is None:
+            return
+        sc.checkpoint_state(barrier, alignment_ms)
+        if self.end_of_data and self._final_checkpoint_id is None:
+            self._final_checkpoint_id = barrier.checkpoint_id
+
+    # -- checkpoints (any thread → mailbox) --------------------------------------------------------
+    def trigger_checkpoint_async(self, checkpoint_id: int, timestamp_ms: int, options: CheckpointOptions) -> bool:
+        """A source task's checkpoint trigger from the JobMaster; ``False`` if the task can take no mail."""
+        barrier = CheckpointBarrier(checkpoint_id, timestamp_ms, options)
+        return self._put_mail(lambda: self.perform_checkpoint(barrier), f"checkpoint {checkpoint_id}")
+
+    def notify_checkpoint_complete_async(self, checkpoint_id: int) -> bool:
+        sc = self.subtask_checkpoint
+        if sc is None:
+            return False
+        return self._put_mail(
+            lambda: sc.notify_checkpoint_complete(checkpoint_id), f"checkpoint {checkpoint_id} complete"
+        )
+
+    def notify_checkpoint_aborted_async(self, checkpoint_id: int) -> bool:
+        sc = self.subtask_checkpoint
+        if sc is None:
+            return False
+        return self._put_mail(
+            lambda: sc.notify_checkpoint_aborted(checkpoint_id), f"checkpoint {checkpoint_id} aborted"
+        )
+
+    def _put_mail(self, run: Any, description: str) -> bool:
+        try:
+            self.mailbox.put(run, description, MAX_PRIORITY)
+        except MailboxClosedError:
+            return False
+        return True
 
     # -- the loop ----------------------------------------------------------------------------------
     @abstractmethod
@@ -91,10 +199,8 @@ class StreamTask(ABC):
 
 
 class SourceStreamTask(StreamTask):
-    def __init__(
-        self, chain: OperatorChain, mailbox: TaskMailbox, *, buffer_timeout_ms: int, idle: TimerGauge | None = None
-    ) -> None:
-        super().__init__(chain, mailbox, buffer_timeout_ms=buffer_timeout_ms, idle=idle)
+    def __init__(self, chain: OperatorChain, mailbox: TaskMailbox, **kwargs: Any) -> None:
+        super().__init__(chain, mailbox, **kwargs)
         head = chain.head
         assert isinstance(head, SourceOperator)
         self.source_operator: SourceOperator = head
@@ -111,18 +217,19 @@ class SourceStreamTask(StreamTask):
 
 
 class OneInputStreamTask(StreamTask):
-    def __init__(
-        self,
-        chain: OperatorChain,
-        mailbox: TaskMailbox,
-        gate: InputGate,
-        *,
-        buffer_timeout_ms: int,
-        idle: TimerGauge | None = None,
-    ) -> None:
-        super().__init__(chain, mailbox, buffer_timeout_ms=buffer_timeout_ms, idle=idle)
+    """Reads one input gate; checkpoint barriers on it go through the barrier handler (Flink's
+    ``CheckpointedInputGate``): aligned for EXACTLY_ONCE, counted for AT_LEAST_ONCE."""
+
+    def __init__(self, chain: OperatorChain, mailbox: TaskMailbox, gate: InputGate, **kwargs: Any) -> None:
+        exactly_once: bool = kwargs.pop("exactly_once", True)
+        super().__init__(chain, mailbox, **kwargs)
         self.gate = gate
         self._process_batch = chain.head.process_batch
+        n = len(gate.channels)
+        self.barrier_handler: BarrierAligner | BarrierTracker = BarrierAligner(n) if exactly_once else BarrierTracker(n)
+        self._barriers: dict[int, CheckpointBarrier] = {}
+        self._end_of_data_channels: set[int] = set()
+        self._alignment_start: float | None = None
 
     def process_input(self) -> InputStatus:
         polled: Any = self.gate.poll_next()
@@ -131,6 +238,52 @@ class OneInputStreamTask(StreamTask):
         buf = polled[1]
         if type(buf) is list:
             self._process_batch(buf)
-        elif self.gate.is_finished():
-            return InputStatus.END_OF_INPUT
+            return InputStatus.MORE_AVAILABLE
+        return self._process_event(polled[0], buf)
+
+    def _process_event(self, channel: int, event: Any) -> InputStatus:
+        handler = self.barrier_handler
+        if isinstance(event, CheckpointBarrier):
+            if self.subtask_checkpoint is not None:
+                self._barriers[event.checkpoint_id] = event
+                self._act(handler.on_barrier(channel, event.checkpoint_id))
+        elif isinstance(event, CancelCheckpointMarker):
+            if self.subtask_checkpoint is not None:
+                self._act(handler.on_cancel_marker(channel, event.checkpoint_id))
+        elif isinstance(event, EndOfData):
+            self._end_of_data_channels.add(channel)
+            if len(self._end_of_data_channels) == len(self.gate.channels) and not self.end_of_data:
+                self.end_data()
+        elif isinstance(event, EndOfPartitionEvent):
+            if self.subtask_checkpoint is not None:
+                self._act(handler.on_end_of_partition(channel))
+            if self.gate.is_finished():
+                return InputStatus.END_OF_INPUT
         return InputStatus.MORE_AVAILABLE
+
+    def _act(self, actions: list[BarrierHandlerAction]) -> None:
+        for action in actions:
+            if isinstance(action, BlockChannel):
+                if self._alignment_start is None:
+                    self._alignment_start = time.monotonic()
+                self.gate.block(action.channel)
+            elif isinstance(action, UnblockAllChannels):
+                self.gate.unblock_all()
+            elif isinstance(action, TriggerCheckpoint):
+                start, self._alignment_start = self._alignment_start, None
+                alignment_ms = (time.monotonic() - start) * 1000.0 if start is not None else 0.0
+                barrier = self._barriers.get(action.checkpoint_id)
+                self._forget_barriers(action.checkpoint_id)
+                if barrier is not None:
+                    self.perform_checkpoint(barrier, alignment_ms)
+            elif isinstance(action, AbortCheckpoint):
+                self._alignment_start = None
+                self._forget_barriers(action.checkpoint_id)
+                assert self.subtask_checkpoint is not None
+                # a cancel marker from upstream: that task declined already, this is no new failure
+                upstream = action.reason == "cancelled upstream"
+                self.subtask_checkpoint.abort(action.checkpoint_id, action.reason, counts=not upstream)
+
+    def _forget_barriers(self, up_to: int) -> None:
+        for cid in [c for c in self._barriers if c <= up_to]:
+            del self._barriers[cid]

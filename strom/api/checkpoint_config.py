@@ -1,0 +1,116 @@
+"""``CheckpointConfig`` and ``CheckpointingMode``: how a job checkpoints (Flink's ``CheckpointConfig``).
+
+    env.enable_checkpointing(1000, CheckpointingMode.EXACTLY_ONCE)
+    cfg = env.get_checkpoint_config()
+    cfg.set_checkpoint_timeout(60_000)
+    cfg.set_checkpoint_storage("file:///data/checkpoints")
+
+Every setter writes the matching ``execution.checkpointing.*`` option of the environment's
+configuration, so settings made in code and in a configuration are the same thing.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING
+
+from strom.config import CheckpointingOptions
+from strom.exceptions import InvalidProgramError
+from strom.runtime.checkpoint.storage import ExternalizedCheckpointRetention
+
+if TYPE_CHECKING:
+    from strom.config import Configuration
+
+__all__ = ["CheckpointConfig", "CheckpointingMode", "ExternalizedCheckpointRetention"]
+
+
+class CheckpointingMode(enum.Enum):
+    EXACTLY_ONCE = "EXACTLY_ONCE"
+    AT_LEAST_ONCE = "AT_LEAST_ONCE"
+
+
+def _non_negative_int(value: object, what: str, hint: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidProgramError(f"expected {what} as an int >= 0; got {value!r}; hint: {hint}")
+    return value
+
+
+class CheckpointConfig:
+    def __init__(self, configuration: Configuration) -> None:
+        self._config = configuration
+
+    # -- enabling ----------------------------------------------------------------------------------
+    def is_checkpointing_enabled(self) -> bool:
+        return self.get_checkpoint_interval() > 0
+
+    def set_checkpoint_interval(self, interval_ms: int) -> None:
+        if not isinstance(interval_ms, int) or isinstance(interval_ms, bool) or interval_ms < 10:
+            raise InvalidProgramError(
+                f"expected a checkpoint interval of at least 10 ms; got {interval_ms!r}; "
+                "hint: env.enable_checkpointing(1000) checkpoints every second"
+            )
+        self._config.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, interval_ms)
+
+    def get_checkpoint_interval(self) -> int:
+        return self._config.get(CheckpointingOptions.CHECKPOINTING_INTERVAL)
+
+    def set_checkpointing_mode(self, mode: CheckpointingMode) -> None:
+        if not isinstance(mode, CheckpointingMode):
+            raise InvalidProgramError(
+                f"expected a CheckpointingMode; got {mode!r}; hint: CheckpointingMode.EXACTLY_ONCE or AT_LEAST_ONCE"
+            )
+        self._config.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, mode.value)
+
+    def get_checkpointing_mode(self) -> CheckpointingMode:
+        return CheckpointingMode(self._config.get(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE).upper())
+
+    # -- limits ------------------------------------------------------------------------------------
+    def set_checkpoint_timeout(self, timeout_ms: int) -> None:
+        _non_negative_int(timeout_ms, "a checkpoint timeout in ms", "a pending checkpoint is aborted after it")
+        self._config.set(CheckpointingOptions.CHECKPOINTING_TIMEOUT, timeout_ms)
+
+    def get_checkpoint_timeout(self) -> int:
+        return self._config.get(CheckpointingOptions.CHECKPOINTING_TIMEOUT)
+
+    def set_min_pause_between_checkpoints(self, min_pause_ms: int) -> None:
+        _non_negative_int(
+            min_pause_ms, "a minimum pause in ms", "the time between the end of one checkpoint and the next"
+        )
+        self._config.set(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS, min_pause_ms)
+
+    def set_max_concurrent_checkpoints(self, max_concurrent: int) -> None:
+        if _non_negative_int(max_concurrent, "a number of concurrent checkpoints", "1 or more") < 1:
+            raise InvalidProgramError("expected at least 1 concurrent checkpoint; got 0; hint: 1 is the default")
+        self._config.set(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS, max_concurrent)
+
+    def set_tolerable_checkpoint_failure_number(self, number: int) -> None:
+        _non_negative_int(number, "a number of tolerable failed checkpoints", "0 fails over at the first failure")
+        self._config.set(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER, number)
+
+    # -- storage and retention ---------------------------------------------------------------------
+    def set_checkpoint_storage(self, directory: str) -> None:
+        """Where checkpoints go: a directory URI (``file://``, ``s3://``, ``memory://``) or a local path."""
+        if not isinstance(directory, str) or not directory:
+            raise InvalidProgramError(
+                f"expected a checkpoint directory URI; got {directory!r}; hint: 'file:///tmp/checkpoints'"
+            )
+        self._config.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, directory)
+
+    def set_externalized_checkpoint_retention(self, retention: ExternalizedCheckpointRetention) -> None:
+        if not isinstance(retention, ExternalizedCheckpointRetention):
+            raise InvalidProgramError(
+                f"expected an ExternalizedCheckpointRetention; got {retention!r}; "
+                "hint: ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION keeps checkpoints for a manual restore"
+            )
+        self._config.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION, retention.value)
+
+    def set_max_retained_checkpoints(self, number: int) -> None:
+        if _non_negative_int(number, "a number of retained checkpoints", "1 or more") < 1:
+            raise InvalidProgramError("expected at least 1 retained checkpoint; got 0; hint: 1 is the default")
+        self._config.set(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS, number)
+
+    def enable_unaligned_checkpoints(self, enabled: bool = True) -> None:
+        self._config.set(CheckpointingOptions.ENABLE_UNALIGNED, bool(enabled))
+
+    def is_unaligned_checkpoints_enabled(self) -> bool:
+        return self._config.get(CheckpointingOptions.ENABLE_UNALIGNED)

@@ -1,0 +1,414 @@
+"""Where checkpoints and savepoints live (Flink's ``FsCheckpointStorageAccess``, ``FsCheckpointStorageLocation``
+and ``CompletedCheckpointStore``).
+
+Layout, through fsspec (``file://``, a plain local path, ``memory://``, ``s3://``, ...)::
+
+    <execution.checkpointing.dir>/<job id>/chk-<n>/<state files>     written by the tasks
+    <execution.checkpointing.dir>/<job id>/chk-<n>/_metadata          written last, by the JobMaster
+    <savepoint target dir>/savepoint-<job id[:6]>-<random hex>/...    a savepoint: same content, never pruned
+
+A ``chk-<n>`` directory without ``_metadata`` is a checkpoint that never completed. A
+:class:`CheckpointStorageLocation` holds only its directory URI, so it pickles into checkpoint barriers and
+reaches the TaskManager processes; each call opens the file system anew.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+import re
+import secrets
+from dataclasses import dataclass, replace
+from typing import Any
+
+import fsspec.core
+
+from strom.exceptions import CheckpointStorageError, ConfigurationError
+from strom.runtime.checkpoint.metadata import CheckpointMetadata, StateHandle
+
+__all__ = [
+    "METADATA_FILE_NAME",
+    "CheckpointStorage",
+    "CheckpointStorageLocation",
+    "ExternalizedCheckpointRetention",
+    "read_state",
+    "resolve_checkpoint_pointer",
+]
+
+log = logging.getLogger(__name__)
+
+METADATA_FILE_NAME = "_metadata"
+_IN_PROGRESS_SUFFIX = ".inprogress"
+_CHECKPOINT_DIR = re.compile(r"^chk-(\d+)$")
+
+
+class ExternalizedCheckpointRetention(enum.Enum):
+    """``execution.checkpointing.externalized-checkpoint-retention``: what happens to the retained checkpoints
+    once the job reaches a globally terminal status (Flink's ``CheckpointProperties`` per retention policy)."""
+
+    NO_EXTERNALIZED_CHECKPOINTS = "NO_EXTERNALIZED_CHECKPOINTS"
+    """Deleted whenever the job ends: FINISHED, CANCELED or FAILED."""
+    DELETE_ON_CANCELLATION = "DELETE_ON_CANCELLATION"
+    """Deleted when the job FINISHED or was CANCELED; kept when it FAILED."""
+    RETAIN_ON_CANCELLATION = "RETAIN_ON_CANCELLATION"
+    """Kept when the job was CANCELED or FAILED; deleted when it FINISHED (nothing is left to resume)."""
+
+    @classmethod
+    def parse(cls, value: str | ExternalizedCheckpointRetention) -> ExternalizedCheckpointRetention:
+        if isinstance(value, ExternalizedCheckpointRetention):
+            return value
+        try:
+            return cls(str(value).strip().upper())
+        except ValueError:
+            choices = ", ".join(m.value for m in cls)
+            raise ConfigurationError(
+                f"execution.checkpointing.externalized-checkpoint-retention expects one of {choices}; "
+                f"got {value!r}; hint: RETAIN_ON_CANCELLATION keeps the last checkpoint to resume from"
+            ) from None
+
+    def discards_on(self, job_status: str) -> bool:
+        """Whether the job's checkpoints are deleted when it ends in ``job_status``.
+
+        Statuses that are not globally terminal (a JobMaster shutting down while the job lives on elsewhere,
+        Flink's SUSPENDED) never discard: the checkpoints are what the job resumes from."""
+        status = job_status.strip().upper()
+        if status == "FINISHED":
+            return True
+        if status in ("CANCELED", "CANCELLED"):
+            return self is not ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
+        if status == "FAILED":
+            return self is ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
+        return False
+
+
+# -- URIs and file systems --------------------------------------------------------------------------------------
+def _normalize(uri: str) -> str:
+    """A plain local path becomes absolute (TaskManagers may run in another working directory); URIs stay."""
+    if "::" in uri:
+        return uri
+    if "://" in uri:
+        scheme, rest = uri.split("://", 1)
+        return f"{scheme}://{rest.rstrip('/') or rest[:1]}"
+    return os.path.abspath(os.path.expanduser(uri))
+
+
+def _join(directory: str, name: str) -> str:
+    return directory.rstrip("/") + "/" + name
+
+
+def _fs(uri: str) -> tuple[Any, str]:
+    try:
+        fs, path = fsspec.core.url_to_fs(uri)
+    except (ImportError, ValueError) as e:
+        raise CheckpointStorageError(
+            f"expected a file system URI fsspec can open; got {uri!r} ({e}); "
+            "hint: use file://, a local path, or install the fsspec implementation for the scheme (e.g. s3fs)"
+        ) from e
+    return fs, str(path)
+
+
+def _is_local(fs: Any) -> bool:
+    protocol = fs.protocol
+    protocols = (protocol,) if isinstance(protocol, str) else tuple(protocol)
+    return "file" in protocols or "local" in protocols
+
+
+def _check_name(name: str) -> None:
+    if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith(METADATA_FILE_NAME):
+        raise CheckpointStorageError(
+            f"expected a state file name inside the checkpoint directory; got {name!r}; "
+            f"hint: no '/', '\\', '.' or '..', and names starting with {METADATA_FILE_NAME!r} are reserved"
+        )
+
+
+def _remove_tree(uri: str) -> None:
+    fs, path = _fs(uri)
+    try:
+        fs.rm(path, recursive=True)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise CheckpointStorageError(
+            f"expected to delete {uri}; got {e!r}; hint: check permissions on the checkpoint directory"
+        ) from e
+
+
+# -- one checkpoint's directory ---------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointStorageLocation:
+    """The directory of one checkpoint or savepoint (Flink's ``FsCheckpointStorageLocation``).
+
+    Only the URI is stored: the location travels inside checkpoint barriers to TaskManager processes.
+    """
+
+    uri: str
+
+    def write_state(self, name: str, data: bytes) -> StateHandle:
+        """Write one state file ``<uri>/<name>`` and return its handle."""
+        _check_name(name)
+        fs, directory = _fs(self.uri)
+        target = _join(self.uri, name)
+        try:
+            fs.makedirs(directory, exist_ok=True)
+            fs.pipe_file(_join(directory, name), bytes(data))
+        except OSError as e:
+            raise CheckpointStorageError(
+                f"expected to write the state file {target}; got {e!r}; "
+                "hint: check that execution.checkpointing.dir is writable from every TaskManager"
+            ) from e
+        return StateHandle(uri=target, size=len(data))
+
+    def write_metadata(self, metadata: CheckpointMetadata) -> None:
+        """Write ``_metadata``, the mark of a completed checkpoint, after every state file.
+
+        On local file systems it is written as ``_metadata.inprogress`` and renamed, so a crash never leaves a
+        half-written ``_metadata``; object stores (s3, ``memory://``) make a single put visible at once.
+        The metadata's pointer is set to this location, so state handles inside it are stored relative.
+        """
+        if metadata.external_pointer != self.uri:
+            metadata = replace(metadata, external_pointer=self.uri)
+        data = metadata.to_json().encode()
+        fs, directory = _fs(self.uri)
+        final = _join(directory, METADATA_FILE_NAME)
+        try:
+            fs.makedirs(directory, exist_ok=True)
+            if _is_local(fs):
+                temporary = final + _IN_PROGRESS_SUFFIX
+                fs.pipe_file(temporary, data)
+                fs.mv(temporary, final)
+            else:
+                fs.pipe_file(final, data)
+        except OSError as e:
+            raise CheckpointStorageError(
+                f"expected to write {_join(self.uri, METADATA_FILE_NAME)}; got {e!r}; "
+                "hint: check that execution.checkpointing.dir is writable from the JobManager"
+            ) from e
+
+    def dispose(self) -> None:
+        """Delete the directory and everything in it; a missing directory is fine."""
+        _remove_tree(self.uri)
+
+
+def read_state(handle: StateHandle) -> bytes:
+    """The bytes of a state file, checked against the size recorded when it was written."""
+    fs, path = _fs(handle.uri)
+    try:
+        data: bytes = fs.cat_file(path)
+    except FileNotFoundError:
+        raise CheckpointStorageError(
+            f"expected the state file {handle.uri}; got no such file; hint: the checkpoint directory was "
+            "moved or partly deleted — restore from another checkpoint or savepoint, or move it back whole"
+        ) from None
+    except OSError as e:
+        raise CheckpointStorageError(
+            f"expected to read the state file {handle.uri}; got {e!r}; hint: check the file system is reachable"
+        ) from e
+    if len(data) != handle.size:
+        raise CheckpointStorageError(
+            f"state file {handle.uri}: expected {handle.size} bytes got {len(data)}; "
+            "hint: the file was truncated or overwritten; restore from another checkpoint or savepoint"
+        )
+    return data
+
+
+def resolve_checkpoint_pointer(path: str) -> tuple[str, CheckpointMetadata]:
+    """Find a checkpoint or savepoint from its directory or its ``_metadata`` file (Flink's
+    ``resolveCheckpointPointer``); return its directory URI and its metadata, anchored where it was found."""
+    if not path or not path.strip():
+        raise CheckpointStorageError(
+            "expected a checkpoint or savepoint directory with a _metadata file; got an empty path; "
+            "hint: pass e.g. file:///checkpoints/<job id>/chk-7"
+        )
+    pointer = _normalize(path.strip())
+    fs, fs_path = _fs(pointer)
+    try:
+        if fs.isdir(fs_path):
+            directory, metadata_uri = pointer, _join(pointer, METADATA_FILE_NAME)
+            metadata_path = _join(fs_path, METADATA_FILE_NAME)
+            if not fs.isfile(metadata_path):
+                raise CheckpointStorageError(
+                    f"expected a checkpoint or savepoint directory with a _metadata file; got {path} (a directory "
+                    "without _metadata); hint: the checkpoint never completed — pick an older chk-<n> directory "
+                    "or a savepoint"
+                )
+        elif fs.isfile(fs_path):
+            metadata_uri, metadata_path = pointer, fs_path
+            directory = pointer.rsplit("/", 1)[0]
+        else:
+            raise CheckpointStorageError(
+                f"expected a checkpoint or savepoint directory with a _metadata file; got {path} (no such file); "
+                "hint: use the path printed when the savepoint completed, or a retained <job id>/chk-<n> directory"
+            )
+        text = fs.cat_file(metadata_path)
+    except OSError as e:
+        raise CheckpointStorageError(
+            f"expected to read the checkpoint metadata at {path}; got {e!r}; hint: check the file system is reachable"
+        ) from e
+    return directory, CheckpointMetadata.from_json(text, source=metadata_uri, location=directory)
+
+
+# -- the job's checkpoints -------------------------------------------------------------------------------------
+class CheckpointStorage:
+    """A job's checkpoint directory and its completed checkpoints (Flink's ``FsCheckpointStorageAccess`` with a
+    ``StandaloneCompletedCheckpointStore``): creates locations, keeps the newest ``num_retained`` completed
+    checkpoints and deletes the older ones, and cleans up when the job ends.
+
+    Used from the JobMaster only (not thread-safe); every method may block on I/O.
+    """
+
+    def __init__(self, base_uri: str, job_id: str, *, num_retained: int = 1) -> None:
+        if not base_uri or not base_uri.strip():
+            raise CheckpointStorageError(
+                "expected a checkpoint directory URI in execution.checkpointing.dir; got ''; "
+                "hint: e.g. file:///var/strom/checkpoints, s3://bucket/checkpoints or a local path"
+            )
+        if not job_id or "/" in job_id or job_id in (".", ".."):
+            raise CheckpointStorageError(
+                f"expected a job id usable as a directory name; got {job_id!r}; hint: job ids are hex strings"
+            )
+        if isinstance(num_retained, bool) or not isinstance(num_retained, int) or num_retained < 1:
+            raise CheckpointStorageError(
+                f"expected execution.checkpointing.num-retained ≥ 1; got {num_retained!r}; "
+                "hint: 1 keeps only the latest completed checkpoint"
+            )
+        self.base_uri = _normalize(base_uri.strip())
+        self.job_id = job_id
+        self.num_retained = num_retained
+        self.job_dir = _join(self.base_uri, job_id)
+        self._completed: list[CheckpointMetadata] = []
+
+    def __repr__(self) -> str:
+        return f"CheckpointStorage({self.job_dir!r}, num_retained={self.num_retained})"
+
+    # -- locations ---------------------------------------------------------------------------------------------
+    def initialize_location(self, checkpoint_id: int) -> CheckpointStorageLocation:
+        """The (created) directory ``<base>/<job id>/chk-<checkpoint_id>``."""
+        location = CheckpointStorageLocation(uri=_join(self.job_dir, f"chk-{checkpoint_id}"))
+        _make_dirs(location.uri)
+        return location
+
+    def savepoint_location(self, target_dir: str, checkpoint_id: int) -> CheckpointStorageLocation:
+        """A new (created) directory ``<target_dir>/savepoint-<job id[:6]>-<12 random hex digits>``."""
+        if not target_dir or not target_dir.strip():
+            raise CheckpointStorageError(
+                f"expected a savepoint target directory for savepoint {checkpoint_id}; got ''; "
+                "hint: pass a directory URI such as file:///savepoints"
+            )
+        name = f"savepoint-{self.job_id[:6]}-{secrets.token_hex(6)}"
+        location = CheckpointStorageLocation(uri=_join(_normalize(target_dir.strip()), name))
+        _make_dirs(location.uri)
+        return location
+
+    # -- completed checkpoints ---------------------------------------------------------------------------------
+    def add_completed(self, metadata: CheckpointMetadata) -> None:
+        """Record a completed checkpoint, then delete all but the newest ``num_retained`` (their directories
+        go). Savepoints belong to the user and are neither recorded nor deleted."""
+        if metadata.is_savepoint:
+            return
+        self._completed = [m for m in self._completed if m.checkpoint_id != metadata.checkpoint_id]
+        self._completed.append(metadata)
+        self._completed.sort(key=lambda m: m.checkpoint_id)
+        subsumed = self._completed[: -self.num_retained]
+        self._completed = self._completed[-self.num_retained :]
+        failures = []
+        for old in subsumed:
+            if not old.external_pointer.startswith(self.job_dir + "/"):
+                log.info("checkpoint %d at %s is not this job's to delete", old.checkpoint_id, old.external_pointer)
+                continue
+            try:
+                _remove_tree(old.external_pointer)
+            except CheckpointStorageError as e:
+                failures.append(str(e))
+        if failures:
+            raise CheckpointStorageError(
+                f"expected to delete {len(subsumed)} subsumed checkpoint(s); got {len(failures)} failure(s): "
+                + "; ".join(failures)
+            )
+
+    def latest_completed(self) -> CheckpointMetadata | None:
+        return self._completed[-1] if self._completed else None
+
+    def completed(self) -> list[CheckpointMetadata]:
+        """The retained completed checkpoints, oldest first."""
+        return list(self._completed)
+
+    def discover_completed(self) -> list[CheckpointMetadata]:
+        """Rescan ``<base>/<job id>/chk-*`` for completed checkpoints (after a JobManager restart) and adopt
+        them as the retained ones, oldest first. Directories without ``_metadata`` never completed and are
+        skipped; so, with a warning, are those whose ``_metadata`` cannot be read."""
+        found: list[CheckpointMetadata] = []
+        for checkpoint_id, uri in self._checkpoint_dirs():
+            try:
+                _, metadata = resolve_checkpoint_pointer(uri)
+            except CheckpointStorageError as e:
+                if self._has_metadata(uri):
+                    log.warning("skipping checkpoint %d: %s", checkpoint_id, e)
+                else:
+                    log.info("skipping incomplete checkpoint %d (%s has no _metadata)", checkpoint_id, uri)
+                continue
+            found.append(metadata)
+        self._completed = found
+        return list(found)
+
+    # -- cleanup -----------------------------------------------------------------------------------------------
+    def dispose_all(self) -> None:
+        """Delete the job's checkpoint directory with every checkpoint in it."""
+        self._completed = []
+        _remove_tree(self.job_dir)
+
+    def shutdown(self, job_status: str, retention: str | ExternalizedCheckpointRetention) -> None:
+        """The job ended in ``job_status``: delete its checkpoints or keep them as ``retention`` says, and in
+        any case delete the directories of checkpoints that never completed."""
+        policy = ExternalizedCheckpointRetention.parse(retention)
+        if policy.discards_on(job_status):
+            log.info("job %s %s: deleting its checkpoints (%s)", self.job_id, job_status, policy.value)
+            self.dispose_all()
+            return
+        for checkpoint_id, uri in self._checkpoint_dirs():
+            if not self._has_metadata(uri):
+                log.info("job %s: deleting incomplete checkpoint %d", self.job_id, checkpoint_id)
+                _remove_tree(uri)
+        if self._completed:
+            log.info(
+                "job %s %s: keeping checkpoint %s (%s)",
+                self.job_id,
+                job_status,
+                self._completed[-1].external_pointer,
+                policy.value,
+            )
+
+    # -- helpers -----------------------------------------------------------------------------------------------
+    def _checkpoint_dirs(self) -> list[tuple[int, str]]:
+        fs, path = _fs(self.job_dir)
+        try:
+            entries = fs.ls(path, detail=True)
+        except FileNotFoundError:
+            return []
+        except OSError as e:
+            raise CheckpointStorageError(
+                f"expected to list {self.job_dir}; got {e!r}; hint: check the checkpoint file system is reachable"
+            ) from e
+        out = []
+        for entry in entries:
+            name = str(entry["name"]).rstrip("/").rsplit("/", 1)[-1]
+            match = _CHECKPOINT_DIR.match(name)
+            if match and entry.get("type") == "directory":
+                out.append((int(match.group(1)), _join(self.job_dir, name)))
+        return sorted(out)
+
+    @staticmethod
+    def _has_metadata(directory: str) -> bool:
+        fs, path = _fs(directory)
+        return bool(fs.isfile(_join(path, METADATA_FILE_NAME)))
+
+
+def _make_dirs(uri: str) -> None:
+    fs, path = _fs(uri)
+    try:
+        fs.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise CheckpointStorageError(
+            f"expected to create the checkpoint directory {uri}; got {e!r}; "
+            "hint: check that the checkpoint or savepoint directory is writable"
+        ) from e

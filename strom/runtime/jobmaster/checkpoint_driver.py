@@ -1,0 +1,275 @@
+"""``CheckpointDriver``: carries out the :class:`CheckpointCoordinator`'s actions on the JobManager's event loop
+(seed 002, the JobMaster's half: ``triggerCheckpoint`` → ``receiveAcknowledgeMessage`` →
+``completePendingCheckpoint`` → ``sendAcknowledgeMessages``).
+
+The pure coordinator decides; this class sends the trigger RPCs to the source tasks, arms the timeouts,
+writes ``_metadata`` (off the loop) once every task has acknowledged, records the completed checkpoint in
+the :class:`CheckpointStorage` (which prunes to the retained number), notifies every task of completion or
+abortion, deletes the files of aborted checkpoints, resolves savepoint requests and hands a
+"too many failed checkpoints" verdict to the JobMaster's failover.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from strom.exceptions import CheckpointError
+from strom.runtime.checkpoint.coordinator import (
+    CheckpointCoordinator,
+    CheckpointCoordinatorConfiguration,
+    CheckpointStats,
+    CoordinatorAction,
+    DisposeCheckpoint,
+    FailJob,
+    FinalizeCheckpoint,
+    NotifyCheckpointAborted,
+    NotifyCheckpointComplete,
+    PendingCheckpoint,
+    ScheduleTimeout,
+    TriggerTasks,
+)
+from strom.runtime.checkpoint.metadata import CheckpointMetadata, OperatorState, StateHandle
+from strom.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
+from strom.runtime.network.events import CheckpointOptions
+
+if TYPE_CHECKING:
+    from strom.runtime.jobmaster.jobmaster import JobMaster
+
+__all__ = ["CheckpointDriver"]
+
+log = logging.getLogger(__name__)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class CheckpointDriver:
+    def __init__(
+        self,
+        job_master: JobMaster,
+        config: CheckpointCoordinatorConfiguration,
+        storage: CheckpointStorage,
+        *,
+        first_checkpoint_id: int = 1,
+        on_global_failure: Callable[[str], None],
+    ) -> None:
+        self.jm = job_master
+        self.config = config
+        self.storage = storage
+        self.coordinator = CheckpointCoordinator(config, first_checkpoint_id=first_checkpoint_id)
+        self.on_global_failure = on_global_failure
+        self._locations: dict[int, CheckpointStorageLocation] = {}
+        self._metadata: dict[int, CheckpointMetadata] = {}
+        self._timeouts: dict[int, asyncio.TimerHandle] = {}
+        self._savepoints: dict[int, asyncio.Future[str]] = {}
+        self._periodic: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # -- periodic triggering ----------------------------------------------------------------------------
+    def start_periodic(self) -> None:
+        """All tasks run: trigger every ``interval_ms`` (Flink's ``CheckpointCoordinatorDeActivator``)."""
+        if self.config.interval_ms > 0 and self._periodic is None and not self._closed:
+            self._periodic = asyncio.get_running_loop().create_task(self._periodic_loop())
+
+    def stop_periodic(self) -> None:
+        if self._periodic is not None:
+            self._periodic.cancel()
+            self._periodic = None
+
+    async def _periodic_loop(self) -> None:
+        interval = self.config.interval_ms / 1000.0
+        while True:
+            await asyncio.sleep(interval)
+            self.trigger_checkpoint(is_savepoint=False)
+
+    # -- triggering -----------------------------------------------------------------------------------
+    def trigger_checkpoint(self, *, is_savepoint: bool, target_dir: str | None = None) -> asyncio.Future[str]:
+        """Start a checkpoint (or savepoint into ``target_dir``); the future gets its directory once complete."""
+        fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        to_trigger, to_ack, not_ready = self.jm.checkpoint_participants()
+        if not_ready:
+            fut.set_exception(CheckpointError(f"checkpoint not triggered: {not_ready}"))
+            return fut
+        actions, reason = self.coordinator.trigger(
+            _now_ms(), tasks_to_trigger=to_trigger, tasks_to_ack=to_ack, is_savepoint=is_savepoint
+        )
+        if not actions:
+            fut.set_exception(CheckpointError(f"checkpoint not triggered: {reason}"))
+            return fut
+        trigger = actions[0]
+        assert isinstance(trigger, TriggerTasks)
+        cid = trigger.checkpoint_id
+        try:
+            if is_savepoint:
+                assert target_dir is not None
+                self._locations[cid] = self.storage.savepoint_location(target_dir, cid)
+            else:
+                self._locations[cid] = self.storage.initialize_location(cid)
+        except Exception as exc:
+            self._run(self.coordinator.on_finalize_failed(cid, f"its location could not be created: {exc!r}"))
+            fut.set_exception(CheckpointError(f"checkpoint {cid} failed: {exc}"))
+            return fut
+        self._savepoints[cid] = fut
+        self._run(actions)
+        return fut
+
+    # -- messages from tasks -----------------------------------------------------------------------
+    def receive_acknowledge(self, attempt_id: str, checkpoint_id: int, states: Any, stats: dict[str, float]) -> None:
+        self._run(self.coordinator.receive_acknowledge(checkpoint_id, attempt_id, states, stats))
+
+    def receive_decline(self, attempt_id: str, checkpoint_id: int, reason: str, counts: bool) -> None:
+        log.info("checkpoint %d declined: %s", checkpoint_id, reason)
+        self._run(self.coordinator.receive_decline(checkpoint_id, attempt_id, reason, counts=counts))
+
+    def abort_all(self, reason: str) -> None:
+        """Failover or job end: pending checkpoints are aborted (not counted as checkpoint failures)."""
+        self._run(self.coordinator.abort_all(reason))
+
+    def close(self) -> None:
+        self._closed = True
+        self.stop_periodic()
+        self.abort_all("the job ended")
+        for handle in self._timeouts.values():
+            handle.cancel()
+        self._timeouts.clear()
+
+    # -- statistics --------------------------------------------------------------------------------------
+    def statistics(self) -> list[CheckpointStats]:
+        return [self.coordinator.history[c] for c in sorted(self.coordinator.history)]
+
+    # -- actions ---------------------------------------------------------------------------------------
+    def _run(self, actions: list[CoordinatorAction]) -> None:
+        for action in actions:
+            if isinstance(action, TriggerTasks):
+                self._trigger_tasks(action)
+            elif isinstance(action, ScheduleTimeout):
+                loop = asyncio.get_running_loop()
+                self._timeouts[action.checkpoint_id] = loop.call_later(
+                    action.delay_ms / 1000.0, self._on_timeout, action.checkpoint_id
+                )
+            elif isinstance(action, FinalizeCheckpoint):
+                asyncio.get_running_loop().create_task(self._finalize(action.pending))
+            elif isinstance(action, NotifyCheckpointComplete):
+                self._completed(action)
+            elif isinstance(action, NotifyCheckpointAborted):
+                self._aborted(action)
+            elif isinstance(action, DisposeCheckpoint):
+                self._dispose(action.checkpoint_id)
+            elif isinstance(action, FailJob):
+                self.on_global_failure(action.reason)
+
+    def _on_timeout(self, checkpoint_id: int) -> None:
+        self._timeouts.pop(checkpoint_id, None)
+        self._run(self.coordinator.on_timeout(checkpoint_id))
+
+    def _trigger_tasks(self, action: TriggerTasks) -> None:
+        cid = action.checkpoint_id
+        options = CheckpointOptions(
+            is_savepoint=action.is_savepoint,
+            exactly_once=self.config.exactly_once,
+            location=self._locations.get(cid),
+        )
+        for attempt_id in action.executions:
+
+            async def trigger(attempt_id: str = attempt_id) -> None:
+                try:
+                    accepted = await self.jm.call_task(
+                        attempt_id, "trigger_checkpoint", cid, action.timestamp_ms, options
+                    )
+                except Exception as exc:
+                    accepted, why = False, f"the trigger RPC failed: {exc}"
+                else:
+                    why = "the task was not running"
+                if not accepted:
+                    self._run(self.coordinator.receive_decline(cid, attempt_id, why, counts=False))
+
+            asyncio.get_running_loop().create_task(trigger())
+
+    async def _finalize(self, pending: PendingCheckpoint) -> None:
+        cid = pending.checkpoint_id
+        location = self._locations.get(cid)
+        try:
+            if location is None:
+                raise CheckpointError(f"checkpoint {cid} has no storage location")
+            metadata = self._build_metadata(pending, location.uri)
+            await asyncio.to_thread(location.write_metadata, metadata)
+        except Exception as exc:
+            log.warning("checkpoint %d could not be finalized: %s", cid, exc)
+            self._run(self.coordinator.on_finalize_failed(cid, repr(exc)))
+            return
+        self._metadata[cid] = metadata
+        self._run(self.coordinator.on_finalized(cid, _now_ms()))
+
+    def _build_metadata(self, pending: PendingCheckpoint, pointer: str) -> CheckpointMetadata:
+        keyed: dict[str, dict[int, StateHandle]] = {}
+        operator: dict[str, dict[int, StateHandle]] = {}
+        shape: dict[str, tuple[int, int]] = {}
+        for attempt_id, states in pending.states.items():
+            subtask, parallelism, max_parallelism = self.jm.subtask_of(attempt_id)
+            for op_id, handles in (states or {}).items():
+                shape[op_id] = (parallelism, max_parallelism)
+                keyed.setdefault(op_id, {}).update(handles.keyed)
+                if handles.operator is not None:
+                    operator.setdefault(op_id, {})[subtask] = handles.operator
+        ops = {
+            op_id: OperatorState(
+                operator_id=op_id,
+                parallelism=p,
+                max_parallelism=mp,
+                keyed=keyed.get(op_id, {}),
+                operator=operator.get(op_id, {}),
+            )
+            for op_id, (p, mp) in shape.items()
+        }
+        return CheckpointMetadata(
+            checkpoint_id=pending.checkpoint_id,
+            job_id=self.jm.job_id,
+            timestamp_ms=pending.timestamp_ms,
+            is_savepoint=pending.is_savepoint,
+            operator_states=ops,
+            external_pointer=pointer,
+        )
+
+    def _completed(self, action: NotifyCheckpointComplete) -> None:
+        cid = action.checkpoint_id
+        self._cancel_timeout(cid)
+        metadata = self._metadata.pop(cid)
+        location = self._locations.pop(cid, None)
+        if not metadata.is_savepoint:
+            try:
+                self.storage.add_completed(metadata)
+            except Exception as exc:  # pruning older checkpoints failed: the new one still counts
+                log.warning("checkpoint %d: pruning older checkpoints failed: %s", cid, exc)
+        log.info("checkpoint %d complete (%s)", cid, metadata.external_pointer)
+        for attempt_id in action.executions:
+            self.jm.call_task_nowait(attempt_id, "notify_checkpoint_complete", cid)
+        fut = self._savepoints.pop(cid, None)
+        if fut is not None and not fut.done():
+            fut.set_result(location.uri if location is not None else metadata.external_pointer)
+        self.jm.on_checkpoint_complete(metadata)
+
+    def _aborted(self, action: NotifyCheckpointAborted) -> None:
+        cid = action.checkpoint_id
+        self._cancel_timeout(cid)
+        log.info("checkpoint %d aborted: %s", cid, action.reason)
+        for attempt_id in action.executions:
+            self.jm.call_task_nowait(attempt_id, "notify_checkpoint_aborted", cid)
+        fut = self._savepoints.pop(cid, None)
+        if fut is not None and not fut.done():
+            fut.set_exception(CheckpointError(f"checkpoint {cid} was aborted: {action.reason}"))
+
+    def _dispose(self, checkpoint_id: int) -> None:
+        self._metadata.pop(checkpoint_id, None)
+        location = self._locations.pop(checkpoint_id, None)
+        if location is not None:
+            asyncio.get_running_loop().create_task(asyncio.to_thread(location.dispose))
+
+    def _cancel_timeout(self, checkpoint_id: int) -> None:
+        handle = self._timeouts.pop(checkpoint_id, None)
+        if handle is not None:
+            handle.cancel()
