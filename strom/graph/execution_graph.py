@@ -105,7 +105,9 @@ class ExecutionGraph:
             ejv = ExecutionJobVertex(job_vertex=jv)
             ejv.task_vertices = [ExecutionVertex(job_vertex=ejv, subtask_index=i) for i in range(jv.parallelism)]
             self.job_vertices[jv.id] = ejv
+        self._producers: dict[str, ExecutionJobVertex] = {}  # result id -> its producer
         for edge in job_graph.edges():
+            self._producers[edge.result_id] = self.job_vertices[edge.source_vertex_id]
             self._connect(edge)
         for ejv in self.job_vertices.values():
             source = ejv.job_vertex.source
@@ -152,13 +154,9 @@ class ExecutionGraph:
         ]
 
     def producer_execution(self, result_id: str, producer_subtask: int) -> Execution:
-        for ejv in self.job_vertices.values():
-            for edge in ejv.job_vertex.outputs:
-                if edge.result_id == result_id:
-                    ex = ejv.task_vertices[producer_subtask].current_execution
-                    assert ex is not None
-                    return ex
-        raise KeyError(result_id)
+        ex = self._producers[result_id].task_vertices[producer_subtask].current_execution
+        assert ex is not None
+        return ex
 
     def edge(self, result_id: str) -> JobEdge:
         for e in self.job_graph.edges():

@@ -61,6 +61,7 @@ class OperatorRestoreDescriptor:
     keyed: tuple[tuple[int, Any], ...] = ()  # (key group, StateHandle)
     operator: tuple[Any, ...] = ()  # StateHandle | None per old subtask
     old_parallelism: int = 1
+    channel: Any = None  # StateHandle of this subtask's in-flight buffers (unaligned checkpoint, head operator)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,7 +28,6 @@ from strom import (
     Configuration,
     DataGeneratorSource,
     FileSink,
-    JobStatus,
     JsonLinesEncoder,
     MapFunction,
     StreamExecutionEnvironment,
@@ -95,22 +94,30 @@ def chaos_env(mode: CheckpointingMode) -> StreamExecutionEnvironment:
     return env
 
 
+def _completed_ids(client: Any) -> set[int]:
+    return {c.checkpoint_id for c in client.get_checkpoint_statistics() if c.status == "COMPLETED"}
+
+
 def _kill_task_managers(client: Any, kills: int, rng: random.Random, killed: list[int]) -> None:
-    """Three times: wait a random moment while the job runs, then SIGKILL one TaskManager process."""
+    """Three times: once the (restarted) job runs fully again — a new checkpoint completed, which takes every
+    task RUNNING — wait a random moment, then SIGKILL one TaskManager process."""
+    seen: set[int] = set()
     for _ in range(kills):
-        time.sleep(rng.uniform(1.0, 2.5))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (_completed_ids(client) - seen):
+            if client.get_job_status().is_globally_terminal:
+                return
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0.1, 0.8))
         if client.get_job_status().is_globally_terminal:
             return
+        seen = _completed_ids(client)
         pids = client.live_task_manager_pids()
         if not pids:
             return
         victim = rng.choice(pids)
         os.kill(victim, signal.SIGKILL)
         killed.append(victim)
-        # let the job restart and make progress before the next kill
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and client.get_job_status() is not JobStatus.RUNNING:
-            time.sleep(0.05)
 
 
 @pytest.mark.slow
@@ -234,3 +241,88 @@ def test_savepoint_at_parallelism_2_restores_at_another_parallelism(tmp_path: Pa
     assert result.num_restarts == 0
     rows = committed_rows(out)
     assert Counter(rows) == Counter(expected_rows(count))
+
+
+class Throttled(MapFunction):
+    """Slow after the key-by exchange, so the exchange's buffers fill: barriers have in-flight data to overtake."""
+
+    def map(self, value: tuple[int, int, int]) -> tuple[int, int, int]:
+        if value[1] % 50 == 0:
+            time.sleep(0.004)
+        return value
+
+
+def unaligned_env(parallelism: int, directory: Path) -> StreamExecutionEnvironment:
+    env = chaos_env(CheckpointingMode.EXACTLY_ONCE)
+    env.set_parallelism(parallelism)
+    cfg = env.get_checkpoint_config()
+    cfg.enable_unaligned_checkpoints()
+    cfg.set_checkpoint_storage(str(directory))
+    return env
+
+
+def throttled_sums_job(env: StreamExecutionEnvironment, count: int, out: Path) -> None:
+    (
+        env.from_source(DataGeneratorSource(event, count), source_name="events")
+        .uid("events")
+        .map(lambda e: (e[0], e[1], e[1]))
+        .key_by(lambda e: e[0])
+        .reduce(lambda a, b: (b[0], b[1], a[2] + b[1]))
+        .uid("sums")
+        .map(Throttled())
+        .uid("throttled")
+        .sink_to(FileSink.for_row_format(str(out), JsonLinesEncoder()).build())
+        .uid("files")
+    )
+
+
+def _persisted(stats: Any) -> float:
+    return sum(s.get("persisted_data_bytes", 0.0) for s in stats.subtasks.values())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_unaligned_checkpoints_persist_in_flight_data_and_recover_exactly_once(tmp_path: Path) -> None:
+    count = 100_000
+    out = tmp_path / "out"
+    env = unaligned_env(2, tmp_path / "checkpoints")
+    throttled_sums_job(env, count, out)
+    client = env.execute_async("unaligned")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done = [c for c in client.get_checkpoint_statistics() if c.status == "COMPLETED" and _persisted(c) > 0]
+        if done or client.get_job_status().is_globally_terminal:
+            break
+        time.sleep(0.05)
+    assert done, "expected a completed unaligned checkpoint that persisted in-flight buffers"
+    os.kill(random.Random(3).choice(client.live_task_manager_pids()), signal.SIGKILL)
+    result = client.get_job_execution_result()
+    assert result.num_restarts >= 1
+    assert Counter(committed_rows(out)) == Counter(expected_rows(count))
+
+
+@pytest.mark.timeout(120)
+def test_an_unaligned_checkpoint_does_not_restore_at_another_parallelism(tmp_path: Path) -> None:
+    from strom import CheckpointError, ExternalizedCheckpointRetention
+
+    out = tmp_path / "out"
+    env = unaligned_env(2, tmp_path / "checkpoints")
+    env.get_checkpoint_config().set_externalized_checkpoint_retention(
+        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
+    )
+    throttled_sums_job(env, 1_000_000, out)
+    client = env.execute_async("unaligned, retained")
+    deadline = time.monotonic() + 60
+    completed: list[Any] = []
+    while time.monotonic() < deadline and not completed:
+        completed = [c for c in client.get_checkpoint_statistics() if c.status == "COMPLETED"]
+        time.sleep(0.05)
+    assert completed
+    client.cancel()
+    retained = sorted((tmp_path / "checkpoints").glob("*/chk-*/_metadata"))
+    assert retained, "RETAIN_ON_CANCELLATION keeps the last checkpoint"
+
+    env2 = unaligned_env(3, tmp_path / "checkpoints2")
+    throttled_sums_job(env2, 1_000, tmp_path / "out2")
+    with pytest.raises(CheckpointError, match="savepoints are always aligned"):
+        env2.execute("rescaled", savepoint_path=str(retained[-1].parent))

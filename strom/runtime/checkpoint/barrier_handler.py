@@ -11,6 +11,12 @@ checks under random barrier orders.
   every open channel has delivered it; then the task snapshots and all channels resume. A barrier of a newer
   checkpoint aborts an alignment in progress; a cancel marker aborts it too; a barrier older than the last
   one seen is ignored. A channel that ends counts as aligned.
+  With ``unaligned=True`` (Flink's unaligned checkpoints, FLIP-76) the *first* barrier triggers the checkpoint
+  at once and nothing blocks: the barrier has overtaken the in-flight buffers upstream, and the records that
+  still arrive on the other channels before their barrier are the checkpoint's input channel state — the task
+  records them (``TriggerCheckpoint.record_channels``) until :class:`StopRecording` for each channel, and the
+  channel state is complete with :class:`ChannelStateComplete`. A checkpoint's first barrier decides its mode,
+  so an aligned savepoint and unaligned checkpoints share one state machine.
 * :class:`BarrierTracker` — AT_LEAST_ONCE. Nothing blocks: the checkpoint triggers once every open channel
   has delivered its barrier; records after a barrier may be in the snapshot's "before" part (duplicates on
   replay, no loss).
@@ -26,6 +32,8 @@ __all__ = [
     "BarrierHandlerAction",
     "BarrierTracker",
     "BlockChannel",
+    "ChannelStateComplete",
+    "StopRecording",
     "TriggerCheckpoint",
     "UnblockAllChannels",
 ]
@@ -43,7 +51,24 @@ class UnblockAllChannels:
 
 @dataclass(frozen=True, slots=True)
 class TriggerCheckpoint:
-    """All barriers of the checkpoint are in: snapshot now and send the barrier downstream."""
+    """Snapshot now and send the barrier downstream: all barriers are in (aligned), or the first one is
+    (unaligned: the barrier overtakes the output buffers, and ``record_channels`` are recorded from now on)."""
+
+    checkpoint_id: int
+    unaligned: bool = False
+    record_channels: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class StopRecording:
+    """Unaligned: ``channel`` delivered the barrier; what it sent before is recorded, nothing after."""
+
+    channel: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelStateComplete:
+    """Unaligned: every open channel delivered the barrier; the recorded channel state is complete."""
 
     checkpoint_id: int
 
@@ -56,27 +81,31 @@ class AbortCheckpoint:
     reason: str
 
 
-BarrierHandlerAction = BlockChannel | UnblockAllChannels | TriggerCheckpoint | AbortCheckpoint
+BarrierHandlerAction = (
+    BlockChannel | UnblockAllChannels | TriggerCheckpoint | StopRecording | ChannelStateComplete | AbortCheckpoint
+)
 
 
 class BarrierAligner:
-    """Aligned (exactly-once) barrier handling over ``num_channels`` input channels."""
+    """Exactly-once barrier handling over ``num_channels`` input channels: aligned, or unaligned per
+    checkpoint (Flink's ``SingleCheckpointBarrierHandler``)."""
 
     def __init__(self, num_channels: int) -> None:
         self.num_channels = num_channels
         self.finished: set[int] = set()
         self.current: int = -1  # checkpoint being aligned, or the last one triggered/aborted
-        self.aligning = False
+        self.aligning = False  # barriers of `current` still outstanding
+        self.unaligned = False  # `current` was triggered by its first barrier
         self.arrived: set[int] = set()  # channels that delivered barrier `current` (blocked while aligning)
 
     @property
     def blocked(self) -> frozenset[int]:
-        return frozenset(self.arrived) if self.aligning else frozenset()
+        return frozenset(self.arrived) if self.aligning and not self.unaligned else frozenset()
 
     def _open_channels(self) -> int:
         return self.num_channels - len(self.finished)
 
-    def on_barrier(self, channel: int, checkpoint_id: int) -> list[BarrierHandlerAction]:
+    def on_barrier(self, channel: int, checkpoint_id: int, unaligned: bool = False) -> list[BarrierHandlerAction]:
         if channel in self.finished:
             raise ValueError(f"expected no barrier on finished channel {channel}; got checkpoint {checkpoint_id}")
         if checkpoint_id < self.current or (checkpoint_id == self.current and not self.aligning):
@@ -87,13 +116,20 @@ class BarrierAligner:
                 actions += self._abort(f"checkpoint {checkpoint_id} began before {self.current} was aligned")
             self.current = checkpoint_id
             self.aligning = True
-            self.arrived = set()
-        if channel in self.arrived:
-            raise ValueError(f"expected one barrier {checkpoint_id} on channel {channel}; got a second")
-        self.arrived.add(channel)
+            self.unaligned = unaligned
+            self.arrived = {channel}
+            if unaligned:
+                rest = frozenset(c for c in range(self.num_channels) if c not in self.finished and c != channel)
+                actions.append(TriggerCheckpoint(checkpoint_id, unaligned=True, record_channels=rest))
+        else:
+            if channel in self.arrived:
+                raise ValueError(f"expected one barrier {checkpoint_id} on channel {channel}; got a second")
+            self.arrived.add(channel)
+            if self.unaligned:
+                actions.append(StopRecording(channel))
         if len(self.arrived) >= self._open_channels():
             return [*actions, *self._complete()]
-        return [*actions, BlockChannel(channel)]
+        return actions if self.unaligned else [*actions, BlockChannel(channel)]
 
     def on_cancel_marker(self, channel: int, checkpoint_id: int) -> list[BarrierHandlerAction]:
         if checkpoint_id < self.current or (checkpoint_id == self.current and not self.aligning):
@@ -118,11 +154,15 @@ class BarrierAligner:
     def _complete(self) -> list[BarrierHandlerAction]:
         self.aligning = False
         self.arrived = set()
+        if self.unaligned:
+            return [ChannelStateComplete(self.current)]
         return [UnblockAllChannels(), TriggerCheckpoint(self.current)]
 
     def _abort(self, reason: str) -> list[BarrierHandlerAction]:
         self.aligning = False
         self.arrived = set()
+        if self.unaligned:
+            return [AbortCheckpoint(self.current, reason)]
         return [UnblockAllChannels(), AbortCheckpoint(self.current, reason)]
 
 
@@ -139,7 +179,8 @@ class BarrierTracker:
     def blocked(self) -> frozenset[int]:
         return frozenset()
 
-    def on_barrier(self, channel: int, checkpoint_id: int) -> list[BarrierHandlerAction]:
+    def on_barrier(self, channel: int, checkpoint_id: int, unaligned: bool = False) -> list[BarrierHandlerAction]:
+        """``unaligned`` is ignored: at-least-once never blocks a channel, so it has nothing to overtake."""
         if checkpoint_id <= self.latest:
             return []
         seen = self.pending.setdefault(checkpoint_id, set())

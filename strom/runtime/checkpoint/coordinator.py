@@ -42,6 +42,7 @@ class CheckpointCoordinatorConfiguration:
     max_concurrent: int = 1
     tolerable_failures: int = 0
     exactly_once: bool = True
+    unaligned: bool = False  # checkpoints (never savepoints) let barriers overtake in-flight data
 
 
 # -- actions ------------------------------------------------------------------------------------------------

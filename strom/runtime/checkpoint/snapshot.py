@@ -27,6 +27,7 @@ class OperatorSubtaskStateHandles:
 
     keyed: Mapping[int, object] = field(default_factory=dict)  # key group -> StateHandle
     operator: object | None = None  # StateHandle
+    channel: object | None = None  # StateHandle: in-flight buffers of an unaligned checkpoint (head operator)
 
 
 @dataclass(frozen=True, slots=True)

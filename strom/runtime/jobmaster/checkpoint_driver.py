@@ -85,7 +85,7 @@ class CheckpointDriver:
         interval = self.config.interval_ms / 1000.0
         while True:
             await asyncio.sleep(interval)
-            self.trigger_checkpoint(is_savepoint=False)
+            self.trigger_checkpoint(is_savepoint=False).add_done_callback(_log_periodic_outcome)
 
     # -- triggering -----------------------------------------------------------------------------------
     def trigger_checkpoint(self, *, is_savepoint: bool, target_dir: str | None = None) -> asyncio.Future[str]:
@@ -172,6 +172,7 @@ class CheckpointDriver:
         options = CheckpointOptions(
             is_savepoint=action.is_savepoint,
             exactly_once=self.config.exactly_once,
+            unaligned=self.config.unaligned and not action.is_savepoint,  # savepoints are always aligned
             location=self._locations.get(cid),
         )
         for attempt_id in action.executions:
@@ -208,6 +209,7 @@ class CheckpointDriver:
     def _build_metadata(self, pending: PendingCheckpoint, pointer: str) -> CheckpointMetadata:
         keyed: dict[str, dict[int, StateHandle]] = {}
         operator: dict[str, dict[int, StateHandle]] = {}
+        channel: dict[str, dict[int, StateHandle]] = {}
         shape: dict[str, tuple[int, int]] = {}
         for attempt_id, states in pending.states.items():
             subtask, parallelism, max_parallelism = self.jm.subtask_of(attempt_id)
@@ -216,6 +218,8 @@ class CheckpointDriver:
                 keyed.setdefault(op_id, {}).update(handles.keyed)
                 if handles.operator is not None:
                     operator.setdefault(op_id, {})[subtask] = handles.operator
+                if handles.channel is not None:
+                    channel.setdefault(op_id, {})[subtask] = handles.channel
         ops = {
             op_id: OperatorState(
                 operator_id=op_id,
@@ -223,6 +227,7 @@ class CheckpointDriver:
                 max_parallelism=mp,
                 keyed=keyed.get(op_id, {}),
                 operator=operator.get(op_id, {}),
+                channel=channel.get(op_id, {}),
             )
             for op_id, (p, mp) in shape.items()
         }
@@ -273,3 +278,9 @@ class CheckpointDriver:
         handle = self._timeouts.pop(checkpoint_id, None)
         if handle is not None:
             handle.cancel()
+
+
+def _log_periodic_outcome(fut: asyncio.Future[str]) -> None:
+    """A periodic checkpoint has no caller waiting: its failure is logged (and recorded in the statistics)."""
+    if not fut.cancelled() and (exc := fut.exception()) is not None:
+        log.debug("periodic checkpoint: %s", exc)

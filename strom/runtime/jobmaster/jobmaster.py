@@ -123,13 +123,22 @@ class JobMaster:
                 f"expected EXACTLY_ONCE or AT_LEAST_ONCE for execution.checkpointing.mode; got {mode!r}; "
                 "hint: env.enable_checkpointing(interval_ms, CheckpointingMode.EXACTLY_ONCE)"
             )
+        unaligned = c.get(CheckpointingOptions.ENABLE_UNALIGNED)
+        max_concurrent = c.get(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS)
+        if unaligned and (mode != "EXACTLY_ONCE" or max_concurrent > 1):
+            raise CheckpointError(
+                "expected EXACTLY_ONCE mode and at most 1 concurrent checkpoint with unaligned checkpoints; "
+                f"got {mode} and {max_concurrent}; hint: unaligned checkpoints exist to make exactly-once "
+                "barriers fast under backpressure — use EXACTLY_ONCE with max concurrent checkpoints 1"
+            )
         config = CheckpointCoordinatorConfiguration(
             interval_ms=interval,
             timeout_ms=c.get(CheckpointingOptions.CHECKPOINTING_TIMEOUT),
             min_pause_ms=c.get(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS),
-            max_concurrent=c.get(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS),
+            max_concurrent=max_concurrent,
             tolerable_failures=c.get(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER),
             exactly_once=mode == "EXACTLY_ONCE",
+            unaligned=unaligned,
         )
         base = c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY) or (default_dir() if default_dir else "")
         if not base:
@@ -167,6 +176,28 @@ class JobMaster:
                         "parallelism fixes the key groups and cannot change across a restore: set it back with "
                         "env.set_max_parallelism(...)"
                     )
+        self._check_channel_state_matches(metadata)
+
+    def _check_channel_state_matches(self, metadata: CheckpointMetadata) -> None:
+        """In-flight buffers of an unaligned checkpoint belong to channels between subtasks: they restore only
+        into the same topology at the same parallelism (Flink rescales them; strom does not yet)."""
+        if not any(st.channel for st in metadata.operator_states.values()):
+            return
+        for v in self.job_graph.vertices.values():
+            head = v.chain[0]
+            st = metadata.operator_states.get(head.operator_id)
+            if st is None or not st.channel or st.parallelism != v.parallelism:
+                got = (
+                    f"parallelism {st.parallelism} → {v.parallelism}"
+                    if st is not None and st.channel
+                    else f"no saved in-flight data for its head operator '{head.name}'"
+                )
+                raise CheckpointError(
+                    f"expected task '{v.name}' to run as when unaligned checkpoint {metadata.checkpoint_id} saved "
+                    f"its in-flight data (same chain head, same parallelism); got {got}; hint: to change the "
+                    "parallelism or the topology, restore from a savepoint (savepoints are always aligned) or "
+                    "take checkpoints without enable_unaligned_checkpoints()"
+                )
 
     def _restore_for(self, ex: Execution) -> dict[str, OperatorRestoreDescriptor] | None:
         """The state each operator of ``ex``'s subtask restores: its key groups, every old operator state."""
@@ -186,6 +217,7 @@ class JobMaster:
                 keyed=tuple((kg, h) for kg, h in sorted(st.keyed.items()) if kg in kg_range),
                 operator=tuple(st.operator.get(j) for j in range(st.parallelism)),
                 old_parallelism=st.parallelism,
+                channel=st.channel.get(i),
             )
         return out
 
@@ -203,8 +235,9 @@ class JobMaster:
 
     # -- checkpoints -------------------------------------------------------------------------------
     def checkpoint_participants(self) -> tuple[tuple[str, ...], tuple[str, ...], str]:
-        """(source attempts to trigger, attempts to acknowledge, why not now) — Flink triggers only when
-        every task runs or has finished."""
+        """(attempts to trigger, attempts to acknowledge, why not now) — Flink's ``DefaultCheckpointPlanCalculator``:
+        only when every task runs or has finished; triggered are the running tasks none of whose producers
+        still runs (the sources, and tasks whose inputs have all finished), the others get the barrier."""
         if self.graph.state is not JobStatus.RUNNING:
             return (), (), f"the job is {self.graph.state.value}"
         to_trigger: list[str] = []
@@ -215,7 +248,12 @@ class JobMaster:
             if ex.state is not ExecutionState.RUNNING:
                 return (), (), f"task '{ex.vertex.name}' is {ex.state.value}, not RUNNING"
             to_ack.append(ex.attempt_id)
-            if ex.vertex.job_vertex.job_vertex.chain[0].is_source:
+            producers = (
+                self.graph.producer_execution(result_id, subtask)
+                for result_id, channels in ex.vertex.inputs
+                for subtask, _ in channels
+            )
+            if all(p.state is ExecutionState.FINISHED for p in producers):
                 to_trigger.append(ex.attempt_id)
         return tuple(to_trigger), tuple(to_ack), ""
 
@@ -314,14 +352,15 @@ class JobMaster:
         if target is ExecutionState.FAILED:
             ex.failure_text = tes.error_text
             self.handle_global_failure(f"task '{ex.vertex.name}' failed:\n{tes.error_text}", tes.error)
-        elif target is ExecutionState.RUNNING:
-            if self.checkpoints is not None and all(
-                e.state is ExecutionState.RUNNING for e in self.graph.all_executions()
-            ):
-                self.checkpoints.start_periodic()
-        elif target is ExecutionState.FINISHED and self.graph.is_all_finished():
-            self._job_terminated(JobStatus.FINISHED)
-        elif target.is_terminal:
+        elif (
+            target is ExecutionState.RUNNING
+            and self.checkpoints is not None
+            and all(e.state is ExecutionState.RUNNING for e in self.graph.all_executions())
+        ):
+            self.checkpoints.start_periodic()
+        if target.is_terminal:
+            # the last attempt to end lets a restart, a failure, a cancellation or the finish go on — also a
+            # task failing on its own while the job already restarts (its upstream TaskManager was lost)
             self._check_terminal()
 
     # -- failover ----------------------------------------------------------------------------------

@@ -42,6 +42,8 @@ class CheckpointOptions:
 
     is_savepoint: bool = False
     exactly_once: bool = True
+    #: barriers overtake in-flight buffers, which the checkpoint persists as channel state (FLIP-76)
+    unaligned: bool = False
     #: where the tasks write their state (a picklable CheckpointStorageLocation)
     location: object = None
 

@@ -97,6 +97,21 @@ class PipelinedSubpartition:
         if notify and listener is not None:
             listener()
 
+    def add_priority(self, event: RuntimeEvent) -> list[list[Any]]:
+        """Put ``event`` at the head of the queue, ahead of every queued buffer (an unaligned checkpoint's
+        barrier overtaking the in-flight data), and return the data buffers it overtook: they are that
+        checkpoint's output channel state. They stay queued and are sent after the event as usual."""
+        p = self._partition
+        with p._cond:
+            if p.released:
+                raise TaskCancelledError(f"subpartition {self.index} of {p.partition_id} released: {p.release_cause}")
+            overtaken = [b for b in self._buffers if type(b) is list]
+            self._buffers.appendleft(event)
+            listener = self.listener
+        if listener is not None:
+            listener()  # the view may be waiting for credit with data queued: an event needs none
+        return overtaken
+
     # -- consumer side -----------------------------------------------------------------------------
     def poll(self) -> Any | None:
         """Next buffer or ``None`` if empty; its pool buffer is recycled. Raises once released."""
@@ -181,6 +196,10 @@ class ResultPartition:
     def broadcast_event(self, event: RuntimeEvent) -> None:
         for sp in self.subpartitions:
             sp.add(event, is_event=True)
+
+    def broadcast_priority_event(self, event: RuntimeEvent) -> list[list[list[Any]]]:
+        """``event`` overtakes the queued data of every subpartition; returns each one's overtaken buffers."""
+        return [sp.add_priority(event) for sp in self.subpartitions]
 
     def finish(self) -> None:
         self.broadcast_event(END_OF_PARTITION)

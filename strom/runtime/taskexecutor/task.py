@@ -34,7 +34,11 @@ from strom.runtime.operators.base import OperatorEventGateway, StreamOperator, T
 from strom.runtime.tasks.mailbox import TaskMailbox
 from strom.runtime.tasks.operator_chain import OperatorChain
 from strom.runtime.tasks.stream_task import OneInputStreamTask, SourceStreamTask, StreamTask
-from strom.runtime.tasks.subtask_checkpoint_coordinator import CheckpointResponder, SubtaskCheckpointCoordinator
+from strom.runtime.tasks.subtask_checkpoint_coordinator import (
+    ChannelState,
+    CheckpointResponder,
+    SubtaskCheckpointCoordinator,
+)
 
 __all__ = ["Task", "describe_failure"]
 
@@ -299,6 +303,9 @@ class Task:
                         old_parallelism=d.old_parallelism,
                     )
             op.initialize_state(state)
+        head = restore.get(invokable.chain.head.operator_id) if restore is not None else None
+        if head is not None and head.channel is not None:
+            invokable.recovered_channel_state = ChannelState.from_bytes(read_state(head.channel))
 
     # -- cancellation (any thread) -----------------------------------------------------------------
     def cancel_execution(self) -> None:

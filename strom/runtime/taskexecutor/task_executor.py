@@ -207,7 +207,8 @@ class TaskExecutor:
     # -- RPC: checkpoints (seed 002) ---------------------------------------------------------------------
     @rpc_method
     def trigger_checkpoint(self, attempt_id: str, checkpoint_id: int, timestamp_ms: int, options: Any) -> bool:
-        """Start a checkpoint at a source task; ``False`` if it is not running (the JobMaster declines)."""
+        """Start a checkpoint at a task none of whose producers runs (a source, or a task whose inputs all
+        finished); ``False`` if it is not running (the JobMaster declines)."""
         task = self.tasks.get(attempt_id)
         if task is None or task.state is not ExecutionState.RUNNING or task.invokable is None:
             return False

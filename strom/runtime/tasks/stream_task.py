@@ -13,6 +13,7 @@ everything it emitted; only then does it send ``EndOfPartition`` and finish.
 
 from __future__ import annotations
 
+import pickle
 import time
 from abc import ABC, abstractmethod
 from typing import Any
@@ -24,6 +25,8 @@ from strom.runtime.checkpoint.barrier_handler import (
     BarrierHandlerAction,
     BarrierTracker,
     BlockChannel,
+    ChannelStateComplete,
+    StopRecording,
     TriggerCheckpoint,
     UnblockAllChannels,
 )
@@ -40,7 +43,7 @@ from strom.runtime.network.result_partition import ResultPartition
 from strom.runtime.operators.source import InputStatus, SourceOperator
 from strom.runtime.tasks.mailbox import MAX_PRIORITY, MailboxClosedError, MailboxProcessor, TaskMailbox
 from strom.runtime.tasks.operator_chain import OperatorChain
-from strom.runtime.tasks.subtask_checkpoint_coordinator import SubtaskCheckpointCoordinator
+from strom.runtime.tasks.subtask_checkpoint_coordinator import ChannelState, SubtaskCheckpointCoordinator
 
 __all__ = ["OneInputStreamTask", "SourceStreamTask", "StreamTask"]
 
@@ -71,12 +74,17 @@ class StreamTask(ABC):
         self.subtask_checkpoint = checkpoint_coordinator
         self.end_of_data = False
         self._final_checkpoint_id: int | None = None  # first checkpoint taken after the end of data
+        #: in-flight buffers of the unaligned checkpoint this task restores from (set while INITIALIZING)
+        self.recovered_channel_state: ChannelState | None = None
 
     # -- lifecycle (task thread) -------------------------------------------------------------------
     def restore(self) -> None:
         self.chain.open()
 
     def invoke(self) -> None:
+        recovered, self.recovered_channel_state = self.recovered_channel_state, None
+        if recovered is not None:
+            self.recover_channel_state(recovered)
         self.run_mailbox_loop()
         self._check_canceled()
         if not self.end_of_data:
@@ -98,6 +106,20 @@ class StreamTask(ABC):
     def _check_canceled(self) -> None:
         if self.canceled:
             raise TaskCancelledError("task cancelled")
+
+    def recover_channel_state(self, state: ChannelState) -> None:
+        """Before anything new: re-send the output buffers the restored checkpoint's barrier had overtaken (they
+        come first on their channels), then process the input buffers it persisted."""
+        for (pi, si), batches in sorted(state.output.items()):
+            for blob in batches:
+                self.partitions[pi].emit(si, pickle.loads(blob))
+        self.recover_input(state.input)
+
+    def recover_input(self, inputs: dict[int, list[bytes]]) -> None:
+        if inputs:
+            raise ValueError(
+                f"expected no input channel state for a task without inputs; got channels {sorted(inputs)}"
+            )
 
     # -- end of data -------------------------------------------------------------------------------
     def end_data(self) -> None:
@@ -140,9 +162,15 @@ class StreamTask(ABC):
 
     # -- checkpoints (any thread → mailbox) --------------------------------------------------------
     def trigger_checkpoint_async(self, checkpoint_id: int, timestamp_ms: int, options: CheckpointOptions) -> bool:
-        """A source task's checkpoint trigger from the JobMaster; ``False`` if the task can take no mail."""
+        """A checkpoint trigger from the JobMaster (to a task no running producer sends barriers to);
+        ``False`` if the task can take no mail."""
         barrier = CheckpointBarrier(checkpoint_id, timestamp_ms, options)
-        return self._put_mail(lambda: self.perform_checkpoint(barrier), f"checkpoint {checkpoint_id}")
+        return self._put_mail(lambda: self.on_triggered(barrier), f"checkpoint {checkpoint_id}")
+
+    def on_triggered(self, barrier: CheckpointBarrier) -> None:
+        self.perform_checkpoint(barrier)
+        if barrier.options.unaligned and self.subtask_checkpoint is not None:
+            self.subtask_checkpoint.complete_channel_state(barrier.checkpoint_id, {})  # no input to record
 
     def notify_checkpoint_complete_async(self, checkpoint_id: int) -> bool:
         sc = self.subtask_checkpoint
@@ -230,6 +258,29 @@ class OneInputStreamTask(StreamTask):
         self._barriers: dict[int, CheckpointBarrier] = {}
         self._end_of_data_channels: set[int] = set()
         self._alignment_start: float | None = None
+        # unaligned checkpoint in progress: channels still owing its barrier, and what they delivered meanwhile
+        self._recording: frozenset[int] = frozenset()
+        self._channel_state: dict[int, list[bytes]] = {}
+        self._triggered_at_end: CheckpointBarrier | None = None
+
+    def on_triggered(self, barrier: CheckpointBarrier) -> None:
+        """Triggered directly: every producer finished, so no barrier comes. The checkpoint waits until the
+        records they sent are processed — the end of input — and is then the task's final checkpoint."""
+        if self.gate.is_finished():
+            super().on_triggered(barrier)
+        else:
+            self._triggered_at_end = barrier
+
+    def wait_for_final_checkpoint(self) -> None:
+        barrier, self._triggered_at_end = self._triggered_at_end, None
+        if barrier is not None:
+            super().on_triggered(barrier)
+        super().wait_for_final_checkpoint()
+
+    def recover_input(self, inputs: dict[int, list[bytes]]) -> None:
+        for channel in sorted(inputs):
+            for blob in inputs[channel]:
+                self._process_batch(pickle.loads(blob))
 
     def process_input(self) -> InputStatus:
         polled: Any = self.gate.poll_next()
@@ -237,6 +288,9 @@ class OneInputStreamTask(StreamTask):
             return InputStatus.END_OF_INPUT if self.gate.is_finished() else InputStatus.NOTHING_AVAILABLE
         buf = polled[1]
         if type(buf) is list:
+            if self._recording and polled[0] in self._recording:
+                # before its barrier: part of the unaligned checkpoint's input channel state
+                self._channel_state[polled[0]].append(pickle.dumps(buf, protocol=5))
             self._process_batch(buf)
             return InputStatus.MORE_AVAILABLE
         return self._process_event(polled[0], buf)
@@ -246,7 +300,7 @@ class OneInputStreamTask(StreamTask):
         if isinstance(event, CheckpointBarrier):
             if self.subtask_checkpoint is not None:
                 self._barriers[event.checkpoint_id] = event
-                self._act(handler.on_barrier(channel, event.checkpoint_id))
+                self._act(handler.on_barrier(channel, event.checkpoint_id, event.options.unaligned))
         elif isinstance(event, CancelCheckpointMarker):
             if self.subtask_checkpoint is not None:
                 self._act(handler.on_cancel_marker(channel, event.checkpoint_id))
@@ -274,10 +328,22 @@ class OneInputStreamTask(StreamTask):
                 alignment_ms = (time.monotonic() - start) * 1000.0 if start is not None else 0.0
                 barrier = self._barriers.get(action.checkpoint_id)
                 self._forget_barriers(action.checkpoint_id)
+                if action.unaligned:
+                    self._recording = action.record_channels
+                    self._channel_state = {c: [] for c in action.record_channels}
                 if barrier is not None:
                     self.perform_checkpoint(barrier, alignment_ms)
+            elif isinstance(action, StopRecording):
+                self._recording = self._recording - {action.channel}
+            elif isinstance(action, ChannelStateComplete):
+                inputs, self._channel_state = self._channel_state, {}
+                self._recording = frozenset()
+                assert self.subtask_checkpoint is not None
+                self.subtask_checkpoint.complete_channel_state(action.checkpoint_id, inputs)
             elif isinstance(action, AbortCheckpoint):
                 self._alignment_start = None
+                self._recording = frozenset()
+                self._channel_state = {}
                 self._forget_barriers(action.checkpoint_id)
                 assert self.subtask_checkpoint is not None
                 # a cancel marker from upstream: that task declined already, this is no new failure

@@ -6,15 +6,23 @@ snapshots its state to bytes (the synchronous part: later records cannot change 
 flush and the barrier goes out on every output, after every record that precedes it. Then, off the task
 thread, the bytes are written to the checkpoint location and the task acknowledges to the JobMaster with
 the handles (the asynchronous part), or declines with the reason. Aborts pass a cancel marker downstream.
+
+An *unaligned* checkpoint (FLIP-76) snapshots at the first barrier; its barrier overtakes the buffers queued in
+the task's output subpartitions, which are copied as output channel state. The input channel state — records
+that arrive on the other input channels before their barrier — is recorded by the task and handed over with
+:meth:`complete_channel_state`; only then is the checkpoint written. Both go into one channel-state file per
+subtask, restored by :class:`ChannelState` before the task reads anything new.
 """
 
 from __future__ import annotations
 
 import logging
+import pickle
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from strom.runtime.checkpoint.snapshot import OperatorSnapshot, OperatorSubtaskStateHandles
@@ -22,7 +30,7 @@ from strom.runtime.network.events import CancelCheckpointMarker, CheckpointBarri
 from strom.runtime.network.result_partition import ResultPartition
 from strom.runtime.tasks.operator_chain import OperatorChain
 
-__all__ = ["CheckpointResponder", "SubtaskCheckpointCoordinator"]
+__all__ = ["ChannelState", "CheckpointResponder", "SubtaskCheckpointCoordinator"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +44,41 @@ class CheckpointResponder(Protocol):
 
     def decline(self, checkpoint_id: int, reason: str, counts: bool = True) -> None:
         """``counts=False``: not a failure of this checkpoint here (cancelled upstream, task not ready)."""
+
+
+@dataclass(slots=True)
+class ChannelState:
+    """The in-flight buffers one subtask persisted in an unaligned checkpoint, each batch pickled:
+    ``output[(partition index, subpartition)]`` overtaken by the barrier, ``input[channel]`` received before
+    the barrier on a channel still owing it."""
+
+    output: dict[tuple[int, int], list[bytes]] = field(default_factory=dict)
+    input: dict[int, list[bytes]] = field(default_factory=dict)
+
+    def to_bytes(self) -> bytes:
+        return pickle.dumps((1, self.output, self.input), protocol=5)
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> ChannelState:
+        version, output, inputs = pickle.loads(blob)
+        if version != 1:
+            raise ValueError(f"expected channel state version 1; got {version}")
+        return cls(output=output, input=inputs)
+
+    @property
+    def size(self) -> int:
+        return sum(len(b) for bs in self.output.values() for b in bs) + sum(
+            len(b) for bs in self.input.values() for b in bs
+        )
+
+
+@dataclass(slots=True)
+class _PendingUnaligned:
+    barrier: CheckpointBarrier
+    snapshots: dict[str, OperatorSnapshot]
+    channel_state: ChannelState
+    sync_ms: float
+    started: float
 
 
 class SubtaskCheckpointCoordinator:
@@ -58,6 +101,7 @@ class SubtaskCheckpointCoordinator:
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._in_flight = 0
+        self._unaligned: dict[int, _PendingUnaligned] = {}  # snapshot taken, input channel state recording
 
     # -- task thread ---------------------------------------------------------------------------------------
     def checkpoint_state(self, barrier: CheckpointBarrier, alignment_ms: float = 0.0) -> None:
@@ -75,14 +119,50 @@ class SubtaskCheckpointCoordinator:
             return
         for w in self.chain.record_writers:
             w.flush()
-        for p in self.partitions:
-            p.broadcast_event(barrier)
+        channel_state: ChannelState | None = None
+        if barrier.options.unaligned:
+            try:
+                channel_state = ChannelState(output=self._overtake(barrier))
+            except Exception as exc:
+                log.warning("%s: persisting the in-flight output of checkpoint %d failed: %s", self.task_name, cid, exc)
+                self.abort(cid, f"in-flight records could not be persisted: {exc!r}")
+                return
+        else:
+            for p in self.partitions:
+                p.broadcast_event(barrier)
         self.last_snapshot_id = max(self.last_snapshot_id, cid)
         sync_ms = (time.monotonic() - t0) * 1000.0
+        if channel_state is not None:
+            self._unaligned[cid] = _PendingUnaligned(barrier, snapshots, channel_state, sync_ms, time.monotonic())
+            return  # written once the task hands over the input channel state
         self._async(lambda: self._write_and_acknowledge(barrier, snapshots, sync_ms, alignment_ms))
+
+    def _overtake(self, barrier: CheckpointBarrier) -> dict[tuple[int, int], list[bytes]]:
+        """The barrier jumps the queue of every output subpartition; the data it overtook is pickled now
+        (the batches are shared with local consumers and must be captured before they move on)."""
+        output: dict[tuple[int, int], list[bytes]] = {}
+        for pi, p in enumerate(self.partitions):
+            for si, overtaken in enumerate(p.broadcast_priority_event(barrier)):
+                if overtaken:
+                    output[(pi, si)] = [pickle.dumps(b, protocol=5) for b in overtaken]
+        return output
+
+    def complete_channel_state(self, checkpoint_id: int, inputs: dict[int, list[bytes]]) -> None:
+        """Unaligned: every input channel delivered the barrier; ``inputs`` is what arrived before it."""
+        pending = self._unaligned.pop(checkpoint_id, None)
+        if pending is None:
+            return  # aborted meanwhile
+        pending.channel_state.input = {c: bs for c, bs in inputs.items() if bs}
+        persisting_ms = (time.monotonic() - pending.started) * 1000.0
+        self._async(
+            lambda: self._write_and_acknowledge(
+                pending.barrier, pending.snapshots, pending.sync_ms, persisting_ms, pending.channel_state
+            )
+        )
 
     def abort(self, checkpoint_id: int, reason: str, *, counts: bool = True) -> None:
         """Decline ``checkpoint_id`` and tell downstream tasks to stop aligning for it."""
+        self._unaligned.pop(checkpoint_id, None)
         for w in self.chain.record_writers:
             w.flush()
         for p in self.partitions:
@@ -114,7 +194,12 @@ class SubtaskCheckpointCoordinator:
                 self._in_flight -= 1
 
     def _write_and_acknowledge(
-        self, barrier: CheckpointBarrier, snapshots: dict[str, OperatorSnapshot], sync_ms: float, alignment_ms: float
+        self,
+        barrier: CheckpointBarrier,
+        snapshots: dict[str, OperatorSnapshot],
+        sync_ms: float,
+        alignment_ms: float,
+        channel_state: ChannelState | None = None,
     ) -> None:
         cid = barrier.checkpoint_id
         t0 = time.monotonic()
@@ -131,6 +216,13 @@ class SubtaskCheckpointCoordinator:
                 )
                 handles[op_id] = OperatorSubtaskStateHandles(keyed=keyed, operator=operator)
                 size += snap.size
+            if channel_state is not None:  # on the head operator, written even when empty: it marks the task
+                head = self.chain.head.operator_id
+                blob = channel_state.to_bytes()
+                channel = location.write_state(f"{head}-channel-{self.subtask_index}", blob)
+                prior = handles.get(head, OperatorSubtaskStateHandles())
+                handles[head] = OperatorSubtaskStateHandles(keyed=prior.keyed, operator=prior.operator, channel=channel)
+                size += len(blob)
         except Exception as exc:
             log.warning("%s: writing checkpoint %d failed: %s", self.task_name, cid, exc)
             self.responder.decline(cid, f"{self.task_name}: writing the state failed: {exc!r}")
@@ -140,6 +232,7 @@ class SubtaskCheckpointCoordinator:
             "sync_duration_ms": sync_ms,
             "async_duration_ms": (time.monotonic() - t0) * 1000.0,
             "alignment_duration_ms": alignment_ms,
+            "persisted_data_bytes": float(channel_state.size if channel_state is not None else 0),
         }
         self.responder.acknowledge(cid, handles, stats)
 

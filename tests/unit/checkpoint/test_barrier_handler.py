@@ -13,6 +13,8 @@ from strom.runtime.checkpoint.barrier_handler import (
     BarrierAligner,
     BarrierTracker,
     BlockChannel,
+    ChannelStateComplete,
+    StopRecording,
     TriggerCheckpoint,
     UnblockAllChannels,
 )
@@ -136,3 +138,88 @@ def test_a_single_channel_triggers_at_once_and_a_duplicate_barrier_is_an_error()
     h.on_barrier(0, 1)
     with pytest.raises(ValueError, match="expected one barrier 1 on channel 0"):
         h.on_barrier(0, 1)
+
+
+def _run_unaligned(streams: list[list[Item]], picks: list[int]) -> tuple[list[int], dict[int, set[int]], list[int]]:
+    """Drive the handler in unaligned mode as a task does: snapshot at the trigger, then record the records of
+    the channels still owing the barrier until each delivers it; the checkpoint's state is the union."""
+    handler = BarrierAligner(len(streams))
+    queues = [deque(s) for s in streams]
+    processed: list[int] = []
+    completed: dict[int, set[int]] = {}
+    aborted: list[int] = []
+    pending: dict[int, set[int]] = {}
+    recording: set[int] = set()
+    current = -1
+    pick = iter(picks)
+    while any(queues):
+        ready = [c for c, q in enumerate(queues) if q]
+        c = ready[next(pick, 0) % len(ready)]
+        assert not handler.blocked, "unaligned checkpoints never block a channel"
+        kind, value = queues[c].popleft()
+        if kind == "rec":
+            processed.append(value)
+            if c in recording:
+                pending[current].add(value)
+            continue
+        if kind == "barrier":
+            actions = handler.on_barrier(c, value, unaligned=True)
+        else:
+            recording.discard(c)
+            actions = handler.on_end_of_partition(c)
+        for a in actions:
+            assert not isinstance(a, BlockChannel | UnblockAllChannels)
+            if isinstance(a, TriggerCheckpoint):
+                assert a.unaligned and a.checkpoint_id not in pending and a.checkpoint_id not in completed
+                current = a.checkpoint_id
+                pending[current] = set(processed)
+                recording = set(a.record_channels)
+            elif isinstance(a, StopRecording):
+                recording.remove(a.channel)
+            elif isinstance(a, ChannelStateComplete):
+                assert a.checkpoint_id == current and not recording
+                completed[current] = pending.pop(current)
+            elif isinstance(a, AbortCheckpoint):
+                assert a.checkpoint_id in pending
+                pending.pop(a.checkpoint_id)
+                recording = set()
+                aborted.append(a.checkpoint_id)
+    assert not pending, f"checkpoints {sorted(pending)} neither completed nor aborted"
+    return processed, completed, aborted
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=channel_streams(), picks=st.lists(st.integers(0, 7), max_size=200))
+def test_unaligned_snapshot_plus_channel_state_is_exactly_the_records_before_the_barriers(
+    data: tuple[list[list[Item]], int], picks: list[int]
+) -> None:
+    streams, _ = data
+    processed, completed, aborted = _run_unaligned(streams, picks)
+    assert sorted(processed) == sorted(v for s in streams for k, v in s if k == "rec")
+    assert list(completed) == sorted(completed)  # completed in order
+    assert not set(completed) & set(aborted)
+    for cid, state in completed.items():
+        assert state == _before(streams, cid), f"checkpoint {cid}"
+
+
+def test_unaligned_triggers_on_the_first_barrier_and_records_the_others() -> None:
+    h = BarrierAligner(3)
+    assert h.on_barrier(1, 4, unaligned=True) == [
+        TriggerCheckpoint(4, unaligned=True, record_channels=frozenset({0, 2}))
+    ]
+    assert h.blocked == frozenset()
+    assert h.on_barrier(0, 4, unaligned=True) == [StopRecording(0)]
+    assert h.on_end_of_partition(2) == [ChannelStateComplete(4)]
+    # a newer barrier aborts an unaligned checkpoint still owed barriers; no channel was ever blocked
+    assert h.on_barrier(0, 5, unaligned=True) == [TriggerCheckpoint(5, unaligned=True, record_channels=frozenset({1}))]
+    assert h.on_barrier(1, 6, unaligned=True) == [
+        AbortCheckpoint(5, "checkpoint 6 began before 5 was aligned"),
+        TriggerCheckpoint(6, unaligned=True, record_channels=frozenset({0})),
+    ]
+
+
+def test_an_aligned_savepoint_blocks_even_when_checkpoints_are_unaligned() -> None:
+    h = BarrierAligner(2)
+    assert h.on_barrier(0, 7, unaligned=False) == [BlockChannel(0)]
+    assert h.blocked == frozenset({0})
+    assert h.on_barrier(1, 7, unaligned=False) == [UnblockAllChannels(), TriggerCheckpoint(7)]
