@@ -15,6 +15,7 @@ reaches the TaskManager processes; each call opens the file system anew.
 from __future__ import annotations
 
 import enum
+import errno
 import logging
 import os
 import re
@@ -122,13 +123,17 @@ def _check_name(name: str) -> None:
         )
 
 
-def _remove_tree(uri: str) -> None:
+def _remove_tree(uri: str, attempts: int = 3) -> None:
     fs, path = _fs(uri)
     try:
         fs.rm(path, recursive=True)
     except FileNotFoundError:
         pass
     except OSError as e:
+        if e.errno == errno.ENOTEMPTY and attempts > 1:
+            # a task's asynchronous part still wrote into an aborted checkpoint: delete what it added
+            _remove_tree(uri, attempts - 1)
+            return
         raise CheckpointStorageError(
             f"expected to delete {uri}; got {e!r}; hint: check permissions on the checkpoint directory"
         ) from e

@@ -93,7 +93,9 @@ class CheckpointDriver:
         fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         to_trigger, to_ack, not_ready = self.jm.checkpoint_participants()
         if not_ready:
-            fut.set_exception(CheckpointError(f"checkpoint not triggered: {not_ready}"))
+            what = "savepoint" if is_savepoint else "checkpoint"
+            hint = "; hint: a savepoint needs every task RUNNING — retry in a moment" if is_savepoint else ""
+            fut.set_exception(CheckpointError(f"{what} not triggered: {not_ready}{hint}"))
             return fut
         actions, reason = self.coordinator.trigger(
             _now_ms(), tasks_to_trigger=to_trigger, tasks_to_ack=to_ack, is_savepoint=is_savepoint
@@ -272,12 +274,20 @@ class CheckpointDriver:
         self._metadata.pop(checkpoint_id, None)
         location = self._locations.pop(checkpoint_id, None)
         if location is not None:
-            asyncio.get_running_loop().create_task(asyncio.to_thread(location.dispose))
+            asyncio.get_running_loop().create_task(_dispose(location, checkpoint_id))
 
     def _cancel_timeout(self, checkpoint_id: int) -> None:
         handle = self._timeouts.pop(checkpoint_id, None)
         if handle is not None:
             handle.cancel()
+
+
+async def _dispose(location: Any, checkpoint_id: int) -> None:
+    """Delete an aborted checkpoint's directory off the loop; a failure leaves files behind, nothing more."""
+    try:
+        await asyncio.to_thread(location.dispose)
+    except Exception as exc:
+        log.warning("checkpoint %d: deleting its directory failed: %s", checkpoint_id, exc)
 
 
 def _log_periodic_outcome(fut: asyncio.Future[str]) -> None:

@@ -487,16 +487,17 @@ class JobMaster:
         log.info("job %s %s", self.job_id, status.value)
         if self.checkpoints is not None:
             self.checkpoints.close()
-            storage = self.checkpoints.storage
-            retention = self.configuration.get(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)
-            asyncio.get_running_loop().create_task(asyncio.to_thread(storage.shutdown, status.value, retention))
         for buf in self.collect.values():
             self._end_collect(buf)
         asyncio.get_running_loop().create_task(self._release(status))
 
     async def _release(self, status: JobStatus) -> None:
+        """Free the slots and apply the checkpoint retention policy; only then is the job's result known."""
         try:
             await self.rm.release_job(self.job_id)
+            if self.checkpoints is not None:
+                retention = self.configuration.get(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)
+                await _shutdown_storage(self.checkpoints.storage, status.value, retention)
         finally:
             if not self.result.done():
                 self.result.set_result(
@@ -546,3 +547,13 @@ class JobMaster:
                 buf.queue.put_nowait(None)  # later polls see the end too
             return None, True
         return item, False
+
+
+async def _shutdown_storage(storage: CheckpointStorage, status: str, retention: str) -> None:
+    """Apply the retention policy off the loop — or on it when the interpreter is exiting (no more threads)."""
+    try:
+        await asyncio.to_thread(storage.shutdown, status, retention)
+    except RuntimeError:
+        storage.shutdown(status, retention)
+    except Exception as exc:  # the job's outcome stands; leftover checkpoint files are only logged
+        log.warning("checkpoint storage clean-up after the job ended failed: %s", exc)
