@@ -18,11 +18,8 @@ are plain attributes so the hot path pays one attribute store.
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
-
-import cloudpickle
 
 from strom.api.state import (
     AggregatingState,
@@ -37,8 +34,9 @@ from strom.api.state import (
     ValueState,
     ValueStateDescriptor,
 )
-from strom.exceptions import CheckpointError, InvalidProgramError, SerializationError
+from strom.exceptions import CheckpointError, InvalidProgramError
 from strom.runtime.state.key_groups import assign_to_key_group
+from strom.runtime.state.state_serialization import dump_state, load_state
 from strom.runtime.state.ttl import TtlPolicy, TtlValue, wall_clock_ms
 
 __all__ = [
@@ -49,8 +47,6 @@ __all__ = [
     "HeapMapState",
     "HeapReducingState",
     "HeapValueState",
-    "dump_state",
-    "load_state",
 ]
 
 VOID_NAMESPACE: Any = None
@@ -596,65 +592,3 @@ def _kind_of(descriptor: StateDescriptor) -> str:
 
 def _describe_kind(kind: str, has_ttl: bool) -> str:
     return f"{kind} state {'with' if has_ttl else 'without'} TTL"
-
-
-# --- serialization --------------------------------------------------------------------------------
-
-
-def dump_state(payload: Any, parts: Mapping[str, Any], owner: str) -> bytes:
-    """Pickle ``payload`` (protocol 5; cloudpickle for what plain pickle cannot name).
-
-    On failure, find which of ``parts`` (state name -> data) holds the unpicklable value and raise a
-    :class:`SerializationError` naming the state and the value's type."""
-    try:
-        return _dumps(payload)
-    except Exception as exc:
-        for name, part in parts.items():
-            culprit = _find_unpicklable(part, 0)
-            if culprit is not _MISSING:
-                raise SerializationError(
-                    f"{owner} '{name}' must hold picklable values; got a {type(culprit).__name__!r} "
-                    f"({culprit!r:.60}) that cannot be pickled ({exc}); hint: keep plain data in state "
-                    "(numbers, str, tuples, lists, dicts, dataclasses) and re-create resources such as locks, "
-                    "sockets or clients in open()"
-                ) from exc
-        raise SerializationError(f"{owner} could not be pickled: {exc}; hint: keep plain data in state") from exc
-
-
-def _dumps(obj: Any) -> bytes:
-    try:
-        return pickle.dumps(obj, protocol=5)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        return cloudpickle.dumps(obj, protocol=5)  # type: ignore[no-any-return]
-
-
-def _find_unpicklable(obj: Any, depth: int) -> Any:
-    """The innermost part of ``obj`` that cannot be pickled, or ``_MISSING`` if ``obj`` pickles."""
-    try:
-        _dumps(obj)
-        return _MISSING
-    except Exception:
-        pass
-    if depth < 32:
-        children: Iterable[Any] = ()
-        if isinstance(obj, dict):
-            children = [*obj.keys(), *obj.values()]
-        elif isinstance(obj, list | tuple | set | frozenset):
-            children = obj
-        elif hasattr(obj, "__dict__"):
-            children = vars(obj).values()
-        for child in children:
-            culprit = _find_unpicklable(child, depth + 1)
-            if culprit is not _MISSING:
-                return culprit
-    return obj
-
-
-def load_state(blob: bytes, what: str) -> Any:
-    try:
-        return pickle.loads(blob)
-    except Exception as exc:
-        raise SerializationError(
-            f"{what} could not be unpickled ({len(blob)} bytes): {exc!r}; hint: the classes of state values must "
-            "be importable where the job restores (same code as when the checkpoint was taken)"
-        ) from exc

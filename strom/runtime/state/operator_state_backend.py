@@ -25,7 +25,7 @@ from typing import Any
 
 from strom.api.state import ListState, ListStateDescriptor
 from strom.exceptions import CheckpointError, InvalidProgramError
-from strom.runtime.state.heap_keyed_state_backend import dump_state, load_state
+from strom.runtime.state.state_serialization import dump_state, load_state
 
 __all__ = ["OperatorListState", "OperatorStateBackend", "OperatorStateMode", "redistribute"]
 

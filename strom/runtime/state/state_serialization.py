@@ -1,0 +1,75 @@
+"""How state goes to bytes and back: pickle protocol 5, cloudpickle for what plain pickle cannot name, and
+errors that name the state holding an unpicklable value (shared by the keyed and operator state backends)."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import cloudpickle
+
+from strom.exceptions import SerializationError
+
+__all__ = ["dump_state", "load_state"]
+
+_MISSING: Any = object()
+
+
+def dump_state(payload: Any, parts: Mapping[str, Any], owner: str) -> bytes:
+    """Pickle ``payload`` (protocol 5; cloudpickle for what plain pickle cannot name).
+
+    On failure, find which of ``parts`` (state name -> data) holds the unpicklable value and raise a
+    :class:`SerializationError` naming the state and the value's type."""
+    try:
+        return _dumps(payload)
+    except Exception as exc:
+        for name, part in parts.items():
+            culprit = _find_unpicklable(part, 0)
+            if culprit is not _MISSING:
+                raise SerializationError(
+                    f"{owner} '{name}' must hold picklable values; got a {type(culprit).__name__!r} "
+                    f"({culprit!r:.60}) that cannot be pickled ({exc}); hint: keep plain data in state "
+                    "(numbers, str, tuples, lists, dicts, dataclasses) and re-create resources such as locks, "
+                    "sockets or clients in open()"
+                ) from exc
+        raise SerializationError(f"{owner} could not be pickled: {exc}; hint: keep plain data in state") from exc
+
+
+def _dumps(obj: Any) -> bytes:
+    try:
+        return pickle.dumps(obj, protocol=5)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return cloudpickle.dumps(obj, protocol=5)  # type: ignore[no-any-return]
+
+
+def _find_unpicklable(obj: Any, depth: int) -> Any:
+    """The innermost part of ``obj`` that cannot be pickled, or ``_MISSING`` if ``obj`` pickles."""
+    try:
+        _dumps(obj)
+        return _MISSING
+    except Exception:
+        pass
+    if depth < 32:
+        children: Iterable[Any] = ()
+        if isinstance(obj, dict):
+            children = [*obj.keys(), *obj.values()]
+        elif isinstance(obj, list | tuple | set | frozenset):
+            children = obj
+        elif hasattr(obj, "__dict__"):
+            children = vars(obj).values()
+        for child in children:
+            culprit = _find_unpicklable(child, depth + 1)
+            if culprit is not _MISSING:
+                return culprit
+    return obj
+
+
+def load_state(blob: bytes, what: str) -> Any:
+    try:
+        return pickle.loads(blob)
+    except Exception as exc:
+        raise SerializationError(
+            f"{what} could not be unpickled ({len(blob)} bytes): {exc!r}; hint: the classes of state values must "
+            "be importable where the job restores (same code as when the checkpoint was taken)"
+        ) from exc
