@@ -39,6 +39,9 @@ DOCS = ROOT / "docs" / "benchmarks.md"
 PEERS_COMMON = Path(os.environ.get("STROM_BENCH_PEERS", "/work/shared/bench/peers/common.py"))
 NOTES_BEGIN = "<!-- notes: begin (hand-written; bench.py --write-docs keeps this section) -->"
 NOTES_END = "<!-- notes: end -->"
+# The section benchmarks/checkpoints.py writes (`make bench-checkpoints`); --write-docs here keeps it as it is.
+CHECKPOINTS_BEGIN = "<!-- checkpoint-benchmarks:begin -->"
+CHECKPOINTS_END = "<!-- checkpoint-benchmarks:end -->"
 
 # Targets of the data plane (issue 3).
 TARGET_W1_RATIO = 0.5  # W1 p=1 ≥ 50 % of the ceiling
@@ -449,7 +452,7 @@ keeps everything between these markers._
 """
 
 
-def render_docs(rep: Report, notes: str) -> str:
+def render_docs(rep: Report, notes: str, checkpoints: str = "") -> str:
     a = rep.args
     m = machine()
     load = os.getloadavg()
@@ -511,6 +514,7 @@ def render_docs(rep: Report, notes: str) -> str:
         "",
         *peers_section(),
         "",
+        *([checkpoints.strip("\n"), ""] if checkpoints else []),
         "## Notes",
         "",
         NOTES_BEGIN,
@@ -548,6 +552,18 @@ def read_notes(path: Path) -> str:
     if i < 0 or j < i:
         return DEFAULT_NOTES
     return text[i + len(NOTES_BEGIN) : j]
+
+
+def read_checkpoint_section(path: Path) -> str:
+    """The checkpoint benchmarks' section of ``path``, markers included; empty when it has none."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return ""
+    i, j = text.find(CHECKPOINTS_BEGIN), text.find(CHECKPOINTS_END)
+    if i < 0 or j < i:
+        return ""
+    return text[i : j + len(CHECKPOINTS_END)]
 
 
 # ---- main -------------------------------------------------------------------------------------------------------
@@ -648,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     if a.write_docs:
-        DOCS.write_text(render_docs(rep_, read_notes(DOCS)))
+        DOCS.write_text(render_docs(rep_, read_notes(DOCS), read_checkpoint_section(DOCS)))
         log(f"wrote {DOCS}")
     failed = [s for s in series.values() if not s.ok] + [ls for ls in latency if not ls.ok]
     return 1 if failed else 0

@@ -30,10 +30,12 @@ METADATA_VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class StateHandle:
-    """One written state file: its URI (absolute, as fsspec reads it) and its size in bytes."""
+    """Written state: ``size`` bytes at ``offset`` of the file ``uri`` (absolute, as fsspec reads it). The key
+    groups of one operator subtask share one file, each a slice of it (Flink's ``KeyGroupsStateHandle``)."""
 
     uri: str
     size: int
+    offset: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +102,10 @@ def _dir_prefix(directory: str) -> str:
 
 def _handle_to_json(handle: StateHandle, base: str) -> dict[str, Any]:
     uri = handle.uri[len(base) :] if handle.uri.startswith(base) else handle.uri
-    return {"uri": uri, "size": handle.size}
+    out: dict[str, Any] = {"uri": uri, "size": handle.size}
+    if handle.offset:
+        out["offset"] = handle.offset
+    return out
 
 
 def _operator_to_json(op: OperatorState, base: str) -> dict[str, Any]:
@@ -250,8 +255,9 @@ class _Parser:
             raise self._corrupt(where, "a state handle {'uri': ..., 'size': ...}", raw)
         uri = self.string(raw, "uri", where)
         size = self.integer(raw, "size", where, minimum=0)
+        offset = self.integer(raw, "offset", where, minimum=0) if "offset" in raw else 0
         if not _is_absolute(uri):
             if any(part in ("", ".", "..") for part in uri.split("/")):
                 raise self._corrupt(_at(where, "uri"), "a file name inside the checkpoint directory", uri)
             uri = base + uri
-        return StateHandle(uri=uri, size=size)
+        return StateHandle(uri=uri, size=size, offset=offset)

@@ -20,6 +20,7 @@ import logging
 import os
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -164,6 +165,20 @@ class CheckpointStorageLocation:
             ) from e
         return StateHandle(uri=target, size=len(data))
 
+    def write_state_slices(self, name: str, parts: Mapping[int, bytes]) -> dict[int, StateHandle]:
+        """Write ``parts`` (e.g. the key groups of one operator subtask) one after the other into one file
+        ``<uri>/<name>``; return a handle per part, a slice of that file. One file instead of one per part:
+        writing is a few system calls, which matters when the writing thread competes for the GIL."""
+        handles: dict[int, StateHandle] = {}
+        offset = 0
+        for key, data in parts.items():
+            handles[key] = StateHandle(uri=_join(self.uri, name), size=len(data), offset=offset)
+            offset += len(data)
+        if handles:
+            whole = self.write_state(name, b"".join(parts.values()))
+            assert whole.size == offset
+        return handles
+
     def write_metadata(self, metadata: CheckpointMetadata) -> None:
         """Write ``_metadata``, the mark of a completed checkpoint, after every state file.
 
@@ -196,10 +211,10 @@ class CheckpointStorageLocation:
 
 
 def read_state(handle: StateHandle) -> bytes:
-    """The bytes of a state file, checked against the size recorded when it was written."""
+    """The bytes of a state file (or of its slice), checked against the size recorded when it was written."""
     fs, path = _fs(handle.uri)
     try:
-        data: bytes = fs.cat_file(path)
+        data: bytes = fs.cat_file(path, start=handle.offset, end=handle.offset + handle.size)
     except FileNotFoundError:
         raise CheckpointStorageError(
             f"expected the state file {handle.uri}; got no such file; hint: the checkpoint directory was "

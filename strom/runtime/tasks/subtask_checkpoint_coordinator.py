@@ -208,7 +208,7 @@ class SubtaskCheckpointCoordinator:
         size = 0
         try:
             for op_id, snap in snapshots.items():
-                keyed = {kg: location.write_state(f"{op_id}-kg-{kg}", data) for kg, data in snap.keyed.items()}
+                keyed = location.write_state_slices(f"{op_id}-keyed-{self.subtask_index}", snap.keyed)
                 operator = (
                     location.write_state(f"{op_id}-op-{self.subtask_index}", snap.operator)
                     if snap.operator is not None

@@ -88,6 +88,28 @@ def test_state_and_metadata_round_trip(base_uri: str) -> None:
     assert read_state(op.operator[0]) == b"operator"
 
 
+def test_key_groups_share_one_file_as_slices_that_survive_the_metadata(base_uri: str) -> None:
+    storage = CheckpointStorage(base_uri, JOB)
+    location = storage.initialize_location(1)
+    parts = {0: b"first", 5: b"", 7: b"x" * 1000, 127: b"last"}
+    handles = location.write_state_slices("op-keyed-0", parts)
+    assert len({h.uri for h in handles.values()}) == 1  # one file for the subtask's key groups
+    assert location.write_state_slices("op-keyed-1", {}) == {}  # nothing to write, no file
+    metadata = CheckpointMetadata(
+        checkpoint_id=1,
+        job_id=JOB,
+        timestamp_ms=0,
+        is_savepoint=False,
+        operator_states={"op": OperatorState(operator_id="op", parallelism=1, max_parallelism=128, keyed=handles)},
+        external_pointer=location.uri,
+    )
+    location.write_metadata(metadata)
+    _, restored = resolve_checkpoint_pointer(location.uri)
+    keyed = restored.operator_states["op"].keyed
+    assert keyed == handles
+    assert {kg: read_state(h) for kg, h in keyed.items()} == parts
+
+
 def test_location_pickles_as_its_uri_only(tmp_path: Path) -> None:
     location = CheckpointStorage(str(tmp_path), JOB).initialize_location(1)
     clone = pickle.loads(pickle.dumps(location))
