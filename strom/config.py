@@ -28,6 +28,7 @@ __all__ = [
     "NetworkOptions",
     "PipelineOptions",
     "RestartStrategyOptions",
+    "StateBackendOptions",
     "TaskManagerOptions",
 ]
 
@@ -180,6 +181,17 @@ class HeartbeatOptions:
     INTERVAL: ConfigOption[float] = _opt("heartbeat.interval", float, 1.0, "Seconds between heartbeats.")
     TIMEOUT: ConfigOption[float] = _opt(
         "heartbeat.timeout", float, 10.0, "Seconds without a heartbeat after which a peer is declared lost."
+    )
+
+
+class StateBackendOptions:
+    """Where keyed state lives (Flink's ``StateBackendOptions``)."""
+
+    STATE_BACKEND: ConfigOption[str] = _opt(
+        "state.backend.type",
+        str,
+        "hashmap",
+        "The state backend: 'hashmap' keeps keyed state as objects on the TaskManagers' heap, per key group.",
     )
 
 

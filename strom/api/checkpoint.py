@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 from strom.exceptions import InvalidProgramError
 
 if TYPE_CHECKING:
-    from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
     from strom.runtime.state.operator_state_backend import OperatorStateBackend
+    from strom.runtime.state.state_backend import KeyedStateBackend
 
 __all__ = [
     "CheckpointListener",
@@ -60,7 +60,7 @@ class FunctionInitializationContext:
     def __init__(
         self,
         operator_state_store: OperatorStateBackend,
-        keyed_state_store: HeapKeyedStateBackend | None,
+        keyed_state_store: KeyedStateBackend | None,
         restored_checkpoint_id: int | None,
     ) -> None:
         self._operator_state_store = operator_state_store
@@ -78,7 +78,7 @@ class FunctionInitializationContext:
         """Non-keyed list / union list state of this subtask."""
         return self._operator_state_store
 
-    def get_keyed_state_store(self) -> HeapKeyedStateBackend:
+    def get_keyed_state_store(self) -> KeyedStateBackend:
         """Keyed state; only on a keyed stream."""
         if self._keyed_state_store is None:
             raise InvalidProgramError(

@@ -30,6 +30,7 @@ from strom.config import (
     ExecutionOptions,
     NetworkOptions,
     PipelineOptions,
+    StateBackendOptions,
     TaskManagerOptions,
 )
 from strom.connectors.collection import CollectionSource
@@ -39,6 +40,7 @@ from strom.graph.job_graph import JobGraph, StreamingJobGraphGenerator
 from strom.graph.stream_graph import StreamGraph, StreamGraphGenerator
 from strom.runtime.jobmaster.scheduler import slots_required
 from strom.runtime.operators.source import SourceOperator
+from strom.runtime.state.state_backend import validate_state_backend
 
 __all__ = ["StreamExecutionEnvironment"]
 
@@ -160,6 +162,7 @@ class StreamExecutionEnvironment:
             "floating_buffers_per_gate": c.get(NetworkOptions.FLOATING_BUFFERS_PER_GATE),
             "max_buffers_per_channel": c.get(NetworkOptions.MAX_BUFFERS_PER_CHANNEL),
             "segment_size": c.get(NetworkOptions.SEGMENT_SIZE),
+            "state_backend": validate_state_backend(c.get(StateBackendOptions.STATE_BACKEND)),
         }
         job_graph = StreamingJobGraphGenerator(graph, job_id=uuid.uuid4().hex, config=runtime_config).create_job_graph()
         job_graph.job_configuration = c.to_dict()

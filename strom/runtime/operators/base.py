@@ -26,8 +26,8 @@ from strom.exceptions import InvalidProgramError, UserFunctionError
 if TYPE_CHECKING:
     from strom.api.state import StateDescriptor
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
-    from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
     from strom.runtime.state.operator_state_backend import OperatorStateBackend
+    from strom.runtime.state.state_backend import KeyedStateBackend
 
 __all__ = [
     "ChainingStrategy",
@@ -64,6 +64,7 @@ class TaskInfo:
     parallelism: int
     max_parallelism: int
     attempt_number: int
+    state_backend: str = "hashmap"  # state.backend.type
 
 
 class StreamingRuntimeContext(RuntimeContext):
@@ -73,7 +74,7 @@ class StreamingRuntimeContext(RuntimeContext):
         self,
         info: TaskInfo,
         *,
-        keyed_backend: HeapKeyedStateBackend | None = None,
+        keyed_backend: KeyedStateBackend | None = None,
         operator_name: str = "",
     ) -> None:
         self.info = info
@@ -122,7 +123,7 @@ class StreamOperator(ABC):
         self.runtime_context: StreamingRuntimeContext | None = None
         self.operator_id = ""
         self._records_in = 0  # input position of the first record of the current batch
-        self.keyed_backend: HeapKeyedStateBackend | None = None  # set in setup() by keyed operators
+        self.keyed_backend: KeyedStateBackend | None = None  # set in setup() by keyed operators
         self._operator_state_backend: OperatorStateBackend | None = None
         self.restored_checkpoint_id: int | None = None
 

@@ -18,8 +18,8 @@ from strom.api.functions import (
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.base import StreamingRuntimeContext
 from strom.runtime.operators.simple import AbstractUdfStreamOperator
-from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
 from strom.runtime.state.key_groups import stable_hash
+from strom.runtime.state.state_backend import create_keyed_state_backend
 
 __all__ = ["KeyedProcessOperator", "StreamGroupedReduce", "key_selector_callable"]
 
@@ -36,7 +36,10 @@ class _KeyedUdfOperator(AbstractUdfStreamOperator):
 
     def setup(self, runtime_context: StreamingRuntimeContext, output: Any) -> None:
         if runtime_context.keyed_backend is None:
-            runtime_context.keyed_backend = HeapKeyedStateBackend(max_parallelism=runtime_context.info.max_parallelism)
+            info = runtime_context.info
+            runtime_context.keyed_backend = create_keyed_state_backend(
+                info.state_backend, max_parallelism=info.max_parallelism
+            )
         self.keyed_backend = runtime_context.keyed_backend
         super().setup(runtime_context, output)
 

@@ -198,6 +198,7 @@ class Task:
             parallelism=tdd.parallelism,
             max_parallelism=tdd.max_parallelism,
             attempt_number=tdd.attempt_number,
+            state_backend=str(cfg.get("state_backend", "hashmap")),
         )
         partitions: dict[str, tuple[ResultPartition, bytes]] = {}
         buffers_per_channel = int(cfg["buffers_per_channel"])

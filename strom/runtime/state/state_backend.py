@@ -1,0 +1,64 @@
+"""The state backend seam (Flink's ``StateBackend`` / ``KeyedStateBackend``): what keyed operators need from
+the store of their keyed state, and the factory ``state.backend.type`` names.
+
+Operators only see :class:`KeyedStateBackend`. ``hashmap`` (Flink's ``HashMapStateBackend``: objects on the
+heap, per key group) is the one backend today; a RocksDB backend with incremental checkpoints plugs in here
+by implementing the same protocol and registering its name in :data:`STATE_BACKENDS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from strom.api.state import StateDescriptor
+from strom.exceptions import ConfigurationError
+from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
+
+__all__ = ["STATE_BACKENDS", "KeyedStateBackend", "create_keyed_state_backend", "validate_state_backend"]
+
+
+class KeyedStateBackend(Protocol):
+    """Keyed state of one operator subtask: scoped by the current key (and namespace), grouped by key group."""
+
+    max_parallelism: int
+    #: the key the state objects read and write; operators set it per record (the attribute is the fast path)
+    current_key: Any
+
+    def set_current_key(self, key: Any) -> None: ...
+
+    def get_current_key(self) -> Any: ...
+
+    def set_current_namespace(self, namespace: Any) -> None: ...
+
+    def get_state(self, descriptor: StateDescriptor) -> Any:
+        """The state object the descriptor describes (Value/List/Map/Reducing/Aggregating), created once."""
+
+    def get_table(self, name: str) -> dict[Any, Any]:
+        """key → value of an internal state (the fast path of built-in operators such as reduce)."""
+
+    def snapshot(self) -> dict[int, bytes]:
+        """key group → bytes of every non-empty key group (the synchronous part of a checkpoint)."""
+
+    def restore(self, blobs: Mapping[int, bytes]) -> None:
+        """Load the key groups this subtask owns from a checkpoint."""
+
+
+STATE_BACKENDS: dict[str, Callable[[int], KeyedStateBackend]] = {
+    "hashmap": lambda max_parallelism: HeapKeyedStateBackend(max_parallelism=max_parallelism),
+}
+
+
+def validate_state_backend(name: str) -> str:
+    """The canonical name of a configured backend, or a :class:`ConfigurationError` that says what exists."""
+    canonical = name.strip().lower()
+    if canonical not in STATE_BACKENDS:
+        raise ConfigurationError(
+            f"expected state.backend.type to be one of {', '.join(sorted(STATE_BACKENDS))}; got {name!r}; "
+            "hint: 'hashmap' keeps keyed state on the heap of the TaskManagers (a RocksDB backend comes later)"
+        )
+    return canonical
+
+
+def create_keyed_state_backend(name: str, *, max_parallelism: int) -> KeyedStateBackend:
+    return STATE_BACKENDS[validate_state_backend(name)](max_parallelism)
