@@ -543,7 +543,7 @@ OVERHEAD_HEADER = [
     "N",
     "job s (min / med)",
     "rec/s (med)",
-    "with / without",
+    "with / without (median of pairs, range)",
     "completed per run",
     "duration ms (med / max)",
     "alignment ms (med)",
@@ -572,12 +572,21 @@ RECOVERY_HEADER = [
 ]
 
 
+def paired_ratios(series: list[OverheadSeries], s: OverheadSeries) -> list[float]:
+    """Throughput with / without checkpoints for each repetition: the two runs of a pair ran back to back, so
+    their ratio is meaningful even when the machine's speed drifts between repetitions (it does, by ±30 %)."""
+    base = next((b for b in series if b.parallelism == s.parallelism and b.interval_ms is None), None)
+    if base is None or not s.interval_ms or base.errors or s.errors:
+        return []
+    return [off / on for off, on in zip(base.job_s, s.job_s, strict=False)]
+
+
 def overhead_rows(series: list[OverheadSeries]) -> list[list[str]]:
     rows = []
-    base = {s.parallelism: s.rate() for s in series if s.interval_ms is None}
     for s in series:
         r = s.rate()
-        ratio = r / b if r is not None and (b := base.get(s.parallelism)) and s.interval_ms else None
+        pairs = paired_ratios(series, s)
+        ratio = f"{statistics.median(pairs):.0%} ({min(pairs):.0%}–{max(pairs):.0%})" if pairs else None
         rows.append(
             [
                 str(s.parallelism),
@@ -585,7 +594,7 @@ def overhead_rows(series: list[OverheadSeries]) -> list[list[str]]:
                 _num(s.n),
                 "—" if not s.job_s else f"{min(s.job_s):.2f} / {statistics.median(s.job_s):.2f}",
                 "—" if r is None else _num(r),
-                "—" if ratio is None else f"{ratio:.0%}",
+                "—" if ratio is None else ratio,
                 "—" if not s.interval_ms or not s.completed else " / ".join(str(c) for c in s.completed),
                 "—"
                 if not s.ck_duration_ms
@@ -642,12 +651,11 @@ def recovery_rows(series: list[RecoverySeries]) -> list[list[str]]:
 
 def targets(overhead: list[OverheadSeries], recovery: list[RecoverySeries]) -> list[list[str]]:
     out = []
-    base = {s.parallelism: s.rate() for s in overhead if s.interval_ms is None}
     for s in overhead:
         if not s.interval_ms:
             continue
-        r, b = s.rate(), base.get(s.parallelism)
-        ratio = r / b if r is not None and b and not s.errors else None
+        pairs = paired_ratios(overhead, s)
+        ratio = statistics.median(pairs) if pairs else None
         out.append(
             [
                 f"W2 p={s.parallelism} with checkpoints every {s.interval_ms} ms ≥ {TARGET_OVERHEAD:.0%} of without",
@@ -704,7 +712,9 @@ def render_section(rep: Report) -> str:
         f"W2 as above (`from_sequence → map(event) → map → key_by → reduce → counting sink`), N = {_num(a.n)},"
         f" with checkpoints every {a.interval} ms and without, {a.repeat} run(s) each, with and without"
         " alternating. **Job time** = last batch into the sink − first map's `open()`: the wait for the final"
-        " checkpoint after the end of data is not counted. Every run's output is checked as in the W2"
+        " checkpoint after the end of data is not counted. **With / without** = the median over the"
+        " repetitions of (job time without) / (job time with) of the two runs of a repetition, which ran back to"
+        " back; the range shows how noisy the machine was. Every run's output is checked as in the W2"
         " benchmark. Duration, alignment (max over the subtasks of a checkpoint) and size are over all"
         " completed checkpoints of all runs.",
         "",
@@ -767,7 +777,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--quick", action="store_true", help="smoke run: small N and state, 1 run / trial each")
     p.add_argument("--n", type=int, help="W2 events of the overhead runs (default 3 000 000)")
-    p.add_argument("--repeat", type=int, help="overhead runs per configuration (default 3)")
+    p.add_argument("--repeat", type=int, help="overhead runs per configuration (default 5)")
     p.add_argument("--parallelism", default="1,2", help="parallelisms of the overhead runs (default 1,2)")
     p.add_argument("--interval", type=int, default=1000, help="checkpoint interval (ms) of the overhead runs")
     p.add_argument("--state-keys", help="keys of the large-state runs (default 100000,1000000 ≈ 100 MB, 1 GB)")
@@ -787,7 +797,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if unknown:
         p.error(f"--only expects overhead, state, recovery; got {', '.join(sorted(unknown))}")
     a.n = a.n or (100_000 if a.quick else 3_000_000)
-    a.repeat = a.repeat or (1 if a.quick else 3)
+    a.repeat = a.repeat or (1 if a.quick else 5)
     a.parallelism = [int(x) for x in a.parallelism.split(",") if x.strip()]
     keys = a.state_keys or ("10000" if a.quick else "100000,1000000")
     a.state_keys = [int(x) for x in keys.split(",") if x.strip()]
