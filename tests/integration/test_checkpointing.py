@@ -326,3 +326,36 @@ def test_an_unaligned_checkpoint_does_not_restore_at_another_parallelism(tmp_pat
     throttled_sums_job(env2, 1_000, tmp_path / "out2")
     with pytest.raises(CheckpointError, match="savepoints are always aligned"):
         env2.execute("rescaled", savepoint_path=str(retained[-1].parent))
+
+
+class _Handle:
+    """A record that cannot be pickled (it holds a lock), as records of a stream kept inside one TaskManager may."""
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+        self.lock = threading.Lock()
+
+
+@pytest.mark.timeout(120)
+def test_unpicklable_in_flight_records_abort_an_unaligned_checkpoint_not_the_job(tmp_path: Path) -> None:
+    env = StreamExecutionEnvironment.get_execution_environment(
+        Configuration({"taskmanager.numberOfTaskSlots": 2, "minicluster.number-of-taskmanagers": 1})
+    )
+    env.set_parallelism(2)
+    env.set_buffer_timeout(0)  # output queues stay short: the in-flight records are mostly on the input side
+    env.enable_checkpointing(100)
+    env.get_checkpoint_config().enable_unaligned_checkpoints()
+    env.get_checkpoint_config().set_tolerable_checkpoint_failure_number(1000)
+    (
+        env.from_source(DataGeneratorSource(lambda i: i, 200_000, records_per_second=50_000))
+        .map(_Handle)
+        .key_by(lambda h: h.key % 7)
+        .map(lambda h: h.key)
+        .sink_to(FileSink.for_row_format(str(tmp_path / "out"), JsonLinesEncoder()).build())
+    )
+    result = env.execute("unpicklable in flight")
+    assert result.num_restarts == 0
+    failed = [c for c in result.checkpoints if c.status == "FAILED"]
+    assert failed and all("pickle" in c.failure_reason for c in failed), failed  # declined, not failed over
+    assert any(c.status == "COMPLETED" for c in result.checkpoints)  # the final one: nothing in flight then
+    assert sorted(committed_rows_ints(tmp_path / "out")) == list(range(200_000))

@@ -261,6 +261,7 @@ class OneInputStreamTask(StreamTask):
         # unaligned checkpoint in progress: channels still owing its barrier, and what they delivered meanwhile
         self._recording: frozenset[int] = frozenset()
         self._channel_state: dict[int, list[bytes]] = {}
+        self._recording_checkpoint = -1
         self._triggered_at_end: CheckpointBarrier | None = None
 
     def on_triggered(self, barrier: CheckpointBarrier) -> None:
@@ -289,11 +290,23 @@ class OneInputStreamTask(StreamTask):
         buf = polled[1]
         if type(buf) is list:
             if self._recording and polled[0] in self._recording:
-                # before its barrier: part of the unaligned checkpoint's input channel state
-                self._channel_state[polled[0]].append(pickle.dumps(buf, protocol=5))
+                self._record(polled[0], buf)
             self._process_batch(buf)
             return InputStatus.MORE_AVAILABLE
         return self._process_event(polled[0], buf)
+
+    def _record(self, channel: int, batch: list[Any]) -> None:
+        """Before its barrier: part of the unaligned checkpoint's input channel state. Records that cannot be
+        pickled (a stream that never leaves its TaskManager need not be picklable) abort the checkpoint."""
+        try:
+            self._channel_state[channel].append(pickle.dumps(batch, protocol=5))
+        except Exception as exc:
+            self._recording = frozenset()
+            self._channel_state = {}
+            assert self.subtask_checkpoint is not None
+            self.subtask_checkpoint.abort(
+                self._recording_checkpoint, f"in-flight records of input channel {channel} cannot be pickled: {exc!r}"
+            )
 
     def _process_event(self, channel: int, event: Any) -> InputStatus:
         handler = self.barrier_handler
@@ -329,6 +342,7 @@ class OneInputStreamTask(StreamTask):
                 barrier = self._barriers.get(action.checkpoint_id)
                 self._forget_barriers(action.checkpoint_id)
                 if action.unaligned:
+                    self._recording_checkpoint = action.checkpoint_id
                     self._recording = action.record_channels
                     self._channel_state = {c: [] for c in action.record_channels}
                 if barrier is not None:
