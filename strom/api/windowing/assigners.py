@@ -23,8 +23,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection
 from typing import Any, Generic, Protocol, TypeVar
 
+from strom.api._time import LONG_MIN, java_rem, to_millis
 from strom.api.functions import Function, as_callable
-from strom.api.windowing._time import LONG_MIN, java_rem, to_millis
 from strom.api.windowing.triggers import (
     EndOfStreamTrigger,
     EventTimeTrigger,

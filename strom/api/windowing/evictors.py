@@ -17,8 +17,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
+from strom.api._time import LONG_MIN, to_millis
 from strom.api.functions import Function, as_callable
-from strom.api.windowing._time import LONG_MIN, to_millis
 from strom.api.windowing.windows import TimestampedValue, Window
 from strom.exceptions import InvalidProgramError
 

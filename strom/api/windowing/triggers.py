@@ -19,8 +19,8 @@ import operator
 from abc import ABC, abstractmethod
 from typing import Any, Generic, Protocol, TypeVar
 
+from strom.api._time import java_rem, to_millis
 from strom.api.state import ReducingStateDescriptor, StateDescriptor
-from strom.api.windowing._time import java_rem, to_millis
 from strom.api.windowing.windows import GlobalWindow, TimeWindow, Window
 from strom.exceptions import InvalidProgramError
 

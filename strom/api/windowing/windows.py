@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
-from strom.api.windowing._time import LONG_MAX, java_rem
+from strom.api._time import LONG_MAX, java_rem
 
 __all__ = ["GlobalWindow", "MergeCallback", "TimeWindow", "TimestampedValue", "Window"]
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
+from strom.api._time import java_rem, to_millis
 from strom.api.windowing import GlobalWindow, TimestampedValue, TimeWindow
-from strom.api.windowing._time import java_rem, to_millis
 from strom.exceptions import InvalidProgramError
 
 pytestmark = pytest.mark.timeout(60)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from strom.api._time import LONG_MIN
 from strom.api.state import ReducingStateDescriptor, StateDescriptor, ValueStateDescriptor
 from strom.api.windowing import Trigger, TriggerResult, Window
-from strom.api.windowing._time import LONG_MIN
 
 NO_TIMESTAMP = LONG_MIN  # what Flink's StreamRecord without a timestamp reports
 
