@@ -226,10 +226,10 @@ class NoWatermarksGenerator(WatermarkGenerator[Any]):
     """Flink's ``NoWatermarksGenerator``: never emits a watermark (for pure processing-time programs)."""
 
     def on_event(self, event: Any, event_timestamp: int, output: WatermarkOutput) -> None:
-        pass
+        """Emits nothing: event time never advances."""
 
     def on_periodic_emit(self, output: WatermarkOutput) -> None:
-        pass
+        """Emits nothing: event time never advances."""
 
     def __repr__(self) -> str:
         return "NoWatermarksGenerator()"

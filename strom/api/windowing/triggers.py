@@ -111,7 +111,10 @@ class Trigger(ABC, Generic[T_contra, W]):
 
     def on_merge(self, window: W, ctx: OnMergeContext) -> None:
         """Called when windows were merged into ``window``; re-register timers and merge state here."""
-        raise NotImplementedError(f"{type(self).__name__} does not support merging (can_merge() is False)")
+        raise InvalidProgramError(
+            f"expected a trigger that can merge windows; got {type(self).__name__}, whose can_merge() is False; "
+            "hint: merging assigners (session windows) need a trigger implementing can_merge() and on_merge()"
+        )
 
     @abstractmethod
     def clear(self, window: W, ctx: TriggerContext) -> None:
@@ -429,10 +432,10 @@ class NeverTrigger(Trigger[object, GlobalWindow]):
         return TriggerResult.CONTINUE
 
     def clear(self, window: GlobalWindow, ctx: TriggerContext) -> None:
-        pass
+        """Keeps no state and no timer of its own: nothing to clear."""
 
     def on_merge(self, window: GlobalWindow, ctx: OnMergeContext) -> None:
-        pass
+        """Global windows never merge: nothing to do."""
 
 
 class EndOfStreamTrigger(Trigger[object, GlobalWindow]):
@@ -450,7 +453,7 @@ class EndOfStreamTrigger(Trigger[object, GlobalWindow]):
         return TriggerResult.CONTINUE
 
     def clear(self, window: GlobalWindow, ctx: TriggerContext) -> None:
-        pass
+        """Keeps no state and no timer of its own: nothing to clear."""
 
     def on_merge(self, window: GlobalWindow, ctx: OnMergeContext) -> None:
-        pass
+        """Global windows never merge: nothing to do."""

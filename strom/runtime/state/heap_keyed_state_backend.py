@@ -302,7 +302,8 @@ class _HeapState:
 
     # -- merging namespaces (merging windows) ----------------------------------------------------------
     def _combine(self, a: Any, b: Any) -> Any:
-        raise NotImplementedError
+        """Overridden by list, reducing and aggregating state, the only kinds ``merge_namespaces`` admits."""
+        raise AssertionError(f"{self.kind} state has no combine; merge_namespaces refuses it before")
 
     def merge_namespaces(self, target: Any, sources: Iterable[Any]) -> None:
         """Move the state of each ``sources`` namespace of the current key into ``target`` (Flink's

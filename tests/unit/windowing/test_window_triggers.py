@@ -346,3 +346,25 @@ def _ctx(h: TriggerTestHarness, window: TimeWindow) -> Any:
     from windowing_harness import FakeTriggerContext
 
     return FakeTriggerContext(h, window)
+
+
+def test_a_trigger_that_cannot_merge_refuses_on_merge_with_a_clear_error() -> None:
+    from strom.api.windowing import GlobalWindow, Trigger, TriggerResult
+
+    class FiresNever(Trigger[object, GlobalWindow]):
+        def on_element(self, element: object, timestamp: int, window: GlobalWindow, ctx: Any) -> TriggerResult:
+            return TriggerResult.CONTINUE
+
+        def on_event_time(self, time: int, window: GlobalWindow, ctx: Any) -> TriggerResult:
+            return TriggerResult.CONTINUE
+
+        def on_processing_time(self, time: int, window: GlobalWindow, ctx: Any) -> TriggerResult:
+            return TriggerResult.CONTINUE
+
+        def clear(self, window: GlobalWindow, ctx: Any) -> None:
+            """No state."""
+
+    trigger = FiresNever()
+    assert not trigger.can_merge()
+    with pytest.raises(InvalidProgramError, match=r"can_merge\(\) is False; hint: merging assigners"):
+        trigger.on_merge(GlobalWindow.get(), None)  # type: ignore[arg-type]
