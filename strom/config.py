@@ -91,6 +91,13 @@ class PipelineOptions:
         "Chain operators into one task where Flink's rules allow.",
     )
     NAME: ConfigOption[str] = _opt("pipeline.name", str, "strom job", "Name of the job.")
+    AUTO_WATERMARK_INTERVAL: ConfigOption[int] = _opt(
+        "pipeline.auto-watermark-interval",
+        int,
+        200,
+        "Milliseconds between periodic watermarks of a WatermarkStrategy's generator; 0 disables periodic "
+        "watermarks (punctuated generators still emit).",
+    )
 
 
 class ExecutionOptions:

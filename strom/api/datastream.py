@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from strom.api.aggregations import ComparableAggregator, SumAggregator
+from strom.api.eventtime import WatermarkStrategy
 from strom.api.functions import (
     FilterFunction,
     FlatMapFunction,
@@ -22,15 +23,21 @@ from strom.api.functions import (
     ReduceFunction,
     SinkFunction,
 )
+from strom.api.output_tag import OutputTag
 from strom.api.serialization import BatchSerializer
 from strom.api.sink import Sink
 from strom.api.transformations import (
     OneInputTransformation,
     PartitionTransformation,
+    SideOutputTransformation,
     SinkTransformation,
     Transformation,
     UnionTransformation,
 )
+from strom.api.windowed_stream import AllWindowedStream, WindowedStream
+from strom.api.windowing.assigners import GlobalWindows, WindowAssigner
+from strom.api.windowing.evictors import CountEvictor
+from strom.api.windowing.triggers import CountTrigger, PurgingTrigger
 from strom.exceptions import InvalidProgramError
 from strom.runtime.network.partitioner import (
     BroadcastPartitioner,
@@ -52,6 +59,7 @@ from strom.runtime.operators.sink import (
     SinkWriterOperator,
     StreamSink,
 )
+from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
 
 if TYPE_CHECKING:
     from strom.api.environment import StreamExecutionEnvironment
@@ -146,6 +154,28 @@ class DataStream(Generic[T]):
                 "a KeyedProcessFunction needs a keyed stream; got a DataStream; hint: key_by(...).process(...)"
             )
         return self._one_input("Process", ProcessOperator(func))
+
+    def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy[T]) -> DataStream[T]:
+        """Give every record an event timestamp and the stream watermarks, by ``watermark_strategy``."""
+        return self._one_input("Timestamps/Watermarks", TimestampsAndWatermarksOperator(watermark_strategy))
+
+    def get_side_output(self, output_tag: OutputTag) -> DataStream[Any]:
+        """The records this operator emitted to ``output_tag`` (``ctx.output(tag, v)``, late window data)."""
+        if not isinstance(output_tag, OutputTag):
+            raise InvalidProgramError(
+                f"get_side_output() expects an OutputTag; got a {type(output_tag).__name__}; hint: OutputTag('late')"
+            )
+        t = self._physical("get_side_output()")
+        return DataStream(self._env, SideOutputTransformation(t, output_tag.tag_id))
+
+    def window_all(self, window_assigner: WindowAssigner[Any, Any]) -> AllWindowedStream[T]:
+        """Windows over the whole (non-keyed) stream, evaluated by one operator instance."""
+        keyed = self.key_by(_null_key)
+        return AllWindowedStream(keyed, window_assigner)
+
+    def count_window_all(self, size: int, slide: int | None = None) -> AllWindowedStream[T]:
+        """Windows of ``size`` records over the whole stream, every ``slide`` records if given."""
+        return _count_window(self.window_all(GlobalWindows.create()), size, slide)
 
     def key_by(self, key_selector: KeySelector[T, K] | Callable[[T], K]) -> KeyedStream[T, K]:
         selector = key_selector_callable(key_selector)
@@ -262,3 +292,34 @@ class KeyedStream(DataStream[T], Generic[T, K]):
         if isinstance(func, ProcessFunction):
             return self._one_input("Process", ProcessOperator(func))
         return self._keyed("KeyedProcess", KeyedProcessOperator(func, self.key_selector))
+
+    def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream[T]:
+        """Group each key's records into windows (tumbling, sliding, session, global)."""
+        return WindowedStream(self, window_assigner)
+
+    def count_window(self, size: int, slide: int | None = None) -> WindowedStream[T]:
+        """Windows of ``size`` records per key; with ``slide``, one every ``slide`` records (Flink's rules:
+        a purging count trigger on global windows, or a count evictor with a count trigger)."""
+        return _count_window(self.window(GlobalWindows.create()), size, slide)
+
+
+def _null_key(value: Any) -> int:
+    """The key of a non-keyed window: every record the same (Flink's ``NullByteKeySelector``)."""
+    return 0
+
+
+_W = TypeVar("_W", WindowedStream[Any], AllWindowedStream[Any])
+
+
+def _count_window(stream: _W, size: int, slide: int | None) -> _W:
+    for what, n in (("size", size), ("slide", slide)):
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise InvalidProgramError(
+                f"count window expects a positive int {what}; got {n!r}; "
+                "hint: count_window(100) or count_window(100, 10)"
+            )
+    if slide is None:
+        stream.trigger(PurgingTrigger.of(CountTrigger.of(size)))
+    else:
+        stream.evictor(CountEvictor.of(size)).trigger(CountTrigger.of(slide))
+    return stream

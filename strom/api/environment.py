@@ -19,6 +19,7 @@ from typing import Any
 
 from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode
 from strom.api.datastream import DataStream
+from strom.api.eventtime import WatermarkStrategy
 from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult
 from strom.api.source import Source
 from strom.api.transformations import SourceTransformation, Transformation
@@ -125,7 +126,14 @@ class StreamExecutionEnvironment:
                 f"from_source expects a strom Source; got a {type(source).__name__}; "
                 "hint: subclass strom.Source or use from_collection / from_sequence"
             )
-        t = SourceTransformation(f"Source: {source_name}", SourceOperator(source), parallel=source.parallel)
+        if watermark_strategy is not None and not isinstance(watermark_strategy, WatermarkStrategy):
+            raise InvalidProgramError(
+                f"from_source expects a WatermarkStrategy (or None); got a {type(watermark_strategy).__name__}; "
+                "hint: WatermarkStrategy.for_bounded_out_of_orderness(timedelta(seconds=5))"
+                ".with_timestamp_assigner(lambda event, ts: event.time_ms)"
+            )
+        operator = SourceOperator(source, watermark_strategy)
+        t = SourceTransformation(f"Source: {source_name}", operator, parallel=source.parallel)
         if not source.parallel:
             t.parallelism = 1
         self._transformations.append(t)
@@ -163,6 +171,7 @@ class StreamExecutionEnvironment:
             "max_buffers_per_channel": c.get(NetworkOptions.MAX_BUFFERS_PER_CHANNEL),
             "segment_size": c.get(NetworkOptions.SEGMENT_SIZE),
             "state_backend": validate_state_backend(c.get(StateBackendOptions.STATE_BACKEND)),
+            "auto_watermark_interval_ms": c.get(PipelineOptions.AUTO_WATERMARK_INTERVAL),
         }
         job_graph = StreamingJobGraphGenerator(graph, job_id=uuid.uuid4().hex, config=runtime_config).create_job_graph()
         job_graph.job_configuration = c.to_dict()

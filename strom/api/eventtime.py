@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
@@ -49,6 +49,8 @@ __all__ = [
     "WatermarkOutput",
     "WatermarkStrategy",
     "WatermarksWithIdleness",
+    "emits_only_periodically",
+    "feed_events",
 ]
 
 T = TypeVar("T")
@@ -183,6 +185,35 @@ class WatermarkGenerator(ABC, Generic[T]):
     @abstractmethod
     def on_periodic_emit(self, output: WatermarkOutput) -> None: ...
 
+    def on_events(self, events: Sequence[T], timestamps: Sequence[int], output: WatermarkOutput) -> None:
+        """strom's batch form of :meth:`on_event`: one call for a batch of events with their timestamps.
+
+        The default calls :meth:`on_event` for each event in order; generators that only track the maximum
+        timestamp override it to look at the batch once."""
+        on_event = self.on_event
+        for event, timestamp in zip(events, timestamps, strict=True):
+            on_event(event, timestamp, output)
+
+
+def feed_events(
+    generator: WatermarkGenerator[T], events: Sequence[T], timestamps: Sequence[int], output: WatermarkOutput
+) -> None:
+    """Hand a batch to ``generator``: its ``on_events`` if it has one (a duck-typed generator may not)."""
+    on_events = getattr(generator, "on_events", None)
+    if on_events is not None:
+        on_events(events, timestamps, output)
+        return
+    for event, timestamp in zip(events, timestamps, strict=True):
+        generator.on_event(event, timestamp, output)
+
+
+def emits_only_periodically(generator: object) -> bool:
+    """Whether ``generator`` is one of the built-in generators that never emit from ``on_event`` (so the runtime
+    may show it a whole batch after the batch left; any other generator sees each event as it leaves)."""
+    if isinstance(generator, WatermarksWithIdleness):
+        return emits_only_periodically(generator._watermarks)
+    return type(generator) in (BoundedOutOfOrdernessWatermarks, AscendingTimestampsWatermarks, NoWatermarksGenerator)
+
 
 class BoundedOutOfOrdernessWatermarks(WatermarkGenerator[Any]):
     """Flink's ``BoundedOutOfOrdernessWatermarks``: events arrive at most ``max_out_of_orderness`` late.
@@ -205,6 +236,12 @@ class BoundedOutOfOrdernessWatermarks(WatermarkGenerator[Any]):
         if event_timestamp > self._max_timestamp:
             self._max_timestamp = event_timestamp
 
+    def on_events(self, events: Sequence[Any], timestamps: Sequence[int], output: WatermarkOutput) -> None:
+        if timestamps:
+            highest = max(timestamps)
+            if highest > self._max_timestamp:
+                self._max_timestamp = highest
+
     def on_periodic_emit(self, output: WatermarkOutput) -> None:
         output.emit_watermark(Watermark(self._max_timestamp - self._out_of_orderness_ms - 1))
 
@@ -226,6 +263,9 @@ class NoWatermarksGenerator(WatermarkGenerator[Any]):
     """Flink's ``NoWatermarksGenerator``: never emits a watermark (for pure processing-time programs)."""
 
     def on_event(self, event: Any, event_timestamp: int, output: WatermarkOutput) -> None:
+        """Emits nothing: event time never advances."""
+
+    def on_events(self, events: Sequence[Any], timestamps: Sequence[int], output: WatermarkOutput) -> None:
         """Emits nothing: event time never advances."""
 
     def on_periodic_emit(self, output: WatermarkOutput) -> None:
@@ -297,6 +337,12 @@ class WatermarksWithIdleness(WatermarkGenerator[T]):
         self._watermarks.on_event(event, event_timestamp, output)
         self._idleness_timer.activity()
         self._is_idle_now = False
+
+    def on_events(self, events: Sequence[T], timestamps: Sequence[int], output: WatermarkOutput) -> None:
+        if events:
+            feed_events(self._watermarks, events, timestamps, output)
+            self._idleness_timer.activity()
+            self._is_idle_now = False
 
     def on_periodic_emit(self, output: WatermarkOutput) -> None:
         if self._idleness_timer.check_if_idle():

@@ -13,11 +13,13 @@ class; subclasses of :class:`RichFunction` get ``open(runtime_context)`` before 
 
 from __future__ import annotations
 
+import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
+    from strom.api.output_tag import OutputTag
     from strom.api.state import (
         AggregatingState,
         AggregatingStateDescriptor,
@@ -42,6 +44,8 @@ __all__ = [
     "RichFunction",
     "RuntimeContext",
     "SinkFunction",
+    "TimeDomain",
+    "TimerService",
 ]
 
 IN = TypeVar("IN")
@@ -138,6 +142,41 @@ class KeySelector(Function, Generic[IN, K]):
     def get_key(self, value: IN) -> K: ...
 
 
+class TimeDomain(enum.Enum):
+    """Which clock fired a timer (Flink's ``TimeDomain``)."""
+
+    EVENT_TIME = 0
+    PROCESSING_TIME = 1
+
+
+class TimerService(ABC):
+    """Current times, and timers of the current key on a keyed stream (Flink's ``TimerService``).
+
+    A timer is set per key and timestamp: registering the same time twice for a key fires once. Event-time
+    timers fire when the watermark reaches their time, processing-time timers when the wall clock does; both
+    are checkpointed with the keyed state."""
+
+    @abstractmethod
+    def current_processing_time(self) -> int:
+        """The wall clock in milliseconds since the epoch."""
+
+    @abstractmethod
+    def current_watermark(self) -> int:
+        """The operator's current event time (``-2**63`` before the first watermark)."""
+
+    @abstractmethod
+    def register_processing_time_timer(self, timestamp: int) -> None: ...
+
+    @abstractmethod
+    def register_event_time_timer(self, timestamp: int) -> None: ...
+
+    @abstractmethod
+    def delete_processing_time_timer(self, timestamp: int) -> None: ...
+
+    @abstractmethod
+    def delete_event_time_timer(self, timestamp: int) -> None: ...
+
+
 class ProcessFunction(RichFunction, Generic[IN, OUT]):
     """Processes each element; ``process_element`` returns or yields its outputs."""
 
@@ -146,22 +185,49 @@ class ProcessFunction(RichFunction, Generic[IN, OUT]):
         def timestamp(self) -> int | None:
             """Event timestamp of the current element, if it has one."""
 
+        @abstractmethod
+        def timer_service(self) -> TimerService:
+            """Current processing time and watermark (timers need a keyed stream)."""
+
+        @abstractmethod
+        def output(self, output_tag: OutputTag, value: Any) -> None:
+            """Emit ``value`` to the side output ``output_tag`` (read it with ``get_side_output(tag)``)."""
+
     @abstractmethod
     def process_element(self, value: IN, ctx: ProcessFunction.Context) -> Iterable[OUT] | None: ...
 
 
 class KeyedProcessFunction(RichFunction, Generic[K, IN, OUT]):
-    """Processes each element of a keyed stream with access to its key and keyed state."""
+    """Processes each element of a keyed stream with access to its key, keyed state and timers.
+
+    ``on_timer(timestamp, ctx)`` runs when a timer set through ``ctx.timer_service()`` fires; it may return or
+    yield outputs (stamped with the timer's time) and read ``ctx.time_domain()``."""
 
     class Context(ABC):
         @abstractmethod
-        def timestamp(self) -> int | None: ...
+        def timestamp(self) -> int | None:
+            """Event timestamp of the current element (or the firing timer's time), if it has one."""
 
         @abstractmethod
         def get_current_key(self) -> Any: ...
 
+        @abstractmethod
+        def timer_service(self) -> TimerService: ...
+
+        @abstractmethod
+        def output(self, output_tag: OutputTag, value: Any) -> None:
+            """Emit ``value`` to the side output ``output_tag``."""
+
+    class OnTimerContext(Context):
+        @abstractmethod
+        def time_domain(self) -> TimeDomain: ...
+
     @abstractmethod
     def process_element(self, value: IN, ctx: KeyedProcessFunction.Context) -> Iterable[OUT] | None: ...
+
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterable[OUT] | None:
+        """A timer set for ``timestamp`` fired; the default does nothing."""
+        return None
 
 
 class SinkFunction(RichFunction, Generic[IN]):

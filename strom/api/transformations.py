@@ -18,6 +18,7 @@ from strom.runtime.operators.base import ChainingStrategy, StreamOperator
 __all__ = [
     "OneInputTransformation",
     "PartitionTransformation",
+    "SideOutputTransformation",
     "SinkTransformation",
     "SourceTransformation",
     "Transformation",
@@ -38,6 +39,7 @@ class Transformation:
         self.slot_sharing_group: str | None = None
         self.chaining_strategy: ChainingStrategy | None = None
         self.serializer: BatchSerializer | None = None  # how this stream's batches cross the network
+        self.non_parallel = False  # an operator that must run as one instance (window_all)
 
     @property
     def is_virtual(self) -> bool:
@@ -47,6 +49,11 @@ class Transformation:
         if not isinstance(parallelism, int) or isinstance(parallelism, bool) or parallelism < 1:
             raise InvalidProgramError(
                 f"parallelism of '{self.name}' must be a positive int; got {parallelism!r}; hint: set_parallelism(2)"
+            )
+        if self.non_parallel and parallelism != 1:
+            raise InvalidProgramError(
+                f"operator '{self.name}' is non-parallel: its parallelism must be 1; got {parallelism}; "
+                "hint: a window_all() sees the whole stream in one instance — key_by(...).window(...) scales"
             )
         self.parallelism = parallelism
 
@@ -83,6 +90,18 @@ class PartitionTransformation(Transformation):
     def __init__(self, input: Transformation, partitioner: StreamPartitioner) -> None:
         super().__init__(f"Partition({partitioner.ship_strategy})", [input])
         self.partitioner = partitioner
+
+    @property
+    def is_virtual(self) -> bool:
+        return True
+
+
+class SideOutputTransformation(Transformation):
+    """The records its input emitted to side output ``tag_id`` (virtual: an edge property, as Flink's)."""
+
+    def __init__(self, input: Transformation, tag_id: str) -> None:
+        super().__init__(f"SideOutput({tag_id})", [input])
+        self.tag_id = tag_id
 
     @property
     def is_virtual(self) -> bool:

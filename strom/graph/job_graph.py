@@ -49,6 +49,8 @@ class ChainedOperatorConfig:
     chained_outputs: tuple[int, ...]  # indices into the chain
     network_outputs: tuple[str, ...]  # result ids (JobEdge.result_id)
     is_source: bool
+    chained_side_outputs: tuple[tuple[str, int], ...] = ()  # (output tag id, index into the chain)
+    network_side_outputs: tuple[tuple[str, str], ...] = ()  # (output tag id, result id)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -140,13 +142,22 @@ class StreamingJobGraphGenerator:
             index_of = {n.id: i for i, n in enumerate(members)}
             configs = []
             for n in members:
-                chained, network = [], []
+                chained: list[int] = []
+                network: list[str] = []
+                chained_side: list[tuple[str, int]] = []
+                network_side: list[tuple[str, str]] = []
                 for e in n.out_edges:
                     if e.target_id in index_of and is_chainable(e, g):
-                        chained.append(index_of[e.target_id])
+                        if e.output_tag is None:
+                            chained.append(index_of[e.target_id])
+                        else:
+                            chained_side.append((e.output_tag, index_of[e.target_id]))
                     else:
                         rid = f"r{next(self._result_ids)}-{e.source_id}-{e.target_id}"
-                        network.append(rid)
+                        if e.output_tag is None:
+                            network.append(rid)
+                        else:
+                            network_side.append((e.output_tag, rid))
                         pending_edges.append((e, rid))
                 configs.append(
                     ChainedOperatorConfig(
@@ -157,6 +168,8 @@ class StreamingJobGraphGenerator:
                         chained_outputs=tuple(chained),
                         network_outputs=tuple(network),
                         is_source=n.is_source,
+                        chained_side_outputs=tuple(chained_side),
+                        network_side_outputs=tuple(network_side),
                     )
                 )
             head = members[0]

@@ -14,6 +14,7 @@ from typing import Any
 from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.api.transformations import (
     PartitionTransformation,
+    SideOutputTransformation,
     SinkTransformation,
     SourceTransformation,
     Transformation,
@@ -32,6 +33,9 @@ from strom.runtime.state.key_groups import check_parallelism
 __all__ = ["StreamEdge", "StreamGraph", "StreamGraphGenerator", "StreamNode"]
 
 DEFAULT_SLOT_SHARING_GROUP = "default"
+
+_Upstream = tuple[int, StreamPartitioner | None, str | None]
+"""An input of a node to be: (upstream node id, partitioner or ``None``, side output tag or ``None``)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -58,6 +62,8 @@ class StreamEdge:
     partitioner: StreamPartitioner
     #: position among the target's inputs (for later two-input operators)
     type_number: int = 0
+    #: the side output this edge carries (``OutputTag.tag_id``); ``None``: the main output
+    output_tag: str | None = None
 
 
 class StreamGraph:
@@ -70,7 +76,9 @@ class StreamGraph:
     def sources(self) -> list[StreamNode]:
         return [n for n in self.nodes.values() if n.is_source]
 
-    def add_edge(self, source_id: int, target_id: int, partitioner: StreamPartitioner | None) -> None:
+    def add_edge(
+        self, source_id: int, target_id: int, partitioner: StreamPartitioner | None, output_tag: str | None = None
+    ) -> None:
         up, down = self.nodes[source_id], self.nodes[target_id]
         if partitioner is None:
             partitioner = ForwardPartitioner() if up.parallelism == down.parallelism else RebalancePartitioner()
@@ -81,7 +89,7 @@ class StreamGraph:
             )
         if isinstance(partitioner, KeyGroupStreamPartitioner):
             partitioner.max_parallelism = down.max_parallelism
-        edge = StreamEdge(source_id=source_id, target_id=target_id, partitioner=partitioner)
+        edge = StreamEdge(source_id=source_id, target_id=target_id, partitioner=partitioner, output_tag=output_tag)
         up.out_edges.append(edge)
         down.in_edges.append(edge)
 
@@ -124,8 +132,8 @@ class StreamGraphGenerator:
         self.default_parallelism = default_parallelism
         self.max_parallelism = max_parallelism
         self.chaining_enabled = chaining_enabled
-        # transformation id -> [(node id, partitioner or None)]
-        self._done: dict[int, list[tuple[int, StreamPartitioner | None]]] = {}
+        # transformation id -> [(node id, partitioner or None, side output tag or None)]
+        self._done: dict[int, list[_Upstream]] = {}
 
     def generate(self) -> StreamGraph:
         if not any(isinstance(t, SinkTransformation) for t in self.transformations):
@@ -139,23 +147,23 @@ class StreamGraphGenerator:
             self._transform(t)
         return graph
 
-    def _transform(self, t: Transformation) -> list[tuple[int, StreamPartitioner | None]]:
+    def _transform(self, t: Transformation) -> list[_Upstream]:
         done = self._done.get(t.id)
         if done is not None:
             return done
         if isinstance(t, PartitionTransformation):
             ups = self._transform(t.inputs[0])
-            result: list[tuple[int, StreamPartitioner | None]] = [
-                (node_id, _copy_partitioner(t.partitioner)) for node_id, _ in ups
-            ]
+            result: list[_Upstream] = [(node_id, _copy_partitioner(t.partitioner), tag) for node_id, _, tag in ups]
+        elif isinstance(t, SideOutputTransformation):
+            result = [(node_id, partitioner, t.tag_id) for node_id, partitioner, _ in self._transform(t.inputs[0])]
         elif isinstance(t, UnionTransformation):
             result = [x for inp in t.inputs for x in self._transform(inp)]
         else:
             inputs = [x for inp in t.inputs for x in self._transform(inp)]
             node = self._add_node(t)
-            for up_id, partitioner in inputs:
-                self._graph.add_edge(up_id, node.id, partitioner)
-            result = [(node.id, None)]
+            for up_id, partitioner, tag in inputs:
+                self._graph.add_edge(up_id, node.id, partitioner, tag)
+            result = [(node.id, None, None)]
         self._done[t.id] = result
         return result
 
@@ -195,7 +203,7 @@ class StreamGraphGenerator:
         return groups.pop() if len(groups) == 1 else DEFAULT_SLOT_SHARING_GROUP
 
     def _input_nodes(self, t: Transformation) -> list[int]:
-        return [node_id for inp in t.inputs for node_id, _ in self._transform(inp)]
+        return [node_id for inp in t.inputs for node_id, _, _ in self._transform(inp)]
 
 
 def _copy_partitioner(p: StreamPartitioner) -> StreamPartitioner:

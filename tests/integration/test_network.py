@@ -20,6 +20,7 @@ from strom import (
     MapFunction,
     RuntimeContext,
     StreamExecutionEnvironment,
+    WatermarkStrategy,
 )
 from strom.api.source import Source, SourceReader, SourceReaderContext, SourceSplit
 
@@ -197,7 +198,7 @@ class Latency(MapFunction):
 def test_buffer_timeout_zero_delivers_each_record_at_once() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_buffer_timeout(0)
-    source = env.from_source(StampedSource(count=600, rate=300.0), "stamps")
+    source = env.from_source(StampedSource(count=600, rate=300.0), WatermarkStrategy.no_watermarks(), "stamps")
     latencies = source.rebalance().map(Latency()).slot_sharing_group("sink")
     with latencies.execute_and_collect() as results:
         rows = list(results)

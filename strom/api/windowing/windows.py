@@ -16,6 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import ClassVar, Generic, TypeVar
 
 from strom.api._time import LONG_MAX, java_rem
@@ -41,12 +42,25 @@ class Window(ABC):
         """The largest timestamp that still belongs to this window."""
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class TimeWindow(Window):
-    """The time interval ``[start, end)`` in milliseconds (Flink's ``TimeWindow``); ordered by ``(start, end)``."""
+class TimeWindow(tuple, Window):  # type: ignore[type-arg]
+    """The time interval ``[start, end)`` in milliseconds (Flink's ``TimeWindow``); ordered by ``(start, end)``.
 
-    start: int
-    end: int
+    A tuple underneath, so hashing and equality — done for every record that updates window state — run in C.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, start: int, end: int) -> TimeWindow:
+        return tuple.__new__(cls, (start, end))
+
+    start: int = property(itemgetter(0), doc="Start of the window (inclusive).")  # type: ignore[assignment]
+    end: int = property(itemgetter(1), doc="End of the window (exclusive).")  # type: ignore[assignment]
+
+    def __getnewargs__(self) -> tuple[int, int]:
+        return (self[0], self[1])
+
+    def __repr__(self) -> str:
+        return f"TimeWindow(start={self[0]}, end={self[1]})"
 
     def max_timestamp(self) -> int:
         """``end - 1``: the last millisecond inside the window."""

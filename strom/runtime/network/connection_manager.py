@@ -133,7 +133,7 @@ class _ServerConnection:
                 return
             if buf is None:
                 return
-            if type(buf) is list:
+            if isinstance(buf, list):
                 kind = m.DATA_BUFFER
                 try:
                     data = partition.serializer.serialize(buf)

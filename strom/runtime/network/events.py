@@ -12,6 +12,8 @@ __all__ = [
     "EndOfData",
     "EndOfPartitionEvent",
     "RuntimeEvent",
+    "WatermarkEvent",
+    "WatermarkStatusEvent",
 ]
 
 
@@ -62,3 +64,18 @@ class CancelCheckpointMarker(RuntimeEvent):
     """Checkpoint ``checkpoint_id`` was aborted upstream: stop aligning for it and pass the marker on."""
 
     checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class WatermarkEvent(RuntimeEvent):
+    """Event time on this channel has reached ``timestamp``: no record with a timestamp ``<= timestamp`` follows
+    (Flink's ``Watermark`` stream element). The writer flushes the records before it, so it never overtakes them."""
+
+    timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class WatermarkStatusEvent(RuntimeEvent):
+    """The channel turned IDLE (``idle``) or ACTIVE again (Flink's ``WatermarkStatus`` stream element)."""
+
+    idle: bool

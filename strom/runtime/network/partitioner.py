@@ -1,7 +1,8 @@
 """Stream partitioners: which output channel (subpartition) each record of a batch goes to.
 
 ``route(batch, outs)`` appends every record of ``batch`` to the per-channel lists ``outs`` — one call per
-batch, with slicing where the pattern allows, so routing costs little per record.
+batch, with slicing where the pattern allows, so routing costs little per record. ``route_timestamped``
+does the same for a batch with event timestamps, moving each timestamp along with its record into ``touts``.
 
 Pointwise partitioners (forward, rescale) see only the channels their subtask is wired to; the others
 see every downstream subtask.
@@ -16,6 +17,8 @@ from itertools import compress
 from typing import Any
 
 from strom.runtime.state.key_groups import assign_to_key_group, compute_operator_index_for_key_group
+
+Timestamps = list[Any]
 
 __all__ = [
     "BroadcastPartitioner",
@@ -43,6 +46,12 @@ class StreamPartitioner(ABC):
     @abstractmethod
     def route(self, batch: list[Any], outs: list[list[Any]]) -> None: ...
 
+    @abstractmethod
+    def route_timestamped(
+        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
+    ) -> None:
+        """``route`` for a batch with event timestamps: each timestamp goes where its record goes."""
+
     def __repr__(self) -> str:
         return self.ship_strategy
 
@@ -53,6 +62,12 @@ class ForwardPartitioner(StreamPartitioner):
 
     def route(self, batch: list[Any], outs: list[list[Any]]) -> None:
         outs[0].extend(batch)
+
+    def route_timestamped(
+        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
+    ) -> None:
+        outs[0].extend(batch)
+        touts[0].extend(timestamps)
 
 
 class RebalancePartitioner(StreamPartitioner):
@@ -76,6 +91,17 @@ class RebalancePartitioner(StreamPartitioner):
         start = self._next
         for c in range(n):
             outs[c].extend(batch[(c - start) % n :: n])
+        self._next = (start + len(batch)) % n
+
+    def route_timestamped(
+        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
+    ) -> None:
+        n = self.num_channels
+        start = self._next
+        for c in range(n):
+            first = (c - start) % n
+            outs[c].extend(batch[first::n])
+            touts[c].extend(timestamps[first::n])
         self._next = (start + len(batch)) % n
 
 
@@ -102,6 +128,16 @@ class ShufflePartitioner(StreamPartitioner):
         for v in batch:
             outs[rand(n)].append(v)
 
+    def route_timestamped(
+        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
+    ) -> None:
+        rand = self._rng.randrange
+        n = self.num_channels
+        for v, t in zip(batch, timestamps, strict=True):
+            c = rand(n)
+            outs[c].append(v)
+            touts[c].append(t)
+
 
 class BroadcastPartitioner(StreamPartitioner):
     ship_strategy = "BROADCAST"
@@ -110,6 +146,13 @@ class BroadcastPartitioner(StreamPartitioner):
     def route(self, batch: list[Any], outs: list[list[Any]]) -> None:
         for out in outs:
             out.extend(batch)
+
+    def route_timestamped(
+        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
+    ) -> None:
+        for out, tout in zip(outs, touts, strict=True):
+            out.extend(batch)
+            tout.extend(timestamps)
 
 
 class KeyGroupStreamPartitioner(StreamPartitioner):
@@ -133,6 +176,28 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
         if n == 1:  # every key group belongs to the one consumer
             outs[0].extend(batch)
             return
+        channels = self._channels(batch)
+        if n <= 8:
+            for c in range(n):
+                outs[c].extend(compress(batch, map(c.__eq__, channels)))
+        else:
+            for v, c in zip(batch, channels, strict=True):
+                outs[c].append(v)
+
+    def route_timestamped(
+        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
+    ) -> None:
+        n = self.num_channels
+        if n == 1:
+            outs[0].extend(batch)
+            touts[0].extend(timestamps)
+            return
+        channels = self._channels(batch)
+        for c in range(n):
+            outs[c].extend(compress(batch, map(c.__eq__, channels)))
+            touts[c].extend(compress(timestamps, map(c.__eq__, channels)))
+
+    def _channels(self, batch: list[Any]) -> list[int]:
         cache = self._cache
         if len(cache) > self._CACHE_LIMIT:
             cache.clear()
@@ -149,12 +214,7 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
                     self.channel_of_key(k)  # raises with a hint
                 cache[k] = self.channel_of_key(k)
             channels = list(map(cache.__getitem__, keys))
-        if n <= 8:
-            for c in range(n):
-                outs[c].extend(compress(batch, map(c.__eq__, channels)))
-        else:
-            for v, c in zip(batch, channels, strict=True):
-                outs[c].append(v)
+        return channels
 
 
 class CustomPartitionerWrapper(StreamPartitioner):
@@ -168,14 +228,23 @@ class CustomPartitionerWrapper(StreamPartitioner):
         self.key_selector = key_selector
 
     def route(self, batch: list[Any], outs: list[list[Any]]) -> None:
-        n = self.num_channels
-        part = self.partitioner
-        key_of = self.key_selector
         for v in batch:
-            c = part(key_of(v), n)
-            if type(c) is not int or not 0 <= c < n:
-                raise ValueError(
-                    f"custom partitioner must return an int in [0, {n}); got {c!r} for record {v!r:.80}; "
-                    "hint: return key_hash % num_partitions"
-                )
+            outs[self._channel(v)].append(v)
+
+    def route_timestamped(
+        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
+    ) -> None:
+        for v, t in zip(batch, timestamps, strict=True):
+            c = self._channel(v)
             outs[c].append(v)
+            touts[c].append(t)
+
+    def _channel(self, v: Any) -> int:
+        n = self.num_channels
+        c = self.partitioner(self.key_selector(v), n)
+        if type(c) is not int or not 0 <= c < n:
+            raise ValueError(
+                f"custom partitioner must return an int in [0, {n}); got {c!r} for record {v!r:.80}; "
+                "hint: return key_hash % num_partitions"
+            )
+        return c

@@ -10,6 +10,11 @@ travels as a buffer of its own.
 :meth:`flush` hands over partial buffers: on the buffer timeout, at the end of input, or after every emit
 when the buffer timeout is 0. Emitting blocks while the partition's buffer pool is exhausted
 (backpressure; the time is measured by the partition's back-pressure gauge).
+
+Batches with event timestamps (:class:`~strom.runtime.streamrecord.TimestampedBatch`) keep them: the writer
+then collects a parallel timestamp list per channel and sends timestamped buffers. A watermark (or watermark
+status) first flushes every channel — records are never overtaken by the event time that follows them — and
+then goes to every channel as an event.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from __future__ import annotations
 from typing import Any
 
 from strom.exceptions import UserFunctionError
+from strom.runtime.network.events import WatermarkEvent, WatermarkStatusEvent
 from strom.runtime.network.partitioner import StreamPartitioner
 from strom.runtime.network.result_partition import ResultPartition
+from strom.runtime.streamrecord import TimestampedBatch
 
 __all__ = ["RecordWriter"]
 
@@ -47,6 +54,8 @@ class RecordWriter:
         partitioner.setup(n, subtask_index)
         self._n = n
         self._outs: list[list[Any]] = [[] for _ in range(n)]
+        #: per channel, the timestamps of ``_outs`` once the stream carried event time (``None`` before)
+        self._touts: list[list[Any]] | None = None
         self.records_per_buffer = self.max_records
         self._until_sample = 0
         self.num_records_out = 0
@@ -54,8 +63,18 @@ class RecordWriter:
 
     def emit(self, batch: list[Any]) -> None:
         outs = self._outs
+        touts = self._touts
         try:
-            self.partitioner.route(batch, outs)
+            if type(batch) is TimestampedBatch:
+                if touts is None:
+                    touts = self._touts = [[None] * len(o) for o in outs]
+                self.partitioner.route_timestamped(batch, batch.timestamps, outs, touts)
+            else:
+                self.partitioner.route(batch, outs)
+                if touts is not None:  # records without timestamps on a stream with event time
+                    for o, t in zip(outs, touts, strict=True):
+                        if len(t) < len(o):
+                            t.extend([None] * (len(o) - len(t)))
         except UserFunctionError:
             raise
         except Exception as exc:
@@ -75,17 +94,25 @@ class RecordWriter:
     def _emit_full(self, c: int) -> None:
         lst = self._outs[c]
         self._outs[c] = []
+        touts = self._touts
+        ts: list[Any] | None = None
+        if touts is not None:
+            ts = touts[c]
+            touts[c] = []
         size = self.records_per_buffer
         if len(lst) == size:
-            self._send(c, lst)
+            self._send(c, lst if ts is None else TimestampedBatch(lst, ts))
             return
         start = 0
         while len(lst) - start >= size:
-            self._send(c, lst[start : start + size])
+            part = lst[start : start + size]
+            self._send(c, part if ts is None else TimestampedBatch(part, ts[start : start + size]))
             start += size
             size = self.records_per_buffer  # a sample may have resized buffers
         if start < len(lst):
             self._outs[c] = lst[start:]
+            if touts is not None and ts is not None:
+                touts[c] = ts[start:]
 
     def _send(self, c: int, buf: list[Any]) -> None:
         self._until_sample -= 1
@@ -114,7 +141,19 @@ class RecordWriter:
                 if outs[c]:
                     lst = outs[c]
                     outs[c] = []
+                    touts = self._touts
+                    if touts is not None:
+                        lst = TimestampedBatch(lst, touts[c])
+                        touts[c] = []
                     self._send(c, lst)
+
+    def emit_watermark(self, timestamp: int) -> None:
+        self.flush()
+        self.partition.broadcast_event(WatermarkEvent(timestamp))
+
+    def emit_watermark_status(self, idle: bool) -> None:
+        self.flush()
+        self.partition.broadcast_event(WatermarkStatusEvent(idle))
 
     def finish(self) -> None:
         self.flush()

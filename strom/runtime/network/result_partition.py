@@ -105,7 +105,7 @@ class PipelinedSubpartition:
         with p._cond:
             if p.released:
                 raise TaskCancelledError(f"subpartition {self.index} of {p.partition_id} released: {p.release_cause}")
-            overtaken = [b for b in self._buffers if type(b) is list]
+            overtaken = [b for b in self._buffers if isinstance(b, list)]
             self._buffers.appendleft(event)
             listener = self.listener
         if listener is not None:
@@ -122,7 +122,7 @@ class PipelinedSubpartition:
             if not self._buffers:
                 return None
             buf = self._buffers.popleft()
-            if type(buf) is list:
+            if isinstance(buf, list):
                 self._data_buffers -= 1
                 p._in_use -= 1
                 p._cond.notify()

@@ -3,7 +3,10 @@
 An operator gets ``setup(context, output)`` once in its task, then ``initialize_state(restore)`` (its state
 from the checkpoint the job restores, or nothing), ``open()``, any number of ``process_batch(batch)`` calls,
 ``finish()`` at end of input and ``close()`` last. It hands its results to ``output.emit(batch)`` — the next
-operator of the chain or the task's record writer. Between batches, on the task thread, it may be asked to
+operator of the chain or the task's record writer — and records for a side output to
+``output.emit_side(tag_id, batch)``. Event time arrives in order with the batches: ``process_watermark`` (the
+default advances the operator's event-time timers, then forwards the watermark) and
+``process_watermark_status`` (forwarded). Between batches, on the task thread, it may be asked to
 ``snapshot_state`` for a checkpoint and told ``notify_checkpoint_complete`` / ``notify_checkpoint_aborted``
 (Flink's ``StreamOperatorStateHandler`` and ``CheckpointListener`` hooks).
 
@@ -22,12 +25,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from strom.api.functions import RuntimeContext
 from strom.exceptions import InvalidProgramError, UserFunctionError
+from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
 if TYPE_CHECKING:
     from strom.api.state import StateDescriptor
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
+    from strom.runtime.operators.timer_service import InternalTimerService, InternalTimeServiceManager, Triggerable
     from strom.runtime.state.operator_state_backend import OperatorStateBackend
     from strom.runtime.state.state_backend import KeyedStateBackend
+
+LONG_MIN = -(1 << 63)
 
 __all__ = [
     "ChainingStrategy",
@@ -49,6 +56,15 @@ class Output(Protocol):
     def emit(self, batch: list[Any]) -> None:
         """Hand a non-empty batch downstream."""
 
+    def emit_side(self, tag_id: str, batch: list[Any]) -> None:
+        """Hand a non-empty batch to the side output ``tag_id`` (dropped when nothing consumes it)."""
+
+    def emit_watermark(self, timestamp: int) -> None:
+        """Event time reached ``timestamp``: forwarded to every output, side outputs included."""
+
+    def emit_watermark_status(self, idle: bool) -> None:
+        """The stream turned idle / active."""
+
 
 class OperatorEventGateway(Protocol):
     def send_event_to_coordinator(self, event: object) -> None:
@@ -65,6 +81,7 @@ class TaskInfo:
     max_parallelism: int
     attempt_number: int
     state_backend: str = "hashmap"  # state.backend.type
+    auto_watermark_interval_ms: int = 200  # pipeline.auto-watermark-interval
 
 
 class StreamingRuntimeContext(RuntimeContext):
@@ -80,6 +97,8 @@ class StreamingRuntimeContext(RuntimeContext):
         self.info = info
         self.keyed_backend = keyed_backend
         self.operator_name = operator_name
+        #: the task's processing-time service (set by the OperatorChain)
+        self.processing_time_service: ProcessingTimeService = ProcessingTimeService()
 
     def get_task_name(self) -> str:
         return self.info.task_name
@@ -126,6 +145,8 @@ class StreamOperator(ABC):
         self.keyed_backend: KeyedStateBackend | None = None  # set in setup() by keyed operators
         self._operator_state_backend: OperatorStateBackend | None = None
         self.restored_checkpoint_id: int | None = None
+        self.current_watermark = LONG_MIN
+        self.time_service_manager: InternalTimeServiceManager | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def setup(self, runtime_context: StreamingRuntimeContext, output: Output) -> None:
@@ -137,6 +158,35 @@ class StreamOperator(ABC):
 
     @abstractmethod
     def process_batch(self, batch: list[Any]) -> None: ...
+
+    # -- event time ------------------------------------------------------------------------------------
+    def process_watermark(self, timestamp: int) -> None:
+        """Event time reached ``timestamp``: fire the event-time timers due, then forward the watermark."""
+        self.current_watermark = timestamp
+        manager = self.time_service_manager
+        if manager is not None:
+            manager.advance_watermark(timestamp)
+        self.output.emit_watermark(timestamp)
+
+    def process_watermark_status(self, idle: bool) -> None:
+        self.output.emit_watermark_status(idle)
+
+    def get_internal_timer_service(self, name: str, triggerable: Triggerable) -> InternalTimerService:
+        """The timer service ``name`` of this keyed operator (created, or restored, on first use)."""
+        from strom.runtime.operators.timer_service import InternalTimeServiceManager
+
+        ctx = self.runtime_context
+        if self.keyed_backend is None or ctx is None:
+            raise InvalidProgramError(
+                f"timers need a keyed stream; operator '{self.name}' is not keyed; "
+                "hint: call key_by(...) before this operator"
+            )
+        if self.time_service_manager is None:
+            self.time_service_manager = InternalTimeServiceManager(
+                self.keyed_backend,  # type: ignore[arg-type]
+                ctx.processing_time_service,
+            )
+        return self.time_service_manager.get_internal_timer_service(name, triggerable)
 
     def finish(self) -> None:
         """End of input: emit whatever is buffered."""
@@ -176,7 +226,14 @@ class StreamOperator(ABC):
         """The operator's state now, as bytes; ``None`` when it has none. Runs between two batches."""
         from strom.runtime.checkpoint.snapshot import OperatorSnapshot
 
-        keyed = self.keyed_backend.snapshot() if self.keyed_backend is not None else {}
+        manager = self.time_service_manager
+        if manager is not None:
+            manager.before_snapshot()
+        try:
+            keyed = self.keyed_backend.snapshot() if self.keyed_backend is not None else {}
+        finally:
+            if manager is not None:
+                manager.after_snapshot()
         backend = self._operator_state_backend
         operator = backend.snapshot() if backend is not None else None
         if not keyed and operator is None:
@@ -231,4 +288,13 @@ def _short_repr(value: Any, limit: int = 120) -> str:
 
 class _UnsetOutput:
     def emit(self, batch: list[Any]) -> None:
+        raise RuntimeError("operator used before setup()")
+
+    def emit_side(self, tag_id: str, batch: list[Any]) -> None:
+        raise RuntimeError("operator used before setup()")
+
+    def emit_watermark(self, timestamp: int) -> None:
+        raise RuntimeError("operator used before setup()")
+
+    def emit_watermark_status(self, idle: bool) -> None:
         raise RuntimeError("operator used before setup()")

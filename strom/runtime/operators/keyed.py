@@ -2,6 +2,8 @@
 
 Each input batch arrives already routed by key group, so every key a subtask sees is one it owns.
 The key selector runs again here (as Flink's ``setKeyContextElement``) to scope state per key.
+``KeyedProcessOperator`` owns the timer service ``user-timers``: a firing timer sets its key as the current
+key and calls the function's ``on_timer``; what that emits carries the timer's timestamp.
 """
 
 from __future__ import annotations
@@ -13,13 +15,19 @@ from strom.api.functions import (
     KeyedProcessFunction,
     KeySelector,
     ReduceFunction,
+    TimeDomain,
+    TimerService,
     as_callable,
 )
+from strom.api.output_tag import OutputTag
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.base import StreamingRuntimeContext
+from strom.runtime.operators.collector import TimestampedCollector
 from strom.runtime.operators.simple import AbstractUdfStreamOperator
+from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService
 from strom.runtime.state.key_groups import stable_hash
 from strom.runtime.state.state_backend import create_keyed_state_backend
+from strom.runtime.streamrecord import TimestampedBatch
 
 __all__ = ["KeyedProcessOperator", "StreamGroupedReduce", "key_selector_callable"]
 
@@ -87,50 +95,144 @@ class StreamGroupedReduce(_KeyedUdfOperator):
         except Exception as exc:
             raise self.user_error(self._explain(exc, v), batch, v) from exc
         self._records_in += len(batch)
+        if type(batch) is TimestampedBatch:
+            out = TimestampedBatch(out, batch.timestamps)
         self.output.emit(out)
 
 
 _MISSING = object()
 
 
-class _KeyedContext(KeyedProcessFunction.Context):
-    __slots__ = ("key",)
+class _KeyedTimerService(TimerService):
+    """The user's view of the operator's ``user-timers``: timers of the current key (void namespace)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_service",)
+
+    def __init__(self, service: InternalTimerService) -> None:
+        self._service = service
+
+    def current_processing_time(self) -> int:
+        return self._service.current_processing_time()
+
+    def current_watermark(self) -> int:
+        return self._service.current_watermark
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        self._service.register_processing_time_timer(None, _check_time(timestamp))
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        self._service.register_event_time_timer(None, _check_time(timestamp))
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        self._service.delete_processing_time_timer(None, _check_time(timestamp))
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        self._service.delete_event_time_timer(None, _check_time(timestamp))
+
+
+def _check_time(timestamp: Any) -> int:
+    if isinstance(timestamp, bool) or not isinstance(timestamp, int):
+        raise InvalidProgramError(
+            f"expected a timer time as an int of milliseconds; got {timestamp!r} ({type(timestamp).__name__}); "
+            "hint: ctx.timer_service().register_event_time_timer(ctx.timestamp() + 1000)"
+        )
+    return timestamp
+
+
+class _KeyedContext(KeyedProcessFunction.OnTimerContext):
+    __slots__ = ("collector", "current_timestamp", "domain", "key", "service")
+
+    def __init__(self, collector: TimestampedCollector, service: TimerService) -> None:
         self.key: Any = None
+        self.current_timestamp: int | None = None
+        self.collector = collector
+        self.service = service
+        self.domain = TimeDomain.EVENT_TIME
 
     def timestamp(self) -> int | None:
-        return None
+        return self.current_timestamp
 
     def get_current_key(self) -> Any:
         return self.key
+
+    def timer_service(self) -> TimerService:
+        return self.service
+
+    def output(self, output_tag: OutputTag, value: Any) -> None:
+        self.collector.add_side(output_tag.tag_id, value, self.current_timestamp)
+
+    def time_domain(self) -> TimeDomain:
+        return self.domain
 
 
 class KeyedProcessOperator(_KeyedUdfOperator):
     def __init__(self, fn: object, key_selector: object) -> None:
         super().__init__(fn, key_selector)
         self._fn: Callable[..., Any] = as_callable(fn, KeyedProcessFunction, "process_element", "KeyedStream.process()")
-        self._ctx = _KeyedContext()
+        on_timer = getattr(fn, "on_timer", None)
+        self._on_timer: Callable[..., Any] | None = on_timer if callable(on_timer) else None
+        self._collector = TimestampedCollector()
+        self._ctx: _KeyedContext | None = None
+
+    def open(self) -> None:
+        service = self.get_internal_timer_service("user-timers", self)
+        self._ctx = _KeyedContext(self._collector, _KeyedTimerService(service))
+        super().open()
 
     def process_batch(self, batch: list[Any]) -> None:
         key_of = self._key
         f = self._fn
         ctx = self._ctx
+        assert ctx is not None
         backend = self.keyed_backend
         assert backend is not None
-        out: list[Any] = []
-        extend = out.extend
+        collector = self._collector
+        add_all = collector.add_all
+        timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
         v = None
         try:
-            for v in batch:
+            for i, v in enumerate(batch):
                 k = key_of(v)
                 ctx.key = k
                 backend.current_key = k
+                t = ctx.current_timestamp = timestamps[i] if timestamps is not None else None
                 r = f(v, ctx)
                 if r is not None:
-                    extend(r)
+                    add_all(r, t)
         except Exception as exc:
             raise self.user_error(self._explain(exc, v), batch, v) from exc
         self._records_in += len(batch)
-        if out:
-            self.output.emit(out)
+        collector.flush(self.output)
+
+    # -- timers (Triggerable) --------------------------------------------------------------------------
+    def process_watermark(self, timestamp: int) -> None:
+        self.current_watermark = timestamp
+        if self.time_service_manager is not None:
+            self.time_service_manager.advance_watermark(timestamp)
+        self._collector.flush(self.output)  # what the timers emitted precedes the watermark
+        self.output.emit_watermark(timestamp)
+
+    def on_event_time(self, timer: InternalTimer) -> None:
+        self._fire(timer, TimeDomain.EVENT_TIME)
+
+    def on_processing_time(self, timer: InternalTimer) -> None:
+        self._fire(timer, TimeDomain.PROCESSING_TIME)
+        self._collector.flush(self.output)
+
+    def _fire(self, timer: InternalTimer, domain: TimeDomain) -> None:
+        on_timer = self._on_timer
+        ctx = self._ctx
+        if on_timer is None or ctx is None:
+            return
+        ctx.key = timer.key
+        ctx.domain = domain
+        # Flink: the output of an event-time timer is stamped with its time, of a processing-time one with none
+        t = ctx.current_timestamp = timer.timestamp if domain is TimeDomain.EVENT_TIME else None
+        try:
+            r = on_timer(timer.timestamp, ctx)
+            if r is not None:
+                self._collector.add_all(r, t)
+        except Exception as exc:
+            raise self.user_error(
+                exc, None, role=f"on_timer of operator '{self.name}' (key {timer.key!r:.60})"
+            ) from exc

@@ -1,6 +1,7 @@
 """One-input operators for stateless functions: ``StreamMap``, ``StreamFlatMap``, ``StreamFilter``,
 ``ProcessOperator``. Each loops over its batch in one Python frame, so the per-record cost is the user
-call and an append.
+call and an append. A batch with event timestamps takes a second loop that carries each input record's
+timestamp over to the records emitted for it (Flink's operators keep the input's ``StreamRecord`` timestamp).
 """
 
 from __future__ import annotations
@@ -19,13 +20,19 @@ from strom.api.functions import (
     FlatMapFunction,
     MapFunction,
     ProcessFunction,
+    TimerService,
     as_callable,
     close_function,
     open_function,
 )
+from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.base import StreamOperator
+from strom.runtime.operators.collector import TimestampedCollector
+from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
 if TYPE_CHECKING:
+    from strom.api.output_tag import OutputTag
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
 
 __all__ = ["AbstractUdfStreamOperator", "ProcessOperator", "StreamFilter", "StreamFlatMap", "StreamMap"]
@@ -110,6 +117,8 @@ class StreamMap(AbstractUdfStreamOperator):
         except Exception as exc:
             raise self.user_error(exc, batch, v) from exc
         self._records_in += len(batch)
+        if type(batch) is TimestampedBatch:
+            out = TimestampedBatch(out, batch.timestamps)  # 1:1, so the timestamps are the input's
         self.output.emit(out)
 
 
@@ -124,9 +133,17 @@ class StreamFilter(AbstractUdfStreamOperator):
         append = out.append
         v = None
         try:
-            for v in batch:
-                if f(v):
-                    append(v)
+            if type(batch) is TimestampedBatch:
+                out_ts: list[Any] = []
+                for v, t in zip(batch, batch.timestamps, strict=True):
+                    if f(v):
+                        append(v)
+                        out_ts.append(t)
+                out = TimestampedBatch(out, out_ts)
+            else:
+                for v in batch:
+                    if f(v):
+                        append(v)
         except Exception as exc:
             raise self.user_error(exc, batch, v) from exc
         self._records_in += len(batch)
@@ -145,10 +162,20 @@ class StreamFlatMap(AbstractUdfStreamOperator):
         extend = out.extend
         v = None
         try:
-            for v in batch:
-                r = f(v)
-                if r is not None:
-                    extend(r)
+            if type(batch) is TimestampedBatch:
+                out_ts: list[Any] = []
+                for v, t in zip(batch, batch.timestamps, strict=True):
+                    r = f(v)
+                    if r is not None:
+                        n = len(out)
+                        extend(r)
+                        out_ts.extend([t] * (len(out) - n))
+                out = TimestampedBatch(out, out_ts)
+            else:
+                for v in batch:
+                    r = f(v)
+                    if r is not None:
+                        extend(r)
         except Exception as exc:
             raise self.user_error(exc, batch, v) from exc
         self._records_in += len(batch)
@@ -156,32 +183,86 @@ class StreamFlatMap(AbstractUdfStreamOperator):
             self.output.emit(out)
 
 
+class _NonKeyedTimerService(TimerService):
+    """Times without timers: a non-keyed stream has no key to scope a timer to (as Flink's ProcessOperator)."""
+
+    __slots__ = ("_operator", "_pts")
+
+    def __init__(self, operator: StreamOperator, pts: ProcessingTimeService) -> None:
+        self._operator = operator
+        self._pts = pts
+
+    def current_processing_time(self) -> int:
+        return self._pts.get_current_processing_time()
+
+    def current_watermark(self) -> int:
+        return self._operator.current_watermark
+
+    def _no_timers(self) -> InvalidProgramError:
+        return InvalidProgramError(
+            f"expected timers on a keyed stream; got a timer registration in the non-keyed operator "
+            f"'{self._operator.name}'; hint: key_by(...) the stream and use a KeyedProcessFunction"
+        )
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        raise self._no_timers()
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        raise self._no_timers()
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        raise self._no_timers()
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        raise self._no_timers()
+
+
 class _ProcessContext(ProcessFunction.Context):
-    __slots__ = ()
+    __slots__ = ("collector", "current_timestamp", "service")
+
+    def __init__(self, collector: TimestampedCollector, service: TimerService) -> None:
+        self.collector = collector
+        self.service = service
+        self.current_timestamp: int | None = None
 
     def timestamp(self) -> int | None:
-        return None
+        return self.current_timestamp
+
+    def timer_service(self) -> TimerService:
+        return self.service
+
+    def output(self, output_tag: OutputTag, value: Any) -> None:
+        self.collector.add_side(output_tag.tag_id, value, self.current_timestamp)
 
 
 class ProcessOperator(AbstractUdfStreamOperator):
     def __init__(self, fn: object) -> None:
         super().__init__(fn)
         self._fn: Callable[..., Any] = as_callable(fn, ProcessFunction, "process_element", "process()")
-        self._ctx = _ProcessContext()
+        self._collector = TimestampedCollector()
+        self._ctx: _ProcessContext | None = None
+
+    def open(self) -> None:
+        assert self.runtime_context is not None
+        service = _NonKeyedTimerService(self, self.runtime_context.processing_time_service)
+        self._ctx = _ProcessContext(self._collector, service)
+        super().open()
 
     def process_batch(self, batch: list[Any]) -> None:
         f = self._fn
         ctx = self._ctx
-        out: list[Any] = []
-        extend = out.extend
+        assert ctx is not None
+        collector = self._collector
+        add_all = collector.add_all
+        timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
         v = None
         try:
-            for v in batch:
+            for i, v in enumerate(batch):
+                t = ctx.current_timestamp = timestamps[i] if timestamps is not None else None
                 r = f(v, ctx)
                 if r is not None:
-                    extend(r)
+                    add_all(r, t)
         except Exception as exc:
             raise self.user_error(exc, batch, v) from exc
         self._records_in += len(batch)
-        if out:
-            self.output.emit(out)
+        collector.flush(self.output)

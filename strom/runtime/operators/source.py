@@ -10,6 +10,8 @@ from strom.api.source import Source, SourceReader, SourceReaderContext, SourceSp
 from strom.api.state import ListState, ListStateDescriptor
 from strom.runtime.operators.base import ChainingStrategy, StreamOperator
 
+LONG_MAX = (1 << 63) - 1
+
 if TYPE_CHECKING:
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
 
@@ -29,9 +31,12 @@ class SourceOperator(StreamOperator):
 
     chaining_strategy = ChainingStrategy.HEAD
 
-    def __init__(self, source: Source[Any]) -> None:
+    def __init__(self, source: Source[Any], watermark_strategy: Any = None) -> None:
         super().__init__()
         self.source = source
+        #: the WatermarkStrategy of ``from_source(...)``, applied to every polled batch (as Flink's SourceOperator)
+        self.watermark_strategy = watermark_strategy
+        self._timestamps: Any = None  # a TimestampsAndWatermarksOperator fed by this source
         self.splits: Sequence[SourceSplit] = ()
         self.batch_size = 512
         self._reader: SourceReader[Any] | None = None
@@ -67,6 +72,14 @@ class SourceOperator(StreamOperator):
             self._reader.add_splits(self.splits)
         except Exception as exc:
             raise self.user_error(exc, None) from exc
+        if self.watermark_strategy is not None:
+            from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
+
+            inner = TimestampsAndWatermarksOperator(self.watermark_strategy)
+            inner.name = self.name
+            inner.setup(ctx, self.output)
+            inner.open()
+            self._timestamps = inner
 
     def emit_next(self) -> InputStatus:
         reader = self._reader
@@ -80,8 +93,19 @@ class SourceOperator(StreamOperator):
         if not batch:
             return InputStatus.NOTHING_AVAILABLE
         self._records_in += len(batch)
-        self.output.emit(batch)
+        if self._timestamps is not None:
+            self._timestamps.process_batch(batch)
+        else:
+            self.output.emit(batch)
         return InputStatus.MORE_AVAILABLE
+
+    def emit_max_watermark(self) -> None:
+        """The end of input: event time ends (Flink's ``advanceToEndOfEventTime``)."""
+        if self._timestamps is not None:
+            self._timestamps.finish()  # the generator's last periodic watermark first, as Flink's finish()
+            self._timestamps.process_watermark(LONG_MAX)
+        else:
+            self.output.emit_watermark(LONG_MAX)
 
     def process_batch(self, batch: list[Any]) -> None:
         raise TypeError("a source operator has no input")

@@ -24,6 +24,8 @@ class KeyedStateBackend(Protocol):
     max_parallelism: int
     #: the key the state objects read and write; operators set it per record (the attribute is the fast path)
     current_key: Any
+    #: the namespace (window) state objects are scoped to; ``None``: no window
+    current_namespace: Any
 
     def set_current_key(self, key: Any) -> None: ...
 
@@ -36,6 +38,9 @@ class KeyedStateBackend(Protocol):
 
     def get_table(self, name: str) -> dict[Any, Any]:
         """key → value of an internal state (the fast path of built-in operators such as reduce)."""
+
+    def get_namespaced_table(self, name: str) -> dict[Any, dict[Any, Any]]:
+        """key → namespace → value of a state outside the void namespace (window contents, timers)."""
 
     def snapshot(self) -> dict[int, bytes]:
         """key group → bytes of every non-empty key group (the synchronous part of a checkpoint)."""

@@ -33,6 +33,7 @@ from strom.runtime.network.result_partition import ResultPartition
 from strom.runtime.operators.base import OperatorEventGateway, StreamOperator, TaskInfo
 from strom.runtime.tasks.mailbox import TaskMailbox
 from strom.runtime.tasks.operator_chain import OperatorChain
+from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 from strom.runtime.tasks.stream_task import OneInputStreamTask, SourceStreamTask, StreamTask
 from strom.runtime.tasks.subtask_checkpoint_coordinator import (
     ChannelState,
@@ -199,6 +200,7 @@ class Task:
             max_parallelism=tdd.max_parallelism,
             attempt_number=tdd.attempt_number,
             state_backend=str(cfg.get("state_backend", "hashmap")),
+            auto_watermark_interval_ms=int(cfg.get("auto_watermark_interval_ms", 200)),
         )
         partitions: dict[str, tuple[ResultPartition, bytes]] = {}
         buffers_per_channel = int(cfg["buffers_per_channel"])
@@ -234,7 +236,7 @@ class Task:
             self.metrics.writers.append(writer)
             return writer
 
-        chain = OperatorChain(tdd.chain, info, make_writer, self.gateway)
+        chain = OperatorChain(tdd.chain, info, make_writer, self.gateway, ProcessingTimeService())
         head = chain.head
         self.metrics.head_operator = head
         checkpoint_coordinator: SubtaskCheckpointCoordinator | None = None

@@ -1,7 +1,9 @@
 """``OperatorChain``: the operators of one task, wired head to tail.
 
 Chained operators call each other directly (a chained output *is* the next operator's
-``process_batch``); network outputs are :class:`RecordWriter` s. Operators open tail first, so every
+``process_batch``); network outputs are :class:`RecordWriter` s. Side outputs (``OutputTag``) are outputs of
+their own, chained or not, reached through ``emit_side``; watermarks and watermark statuses go to every
+output of an operator. Operators open tail first, so every
 operator's successors are ready before it emits, and finish head first, so what an operator emits on
 ``finish`` still reaches operators that have not finished yet.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from strom.exceptions import SerializationError
 from strom.graph.job_graph import ChainedOperatorConfig
@@ -22,33 +24,69 @@ from strom.runtime.operators.base import (
     TaskInfo,
 )
 from strom.runtime.operators.sink import CollectSinkOperator
+from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
 __all__ = ["OperatorChain"]
 
 
-class _ChainingOutput:
-    __slots__ = ("emit",)
+class _Target(Protocol):
+    """One destination of an operator's output: the next chained operator or a record writer."""
 
-    def __init__(self, emit: Callable[[list[Any]], None]) -> None:
-        self.emit = emit
+    def emit(self, batch: list[Any]) -> None: ...
 
+    def emit_watermark(self, timestamp: int) -> None: ...
 
-class _BroadcastingOutput:
-    __slots__ = ("_targets",)
-
-    def __init__(self, targets: Sequence[Callable[[list[Any]], None]]) -> None:
-        self._targets = list(targets)
-
-    def emit(self, batch: list[Any]) -> None:
-        for t in self._targets:
-            t(batch)
+    def emit_watermark_status(self, idle: bool) -> None: ...
 
 
-class _DiscardingOutput:
-    __slots__ = ()
+class _ChainedTarget:
+    """The next operator of the chain, as a target."""
 
-    def emit(self, batch: list[Any]) -> None:
+    __slots__ = ("emit", "emit_watermark", "emit_watermark_status")
+
+    def __init__(self, op: StreamOperator) -> None:
+        self.emit = op.process_batch
+        self.emit_watermark = op.process_watermark
+        self.emit_watermark_status = op.process_watermark_status
+
+
+class _ChainOutput:
+    """An operator's :class:`~strom.runtime.operators.base.Output`: main targets, side targets by tag.
+
+    ``emit`` is bound straight to the only main target's when there is one (the common case costs one call)."""
+
+    __slots__ = ("_all", "_main", "_side", "emit")
+
+    def __init__(self, main: Sequence[_Target], side: dict[str, list[_Target]]) -> None:
+        self._main = list(main)
+        self._side = side
+        self._all = self._main + [t for targets in side.values() for t in targets]
+        self.emit: Callable[[list[Any]], None]
+        if not self._main:
+            self.emit = self._discard
+        elif len(self._main) == 1:
+            self.emit = self._main[0].emit
+        else:
+            self.emit = self._broadcast
+
+    def _discard(self, batch: list[Any]) -> None:
         return None
+
+    def _broadcast(self, batch: list[Any]) -> None:
+        for t in self._main:
+            t.emit(batch)
+
+    def emit_side(self, tag_id: str, batch: list[Any]) -> None:
+        for t in self._side.get(tag_id, ()):
+            t.emit(batch)
+
+    def emit_watermark(self, timestamp: int) -> None:
+        for t in self._all:
+            t.emit_watermark(timestamp)
+
+    def emit_watermark_status(self, idle: bool) -> None:
+        for t in self._all:
+            t.emit_watermark_status(idle)
 
 
 class OperatorChain:
@@ -58,30 +96,36 @@ class OperatorChain:
         info: TaskInfo,
         make_writer: Callable[[str, StreamOperator], RecordWriter],
         gateway: OperatorEventGateway,
+        processing_time_service: ProcessingTimeService | None = None,
     ) -> None:
         self.configs = list(configs)
         self.operators: list[StreamOperator] = [self._load(c) for c in self.configs]
         self.record_writers: list[RecordWriter] = []
+        self.processing_time_service = processing_time_service or ProcessingTimeService()
         for i in reversed(range(len(self.operators))):
             op = self.operators[i]
             cfg = self.configs[i]
-            targets: list[Callable[[list[Any]], None]] = [self.operators[j].process_batch for j in cfg.chained_outputs]
+            main: list[_Target] = [_ChainedTarget(self.operators[j]) for j in cfg.chained_outputs]
             for rid in cfg.network_outputs:
-                writer = make_writer(rid, op)
-                self.record_writers.append(writer)
-                targets.append(writer.emit)
-            output: Any
-            if not targets:
-                output = _DiscardingOutput()
-            elif len(targets) == 1:
-                output = _ChainingOutput(targets[0])
-            else:
-                output = _BroadcastingOutput(targets)
+                main.append(self._writer(make_writer, rid, op))
+            side: dict[str, list[_Target]] = {}
+            for tag_id, j in cfg.chained_side_outputs:
+                side.setdefault(tag_id, []).append(_ChainedTarget(self.operators[j]))
+            for tag_id, rid in cfg.network_side_outputs:
+                side.setdefault(tag_id, []).append(self._writer(make_writer, rid, op))
             ctx = StreamingRuntimeContext(info, operator_name=op.name)
+            ctx.processing_time_service = self.processing_time_service
             if isinstance(op, CollectSinkOperator):
                 op.gateway = gateway
-            op.setup(ctx, output)
+            op.setup(ctx, _ChainOutput(main, side))
         self.head = self.operators[0]
+
+    def _writer(
+        self, make_writer: Callable[[str, StreamOperator], RecordWriter], rid: str, op: StreamOperator
+    ) -> RecordWriter:
+        writer = make_writer(rid, op)
+        self.record_writers.append(writer)
+        return writer
 
     @staticmethod
     def _load(cfg: ChainedOperatorConfig) -> StreamOperator:

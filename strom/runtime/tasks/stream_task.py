@@ -3,7 +3,13 @@
 
 ``restore()`` initializes the operators' state and opens the chain; ``invoke()`` runs the mailbox loop, whose
 default action processes one input buffer (or polls the source once), until the end of input. Mail from
-other threads (checkpoint triggers and notifications, at ``MAX_PRIORITY``) runs between two units.
+other threads (checkpoint triggers and notifications, at ``MAX_PRIORITY``) and due processing-time callbacks
+(timers, periodic watermarks) run between two units, on the task thread.
+
+Event time: a one-input task merges the watermarks and watermark statuses of its input channels in a
+:class:`StatusWatermarkValve` and hands the head operator what the valve lets through. A source task sends
+``MAX_WATERMARK`` at the end of its input (Flink's ``advanceToEndOfEventTime``), so every event-time window
+and timer downstream fires before the end of data.
 
 The end of a task follows FLIP-147: at the end of its data a task finishes its operators (they emit what they
 buffered) and sends ``EndOfData`` downstream; with checkpointing on it then waits — still taking checkpoints —
@@ -18,6 +24,7 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any
 
+from strom.api.eventtime import Watermark
 from strom.exceptions import TaskCancelledError
 from strom.runtime.checkpoint.barrier_handler import (
     AbortCheckpoint,
@@ -37,6 +44,8 @@ from strom.runtime.network.events import (
     CheckpointOptions,
     EndOfData,
     EndOfPartitionEvent,
+    WatermarkEvent,
+    WatermarkStatusEvent,
 )
 from strom.runtime.network.input_gate import InputGate
 from strom.runtime.network.result_partition import ResultPartition
@@ -44,6 +53,7 @@ from strom.runtime.operators.source import InputStatus, SourceOperator
 from strom.runtime.tasks.mailbox import MAX_PRIORITY, MailboxClosedError, MailboxProcessor, TaskMailbox
 from strom.runtime.tasks.operator_chain import OperatorChain
 from strom.runtime.tasks.subtask_checkpoint_coordinator import ChannelState, SubtaskCheckpointCoordinator
+from strom.runtime.watermark.status_watermark_valve import StatusWatermarkValve, WatermarkStatus
 
 __all__ = ["OneInputStreamTask", "SourceStreamTask", "StreamTask"]
 
@@ -76,6 +86,7 @@ class StreamTask(ABC):
         self._final_checkpoint_id: int | None = None  # first checkpoint taken after the end of data
         #: in-flight buffers of the unaligned checkpoint this task restores from (set while INITIALIZING)
         self.recovered_channel_state: ChannelState | None = None
+        self.timers = chain.processing_time_service
 
     # -- lifecycle (task thread) -------------------------------------------------------------------
     def restore(self) -> None:
@@ -125,6 +136,7 @@ class StreamTask(ABC):
     def end_data(self) -> None:
         """No more records will come: operators emit what they buffered; ``EndOfData`` goes downstream."""
         self.end_of_data = True
+        self.timers.quiesce()  # no processing-time timer fires after the end of input (as Flink)
         self.chain.finish_operators()
         for p in self.partitions:
             p.broadcast_event(_END_OF_DATA)
@@ -207,11 +219,13 @@ class StreamTask(ABC):
         process_input = self.process_input
         monotonic = time.monotonic
         idle = self.idle
+        timers = self.timers
         while processor.running:
             if mailbox.has_mail():
                 processor.run_mail()
                 if not processor.running:
                     break
+            timers.fire_due()
             status = process_input()
             if status is InputStatus.END_OF_INPUT:
                 return
@@ -221,6 +235,7 @@ class StreamTask(ABC):
                 self._last_flush = now
             if status is InputStatus.NOTHING_AVAILABLE:
                 wait = interval - (now - self._last_flush) if interval > 0 else _IDLE_WAIT
+                wait = timers.seconds_until_next(wait)
                 idle.mark_start()
                 mailbox.wait(max(wait, 0.0005))
                 idle.mark_end()
@@ -235,7 +250,9 @@ class SourceStreamTask(StreamTask):
 
     def process_input(self) -> InputStatus:
         status = self.source_operator.emit_next()
-        if status is InputStatus.NOTHING_AVAILABLE:
+        if status is InputStatus.END_OF_INPUT:
+            self.source_operator.emit_max_watermark()
+        elif status is InputStatus.NOTHING_AVAILABLE:
             # a source without data now: poll again soon (sources with a wake-up signal come later)
             self.idle.mark_start()
             self.mailbox.wait(0.001)
@@ -254,6 +271,7 @@ class OneInputStreamTask(StreamTask):
         self.gate = gate
         self._process_batch = chain.head.process_batch
         n = len(gate.channels)
+        self.valve = StatusWatermarkValve(n)
         self.barrier_handler: BarrierAligner | BarrierTracker = BarrierAligner(n) if exactly_once else BarrierTracker(n)
         self._barriers: dict[int, CheckpointBarrier] = {}
         self._end_of_data_channels: set[int] = set()
@@ -288,7 +306,7 @@ class OneInputStreamTask(StreamTask):
         if polled is None:
             return InputStatus.END_OF_INPUT if self.gate.is_finished() else InputStatus.NOTHING_AVAILABLE
         buf = polled[1]
-        if type(buf) is list:
+        if isinstance(buf, list):
             if self._recording and polled[0] in self._recording:
                 self._record(polled[0], buf)
             self._process_batch(buf)
@@ -310,7 +328,12 @@ class OneInputStreamTask(StreamTask):
 
     def _process_event(self, channel: int, event: Any) -> InputStatus:
         handler = self.barrier_handler
-        if isinstance(event, CheckpointBarrier):
+        if isinstance(event, WatermarkEvent):
+            self._forward_valve_output(self.valve.input_watermark(Watermark(event.timestamp), channel))
+        elif isinstance(event, WatermarkStatusEvent):
+            status = WatermarkStatus.IDLE if event.idle else WatermarkStatus.ACTIVE
+            self._forward_valve_output(self.valve.input_watermark_status(status, channel))
+        elif isinstance(event, CheckpointBarrier):
             if self.subtask_checkpoint is not None:
                 self._barriers[event.checkpoint_id] = event
                 self._act(handler.on_barrier(channel, event.checkpoint_id, event.options.unaligned))
@@ -327,6 +350,14 @@ class OneInputStreamTask(StreamTask):
             if self.gate.is_finished():
                 return InputStatus.END_OF_INPUT
         return InputStatus.MORE_AVAILABLE
+
+    def _forward_valve_output(self, outputs: list[Watermark | WatermarkStatus]) -> None:
+        head = self.chain.head
+        for out in outputs:
+            if isinstance(out, Watermark):
+                head.process_watermark(out.timestamp)
+            else:
+                head.process_watermark_status(out.is_idle())
 
     def _act(self, actions: list[BarrierHandlerAction]) -> None:
         for action in actions:

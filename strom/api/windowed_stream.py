@@ -1,0 +1,168 @@
+"""``WindowedStream`` and ``AllWindowedStream``: a keyed (or non-keyed) stream cut into windows
+(Flink's / PyFlink's classes of the same names).
+
+    keyed.window(TumblingEventTimeWindows.of(timedelta(seconds=5))) \\
+         .allowed_lateness(timedelta(seconds=1)) \\
+         .side_output_late_data(late_tag) \\
+         .aggregate(Average(), window_function=WithWindowStart())
+
+A window stream is configured (``trigger``, ``evictor``, ``allowed_lateness``, ``side_output_late_data``) and
+then closed by one window function: ``reduce``, ``aggregate`` (each optionally with a ``window_function`` that
+gets the combined value, the key and the window), ``apply`` or ``process``. The result is a ``DataStream``;
+``get_side_output(tag)`` on it gives the late records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from strom.api._time import to_millis
+from strom.api.functions import ReduceFunction, as_callable
+from strom.api.output_tag import OutputTag
+from strom.api.state import AggregateFunction
+from strom.api.windowing.assigners import WindowAssigner
+from strom.api.windowing.evictors import Evictor
+from strom.api.windowing.triggers import Trigger
+from strom.exceptions import InvalidProgramError
+from strom.runtime.operators.windowing.internal_functions import internal_window_function
+from strom.runtime.operators.windowing.window_operator import WindowOperator
+
+if TYPE_CHECKING:
+    from strom.api.datastream import DataStream, KeyedStream
+
+__all__ = ["AllWindowedStream", "WindowedStream"]
+
+T = TypeVar("T")
+
+
+def _check_assigner(assigner: object) -> WindowAssigner[Any, Any]:
+    if not isinstance(assigner, WindowAssigner):
+        raise InvalidProgramError(
+            f"expected a WindowAssigner; got {type(assigner).__name__}; hint: "
+            "TumblingEventTimeWindows.of(timedelta(seconds=5)), SlidingEventTimeWindows.of(...), "
+            "EventTimeSessionWindows.with_gap(...), GlobalWindows.create()"
+        )
+    return assigner
+
+
+class _WindowedStreamBase(Generic[T]):
+    _keyed: bool = True
+
+    def __init__(self, keyed_stream: KeyedStream[T, Any], assigner: WindowAssigner[Any, Any]) -> None:
+        self._input = keyed_stream
+        self._assigner = _check_assigner(assigner)
+        self._trigger: Trigger[Any, Any] = assigner.get_default_trigger()
+        self._evictor: Evictor[Any, Any] | None = None
+        self._allowed_lateness = 0
+        self._late_tag: OutputTag | None = None
+
+    # -- configuration -------------------------------------------------------------------------------
+    def trigger(self, trigger: Trigger[Any, Any]) -> _WindowedStreamBase[T]:
+        if not isinstance(trigger, Trigger):
+            raise InvalidProgramError(
+                f"expected a Trigger; got {type(trigger).__name__}; hint: CountTrigger.of(100), "
+                "PurgingTrigger.of(...), or subclass strom.Trigger"
+            )
+        self._trigger = trigger
+        return self
+
+    def evictor(self, evictor: Evictor[Any, Any]) -> _WindowedStreamBase[T]:
+        if not isinstance(evictor, Evictor):
+            raise InvalidProgramError(
+                f"expected an Evictor; got {type(evictor).__name__}; hint: CountEvictor.of(10), TimeEvictor.of(...)"
+            )
+        self._evictor = evictor
+        return self
+
+    def allowed_lateness(self, time: Any) -> _WindowedStreamBase[T]:
+        """Keep window state this long after the window's end: late elements within it update the window and
+        fire it again (event time only)."""
+        millis = to_millis(time, "allowed_lateness")
+        if millis < 0:
+            raise InvalidProgramError(
+                f"expected allowed_lateness >= 0; got {millis} ms; hint: allowed_lateness(timedelta(seconds=10))"
+            )
+        self._allowed_lateness = millis
+        return self
+
+    def side_output_late_data(self, output_tag: OutputTag) -> _WindowedStreamBase[T]:
+        """Send elements that arrive after their windows' allowed lateness to ``output_tag`` instead of dropping
+        them; read them with ``result.get_side_output(output_tag)``."""
+        if not isinstance(output_tag, OutputTag):
+            raise InvalidProgramError(
+                f"expected an OutputTag; got {type(output_tag).__name__}; hint: OutputTag('late-data')"
+            )
+        self._late_tag = output_tag
+        return self
+
+    # -- window functions ----------------------------------------------------------------------------
+    def reduce(
+        self, reduce_function: ReduceFunction[T] | Callable[[T, T], T], window_function: Any = None
+    ) -> DataStream[Any]:
+        reduce = as_callable(reduce_function, ReduceFunction, "reduce", "window reduce()")
+        return self._build("Window(Reduce)", "reduce", window_function, reduce=reduce)
+
+    def aggregate(
+        self,
+        aggregate_function: AggregateFunction[Any, Any, Any],
+        window_function: Any = None,
+        accumulator_type: Any = None,
+        output_type: Any = None,
+    ) -> DataStream[Any]:
+        """``accumulator_type`` / ``output_type`` are accepted for PyFlink compatibility and not needed."""
+        if not isinstance(aggregate_function, AggregateFunction):
+            raise InvalidProgramError(
+                f"expected an AggregateFunction; got {type(aggregate_function).__name__}; hint: subclass "
+                "strom.AggregateFunction with create_accumulator/add/get_result/merge"
+            )
+        return self._build("Window(Aggregate)", "aggregate", window_function, aggregate=aggregate_function)
+
+    def apply(self, window_function: Any) -> DataStream[Any]:
+        return self._build("Window(Apply)", "list", window_function)
+
+    def process(self, process_window_function: Any) -> DataStream[Any]:
+        return self._build("Window(Process)", "list", process_window_function)
+
+    def _build(
+        self,
+        name: str,
+        contents: str,
+        window_function: Any,
+        *,
+        reduce: Callable[[Any, Any], Any] | None = None,
+        aggregate: AggregateFunction[Any, Any, Any] | None = None,
+    ) -> DataStream[Any]:
+        evicting = self._evictor is not None
+        function = internal_window_function(
+            window_function, keyed=self._keyed, reduce=reduce, aggregate=aggregate, evicting=evicting
+        )
+        operator = WindowOperator(
+            key_selector=self._input.key_selector,
+            assigner=self._assigner,
+            trigger=self._trigger,
+            evictor=self._evictor,
+            window_function=function,
+            contents=contents,
+            reduce_function=reduce,
+            aggregate_function=aggregate,
+            allowed_lateness=self._allowed_lateness,
+            late_data_tag=self._late_tag.tag_id if self._late_tag is not None else None,
+        )
+        prefix = "Evicting" if evicting else ""
+        stream = self._input._one_input(f"{prefix}{name}", operator)
+        if not self._keyed:
+            t = stream.get_transformation()
+            t.parallelism = 1
+            t.non_parallel = True
+        return stream
+
+
+class WindowedStream(_WindowedStreamBase[T]):
+    """``KeyedStream.window(assigner)``."""
+
+
+class AllWindowedStream(_WindowedStreamBase[T]):
+    """``DataStream.window_all(assigner)``: one window operator instance (parallelism 1) sees every record."""
+
+    _keyed = False

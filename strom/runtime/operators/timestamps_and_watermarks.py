@@ -1,0 +1,210 @@
+"""``TimestampsAndWatermarksOperator``: applies a :class:`~strom.api.eventtime.WatermarkStrategy` to a stream
+(Flink's operator of the same name, behind ``assign_timestamps_and_watermarks`` and ``from_source``).
+
+Per batch it asks the strategy's timestamp assigner for every record's event time (given the timestamp the
+record already carries, or ``Long.MIN_VALUE``), emits the records with those timestamps and shows them to the
+watermark generator. Every ``pipeline.auto-watermark-interval`` ms of processing time it calls the generator's
+``on_periodic_emit``; watermarks only go out when they rise. Watermarks from upstream are swallowed — this
+operator defines the stream's event time — except ``MAX_WATERMARK``, the end of input, which is forwarded. At
+the end of input the generator gets one last periodic emit, as in Flink.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import repeat
+from typing import Any
+
+from strom.api.eventtime import (
+    LONG_MAX,
+    LONG_MIN,
+    RecordTimestampAssigner,
+    TimestampAssigner,
+    Watermark,
+    WatermarkGenerator,
+    WatermarkGeneratorSupplierContext,
+    WatermarkStrategy,
+    _FunctionTimestampAssigner,
+    emits_only_periodically,
+    feed_events,
+)
+from strom.exceptions import InvalidProgramError
+from strom.runtime.operators.base import StreamOperator
+from strom.runtime.streamrecord import TimestampedBatch
+
+__all__ = ["TimestampsAndWatermarksOperator"]
+
+
+class _WatermarkEmitter:
+    """Flink's ``WatermarkEmitter``: the generator's :class:`WatermarkOutput`, monotonic, with idleness."""
+
+    __slots__ = ("current_watermark", "idle", "operator")
+
+    def __init__(self, operator: TimestampsAndWatermarksOperator) -> None:
+        self.operator = operator
+        self.current_watermark = LONG_MIN
+        self.idle = False
+
+    def emit_watermark(self, watermark: Watermark) -> None:
+        ts = watermark.timestamp
+        if ts <= self.current_watermark:
+            return
+        self.current_watermark = ts
+        self.mark_active()
+        self.operator.flush_pending()
+        self.operator.output.emit_watermark(ts)
+
+    def mark_idle(self) -> None:
+        if not self.idle:
+            self.idle = True
+            self.operator.flush_pending()
+            self.operator.output.emit_watermark_status(True)
+
+    def mark_active(self) -> None:
+        if self.idle:
+            self.idle = False
+            self.operator.flush_pending()
+            self.operator.output.emit_watermark_status(False)
+
+
+class TimestampsAndWatermarksOperator(StreamOperator):
+    def __init__(self, strategy: WatermarkStrategy[Any]) -> None:
+        super().__init__()
+        if not isinstance(strategy, WatermarkStrategy):
+            raise InvalidProgramError(
+                f"expected a WatermarkStrategy; got {type(strategy).__name__}; hint: "
+                "WatermarkStrategy.for_bounded_out_of_orderness(timedelta(seconds=5)).with_timestamp_assigner(...)"
+            )
+        self.strategy = strategy
+        self._generator: WatermarkGenerator[Any] | None = None
+        self._extract: Callable[[Any, int], int] | None = None  # None: keep the records' own timestamps
+        self._emitter = _WatermarkEmitter(self)
+        self._interval = 0
+        self._batched = False  # whether the generator may see a whole batch at once (see _emit_and_feed)
+        # records handed to a punctuated generator one by one but not emitted yet: batch, timestamps, from, to
+        self._pending: tuple[list[Any], list[Any] | None, int, int] | None = None
+
+    def open(self) -> None:
+        ctx = self.runtime_context
+        assert ctx is not None
+        context = WatermarkGeneratorSupplierContext()
+        try:
+            assigner: TimestampAssigner[Any] = self.strategy.create_timestamp_assigner(context)
+            self._generator = self.strategy.create_watermark_generator(context)
+        except Exception as exc:
+            raise self.user_error(exc, None, role=f"the WatermarkStrategy of operator '{self.name}'") from exc
+        if isinstance(assigner, _FunctionTimestampAssigner):
+            self._extract = assigner.function
+        elif not isinstance(assigner, RecordTimestampAssigner):
+            self._extract = assigner.extract_timestamp
+        self._batched = emits_only_periodically(self._generator)
+        self._interval = ctx.info.auto_watermark_interval_ms
+        if self._interval > 0:
+            pts = ctx.processing_time_service
+            pts.register_timer(pts.get_current_processing_time() + self._interval, self._on_processing_time)
+
+    def process_batch(self, batch: list[Any]) -> None:
+        previous: Any = batch.timestamps if type(batch) is TimestampedBatch else None
+        extract = self._extract
+        if extract is None:  # the records keep what they carry; without timestamps they stay plain (Long.MIN_VALUE)
+            if previous is None:
+                self._records_in += len(batch)
+                self._emit_and_feed(batch, None)
+                return
+            timestamps = previous
+        else:
+            if previous is not None:
+                previous = [LONG_MIN if t is None else t for t in previous]
+            try:
+                timestamps = list(map(extract, batch, previous if previous is not None else repeat(LONG_MIN)))
+            except Exception as exc:
+                raise self.user_error(exc, batch, _culprit(batch, extract, previous)) from exc
+            if timestamps and {type(t) for t in timestamps} != {int}:
+                raise self._bad_timestamp(batch, timestamps)
+        self._records_in += len(batch)
+        self._emit_and_feed(batch, timestamps)
+
+    def _emit_and_feed(self, batch: list[Any], timestamps: list[Any] | None) -> None:
+        """Emit the records and show them to the generator. A generator that only emits periodically sees the
+        batch at once, after it left; any other may emit a watermark after any record (punctuated), so it sees
+        them one by one and each watermark goes out right after the record that caused it, as in Flink."""
+        generator = self._generator
+        assert generator is not None
+        event_timestamps = timestamps if timestamps is not None else [LONG_MIN] * len(batch)
+        try:
+            if self._batched:
+                self.output.emit(batch if timestamps is None else TimestampedBatch(batch, timestamps))
+                feed_events(generator, batch, event_timestamps, self._emitter)
+                return
+            on_event = generator.on_event
+            emitter = self._emitter
+            self._pending = (batch, timestamps, 0, 0)
+            for i, (v, t) in enumerate(zip(batch, event_timestamps, strict=True)):
+                self._pending = (batch, timestamps, self._pending[2], i + 1)
+                on_event(v, t, emitter)
+            self.flush_pending()
+        except Exception as exc:
+            raise self.user_error(exc, batch, None, role=f"the watermark generator of operator '{self.name}'") from exc
+        finally:
+            self._pending = None
+
+    def flush_pending(self) -> None:
+        """Emit the records the generator has seen but that did not leave yet (before a watermark it emits)."""
+        pending = self._pending
+        if pending is None:
+            return
+        batch, timestamps, start, end = pending
+        if end > start:
+            part = batch[start:end]
+            self.output.emit(part if timestamps is None else TimestampedBatch(part, timestamps[start:end]))
+        self._pending = (batch, timestamps, end, end)
+
+    def _on_processing_time(self, time: int) -> None:
+        self._periodic_emit()
+        ctx = self.runtime_context
+        assert ctx is not None
+        pts = ctx.processing_time_service
+        pts.register_timer(pts.get_current_processing_time() + self._interval, self._on_processing_time)
+
+    def _periodic_emit(self) -> None:
+        generator = self._generator
+        if generator is None:
+            return
+        try:
+            generator.on_periodic_emit(self._emitter)
+        except Exception as exc:
+            raise self.user_error(exc, None, role=f"the watermark generator of operator '{self.name}'") from exc
+
+    def process_watermark(self, timestamp: int) -> None:
+        # only the end of input passes: this operator's generator decides the stream's event time
+        if timestamp == LONG_MAX and self._emitter.current_watermark != LONG_MAX:
+            self._emitter.current_watermark = LONG_MAX
+            self.output.emit_watermark(LONG_MAX)
+
+    def process_watermark_status(self, idle: bool) -> None:
+        """Upstream idleness does not pass: this operator's generator decides the stream's status."""
+
+    def finish(self) -> None:
+        self._periodic_emit()
+
+    # -- errors --------------------------------------------------------------------------------------
+    def _bad_timestamp(self, batch: list[Any], timestamps: list[Any]) -> InvalidProgramError:
+        i = next(i for i, t in enumerate(timestamps) if type(t) is not int)
+        ctx = self.runtime_context
+        where = f"subtask {ctx.info.subtask_index + 1}/{ctx.info.parallelism}, " if ctx is not None else ""
+        return InvalidProgramError(
+            f"expected the timestamp assigner of operator '{self.name}' to return an int of milliseconds; got "
+            f"{timestamps[i]!r} ({type(timestamps[i]).__name__}) for input record #{self._records_in + i} "
+            f"({where}record {batch[i]!r:.80}); hint: return int(seconds * 1000) for a float, or "
+            "int(dt.timestamp() * 1000) for a datetime"
+        )
+
+
+def _culprit(batch: list[Any], extract: Callable[[Any, int], int], previous: list[int] | None) -> Any:
+    """The first record the assigner fails on (to name it in the error)."""
+    for i, v in enumerate(batch):
+        try:
+            extract(v, previous[i] if previous is not None else LONG_MIN)
+        except Exception:
+            return v
+    return None

@@ -1,0 +1,451 @@
+"""The WindowOperator against hand-computed outputs of Flink's documented semantics (the cases of Flink's
+``WindowOperatorTest``): tumbling, sliding and session windows, triggers, evictors, allowed lateness and late
+data, count windows, processing time, per-window state, and snapshot/restore in the middle of windows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+from operator_harness import OperatorHarness, Record, WatermarkOut
+
+from strom import (
+    AggregateFunction,
+    ContinuousEventTimeTrigger,
+    CountEvictor,
+    CountTrigger,
+    EventTimeSessionWindows,
+    GlobalWindows,
+    ProcessingTimeSessionWindows,
+    ProcessWindowFunction,
+    PurgingTrigger,
+    SlidingEventTimeWindows,
+    TimeEvictor,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+    ValueStateDescriptor,
+)
+from strom.api.windowing import DynamicEventTimeSessionWindows, Trigger, TriggerResult
+from strom.exceptions import InvalidProgramError
+from strom.runtime.operators.windowing.internal_functions import internal_window_function
+from strom.runtime.operators.windowing.window_operator import WindowOperator
+
+
+def key0(t: tuple[Any, ...]) -> Any:
+    return t[0]
+
+
+def add_pairs(a: tuple[str, int], b: tuple[str, int]) -> tuple[str, int]:
+    return (a[0], a[1] + b[1])
+
+
+class SumCount(AggregateFunction):
+    def create_accumulator(self) -> tuple[int, int]:
+        return (0, 0)
+
+    def add(self, value: tuple[str, int], acc: tuple[int, int]) -> tuple[int, int]:
+        return (acc[0] + value[1], acc[1] + 1)
+
+    def get_result(self, acc: tuple[int, int]) -> tuple[int, int]:
+        return acc
+
+    def merge(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        return (a[0] + b[0], a[1] + b[1])
+
+
+class WithWindow(ProcessWindowFunction):
+    """Emits (key, window start, window end, the elements' values summed) — Flink's test window functions."""
+
+    def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        w = context.window()
+        total = sum(e[1] if isinstance(e, tuple) else e for e in elements)
+        yield (key, w.start, w.end, total)
+
+
+def make(
+    assigner: Any,
+    *,
+    contents: str = "reduce",
+    fn: Any = None,
+    trigger: Any = None,
+    evictor: Any = None,
+    lateness: int = 0,
+    late_tag: str | None = None,
+    processing_time: int = 0,
+) -> OperatorHarness:
+    reduce = add_pairs if contents == "reduce" else None
+    aggregate = SumCount() if contents == "aggregate" else None
+    op = WindowOperator(
+        key_selector=key0,
+        assigner=assigner,
+        trigger=trigger or assigner.get_default_trigger(),
+        evictor=evictor,
+        window_function=internal_window_function(
+            fn, keyed=True, reduce=reduce, aggregate=aggregate, evicting=evictor is not None
+        ),
+        contents=contents,
+        reduce_function=reduce,
+        aggregate_function=aggregate,
+        allowed_lateness=lateness,
+        late_data_tag=late_tag,
+    )
+    return OperatorHarness(op, processing_time=processing_time).open()
+
+
+def by_watermark(events: list[Any]) -> list[Any]:
+    """Records between two watermarks sorted (Flink's tests compare output with a same-timestamp comparator)."""
+    out: list[Any] = []
+    run: list[Record] = []
+    for e in events:
+        if isinstance(e, Record):
+            run.append(e)
+        else:
+            out.extend(sorted(run, key=repr))
+            run = []
+            out.append(e)
+    return out + sorted(run, key=repr)
+
+
+# --- tumbling --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("contents", ["reduce", "list"])
+def test_tumbling_event_time_windows_fire_when_the_watermark_passes_their_end(contents: str) -> None:
+    h = make(TumblingEventTimeWindows.of(3000), contents=contents, fn=WithWindow() if contents == "list" else None)
+    for key, ts in [("key2", 3999), ("key2", 3000), ("key1", 20), ("key1", 0), ("key1", 999), ("key2", 1998)]:
+        h.process_element((key, 1), ts)
+    h.process_elements([(("key2", 1), 1999), (("key2", 1), 1000)])
+    h.process_watermark(999)
+    h.process_watermark(1999)
+    assert h.extract_output() == [WatermarkOut(999), WatermarkOut(1999)]
+    h.process_watermark(2999)
+    if contents == "reduce":
+        expected = [Record(("key1", 3), 2999), Record(("key2", 3), 2999), WatermarkOut(2999)]
+    else:
+        expected = [Record(("key1", 0, 3000, 3), 2999), Record(("key2", 0, 3000, 3), 2999), WatermarkOut(2999)]
+    assert by_watermark(h.extract_output()) == expected
+    h.process_watermark(3999)
+    h.process_watermark(4999)
+    assert h.extract_output() == [WatermarkOut(3999), WatermarkOut(4999)]
+    h.process_watermark(5999)
+    two = ("key2", 2) if contents == "reduce" else ("key2", 3000, 6000, 2)
+    assert h.extract_output() == [Record(two, 5999), WatermarkOut(5999)]
+    assert h.operator.keyed_backend.num_keys() == 0  # type: ignore[union-attr]  # all state cleaned up
+
+
+def test_aggregate_with_a_process_window_function_sees_the_accumulated_result() -> None:
+    class Emit(ProcessWindowFunction):
+        def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+            for s, c in elements:
+                yield (key, context.window().start, s, c)
+
+    h = make(TumblingEventTimeWindows.of(1000), contents="aggregate", fn=Emit())
+    h.process_elements([(("a", 5), 10), (("a", 7), 990), (("b", 1), 500), (("a", 1), 1000)])
+    h.process_watermark(999)
+    assert by_watermark(h.extract_output()) == [
+        Record(("a", 0, 12, 2), 999),
+        Record(("b", 0, 1, 1), 999),
+        WatermarkOut(999),
+    ]
+
+
+def test_tumbling_windows_with_an_offset() -> None:
+    # Flink's docs: one-hour windows with a 15 minute offset start at 0:15, 1:15, ... (here: size 10, offset 3)
+    h = make(TumblingEventTimeWindows.of(10, 3), contents="list", fn=WithWindow())
+    h.process_elements([(("k", 1), 2), (("k", 1), 3), (("k", 1), 12), (("k", 1), 13)])
+    h.process_watermark(20)
+    assert h.records() == [("k", -7, 3, 1), ("k", 3, 13, 2)]
+
+
+# --- sliding ---------------------------------------------------------------------------------------------------
+
+
+def test_sliding_event_time_windows_put_each_element_in_size_over_slide_windows() -> None:
+    h = make(SlidingEventTimeWindows.of(3000, 1000), contents="list", fn=WithWindow())
+    h.process_elements([(("key2", 1), 3999), (("key2", 1), 3000), (("key2", 1), 20), (("key2", 1), 0)])
+    h.process_elements([(("key2", 1), 999), (("key1", 1), 1998), (("key1", 1), 1999), (("key1", 1), 1000)])
+    h.process_watermark(999)
+    assert by_watermark(h.extract_output()) == [
+        Record(("key2", -2000, 1000, 3), 999),
+        WatermarkOut(999),
+    ]
+    h.process_watermark(1999)
+    assert by_watermark(h.extract_output()) == [
+        Record(("key1", -1000, 2000, 3), 1999),
+        Record(("key2", -1000, 2000, 3), 1999),
+        WatermarkOut(1999),
+    ]
+    h.process_watermark(2999)
+    assert by_watermark(h.extract_output()) == [
+        Record(("key1", 0, 3000, 3), 2999),
+        Record(("key2", 0, 3000, 3), 2999),
+        WatermarkOut(2999),
+    ]
+    h.process_watermark(3999)
+    assert by_watermark(h.extract_output()) == [
+        Record(("key1", 1000, 4000, 3), 3999),
+        Record(("key2", 1000, 4000, 2), 3999),
+        WatermarkOut(3999),
+    ]
+    h.process_watermark(7000)
+    assert by_watermark(h.extract_output()) == [
+        Record(("key2", 2000, 5000, 2), 4999),
+        Record(("key2", 3000, 6000, 2), 5999),
+        WatermarkOut(7000),
+    ]
+
+
+# --- sessions --------------------------------------------------------------------------------------------------
+
+
+def test_event_time_session_windows_merge_elements_closer_than_the_gap() -> None:
+    h = make(EventTimeSessionWindows.with_gap(3000), contents="list", fn=WithWindow())
+    h.process_elements([(("key2", 1), 0), (("key2", 2), 1000), (("key2", 3), 2500)])
+    h.process_elements([(("key1", 1), 10), (("key1", 2), 1000)])
+    h.process_watermark(3999)
+    assert by_watermark(h.extract_output()) == [Record(("key1", 10, 4000, 3), 3999), WatermarkOut(3999)]
+    h.process_elements([(("key2", 4), 5501), (("key2", 5), 6000), (("key2", 5), 6000), (("key2", 6), 6050)])
+    h.process_watermark(12000)
+    # 5501 starts a new session: [0, 5500) and [5501, 8501) do not touch (Flink's TimeWindow.intersects)
+    assert by_watermark(h.extract_output()) == [
+        Record(("key2", 0, 5500, 6), 5499),
+        Record(("key2", 5501, 9050, 20), 9049),
+        WatermarkOut(12000),
+    ]
+    h.process_elements([(("key1", 1), 13000), (("key2", 1), 13500), (("key1", 2), 15000)])
+    h.process_watermark(20000)
+    assert by_watermark(h.extract_output()) == [
+        Record(("key1", 13000, 18000, 3), 17999),
+        Record(("key2", 13500, 16500, 1), 16499),
+        WatermarkOut(20000),
+    ]
+    assert h.operator.keyed_backend.num_keys() == 0  # type: ignore[union-attr]
+
+
+def test_session_windows_with_reduce_merge_their_accumulators() -> None:
+    h = make(EventTimeSessionWindows.with_gap(15), contents="reduce")
+    h.process_elements([(("a", 1), 0), (("a", 2), 25), (("a", 4), 12)])  # [12, 27) bridges [0, 15) and [25, 40)
+    h.process_watermark(100)
+    assert h.records() == [("a", 7)]
+
+
+def test_dynamic_session_gap_comes_from_each_element() -> None:
+    h = make(DynamicEventTimeSessionWindows.with_dynamic_gap(lambda e: e[1] * 10), contents="list", fn=WithWindow())
+    h.process_elements([(("a", 1), 0), (("a", 5), 5), (("a", 1), 60)])
+    h.process_watermark(1000)
+    assert h.records() == [("a", 0, 55, 6), ("a", 60, 70, 1)]
+
+
+# --- lateness --------------------------------------------------------------------------------------------------
+
+
+def test_allowed_lateness_refires_and_late_data_goes_to_the_side_output() -> None:
+    h = make(TumblingEventTimeWindows.of(2000), contents="reduce", lateness=500, late_tag="late")
+    h.process_elements([(("k", 1), 100), (("k", 1), 1999)])
+    h.process_watermark(1999)
+    assert h.extract_output() == [Record(("k", 2), 1999), WatermarkOut(1999)]
+    # late but within the allowed lateness: the window fires again at once, with everything so far
+    h.process_element(("k", 1), 500)
+    assert h.extract_output() == [Record(("k", 3), 1999)]
+    h.process_watermark(2499)  # cleanup time = 1999 + 500: the state is gone
+    assert h.extract_output() == [WatermarkOut(2499)]
+    h.process_element(("k", 1), 1000)  # beyond the lateness
+    assert h.extract_output() == []
+    assert h.side_output("late") == [Record(("k", 1), 1000)]
+    assert h.operator.keyed_backend.num_keys() == 0  # type: ignore[union-attr]
+
+
+def test_late_records_without_a_side_output_are_counted_as_dropped() -> None:
+    h = make(TumblingEventTimeWindows.of(1000), contents="reduce")
+    h.process_watermark(5000)
+    h.process_elements([(("k", 1), 10), (("k", 1), 4999), (("k", 1), 5001)])
+    assert h.operator.num_late_records_dropped == 2  # type: ignore[attr-defined]
+    h.process_watermark(6000)
+    assert h.records() == [("k", 1)]
+
+
+def test_an_element_late_for_some_sliding_windows_only_is_not_late() -> None:
+    h = make(SlidingEventTimeWindows.of(2000, 1000), contents="list", fn=WithWindow(), late_tag="late")
+    h.process_watermark(1500)
+    h.process_element(("k", 1), 900)  # [-1000, 1000) is late, [0, 2000) is not
+    assert h.side_output("late") == []
+    h.process_watermark(2000)
+    assert h.records() == [("k", 0, 2000, 1)]
+
+
+# --- triggers --------------------------------------------------------------------------------------------------
+
+
+def test_continuous_event_time_trigger_fires_early_and_at_the_end() -> None:
+    h = make(TumblingEventTimeWindows.of(10000), contents="reduce", trigger=ContinuousEventTimeTrigger.of(2000))
+    h.process_elements([(("k", 1), 100), (("k", 1), 1500)])
+    h.process_watermark(1999)
+    assert h.records() == []  # the first firing time is 2000 (the next multiple of the interval)
+    h.process_watermark(2000)
+    assert h.records() == [("k", 2)]
+    h.process_element(("k", 1), 2500)
+    h.process_watermark(4000)
+    assert h.records() == [("k", 3)]
+    h.process_watermark(9999)
+    assert h.records() == [("k", 3), ("k", 3), ("k", 3)]  # 5999, 7999 and the end 9999
+
+
+def test_count_trigger_with_purging_fires_every_n_elements_per_key() -> None:
+    h = make(GlobalWindows.create(), contents="reduce", trigger=PurgingTrigger.of(CountTrigger.of(3)))
+    for i in range(7):
+        h.process_element(("a" if i % 2 == 0 else "b", i))
+    # a: 0, 2, 4 → fires 6; b: 1, 3, 5 → fires 9; a: 6 pending
+    assert h.records() == [("a", 6), ("b", 9)]
+
+
+def test_custom_trigger_decides_fire_and_purge() -> None:
+    class FireOnNegative(Trigger):
+        def on_element(self, element: Any, timestamp: int, window: Any, ctx: Any) -> TriggerResult:
+            return TriggerResult.FIRE_AND_PURGE if element[1] < 0 else TriggerResult.CONTINUE
+
+        def on_event_time(self, time: int, window: Any, ctx: Any) -> TriggerResult:
+            return TriggerResult.CONTINUE
+
+        def on_processing_time(self, time: int, window: Any, ctx: Any) -> TriggerResult:
+            return TriggerResult.CONTINUE
+
+        def clear(self, window: Any, ctx: Any) -> None:
+            """No state, no timers."""
+
+    h = make(
+        GlobalWindows.create(), contents="list", fn=lambda k, w, els: [[e[1] for e in els]], trigger=FireOnNegative()
+    )
+    for v in [1, 2, -1, 3, -2]:
+        h.process_element(("k", v))
+    assert h.records() == [[1, 2, -1], [3, -2]]
+
+
+# --- count windows and evictors --------------------------------------------------------------------------------
+
+
+def test_sliding_count_window_keeps_the_last_size_elements_and_fires_every_slide() -> None:
+    # Flink's countWindow(3, 2): GlobalWindows + CountEvictor.of(3) + CountTrigger.of(2)
+    h = make(GlobalWindows.create(), contents="reduce", evictor=CountEvictor.of(3), trigger=CountTrigger.of(2))
+    for v in range(1, 8):
+        h.process_element(("k", v))
+    assert h.records() == [("k", 3), ("k", 2 + 3 + 4), ("k", 4 + 5 + 6)]
+
+
+def test_time_evictor_keeps_elements_within_its_span_of_the_newest() -> None:
+    h = make(TumblingEventTimeWindows.of(10000), contents="list", fn=WithWindow(), evictor=TimeEvictor.of(1000))
+    h.process_elements([(("k", 1), 100), (("k", 2), 5000), (("k", 4), 5500), (("k", 8), 6000)])
+    h.process_watermark(9999)
+    # Flink's TimeEvictor: evict timestamps <= newest - span, so 5000 goes too
+    assert h.records() == [("k", 0, 10000, 4 + 8)]
+
+
+# --- processing time -------------------------------------------------------------------------------------------
+
+
+def test_processing_time_tumbling_windows_fire_on_the_clock() -> None:
+    h = make(TumblingProcessingTimeWindows.of(3000), contents="reduce", processing_time=0)
+    h.process_element(("k", 1))
+    h.set_processing_time(1000)
+    h.process_element(("k", 1))
+    h.set_processing_time(2998)
+    assert h.records() == []
+    h.set_processing_time(2999)
+    assert h.extract_output() == [Record(("k", 2), 2999)]
+    h.process_element(("k", 5))
+    h.set_processing_time(7000)
+    assert h.records() == [("k", 5)]
+
+
+def test_processing_time_sessions_close_after_the_gap() -> None:
+    h = make(ProcessingTimeSessionWindows.with_gap(1000), contents="reduce", processing_time=0)
+    h.process_element(("k", 1))
+    h.set_processing_time(500)
+    h.process_element(("k", 1))
+    h.set_processing_time(1498)
+    assert h.records() == []
+    h.set_processing_time(1499)  # the merged session [0, 1500) ends
+    assert h.records() == [("k", 2)]
+
+
+# --- per-window state ------------------------------------------------------------------------------------------
+
+
+def test_process_window_function_per_window_state_lives_until_clear() -> None:
+    firings = ValueStateDescriptor("firings")
+
+    class CountFirings(ProcessWindowFunction):
+        def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+            state = context.window_state().get_state(firings)
+            n = (state.value() or 0) + 1
+            state.update(n)
+            yield (key, context.window().start, n)
+
+        def clear(self, context: Any) -> None:
+            context.window_state().get_state(firings).clear()
+
+    h = make(TumblingEventTimeWindows.of(1000), contents="list", fn=CountFirings(), lateness=1000)
+    h.process_element(("k", 1), 10)
+    h.process_watermark(999)
+    h.process_element(("k", 1), 20)  # late within lateness: fires again
+    assert h.records() == [("k", 0, 1), ("k", 0, 2)]
+    h.process_watermark(1999)  # cleanup: contents, and the per-window state through clear()
+    assert h.operator.keyed_backend.num_keys() == 0  # type: ignore[union-attr]
+
+
+# --- checkpoints -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "assigner",
+    [TumblingEventTimeWindows.of(1000), SlidingEventTimeWindows.of(2000, 500), EventTimeSessionWindows.with_gap(300)],
+    ids=["tumbling", "sliding", "session"],
+)
+def test_snapshot_mid_window_and_restore_gives_the_uninterrupted_output(assigner: Any) -> None:
+    # the second half is not late for the watermark of the first (watermarks are not state: a restored operator
+    # starts at Long.MIN_VALUE, as in Flink, and would accept records the first run dropped as late)
+    first = [((f"k{i % 3}", i), i * 37 % 1500) for i in range(30)]
+    second = [((f"k{i % 3}", i), 1500 + i * 53 % 1500) for i in range(30, 60)]
+
+    def run(restart: bool) -> list[Any]:
+        h = make(assigner, contents="list", fn=WithWindow())
+        h.process_elements(first)
+        h.process_watermark(700)
+        out = h.records()
+        if restart:
+            h = _restored(assigner, h.snapshot())
+        h.process_elements(second)
+        h.process_watermark(10_000)
+        return sorted(out + h.records())
+
+    assert run(restart=True) == run(restart=False)
+
+
+def _restored(assigner: Any, snap: Any) -> OperatorHarness:
+    op = WindowOperator(
+        key_selector=key0,
+        assigner=assigner,
+        trigger=assigner.get_default_trigger(),
+        evictor=None,
+        window_function=internal_window_function(WithWindow(), keyed=True),
+        contents="list",
+    )
+    return OperatorHarness(op).open(restore=snap)
+
+
+def test_a_trigger_that_cannot_merge_is_refused_for_session_windows() -> None:
+    class NoMerge(Trigger):
+        def on_element(self, element: Any, timestamp: int, window: Any, ctx: Any) -> TriggerResult:
+            return TriggerResult.CONTINUE
+
+        def on_event_time(self, time: int, window: Any, ctx: Any) -> TriggerResult:
+            return TriggerResult.FIRE
+
+        def on_processing_time(self, time: int, window: Any, ctx: Any) -> TriggerResult:
+            return TriggerResult.CONTINUE
+
+        def clear(self, window: Any, ctx: Any) -> None:
+            """No state, no timers."""
+
+    with pytest.raises(InvalidProgramError, match="can_merge"):
+        make(EventTimeSessionWindows.with_gap(10), trigger=NoMerge())
