@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python examples/word_count.py
+	$(BIN)/python examples/click_stream.py
 
 docs/configuration.md: strom/config.py
 	$(BIN)/python -m strom.config > $@
