@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check lint typecheck bench bench-checkpoints clean
+.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -32,6 +32,9 @@ check: lint typecheck test  # exactly what .ci/run runs
 
 bench: $(STAMP)  # data-plane benchmarks; rewrites docs/benchmarks.md (a few minutes; run on a quiet machine)
 	$(BIN)/python benchmarks/bench.py --write-docs
+
+bench-windows: $(STAMP)  # event-time windows W2/W3 vs the plain loop; its section of docs/benchmarks.md (~4 min)
+	$(BIN)/python benchmarks/windows.py --write-docs
 
 bench-checkpoints: $(STAMP)  # checkpoint overhead, large state, recovery; its section of docs/benchmarks.md (~5 min)
 	$(BIN)/python benchmarks/checkpoints.py --write-docs

@@ -42,6 +42,9 @@ NOTES_END = "<!-- notes: end -->"
 # The section benchmarks/checkpoints.py writes (`make bench-checkpoints`); --write-docs here keeps it as it is.
 CHECKPOINTS_BEGIN = "<!-- checkpoint-benchmarks:begin -->"
 CHECKPOINTS_END = "<!-- checkpoint-benchmarks:end -->"
+# The section benchmarks/windows.py writes (`make bench-windows`); kept as it is too.
+WINDOWS_BEGIN = "<!-- window-benchmarks:begin -->"
+WINDOWS_END = "<!-- window-benchmarks:end -->"
 
 # Targets of the data plane (issue 3).
 TARGET_W1_RATIO = 0.5  # W1 p=1 ≥ 50 % of the ceiling
@@ -555,15 +558,17 @@ def read_notes(path: Path) -> str:
 
 
 def read_checkpoint_section(path: Path) -> str:
-    """The checkpoint benchmarks' section of ``path``, markers included; empty when it has none."""
+    """The sections of ``path`` other scripts write (window and checkpoint benchmarks), markers included."""
     try:
         text = path.read_text()
     except OSError:
         return ""
-    i, j = text.find(CHECKPOINTS_BEGIN), text.find(CHECKPOINTS_END)
-    if i < 0 or j < i:
-        return ""
-    return text[i : j + len(CHECKPOINTS_END)]
+    sections = []
+    for begin, end in ((WINDOWS_BEGIN, WINDOWS_END), (CHECKPOINTS_BEGIN, CHECKPOINTS_END)):
+        i, j = text.find(begin), text.find(end)
+        if 0 <= i < j:
+            sections.append(text[i : j + len(end)])
+    return "\n\n".join(sections)
 
 
 # ---- main -------------------------------------------------------------------------------------------------------

@@ -34,6 +34,14 @@ class TimestampedCollector:
                 self.timestamps = [None] * n
             self.timestamps.extend([timestamp] * (len(values) - n))
 
+    def add_timestamped(self, values: list[Any], timestamps: list[int]) -> None:
+        """Records with their own timestamps (``len(values) == len(timestamps)``)."""
+        if not self.timed:
+            self.timed = True
+            self.timestamps = [None] * len(self.values)
+        self.values.extend(values)
+        self.timestamps.extend(timestamps)
+
     def add(self, value: Any, timestamp: int | None) -> None:
         self.values.append(value)
         if timestamp is not None or self.timed:

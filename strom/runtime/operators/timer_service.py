@@ -128,9 +128,24 @@ class InternalTimerService:
 
     # -- firing ----------------------------------------------------------------------------------------------
     def advance_watermark(self, watermark: int) -> None:
-        """Fire every event-time timer with ``timestamp <= watermark``, in order of time."""
+        """Fire every event-time timer with ``timestamp <= watermark``, in order of time.
+
+        A triggerable with ``on_event_time_bucket(time, entries)`` gets all timers of one timestamp at once
+        (the window operator's fast path); it must not register timers for that same timestamp."""
         self.current_watermark = watermark
-        self._fire(self._event, watermark, self.triggerable.on_event_time)
+        bulk = getattr(self.triggerable, "on_event_time_bucket", None)
+        if bulk is None:
+            self._fire(self._event, watermark, self.triggerable.on_event_time)
+            return
+        queue = self._event
+        while True:
+            time = queue.peek()
+            if time is None or time > watermark:
+                return
+            bucket = queue.buckets[time]
+            entries = list(bucket)
+            bucket.clear()
+            bulk(time, entries)
 
     def _on_processing_time(self, time: int) -> None:
         if self._scheduled == time:

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from operator_harness import OperatorHarness, Record, WatermarkOut
 
 from strom import (
@@ -16,6 +18,7 @@ from strom import (
     CountEvictor,
     CountTrigger,
     EventTimeSessionWindows,
+    EventTimeTrigger,
     GlobalWindows,
     ProcessingTimeSessionWindows,
     ProcessWindowFunction,
@@ -449,3 +452,41 @@ def test_a_trigger_that_cannot_merge_is_refused_for_session_windows() -> None:
 
     with pytest.raises(InvalidProgramError, match="can_merge"):
         make(EventTimeSessionWindows.with_gap(10), trigger=NoMerge())
+
+
+# --- the fast path equals the general path ---------------------------------------------------------------------
+
+
+class _GeneralEventTimeTrigger(EventTimeTrigger):
+    """The same trigger under another type: the operator takes its general path."""
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    events=st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 50), st.integers(0, 5000)), max_size=80),
+    watermarks=st.lists(st.integers(0, 6000), max_size=6),
+    sliding=st.booleans(),
+    lateness=st.sampled_from([0, 700]),
+    contents=st.sampled_from(["reduce", "list", "aggregate"]),
+)
+def test_the_fast_path_emits_what_the_general_path_emits(
+    events: list[tuple[str, int, int]], watermarks: list[int], sliding: bool, lateness: int, contents: str
+) -> None:
+    assigner = SlidingEventTimeWindows.of(2000, 500) if sliding else TumblingEventTimeWindows.of(1000)
+
+    def run(trigger: Any) -> tuple[list[Any], list[Any]]:
+        fn = WithWindow() if contents == "list" else None
+        h = make(assigner, contents=contents, fn=fn, trigger=trigger, lateness=lateness, late_tag="late")
+        assert h.operator._fast is (type(trigger) is EventTimeTrigger)  # type: ignore[attr-defined]
+        chunks = max(1, len(watermarks))
+        step = max(1, len(events) // chunks)
+        marks = sorted(watermarks)
+        for i in range(chunks):
+            h.process_elements([((k, v), t) for k, v, t in events[i * step : (i + 1) * step]] or [(("z", 0), 0)])
+            if i < len(marks):
+                h.process_watermark(marks[i])
+        h.process_elements([((k, v), t) for k, v, t in events[chunks * step :]] or [(("z", 0), 0)])
+        h.process_watermark(1 << 62)
+        return by_watermark(h.extract_output()), h.side_output("late")
+
+    assert run(EventTimeTrigger()) == run(_GeneralEventTimeTrigger())

@@ -121,6 +121,8 @@ class WindowOperator(_KeyedUdfOperator):
         self.timer_service: InternalTimerService = self.get_internal_timer_service("window-timers", self)
         self.ctx = WindowContext(self)
         self._fast = self._fast_path_applies()
+        if self._fast:
+            self.on_event_time_bucket = self._fire_bucket_fast
         try:
             self.window_function.open(self.runtime_context)
         except Exception as exc:
@@ -267,7 +269,8 @@ class WindowOperator(_KeyedUdfOperator):
         create = agg.create_accumulator if agg is not None else None
         add = agg.add if agg is not None else None
         reduce = self.reduce_function
-        register = self.timer_service.register_event_time_timer
+        timers = self.timer_service._event  # the EventTimeTrigger's timers, registered inline
+        buckets = timers.buckets
         backend = self.keyed_backend
         assert backend is not None
         tumbling = type(assigner) is TumblingEventTimeWindows
@@ -316,12 +319,16 @@ class WindowOperator(_KeyedUdfOperator):
                     else:
                         old.append(v)
                     if old is _MISSING:
-                        backend.current_key = k
-                        if max_ts > wm:
-                            register(w, max_ts)  # EventTimeTrigger.on_element
-                        cleanup = max_ts + lateness
-                        if cleanup < LONG_MAX:
-                            register(w, cleanup)
+                        if max_ts > wm:  # EventTimeTrigger.on_element registers the end of the window
+                            bucket = buckets.get(max_ts)
+                            if bucket is None:
+                                timers.add(max_ts, k, w)
+                            else:
+                                bucket[(k, w)] = None
+                        if lateness:  # without lateness the cleanup timer is the trigger's timer
+                            cleanup = max_ts + lateness
+                            if cleanup < LONG_MAX:
+                                timers.add(cleanup, k, w)
                     if max_ts <= wm:
                         fire_now.append((k, w))  # EventTimeTrigger: a window behind the watermark fires at once
                 if skipped and t + lateness <= wm:
@@ -333,6 +340,58 @@ class WindowOperator(_KeyedUdfOperator):
             contents = self._contents(w)
             if contents is not None:
                 self._emit(k, w, contents)
+
+    def _fire_bucket_fast(self, time: int, entries: list[tuple[Any, Any]]) -> None:
+        """The fast path's event-time timers of one timestamp, all at once: what ``_on_timer`` does for the
+        EventTimeTrigger — fire the windows ending at ``time``, clear those whose cleanup time it is."""
+        table = self._table
+        lateness = self.allowed_lateness
+        kind = self.contents
+        agg = self.aggregate_function
+        get_result = agg.get_result if agg is not None else None
+        fn = self.window_function
+        clear = fn.clear if fn._clear is not None else None
+        out: list[Any] = []
+        extend = out.extend
+        out_ts: list[int] = []
+        ctx = self.ctx
+        backend = self.keyed_backend
+        assert backend is not None
+        key = None
+        try:
+            for key, w in entries:
+                per_key = table.get(key)
+                if per_key is None:
+                    continue
+                max_ts = w[1] - 1
+                backend.current_key = key
+                ctx.key = key
+                ctx._window = w
+                if time == max_ts:
+                    stored = per_key.get(w, _MISSING)
+                    if stored is not _MISSING:
+                        if kind == "aggregate":
+                            contents = [get_result(stored)]  # type: ignore[misc]
+                        elif kind == "reduce":
+                            contents = [stored]
+                        else:
+                            contents = stored
+                        results = fn(key, w, ctx, contents)
+                        if results is not None:
+                            extend(results)
+                if len(out_ts) < len(out):
+                    out_ts.extend([max_ts] * (len(out) - len(out_ts)))
+                if time == max_ts + lateness:
+                    per_key.pop(w, None)
+                    if not per_key:
+                        del table[key]
+                    if clear is not None:
+                        clear(ctx)
+        except Exception as exc:
+            role = f"the window function of operator '{self.name}' (key {key!r:.60})"
+            raise self.user_error(exc, None, role=role) from exc
+        if out:
+            self._collector.add_timestamped(out, out_ts)
 
     # -- contents ------------------------------------------------------------------------------------
     def _contents(self, state_window: Any) -> Any:

@@ -1,0 +1,303 @@
+"""strom's event-time window benchmarks: W2 (1 s tumbling windows per key, sum and count) and W3 (10 s / 2 s sliding
+windows, count per key, then the maximum per window), with the peers' generator, checksums and plain-loop reference.
+
+    python benchmarks/windows.py                 # full run (N = 1M, 3 repeats), prints the tables
+    python benchmarks/windows.py --quick         # smoke run
+    python benchmarks/windows.py --write-docs    # ... and into docs/benchmarks.md (`make bench-windows`)
+
+The jobs are the peers' (``../shared/bench/peers/pf_w2.py`` / ``pf_w3.py``): ``from_sequence(0, N-1)`` with the
+peers' ``interleave`` (parallel sources advance event time together) → ``map(event)`` →
+``assign_timestamps_and_watermarks`` (bounded out-of-orderness 200 ms, the event's time) → ``key_by(key)`` → the
+windows → a sink folding the peers' checksum. Job time is measured inside the job (first source subtask open →
+last sink close, CLOCK_MONOTONIC); events/s = N / job time. The reference is ``ref.py``'s loop run in this process
+in the same run; checksums must equal the reference's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+from bench import DOCS, log, machine, md_table, text_table
+from jobs import JobRun, TimedMap, _execute, write_part
+from workloads import W2Checksum, event
+
+from strom import (
+    AggregateFunction,
+    Configuration,
+    ProcessWindowFunction,
+    Sink,
+    SinkWriter,
+    SinkWriterContext,
+    SlidingEventTimeWindows,
+    StreamExecutionEnvironment,
+    TumblingEventTimeWindows,
+    WatermarkStrategy,
+)
+
+SECTION_BEGIN = "<!-- window-benchmarks:begin -->"
+SECTION_END = "<!-- window-benchmarks:end -->"
+TARGET_RATIO = 0.5  # W2 p=1 ≥ 50 % of the plain-loop reference
+TARGET_SCALING = 1.6  # W2 p=2 ≥ 1.6 × p=1
+PEERS_W2 = [
+    ("plain Python loop (ref.py)", "1 process", "185 753"),
+    ("Bytewax 0.21.1", "1 worker / 2 processes", "22 379 / 40 118"),
+    ("PyFlink 2.3.0", "thread mode, p=1", "7 871"),
+    ("PySpark 4.3.0", "Structured Streaming, local[1]", "35 362"),
+]
+
+
+# ---- the reference (the peers' ref.py, verbatim in substance) ---------------------------------------------------
+def ref_w2(n: int) -> dict[str, int]:
+    acc: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
+    for i in range(n):
+        _, k, v, ts = event(i)
+        a = acc[(k, ts - ts % 1000)]
+        a[0] += v
+        a[1] += 1
+    ck = W2Checksum()
+    for (k, ws), (s, c) in acc.items():
+        ck.add(k, ws, s, c)
+    return ck.as_dict()
+
+
+def ref_w3(n: int) -> dict[str, int]:
+    cnt: dict[tuple[str, int], int] = defaultdict(int)
+    for i in range(n):
+        _, k, _, ts = event(i)
+        last = ts - ts % 2000
+        for j in range(5):
+            cnt[(k, last - j * 2000)] += 1
+    return w3_checksum(cnt)
+
+
+def w3_checksum(cnt: dict[tuple[str, int], int]) -> dict[str, int]:
+    import zlib
+
+    mx: dict[int, int] = defaultdict(int)
+    for (_, ws), c in cnt.items():
+        if c > mx[ws]:
+            mx[ws] = c
+    h = 0
+    for ws, m in mx.items():
+        h = (h + zlib.crc32(("%d|%d" % (ws, m)).encode())) & ((1 << 64) - 1)  # noqa: UP031 (the peers' format)
+    return {"windows": len(mx), "sum_max": sum(mx.values()), "hash": h}
+
+
+# ---- the jobs ---------------------------------------------------------------------------------------------------
+class SumCount(AggregateFunction):
+    def create_accumulator(self) -> tuple[int, int]:
+        return (0, 0)
+
+    def add(self, e: Any, acc: tuple[int, int]) -> tuple[int, int]:
+        return (acc[0] + e[2], acc[1] + 1)
+
+    def get_result(self, acc: tuple[int, int]) -> tuple[int, int]:
+        return acc
+
+    def merge(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        return (a[0] + b[0], a[1] + b[1])
+
+
+class Count(AggregateFunction):
+    def create_accumulator(self) -> int:
+        return 0
+
+    def add(self, e: Any, acc: int) -> int:
+        return acc + 1
+
+    def get_result(self, acc: int) -> int:
+        return acc
+
+    def merge(self, a: int, b: int) -> int:
+        return a + b
+
+
+class WithStart(ProcessWindowFunction):
+    def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        start = context.window().start
+        for r in elements:
+            yield (key, start, r)
+
+
+class _FoldWriter(SinkWriter[Any]):
+    def __init__(self, out_dir: str, subtask: int, workload: str) -> None:
+        self.out_dir, self.subtask, self.workload = out_dir, subtask, workload
+        self.w2 = W2Checksum()
+        self.w3: dict[tuple[str, int], int] = {}
+
+    def write(self, element: Any) -> None:
+        self.write_batch([element])
+
+    def write_batch(self, elements: list[Any]) -> None:
+        if self.workload == "w2":
+            add = self.w2.add
+            for k, ws, (s, c) in elements:
+                add(k, ws, s, c)
+        else:
+            self.w3.update(((k, ws), c) for k, ws, c in elements)
+
+    def close(self) -> None:
+        t = time.monotonic_ns()
+        part: dict[str, Any] = (
+            self.w2.as_dict() if self.workload == "w2" else {"w3": [[*k, c] for k, c in self.w3.items()]}
+        )
+        write_part(self.out_dir, "sink", {"t_close": t, "subtask": self.subtask, **part})
+
+
+class FoldSink(Sink[Any]):
+    """Folds the window results into the peers' checksum (W2) or keeps the per-key counts for the max (W3)."""
+
+    def __init__(self, out_dir: str, workload: str) -> None:
+        self.out_dir, self.workload = out_dir, workload
+
+    def create_writer(self, context: SinkWriterContext) -> SinkWriter[Any]:
+        return _FoldWriter(self.out_dir, context.subtask_index, self.workload)
+
+
+class Interleaved:
+    """The peers' ``interleave``: value ``s`` of range split ``j`` becomes index ``l * p + j``, then ``event``."""
+
+    def __init__(self, n: int, p: int) -> None:
+        self.n, self.p, self.per = n, p, n // p
+
+    def __call__(self, s: int) -> Any:
+        p, per = self.p, self.per
+        if p > 1 and s < per * p:
+            s = (s % per) * p + s // per
+        return event(s)
+
+
+def run(workload: str, n: int, p: int, out_dir: str, timeout_s: float) -> JobRun:
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"taskmanager.numberOfTaskSlots": 1}))
+    env.set_parallelism(p)
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(timedelta(milliseconds=200)).with_timestamp_assigner(
+        lambda e, ts: e[3]
+    )
+    keyed = (
+        env.from_sequence(0, n - 1)
+        .map(TimedMap(Interleaved(n, p), out_dir))
+        .assign_timestamps_and_watermarks(strategy)
+        .key_by(lambda e: e[1])
+    )
+    if workload == "w2":
+        windows = keyed.window(TumblingEventTimeWindows.of(timedelta(seconds=1))).aggregate(SumCount(), WithStart())
+    else:
+        windows = keyed.window(SlidingEventTimeWindows.of(timedelta(seconds=10), timedelta(seconds=2))).aggregate(
+            Count(), WithStart()
+        )
+    windows.sink_to(FoldSink(out_dir, workload))
+    return _execute(env, f"bench {workload.upper()} p={p}", out_dir, timeout_s)
+
+
+def job_checksum(workload: str, r: JobRun) -> dict[str, int]:
+    if workload == "w2":
+        return {k: v for k, v in r.result.items() if k in ("windows", "count", "sum", "hash")}
+    counts: dict[tuple[str, int], int] = {}
+    for part in r.sinks:
+        for k, ws, c in part["w3"]:
+            counts[(k, ws)] = c
+    return w3_checksum(counts)
+
+
+# ---- main -------------------------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--n", type=int)
+    ap.add_argument("--repeat", type=int)
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--write-docs", action="store_true")
+    a = ap.parse_args(argv)
+    n = a.n or (100_000 if a.quick else 1_000_000)
+    repeat = a.repeat or (1 if a.quick else 3)
+    rows: list[list[str]] = []
+    summary: dict[tuple[str, int], float] = {}
+    refs: dict[str, float] = {}
+    for workload in ("w2", "w3"):
+        t = time.perf_counter()
+        expected = ref_w2(n) if workload == "w2" else ref_w3(n)
+        refs[workload] = n / (time.perf_counter() - t)
+        log(f"{workload}: plain loop {refs[workload]:,.0f} ev/s")
+        rows.append([workload.upper(), "plain loop (ref.py)", f"{refs[workload]:,.0f}", "1.00", "—", "reference"])
+        for p in (1, 2):
+            rates, walls, ok = [], [], True
+            for _ in range(repeat):
+                with tempfile.TemporaryDirectory(prefix="strom-bench-") as out:
+                    r = run(workload, n, p, out, a.timeout)
+                    ok = ok and job_checksum(workload, r) == expected
+                rates.append(n / r.job_s)
+                walls.append(r.wall_s)
+                log(
+                    f"{workload} p={p}: {n / r.job_s:,.0f} ev/s (wall {r.wall_s:.1f} s) "
+                    f"checksum {'ok' if ok else 'DIFFERS'}"
+                )
+            med = statistics.median(rates)
+            summary[(workload, p)] = med
+            rows.append(
+                [
+                    workload.upper(),
+                    f"strom p={p}",
+                    f"{med:,.0f} ({min(rates):,.0f}–{max(rates):,.0f})",
+                    f"{med / refs[workload]:.2f}",
+                    f"{statistics.median(walls):.1f} s",
+                    "equal" if ok else "DIFFERENT",
+                ]
+            )
+    header = ["workload", "run", "events/s median (min–max)", "× plain loop", "wall", "checksum vs ref"]
+    print(text_table(header, rows))
+    w2_ratio = summary[("w2", 1)] / refs["w2"]
+    scaling = summary[("w2", 2)] / summary[("w2", 1)]
+    targets = [
+        ["W2 p=1 ≥ 50 % of the plain loop", f"{w2_ratio:.0%}", "met" if w2_ratio >= TARGET_RATIO else "not met"],
+        ["W2 p=2 ≥ 1.6 × p=1", f"{scaling:.2f} ×", "met" if scaling >= TARGET_SCALING else "not met"],
+    ]
+    print(text_table(["target", "measured", "status"], targets))
+    if a.write_docs:
+        m = machine()
+        section = "\n".join(
+            [
+                SECTION_BEGIN,
+                "## Event-time windows (W2, W3)",
+                "",
+                f"Run: {dt.date.today().isoformat()} · `python benchmarks/windows.py --write-docs`"
+                f" (`make bench-windows`) · N = {n:,} events · {repeat} runs each · machine: {m.get('cpu', '?')},"
+                f" Python {sys.version.split()[0]}",
+                "",
+                "W2 = 1 s tumbling event-time windows per key, bounded out-of-orderness 200 ms, sum and count (an"
+                " AggregateFunction with a ProcessWindowFunction adding the window start); W3 = 10 s / 2 s sliding"
+                " windows, count per key, the maximum per window folded in the sink. The generator, the job shape and"
+                " the checksums are the peers' (`../shared/bench/peers/`); the plain loop is `ref.py`'s, run in this"
+                " process in the same run. Events/s = N / in-job time (first source open → last sink close).",
+                "",
+                md_table(header, rows),
+                "",
+                "Peers on this machine (their RESULTS.md, W2): "
+                + "; ".join(f"{s} ({c}) {r}" for s, c, r in PEERS_W2)
+                + ".",
+                "",
+                md_table(["target (issue 5)", "measured", "status"], targets),
+                SECTION_END,
+            ]
+        )
+        text = DOCS.read_text()
+        i, j = text.find(SECTION_BEGIN), text.find(SECTION_END)
+        if i >= 0 and j > i:
+            text = text[:i] + section + text[j + len(SECTION_END) :]
+        else:
+            k = text.find("## Notes")
+            text = text[:k] + section + "\n\n" + text[k:] if k >= 0 else text.rstrip("\n") + "\n\n" + section + "\n"
+        DOCS.write_text(text)
+        log(f"wrote {DOCS}")
+
+
+if __name__ == "__main__":
+    main()
