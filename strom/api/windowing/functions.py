@@ -86,7 +86,7 @@ class ProcessWindowFunction(RichFunction, Generic[IN, OUT, KEY, W]):
     """``process(key, context, elements)`` with the window, times and per-window state in ``context``."""
 
     class Context(_WindowContext[Any]):
-        pass
+        """The window, times, per-window and global state, and side outputs of a firing (PyFlink's name)."""
 
     @abstractmethod
     def process(
@@ -101,7 +101,7 @@ class ProcessAllWindowFunction(RichFunction, Generic[IN, OUT, W]):
     """``process(context, elements)`` of a non-keyed window."""
 
     class Context(_WindowContext[Any]):
-        pass
+        """The window, times, state and side outputs of a non-keyed firing (PyFlink's name)."""
 
     @abstractmethod
     def process(self, context: ProcessAllWindowFunction.Context, elements: Iterable[IN]) -> Iterable[OUT] | None: ...

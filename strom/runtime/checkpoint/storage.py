@@ -129,7 +129,7 @@ def _remove_tree(uri: str, attempts: int = 3) -> None:
     try:
         fs.rm(path, recursive=True)
     except FileNotFoundError:
-        pass
+        return  # already gone: nothing to remove
     except OSError as e:
         if e.errno == errno.ENOTEMPTY and attempts > 1:
             # a task's asynchronous part still wrote into an aborted checkpoint: delete what it added

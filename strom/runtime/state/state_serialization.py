@@ -43,13 +43,18 @@ def _dumps(obj: Any) -> bytes:
         return cloudpickle.dumps(obj, protocol=5)  # type: ignore[no-any-return]
 
 
-def _find_unpicklable(obj: Any, depth: int) -> Any:
-    """The innermost part of ``obj`` that cannot be pickled, or ``_MISSING`` if ``obj`` pickles."""
+def _pickles(obj: Any) -> bool:
     try:
         _dumps(obj)
+    except Exception:  # any error of pickling means: this part cannot be pickled
+        return False
+    return True
+
+
+def _find_unpicklable(obj: Any, depth: int) -> Any:
+    """The innermost part of ``obj`` that cannot be pickled, or ``_MISSING`` if ``obj`` pickles."""
+    if _pickles(obj):
         return _MISSING
-    except Exception:
-        pass
     if depth < 32:
         children: Iterable[Any] = ()
         if isinstance(obj, dict):
