@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from operator_harness import OperatorHarness, Record, WatermarkOut
 
@@ -462,6 +462,9 @@ class _GeneralEventTimeTrigger(EventTimeTrigger):
 
 
 @settings(max_examples=60, deadline=None)
+@example(  # late elements within the lateness fire the window one by one, each seeing the pane so far
+    events=[("a", 0, 0)] * 7 + [("a", 1, 0)], watermarks=[0, 0, 999], sliding=False, lateness=700, contents="reduce"
+)
 @given(
     events=st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 50), st.integers(0, 5000)), max_size=80),
     watermarks=st.lists(st.integers(0, 6000), max_size=6),

@@ -284,7 +284,6 @@ class WindowOperator(_KeyedUdfOperator):
         cacheable = size % slide == 0
         cache: dict[int, list[TimeWindow]] = {}
         wm = self.current_watermark
-        fire_now: list[tuple[Any, TimeWindow]] = []
         v = None
         try:
             for v, t in zip(batch, timestamps, strict=True):
@@ -330,16 +329,15 @@ class WindowOperator(_KeyedUdfOperator):
                             if cleanup < LONG_MAX:
                                 timers.add(cleanup, k, w)
                     if max_ts <= wm:
-                        fire_now.append((k, w))  # EventTimeTrigger: a window behind the watermark fires at once
+                        # EventTimeTrigger: a window behind the watermark fires at once, before the next element
+                        backend.current_key = k
+                        contents = self._contents(w)
+                        if contents is not None:
+                            self._emit(k, w, contents)
                 if skipped and t + lateness <= wm:
                     self._late(v, t)
         except Exception as exc:
             raise self.user_error(self._explain(exc, v), batch, v) from exc
-        for k, w in fire_now:
-            backend.current_key = k
-            contents = self._contents(w)
-            if contents is not None:
-                self._emit(k, w, contents)
 
     def _fire_bucket_fast(self, time: int, entries: list[tuple[Any, Any]]) -> None:
         """The fast path's event-time timers of one timestamp, all at once: what ``_on_timer`` does for the
