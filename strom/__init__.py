@@ -9,6 +9,7 @@
     env.execute("word count")
 """
 
+from strom.api.broadcast_stream import BroadcastConnectedStream, BroadcastStream
 from strom.api.checkpoint import (
     CheckpointedFunction,
     CheckpointListener,
@@ -16,6 +17,18 @@ from strom.api.checkpoint import (
     FunctionSnapshotContext,
 )
 from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode, ExternalizedCheckpointRetention
+from strom.api.co_functions import (
+    BroadcastProcessFunction,
+    BroadcastState,
+    CoFlatMapFunction,
+    CoMapFunction,
+    CoProcessFunction,
+    KeyedBroadcastProcessFunction,
+    KeyedCoProcessFunction,
+    ProcessJoinFunction,
+    ReadOnlyBroadcastState,
+)
+from strom.api.connected_streams import ConnectedStreams
 from strom.api.datastream import DataStream, DataStreamSink, KeyedStream
 from strom.api.environment import StreamExecutionEnvironment
 from strom.api.eventtime import (
@@ -27,8 +40,11 @@ from strom.api.eventtime import (
     WatermarkStrategy,
 )
 from strom.api.functions import (
+    CoGroupFunction,
     FilterFunction,
+    FlatJoinFunction,
     FlatMapFunction,
+    JoinFunction,
     KeyedProcessFunction,
     KeySelector,
     MapFunction,
@@ -40,7 +56,9 @@ from strom.api.functions import (
     TimeDomain,
     TimerService,
 )
+from strom.api.interval_join import IntervalJoin, IntervalJoined
 from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult, TaskMetrics
+from strom.api.join import CoGroupedStreams, JoinedStreams
 from strom.api.output_tag import OutputTag
 from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.api.sink import Sink, SinkWriter, SinkWriterContext
@@ -110,13 +128,23 @@ __all__ = [
     "AllWindowedStream",
     "BatchSerializer",
     "BoundedOutOfOrdernessWatermarks",
+    "BroadcastConnectedStream",
+    "BroadcastProcessFunction",
+    "BroadcastState",
+    "BroadcastStream",
     "CheckpointConfig",
     "CheckpointError",
     "CheckpointListener",
     "CheckpointedFunction",
     "CheckpointingMode",
     "CloseableIterator",
+    "CoFlatMapFunction",
+    "CoGroupFunction",
+    "CoGroupedStreams",
+    "CoMapFunction",
+    "CoProcessFunction",
     "Configuration",
+    "ConnectedStreams",
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
     "CountEvictor",
@@ -134,18 +162,25 @@ __all__ = [
     "ExternalizedCheckpointRetention",
     "FileSink",
     "FilterFunction",
+    "FlatJoinFunction",
     "FlatMapFunction",
     "FunctionInitializationContext",
     "FunctionSnapshotContext",
     "GlobalWindow",
     "GlobalWindows",
+    "IntervalJoin",
+    "IntervalJoined",
     "InvalidProgramError",
     "JobClient",
     "JobExecutionError",
     "JobExecutionResult",
     "JobStatus",
+    "JoinFunction",
+    "JoinedStreams",
     "JsonLinesEncoder",
     "KeySelector",
+    "KeyedBroadcastProcessFunction",
+    "KeyedCoProcessFunction",
     "KeyedProcessFunction",
     "KeyedStream",
     "ListState",
@@ -157,10 +192,12 @@ __all__ = [
     "PickleBatchSerializer",
     "ProcessAllWindowFunction",
     "ProcessFunction",
+    "ProcessJoinFunction",
     "ProcessWindowFunction",
     "ProcessingTimeSessionWindows",
     "ProcessingTimeTrigger",
     "PurgingTrigger",
+    "ReadOnlyBroadcastState",
     "ReduceFunction",
     "ReducingState",
     "ReducingStateDescriptor",

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from strom.api.aggregations import ComparableAggregator, SumAggregator
+from strom.api.broadcast_stream import BroadcastConnectedStream, BroadcastStream
+from strom.api.connected_streams import ConnectedStreams
 from strom.api.eventtime import WatermarkStrategy
 from strom.api.functions import (
     FilterFunction,
@@ -23,9 +25,11 @@ from strom.api.functions import (
     ReduceFunction,
     SinkFunction,
 )
+from strom.api.join import CoGroupedStreams, JoinedStreams
 from strom.api.output_tag import OutputTag
 from strom.api.serialization import BatchSerializer
 from strom.api.sink import Sink
+from strom.api.state import MapStateDescriptor
 from strom.api.transformations import (
     OneInputTransformation,
     PartitionTransformation,
@@ -63,6 +67,7 @@ from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWater
 
 if TYPE_CHECKING:
     from strom.api.environment import StreamExecutionEnvironment
+    from strom.api.interval_join import IntervalJoin
     from strom.api.job_client import CloseableIterator
 
 __all__ = ["DataStream", "DataStreamSink", "KeyedStream"]
@@ -190,6 +195,16 @@ class DataStream(Generic[T]):
                 raise InvalidProgramError("union() expects streams of the same environment; got another one")
         return DataStream(self._env, UnionTransformation([self._transformation, *(s._transformation for s in streams)]))
 
+    def join(self, other: DataStream[Any]) -> JoinedStreams[T, Any]:
+        """A window join with ``other``: ``.where(key).equal_to(other_key).window(assigner).apply(join_function)``
+        pairs the elements of both streams with equal keys in the same window (Flink's ``JoinedStreams``)."""
+        return JoinedStreams(self, other)
+
+    def co_group(self, other: DataStream[Any]) -> CoGroupedStreams[T, Any]:
+        """A window co-group with ``other``: ``.where(key).equal_to(other_key).window(assigner).apply(fn)`` calls
+        ``fn(first, second)`` with both sides of each key and window (Flink's ``CoGroupedStreams``)."""
+        return CoGroupedStreams(self, other)
+
     # -- partitioning ------------------------------------------------------------------------------
     def _partition(self, partitioner: StreamPartitioner) -> DataStream[T]:
         return DataStream(self._env, PartitionTransformation(self._transformation, partitioner))
@@ -206,8 +221,40 @@ class DataStream(Generic[T]):
     def shuffle(self) -> DataStream[T]:
         return self._partition(ShufflePartitioner())
 
-    def broadcast(self) -> DataStream[T]:
-        return self._partition(BroadcastPartitioner())
+    @overload
+    def broadcast(self) -> DataStream[T]: ...
+
+    @overload
+    def broadcast(self, *descriptors: MapStateDescriptor) -> BroadcastStream[T]: ...
+
+    def broadcast(self, *descriptors: MapStateDescriptor) -> DataStream[T] | BroadcastStream[T]:
+        """Send every record to every instance of the next operator. With ``MapStateDescriptor`` s: a
+        :class:`BroadcastStream` for the broadcast state pattern, to ``connect`` a stream with."""
+        partitioned = PartitionTransformation(self._transformation, BroadcastPartitioner())
+        if descriptors:
+            return BroadcastStream(self._env, partitioned, descriptors)
+        return DataStream(self._env, partitioned)
+
+    @overload
+    def connect(self, other: BroadcastStream[Any]) -> BroadcastConnectedStream[T, Any]: ...
+
+    @overload
+    def connect(self, other: DataStream[Any]) -> ConnectedStreams[T, Any]: ...
+
+    def connect(self, other: DataStream[Any] | BroadcastStream[Any]) -> Any:
+        """Two streams into one operator that knows which input each element came from: co-map, co-flat-map,
+        co-process; or, with a :class:`BroadcastStream`, the broadcast state pattern."""
+        if isinstance(other, BroadcastStream):
+            if other.get_execution_environment() is not self._env:
+                raise InvalidProgramError("connect() expects streams of the same environment; got another one")
+            return BroadcastConnectedStream(self, other)
+        if not isinstance(other, DataStream):
+            raise InvalidProgramError(
+                f"connect() expects a DataStream or a BroadcastStream; got a {type(other).__name__}"
+            )
+        if other._env is not self._env:
+            raise InvalidProgramError("connect() expects streams of the same environment; got another one")
+        return ConnectedStreams(self, other)
 
     def partition_custom(
         self, partitioner: Callable[[Any, int], int], key_selector: KeySelector[T, Any] | Callable[[T], Any]
@@ -301,6 +348,14 @@ class KeyedStream(DataStream[T], Generic[T, K]):
         """Windows of ``size`` records per key; with ``slide``, one every ``slide`` records (Flink's rules:
         a purging count trigger on global windows, or a count evictor with a count trigger)."""
         return _count_window(self.window(GlobalWindows.create()), size, slide)
+
+    def interval_join(self, other: KeyedStream[Any, K]) -> IntervalJoin[T, Any, K]:
+        """Join with the keyed stream ``other`` over a time interval: ``.between(lower, upper).process(fn)``
+        pairs elements of equal keys with ``this.ts + lower <= other.ts <= this.ts + upper`` (Flink's
+        ``KeyedStream.intervalJoin``; event time only)."""
+        from strom.api.interval_join import IntervalJoin
+
+        return IntervalJoin(self, other)
 
 
 def _null_key(value: Any) -> int:

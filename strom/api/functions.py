@@ -33,9 +33,12 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "CoGroupFunction",
     "FilterFunction",
+    "FlatJoinFunction",
     "FlatMapFunction",
     "Function",
+    "JoinFunction",
     "KeySelector",
     "KeyedProcessFunction",
     "MapFunction",
@@ -49,6 +52,8 @@ __all__ = [
 ]
 
 IN = TypeVar("IN")
+IN1 = TypeVar("IN1")
+IN2 = TypeVar("IN2")
 OUT = TypeVar("OUT")
 K = TypeVar("K")
 
@@ -269,3 +274,27 @@ def open_function(fn: object, ctx: RuntimeContext) -> None:
 def close_function(fn: object) -> None:
     if isinstance(fn, RichFunction):
         fn.close()
+
+
+# --- two-input functions of the window join and co-group (Flink's ``JoinFunction``, ``CoGroupFunction``) --------
+class JoinFunction(RichFunction, Generic[IN1, IN2, OUT]):
+    """``join(first, second)``: one output for each pair of a window join (an element of the first input and
+    one of the second with equal keys in the same window)."""
+
+    @abstractmethod
+    def join(self, first: IN1, second: IN2) -> OUT: ...
+
+
+class FlatJoinFunction(RichFunction, Generic[IN1, IN2, OUT]):
+    """``join(first, second)``: zero or more outputs for each pair of a window join; return or yield them."""
+
+    @abstractmethod
+    def join(self, first: IN1, second: IN2) -> Iterable[OUT] | None: ...
+
+
+class CoGroupFunction(RichFunction, Generic[IN1, IN2, OUT]):
+    """``co_group(first, second)``: all elements of one key and window, per input (either may be empty); return
+    or yield the outputs. Unlike a join it sees a side that has no partner (outer joins, per-side counts)."""
+
+    @abstractmethod
+    def co_group(self, first: Iterable[IN1], second: Iterable[IN2]) -> Iterable[OUT] | None: ...

@@ -22,6 +22,7 @@ __all__ = [
     "SinkTransformation",
     "SourceTransformation",
     "Transformation",
+    "TwoInputTransformation",
     "UnionTransformation",
 ]
 
@@ -79,6 +80,15 @@ class SourceTransformation(Transformation):
 class OneInputTransformation(Transformation):
     def __init__(self, name: str, input: Transformation, operator: StreamOperator) -> None:
         super().__init__(name, [input])
+        self.operator = operator
+
+
+class TwoInputTransformation(Transformation):
+    """An operator with two inputs (``connect``, broadcast, interval join): records of ``input1`` reach its
+    ``process_batch1``, of ``input2`` its ``process_batch2``; the edges carry type numbers 1 and 2."""
+
+    def __init__(self, name: str, input1: Transformation, input2: Transformation, operator: StreamOperator) -> None:
+        super().__init__(name, [input1, input2])
         self.operator = operator
 
 

@@ -63,6 +63,8 @@ class JobEdge:
     distribution_pattern: str
     source_node_id: int
     target_node_id: int
+    #: which input of a two-input head operator this edge feeds (1 or 2); 0: one input
+    type_number: int = 0
 
     @property
     def ship_strategy(self) -> str:
@@ -196,6 +198,7 @@ class StreamingJobGraphGenerator:
                 distribution_pattern=DistributionPattern.POINTWISE if pointwise else DistributionPattern.ALL_TO_ALL,
                 source_node_id=e.source_id,
                 target_node_id=e.target_id,
+                type_number=e.type_number,
             )
             vertices[je.source_vertex_id].outputs.append(je)
             vertices[je.target_vertex_id].inputs.append(je)

@@ -18,6 +18,7 @@ from strom.api.transformations import (
     SinkTransformation,
     SourceTransformation,
     Transformation,
+    TwoInputTransformation,
     UnionTransformation,
 )
 from strom.exceptions import InvalidProgramError
@@ -60,7 +61,7 @@ class StreamEdge:
     source_id: int
     target_id: int
     partitioner: StreamPartitioner
-    #: position among the target's inputs (for later two-input operators)
+    #: which input of a two-input target the edge feeds (1 or 2, Flink's typeNumber); 0: a one-input target
     type_number: int = 0
     #: the side output this edge carries (``OutputTag.tag_id``); ``None``: the main output
     output_tag: str | None = None
@@ -77,7 +78,12 @@ class StreamGraph:
         return [n for n in self.nodes.values() if n.is_source]
 
     def add_edge(
-        self, source_id: int, target_id: int, partitioner: StreamPartitioner | None, output_tag: str | None = None
+        self,
+        source_id: int,
+        target_id: int,
+        partitioner: StreamPartitioner | None,
+        output_tag: str | None = None,
+        type_number: int = 0,
     ) -> None:
         up, down = self.nodes[source_id], self.nodes[target_id]
         if partitioner is None:
@@ -89,7 +95,13 @@ class StreamGraph:
             )
         if isinstance(partitioner, KeyGroupStreamPartitioner):
             partitioner.max_parallelism = down.max_parallelism
-        edge = StreamEdge(source_id=source_id, target_id=target_id, partitioner=partitioner, output_tag=output_tag)
+        edge = StreamEdge(
+            source_id=source_id,
+            target_id=target_id,
+            partitioner=partitioner,
+            output_tag=output_tag,
+            type_number=type_number,
+        )
         up.out_edges.append(edge)
         down.in_edges.append(edge)
 
@@ -110,8 +122,8 @@ class StreamGraph:
             }
             if n.in_edges:
                 entry["predecessors"] = [
-                    {"id": e.source_id, "ship_strategy": e.partitioner.ship_strategy, "side": "second"}
-                    for e in n.in_edges
+                    {"id": e.source_id, "ship_strategy": e.partitioner.ship_strategy, "side": _side(i)}
+                    for i, e in enumerate(n.in_edges)
                 ]
             nodes.append(entry)
         return json.dumps({"nodes": nodes}, indent=2)
@@ -159,10 +171,11 @@ class StreamGraphGenerator:
         elif isinstance(t, UnionTransformation):
             result = [x for inp in t.inputs for x in self._transform(inp)]
         else:
-            inputs = [x for inp in t.inputs for x in self._transform(inp)]
+            two_inputs = isinstance(t, TwoInputTransformation)
+            inputs = [(i + 1 if two_inputs else 0, x) for i, inp in enumerate(t.inputs) for x in self._transform(inp)]
             node = self._add_node(t)
-            for up_id, partitioner, tag in inputs:
-                self._graph.add_edge(up_id, node.id, partitioner, tag)
+            for type_number, (up_id, partitioner, tag) in inputs:
+                self._graph.add_edge(up_id, node.id, partitioner, tag, type_number)
             result = [(node.id, None, None)]
         self._done[t.id] = result
         return result
@@ -204,6 +217,11 @@ class StreamGraphGenerator:
 
     def _input_nodes(self, t: Transformation) -> list[int]:
         return [node_id for inp in t.inputs for node_id, _, _ in self._transform(inp)]
+
+
+def _side(input_index: int) -> str:
+    """Flink's JSONGenerator: the first input edge of a node is its "first" side, the others "second"."""
+    return "first" if input_index == 0 else "second"
 
 
 def _copy_partitioner(p: StreamPartitioner) -> StreamPartitioner:

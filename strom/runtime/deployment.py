@@ -42,6 +42,7 @@ class InputGateDeploymentDescriptor:
     result_id: str
     channels: tuple[InputChannelDeploymentDescriptor, ...]
     serialized_serializer: bytes
+    type_number: int = 0  # the input of a two-input task it feeds (1 or 2); 0: one input
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

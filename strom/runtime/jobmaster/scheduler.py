@@ -122,6 +122,7 @@ class DefaultScheduler:
                     result_id=result_id,
                     channels=tuple(descriptors),
                     serialized_serializer=cloudpickle.dumps(in_edge.serializer, protocol=5),
+                    type_number=in_edge.type_number,
                 )
             )
         return TaskDeploymentDescriptor(

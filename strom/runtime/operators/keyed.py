@@ -29,7 +29,14 @@ from strom.runtime.state.key_groups import stable_hash
 from strom.runtime.state.state_backend import create_keyed_state_backend
 from strom.runtime.streamrecord import TimestampedBatch
 
-__all__ = ["KeyedProcessOperator", "StreamGroupedReduce", "key_selector_callable"]
+__all__ = [
+    "KeyedProcessContext",
+    "KeyedProcessOperator",
+    "StreamGroupedReduce",
+    "UserTimerService",
+    "check_timer_time",
+    "key_selector_callable",
+]
 
 
 def key_selector_callable(selector: object) -> Callable[[Any], Any]:
@@ -103,7 +110,7 @@ class StreamGroupedReduce(_KeyedUdfOperator):
 _MISSING = object()
 
 
-class _KeyedTimerService(TimerService):
+class UserTimerService(TimerService):
     """The user's view of the operator's ``user-timers``: timers of the current key (void namespace)."""
 
     __slots__ = ("_service",)
@@ -118,19 +125,19 @@ class _KeyedTimerService(TimerService):
         return self._service.current_watermark
 
     def register_processing_time_timer(self, timestamp: int) -> None:
-        self._service.register_processing_time_timer(None, _check_time(timestamp))
+        self._service.register_processing_time_timer(None, check_timer_time(timestamp))
 
     def register_event_time_timer(self, timestamp: int) -> None:
-        self._service.register_event_time_timer(None, _check_time(timestamp))
+        self._service.register_event_time_timer(None, check_timer_time(timestamp))
 
     def delete_processing_time_timer(self, timestamp: int) -> None:
-        self._service.delete_processing_time_timer(None, _check_time(timestamp))
+        self._service.delete_processing_time_timer(None, check_timer_time(timestamp))
 
     def delete_event_time_timer(self, timestamp: int) -> None:
-        self._service.delete_event_time_timer(None, _check_time(timestamp))
+        self._service.delete_event_time_timer(None, check_timer_time(timestamp))
 
 
-def _check_time(timestamp: Any) -> int:
+def check_timer_time(timestamp: Any) -> int:
     if isinstance(timestamp, bool) or not isinstance(timestamp, int):
         raise InvalidProgramError(
             f"expected a timer time as an int of milliseconds; got {timestamp!r} ({type(timestamp).__name__}); "
@@ -139,7 +146,7 @@ def _check_time(timestamp: Any) -> int:
     return timestamp
 
 
-class _KeyedContext(KeyedProcessFunction.OnTimerContext):
+class KeyedProcessContext(KeyedProcessFunction.OnTimerContext):
     __slots__ = ("collector", "current_timestamp", "domain", "key", "service")
 
     def __init__(self, collector: TimestampedCollector, service: TimerService) -> None:
@@ -172,11 +179,11 @@ class KeyedProcessOperator(_KeyedUdfOperator):
         on_timer = getattr(fn, "on_timer", None)
         self._on_timer: Callable[..., Any] | None = on_timer if callable(on_timer) else None
         self._collector = TimestampedCollector()
-        self._ctx: _KeyedContext | None = None
+        self._ctx: KeyedProcessContext | None = None
 
     def open(self) -> None:
         service = self.get_internal_timer_service("user-timers", self)
-        self._ctx = _KeyedContext(self._collector, _KeyedTimerService(service))
+        self._ctx = KeyedProcessContext(self._collector, UserTimerService(service))
         super().open()
 
     def process_batch(self, batch: list[Any]) -> None:

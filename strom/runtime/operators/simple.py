@@ -35,7 +35,15 @@ if TYPE_CHECKING:
     from strom.api.output_tag import OutputTag
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
 
-__all__ = ["AbstractUdfStreamOperator", "ProcessOperator", "StreamFilter", "StreamFlatMap", "StreamMap"]
+__all__ = [
+    "AbstractUdfStreamOperator",
+    "NonKeyedTimerService",
+    "ProcessContext",
+    "ProcessOperator",
+    "StreamFilter",
+    "StreamFlatMap",
+    "StreamMap",
+]
 
 
 class AbstractUdfStreamOperator(StreamOperator):
@@ -183,7 +191,7 @@ class StreamFlatMap(AbstractUdfStreamOperator):
             self.output.emit(out)
 
 
-class _NonKeyedTimerService(TimerService):
+class NonKeyedTimerService(TimerService):
     """Times without timers: a non-keyed stream has no key to scope a timer to (as Flink's ProcessOperator)."""
 
     __slots__ = ("_operator", "_pts")
@@ -217,7 +225,7 @@ class _NonKeyedTimerService(TimerService):
         raise self._no_timers()
 
 
-class _ProcessContext(ProcessFunction.Context):
+class ProcessContext(ProcessFunction.Context):
     __slots__ = ("collector", "current_timestamp", "service")
 
     def __init__(self, collector: TimestampedCollector, service: TimerService) -> None:
@@ -240,12 +248,12 @@ class ProcessOperator(AbstractUdfStreamOperator):
         super().__init__(fn)
         self._fn: Callable[..., Any] = as_callable(fn, ProcessFunction, "process_element", "process()")
         self._collector = TimestampedCollector()
-        self._ctx: _ProcessContext | None = None
+        self._ctx: ProcessContext | None = None
 
     def open(self) -> None:
         assert self.runtime_context is not None
-        service = _NonKeyedTimerService(self, self.runtime_context.processing_time_service)
-        self._ctx = _ProcessContext(self._collector, service)
+        service = NonKeyedTimerService(self, self.runtime_context.processing_time_service)
+        self._ctx = ProcessContext(self._collector, service)
         super().open()
 
     def process_batch(self, batch: list[Any]) -> None:

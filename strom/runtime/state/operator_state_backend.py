@@ -1,4 +1,5 @@
-"""Non-keyed operator state (Flink's ``DefaultOperatorStateBackend``): list state per subtask.
+"""Non-keyed operator state (Flink's ``DefaultOperatorStateBackend``): list state and broadcast state per
+subtask.
 
 Each state is a list of elements and has a redistribution mode, used when the job restores with another
 parallelism (Flink's ``RoundRobinOperatorStateRepartitioner``):
@@ -8,6 +9,10 @@ parallelism (Flink's ``RoundRobinOperatorStateRepartitioner``):
   ``parallelism`` contiguous chunks of near-equal size (the first chunks one element longer) and subtask
   ``i`` gets chunk ``i``;
 * ``UNION`` (``get_union_list_state``): every subtask gets the elements of all old subtasks.
+
+Broadcast state (``get_broadcast_state``, the broadcast state pattern) is a map every subtask holds the same
+copy of; on restore subtask ``i`` takes old subtask ``i % old_parallelism``'s copy (Flink's
+``RoundRobinOperatorStateRepartitioner`` for ``BROADCAST``).
 
     >>> backend = OperatorStateBackend()
     >>> backend.get_list_state(ListStateDescriptor("offsets")).update([1, 2, 3, 4, 5])
@@ -20,14 +25,15 @@ parallelism (Flink's ``RoundRobinOperatorStateRepartitioner``):
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from strom.api.state import ListState, ListStateDescriptor
+from strom.api.co_functions import BroadcastState
+from strom.api.state import ListState, ListStateDescriptor, MapStateDescriptor
 from strom.exceptions import CheckpointError, InvalidProgramError
 from strom.runtime.state.state_serialization import dump_state, load_state
 
-__all__ = ["OperatorListState", "OperatorStateBackend", "OperatorStateMode", "redistribute"]
+__all__ = ["HeapBroadcastState", "OperatorListState", "OperatorStateBackend", "OperatorStateMode", "redistribute"]
 
 _FORMAT_VERSION = 1
 
@@ -68,12 +74,70 @@ class OperatorListState(ListState[Any]):
         self.elements = []
 
 
+class HeapBroadcastState(BroadcastState):
+    """One broadcast state of this subtask: a dict."""
+
+    __slots__ = ("entries", "name")
+
+    def __init__(self, name: str, entries: dict[Any, Any] | None = None) -> None:
+        self.name = name
+        self.entries: dict[Any, Any] = entries if entries is not None else {}
+
+    def get(self, key: Any) -> Any:
+        return self.entries.get(key)
+
+    def contains(self, key: Any) -> bool:
+        return key in self.entries
+
+    def keys(self) -> list[Any]:
+        return list(self.entries)
+
+    def values(self) -> list[Any]:
+        return list(self.entries.values())
+
+    def items(self) -> list[tuple[Any, Any]]:
+        return list(self.entries.items())
+
+    def is_empty(self) -> bool:
+        return not self.entries
+
+    def put(self, key: Any, value: Any) -> None:
+        self.entries[key] = value
+
+    def put_all(self, entries: Mapping[Any, Any]) -> None:
+        self.entries.update(entries)
+
+    def remove(self, key: Any) -> None:
+        self.entries.pop(key, None)
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+
 class OperatorStateBackend:
     """The operator states of one operator of one subtask, registered by name."""
 
     def __init__(self) -> None:
         self._states: dict[str, OperatorListState] = {}
         self._registered: set[str] = set()
+        self._broadcast: dict[str, HeapBroadcastState] = {}
+
+    def get_broadcast_state(self, descriptor: MapStateDescriptor) -> HeapBroadcastState:
+        """The broadcast state ``descriptor`` names (created, or restored, on first use)."""
+        if not isinstance(descriptor, MapStateDescriptor):
+            raise InvalidProgramError(
+                f"broadcast state is map state; expected a MapStateDescriptor; got a {type(descriptor).__name__}; "
+                "hint: broadcast(MapStateDescriptor('rules'))"
+            )
+        if descriptor.name in self._states:
+            raise InvalidProgramError(
+                f"operator state '{descriptor.name}' is list state; got a broadcast state of the same name; "
+                "hint: use distinct state names"
+            )
+        state = self._broadcast.get(descriptor.name)
+        if state is None:
+            state = self._broadcast[descriptor.name] = HeapBroadcastState(descriptor.name)
+        return state
 
     def get_list_state(self, descriptor: ListStateDescriptor) -> ListState[Any]:
         """List state redistributed in even chunks on rescaling (Flink's ``getListState``)."""
@@ -84,7 +148,7 @@ class OperatorStateBackend:
         return self._get(descriptor, OperatorStateMode.UNION)
 
     def get_registered_state_names(self) -> set[str]:
-        return set(self._states)
+        return set(self._states) | set(self._broadcast)
 
     def _get(self, descriptor: ListStateDescriptor, mode: OperatorStateMode) -> OperatorListState:
         if not isinstance(descriptor, ListStateDescriptor):
@@ -96,6 +160,11 @@ class OperatorStateBackend:
             raise InvalidProgramError(
                 f"operator state '{descriptor.name}' cannot have a time-to-live; got a descriptor with TTL; "
                 "hint: TTL applies to keyed state only"
+            )
+        if descriptor.name in self._broadcast:
+            raise InvalidProgramError(
+                f"operator state '{descriptor.name}' is a broadcast state; got list state of the same name; "
+                "hint: use distinct state names"
             )
         state = self._states.get(descriptor.name)
         if state is None:
@@ -112,10 +181,12 @@ class OperatorStateBackend:
 
     def snapshot(self) -> bytes | None:
         """All states of this subtask as bytes (``None`` when none was registered or restored)."""
-        if not self._states:
+        if not self._states and not self._broadcast:
             return None
         states = {name: (s.mode.value, list(s.elements)) for name, s in sorted(self._states.items())}
-        return dump_state({"version": _FORMAT_VERSION, "states": states}, states, "operator state")
+        broadcast = {name: dict(b.entries) for name, b in sorted(self._broadcast.items())}
+        payload = {"version": _FORMAT_VERSION, "states": states, "broadcast": broadcast}
+        return dump_state(payload, {**states, **broadcast}, "operator state")
 
     def restore(self, old_blobs: Sequence[bytes | None], *, subtask_index: int, parallelism: int) -> None:
         """Take this subtask's share of the snapshots of *all* old subtasks (in old subtask order).
@@ -127,6 +198,7 @@ class OperatorStateBackend:
                 f"{subtask_index} and parallelism {parallelism}; hint: this is a bug in the caller"
             )
         per_name: dict[str, tuple[OperatorStateMode, list[list[Any]]]] = {}
+        broadcast: dict[str, list[dict[Any, Any] | None]] = {}
         for old_index, blob in enumerate(old_blobs):
             if not blob:
                 continue
@@ -145,6 +217,14 @@ class OperatorStateBackend:
                         f"and {mode.value}; hint: the checkpoint is inconsistent"
                     )
                 known[1][old_index] = elements
+            for name, entries in payload.get("broadcast", {}).items():
+                broadcast.setdefault(name, [None] * len(old_blobs))[old_index] = entries
+        for name, copies in broadcast.items():
+            # every old subtask held the same copy; subtask i takes old subtask i % old_parallelism's
+            entries = copies[subtask_index % len(copies)]
+            if entries is None:
+                entries = next(c for c in copies if c is not None)
+            self.get_broadcast_state(MapStateDescriptor(name)).entries.update(entries)
         for name, (mode, lists) in per_name.items():
             share = redistribute(lists, mode, subtask_index=subtask_index, parallelism=parallelism)
             state = self._states.get(name)

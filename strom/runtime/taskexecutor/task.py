@@ -31,10 +31,11 @@ from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.network.record_writer import RecordWriter
 from strom.runtime.network.result_partition import ResultPartition
 from strom.runtime.operators.base import OperatorEventGateway, StreamOperator, TaskInfo
+from strom.runtime.operators.two_input import TwoInputStreamOperator
 from strom.runtime.tasks.mailbox import TaskMailbox
 from strom.runtime.tasks.operator_chain import OperatorChain
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
-from strom.runtime.tasks.stream_task import OneInputStreamTask, SourceStreamTask, StreamTask
+from strom.runtime.tasks.stream_task import OneInputStreamTask, SourceStreamTask, StreamTask, TwoInputStreamTask
 from strom.runtime.tasks.subtask_checkpoint_coordinator import (
     ChannelState,
     CheckpointResponder,
@@ -260,11 +261,13 @@ class Task:
             return SourceStreamTask(chain, self.mailbox, **common)
         gate = InputGate(0, self.mailbox.signal_input_available, floating_buffers=floating)
         channels: list[InputChannel] = []
+        channel_inputs: list[int] = []  # which input of a two-input head each channel feeds
         cm = self.connection_manager
         for gd in tdd.input_gates:
             serializer = cloudpickle.loads(gd.serialized_serializer)
             for cd in gd.channels:
                 idx = len(channels)
+                channel_inputs.append(max(gd.type_number - 1, 0))
                 if cd.producer_tm_id == self.tm_id:
                     channels.append(
                         LocalInputChannel(gate, idx, cd.partition_id, cd.subpartition_index, self.partition_manager)
@@ -288,6 +291,8 @@ class Task:
         self.metrics.gate = gate
         gate.request_partitions()
         exactly_once = tdd.checkpointing.exactly_once if tdd.checkpointing is not None else True
+        if isinstance(head, TwoInputStreamOperator):
+            return TwoInputStreamTask(chain, self.mailbox, gate, channel_inputs, exactly_once=exactly_once, **common)
         return OneInputStreamTask(chain, self.mailbox, gate, exactly_once=exactly_once, **common)
 
     # -- state restore (task thread, INITIALIZING) ----------------------------------------------------

@@ -7,7 +7,8 @@ other threads (checkpoint triggers and notifications, at ``MAX_PRIORITY``) and d
 (timers, periodic watermarks) run between two units, on the task thread.
 
 Event time: a one-input task merges the watermarks and watermark statuses of its input channels in a
-:class:`StatusWatermarkValve` and hands the head operator what the valve lets through. A source task sends
+:class:`StatusWatermarkValve` and hands the head operator what the valve lets through; a two-input task keeps
+one valve per input and the head operator combines the two (Flink's ``StreamTwoInputProcessor``). A source task sends
 ``MAX_WATERMARK`` at the end of its input (Flink's ``advanceToEndOfEventTime``), so every event-time window
 and timer downstream fires before the end of data.
 
@@ -55,7 +56,7 @@ from strom.runtime.tasks.operator_chain import OperatorChain
 from strom.runtime.tasks.subtask_checkpoint_coordinator import ChannelState, SubtaskCheckpointCoordinator
 from strom.runtime.watermark.status_watermark_valve import StatusWatermarkValve, WatermarkStatus
 
-__all__ = ["OneInputStreamTask", "SourceStreamTask", "StreamTask"]
+__all__ = ["OneInputStreamTask", "SourceStreamTask", "StreamTask", "TwoInputStreamTask"]
 
 _IDLE_WAIT = 1.0
 _END_OF_DATA = EndOfData()
@@ -398,3 +399,64 @@ class OneInputStreamTask(StreamTask):
     def _forget_barriers(self, up_to: int) -> None:
         for cid in [c for c in self._barriers if c <= up_to]:
             del self._barriers[cid]
+
+
+class TwoInputStreamTask(OneInputStreamTask):
+    """Heads a :class:`~strom.runtime.operators.two_input.TwoInputStreamOperator` (Flink's
+    ``TwoInputStreamTask``): one gate over the channels of both inputs — so barrier alignment, end of data and
+    unaligned channel state span both, as Flink's checkpointed input gates do — with ``channel_inputs[c]``
+    (0 or 1) telling which input channel ``c`` feeds. Each input merges its channels' watermarks in a valve of
+    its own."""
+
+    def __init__(
+        self, chain: OperatorChain, mailbox: TaskMailbox, gate: InputGate, channel_inputs: list[int], **kwargs: Any
+    ) -> None:
+        super().__init__(chain, mailbox, gate, **kwargs)
+        if len(channel_inputs) != len(gate.channels) or set(channel_inputs) - {0, 1}:
+            raise ValueError(
+                f"expected input 0 or 1 for each of the {len(gate.channels)} channels; got {channel_inputs}"
+            )
+        head: Any = chain.head
+        self._batch_handlers = (head.process_batch1, head.process_batch2)
+        self._watermark_handlers = (head.process_watermark1, head.process_watermark2)
+        self._status_handlers = (head.process_watermark_status1, head.process_watermark_status2)
+        self._channel_inputs = channel_inputs
+        # each channel's index within its input, and one valve per input
+        counts = [0, 0]
+        self._local_index: list[int] = []
+        for i in channel_inputs:
+            self._local_index.append(counts[i])
+            counts[i] += 1
+        self.valves = (StatusWatermarkValve(max(counts[0], 1)), StatusWatermarkValve(max(counts[1], 1)))
+
+    def recover_input(self, inputs: dict[int, list[bytes]]) -> None:
+        for channel in sorted(inputs):
+            handler = self._batch_handlers[self._channel_inputs[channel]]
+            for blob in inputs[channel]:
+                handler(pickle.loads(blob))
+
+    def process_input(self) -> InputStatus:
+        polled: Any = self.gate.poll_next()
+        if polled is None:
+            return InputStatus.END_OF_INPUT if self.gate.is_finished() else InputStatus.NOTHING_AVAILABLE
+        channel, buf = polled
+        if isinstance(buf, list):
+            if self._recording and channel in self._recording:
+                self._record(channel, buf)
+            self._batch_handlers[self._channel_inputs[channel]](buf)
+            return InputStatus.MORE_AVAILABLE
+        if isinstance(buf, WatermarkEvent | WatermarkStatusEvent):
+            i = self._channel_inputs[channel]
+            valve = self.valves[i]
+            if isinstance(buf, WatermarkEvent):
+                outputs = valve.input_watermark(Watermark(buf.timestamp), self._local_index[channel])
+            else:
+                status = WatermarkStatus.IDLE if buf.idle else WatermarkStatus.ACTIVE
+                outputs = valve.input_watermark_status(status, self._local_index[channel])
+            for out in outputs:
+                if isinstance(out, Watermark):
+                    self._watermark_handlers[i](out.timestamp)
+                else:
+                    self._status_handlers[i](out.is_idle())
+            return InputStatus.MORE_AVAILABLE
+        return self._process_event(channel, buf)

@@ -119,3 +119,32 @@ class OperatorHarness:
 
     def side_output(self, tag_id: str) -> list[Record]:
         return self.output.side.pop(tag_id, [])
+
+
+class TwoInputOperatorHarness(OperatorHarness):
+    """Flink's ``KeyedTwoInputStreamOperatorTestHarness``: records and watermarks per input."""
+
+    def process_element1(self, value: Any, timestamp: int | None = None) -> None:
+        batch = [value] if timestamp is None else TimestampedBatch([value], [timestamp])
+        self.operator.process_batch1(batch)  # type: ignore[attr-defined]
+
+    def process_element2(self, value: Any, timestamp: int | None = None) -> None:
+        batch = [value] if timestamp is None else TimestampedBatch([value], [timestamp])
+        self.operator.process_batch2(batch)  # type: ignore[attr-defined]
+
+    def process_watermark1(self, timestamp: int) -> None:
+        self.operator.process_watermark1(timestamp)  # type: ignore[attr-defined]
+
+    def process_watermark2(self, timestamp: int) -> None:
+        self.operator.process_watermark2(timestamp)  # type: ignore[attr-defined]
+
+    def process_watermark_status1(self, idle: bool) -> None:
+        self.operator.process_watermark_status1(idle)  # type: ignore[attr-defined]
+
+    def process_watermark_status2(self, idle: bool) -> None:
+        self.operator.process_watermark_status2(idle)  # type: ignore[attr-defined]
+
+    def process_watermark(self, timestamp: int) -> None:
+        """Both inputs reach ``timestamp``."""
+        self.process_watermark1(timestamp)
+        self.process_watermark2(timestamp)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strom.api.state import ListStateDescriptor, StateTtlConfig, ValueStateDescriptor
+from strom.api.state import ListStateDescriptor, MapStateDescriptor, StateTtlConfig, ValueStateDescriptor
 from strom.exceptions import CheckpointError, InvalidProgramError, SerializationError
 from strom.runtime.state.operator_state_backend import OperatorStateBackend
 
@@ -134,3 +134,43 @@ def test_unpicklable_element_names_the_state() -> None:
     backend.get_list_state(ListStateDescriptor("handles")).add(threading.Lock())
     with pytest.raises(SerializationError, match=r"operator state 'handles'.*'lock'"):
         backend.snapshot()
+
+
+# --- broadcast state ---------------------------------------------------------------------------------------------
+
+RULES = MapStateDescriptor("rules")
+
+
+def _broadcast_snapshots(parallelism: int, entries: dict[str, int]) -> list[bytes | None]:
+    blobs: list[bytes | None] = []
+    for _ in range(parallelism):
+        backend = OperatorStateBackend()
+        backend.get_broadcast_state(RULES).put_all(entries)
+        backend.get_list_state(LIST).update([1])
+        blobs.append(backend.snapshot())
+    return blobs
+
+
+@pytest.mark.parametrize(("old", "new"), [(1, 3), (3, 1), (2, 2), (2, 5)])
+def test_every_subtask_restores_the_broadcast_state_whatever_the_parallelism(old: int, new: int) -> None:
+    blobs = _broadcast_snapshots(old, {"a": 1, "b": 2})
+    for i in range(new):
+        backend = OperatorStateBackend()
+        backend.restore(blobs, subtask_index=i, parallelism=new)
+        assert dict(backend.get_broadcast_state(RULES).items()) == {"a": 1, "b": 2}
+
+
+def test_broadcast_state_is_a_map_and_its_name_cannot_be_a_list_state_too() -> None:
+    backend = OperatorStateBackend()
+    state = backend.get_broadcast_state(RULES)
+    state.put("x", 1)
+    state.put_all({"y": 2})
+    state.remove("x")
+    assert state.items() == [("y", 2)] and state.contains("y") and not state.is_empty()
+    assert backend.get_broadcast_state(RULES) is state
+    with pytest.raises(InvalidProgramError, match="broadcast state"):
+        backend.get_list_state(ListStateDescriptor("rules"))
+    with pytest.raises(InvalidProgramError, match="MapStateDescriptor"):
+        backend.get_broadcast_state(LIST)  # type: ignore[arg-type]
+    state.clear()
+    assert state.is_empty()

@@ -37,9 +37,15 @@ class InternalWindowFunction:
         self.pre = pre
         self._call: WindowCall = _normalize(user_function, keyed)
         self._clear: Callable[[Any], None] | None = None
-        clear = getattr(user_function, "clear", None)
-        if isinstance(user_function, ProcessWindowFunction | ProcessAllWindowFunction) and callable(clear):
-            self._clear = clear
+        for base in (ProcessWindowFunction, ProcessAllWindowFunction):
+            # the default clear does nothing: skip the call
+            if isinstance(user_function, base) and type(user_function).clear is not base.clear:
+                self._clear = user_function.clear
+
+    @property
+    def direct_call(self) -> WindowCall:
+        """What ``__call__`` does, one frame shorter when no evicting pane combines first (the fast path)."""
+        return self._call if self.pre is None else self.__call__
 
     def __call__(self, key: Any, window: Any, context: Any, elements: list[Any]) -> Iterable[Any] | None:
         if self.pre is not None:

@@ -347,8 +347,8 @@ class WindowOperator(_KeyedUdfOperator):
         kind = self.contents
         agg = self.aggregate_function
         get_result = agg.get_result if agg is not None else None
-        fn = self.window_function
-        clear = fn.clear if fn._clear is not None else None
+        fn = self.window_function.direct_call
+        clear = self.window_function._clear
         out: list[Any] = []
         extend = out.extend
         out_ts: list[int] = []

@@ -1,0 +1,98 @@
+"""``ConnectedStreams``: two streams, possibly of different types, processed by one operator that sees which
+input each element came from (Flink's / PyFlink's ``ConnectedStreams``).
+
+    orders.connect(payments).key_by(lambda o: o.id, lambda p: p.order_id).process(MatchPayments())
+
+``map`` / ``flat_map`` take a ``CoMapFunction`` / ``CoFlatMapFunction``; ``process`` a ``CoProcessFunction``
+or, on streams keyed alike with ``key_by(key1, key2)`` (or connected keyed streams), a
+``KeyedCoProcessFunction`` with keyed state and timers shared by both inputs' elements of a key. The
+operator's event time is the minimum of both inputs' watermarks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from strom.api.co_functions import CoFlatMapFunction, CoMapFunction, CoProcessFunction, KeyedCoProcessFunction
+from strom.api.transformations import TwoInputTransformation
+from strom.exceptions import InvalidProgramError
+from strom.runtime.operators.base import StreamOperator
+from strom.runtime.operators.co.co_process import (
+    CoProcessOperator,
+    CoStreamFlatMap,
+    CoStreamMap,
+    KeyedCoProcessOperator,
+)
+
+if TYPE_CHECKING:
+    from strom.api.datastream import DataStream, KeyedStream
+
+__all__ = ["ConnectedStreams"]
+
+IN1 = TypeVar("IN1")
+IN2 = TypeVar("IN2")
+
+
+class ConnectedStreams(Generic[IN1, IN2]):
+    def __init__(self, first: DataStream[IN1], second: DataStream[IN2]) -> None:
+        self.first = first
+        self.second = second
+        self._env = first.get_execution_environment()
+
+    def _keyed_inputs(self) -> tuple[KeyedStream[IN1, Any], KeyedStream[IN2, Any]] | None:
+        from strom.api.datastream import KeyedStream
+
+        first, second = self.first, self.second
+        if isinstance(first, KeyedStream) and isinstance(second, KeyedStream):
+            return first, second
+        return None
+
+    def _key_selectors(self) -> tuple[Any, Any]:
+        keyed = self._keyed_inputs()
+        return (keyed[0].key_selector, keyed[1].key_selector) if keyed is not None else (None, None)
+
+    def key_by(self, key_selector1: Any, key_selector2: Any) -> ConnectedStreams[IN1, IN2]:
+        """Partition both inputs by key, ``key_selector1`` for the first and ``key_selector2`` for the second;
+        elements of both with equal keys meet in the same subtask and share its keyed state."""
+        return ConnectedStreams(self.first.key_by(key_selector1), self.second.key_by(key_selector2))
+
+    def _two_input(self, name: str, operator: StreamOperator) -> DataStream[Any]:
+        from strom.api.datastream import DataStream
+
+        t = TwoInputTransformation(name, self.first.get_transformation(), self.second.get_transformation(), operator)
+        self._env._add_operator(t)
+        return DataStream(self._env, t)
+
+    def map(self, func: CoMapFunction[IN1, IN2, Any]) -> DataStream[Any]:
+        _check(func, CoMapFunction, "map", "map1(value) and map2(value)")
+        return self._two_input("Co-Map", CoStreamMap(func, *self._key_selectors()))
+
+    def flat_map(self, func: CoFlatMapFunction[IN1, IN2, Any]) -> DataStream[Any]:
+        _check(func, CoFlatMapFunction, "flat_map", "flat_map1(value) and flat_map2(value)")
+        return self._two_input("Co-Flat Map", CoStreamFlatMap(func, *self._key_selectors()))
+
+    def process(self, func: CoProcessFunction[IN1, IN2, Any] | KeyedCoProcessFunction[Any, IN1, IN2, Any]) -> Any:
+        keyed = self._keyed_inputs()
+        if isinstance(func, KeyedCoProcessFunction):
+            if keyed is None:
+                raise InvalidProgramError(
+                    "a KeyedCoProcessFunction needs both connected streams keyed; got a non-keyed input; "
+                    "hint: connect(...).key_by(key_selector1, key_selector2).process(...)"
+                )
+            return self._two_input(
+                "KeyedCoProcess", KeyedCoProcessOperator(func, keyed[0].key_selector, keyed[1].key_selector)
+            )
+        _check(func, CoProcessFunction, "process", "process_element1(value, ctx) and process_element2(value, ctx)")
+        if keyed is not None:
+            return self._two_input(
+                "Co-Process", KeyedCoProcessOperator(func, keyed[0].key_selector, keyed[1].key_selector)
+            )
+        return self._two_input("Co-Process", CoProcessOperator(func))
+
+
+def _check(func: object, base: type, method: str, needs: str) -> None:
+    if not isinstance(func, base):
+        raise InvalidProgramError(
+            f"ConnectedStreams.{method}() expects a {base.__name__}; got a {type(func).__name__}; "
+            f"hint: subclass strom.{base.__name__} and implement {needs}"
+        )

@@ -1,0 +1,262 @@
+"""The broadcast state pattern's operators: ``CoBroadcastWithNonKeyedOperator`` and
+``CoBroadcastWithKeyedOperator`` (Flink's classes of the same names).
+
+Input 1 is the (keyed or non-keyed) data stream, input 2 the broadcast stream — every subtask receives every
+broadcast element. The broadcast side writes the broadcast states declared in ``broadcast(*descriptors)``;
+the data side sees them read-only, so every subtask, applying the same updates in the same order, keeps the
+same copy. The states live in the operator state backend and are checkpointed with every subtask's copy.
+
+The keyed operator also has keyed state and timers on the data side (timer service ``user-timers``), and the
+broadcast side may visit the keyed state of every key of the subtask (``apply_to_keyed_state``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from strom.api.co_functions import (
+    BroadcastProcessFunction,
+    BroadcastState,
+    KeyedBroadcastProcessFunction,
+    ReadOnlyBroadcastState,
+)
+from strom.api.functions import TimeDomain, TimerService, as_callable
+from strom.api.output_tag import OutputTag
+from strom.api.state import MapStateDescriptor, StateDescriptor
+from strom.exceptions import InvalidProgramError
+from strom.runtime.operators.base import StreamingRuntimeContext
+from strom.runtime.operators.collector import TimestampedCollector
+from strom.runtime.operators.keyed import UserTimerService, key_selector_callable
+from strom.runtime.operators.timer_service import InternalTimer
+from strom.runtime.operators.two_input import AbstractUdfTwoInputStreamOperator, ensure_keyed_backend
+from strom.runtime.state.operator_state_backend import HeapBroadcastState
+from strom.runtime.streamrecord import TimestampedBatch
+
+__all__ = ["CoBroadcastWithKeyedOperator", "CoBroadcastWithNonKeyedOperator"]
+
+
+class _ReadOnlyView(ReadOnlyBroadcastState):
+    """What the data side gets: reads of the broadcast state, no writes."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: HeapBroadcastState) -> None:
+        self._state = state
+
+    def get(self, key: Any) -> Any:
+        return self._state.entries.get(key)
+
+    def contains(self, key: Any) -> bool:
+        return key in self._state.entries
+
+    def keys(self) -> list[Any]:
+        return self._state.keys()
+
+    def values(self) -> list[Any]:
+        return self._state.values()
+
+    def items(self) -> list[tuple[Any, Any]]:
+        return self._state.items()
+
+    def is_empty(self) -> bool:
+        return not self._state.entries
+
+
+class _Context(KeyedBroadcastProcessFunction.OnTimerContext, KeyedBroadcastProcessFunction.Context):
+    """Both sides' context (Flink hands out separate objects; one object with the side's rules is enough):
+    ``writable`` is set while a broadcast element is processed."""
+
+    def __init__(self, operator: _CoBroadcastOperator, service: TimerService | None) -> None:
+        self._op = operator
+        self._service = service
+        self.current_timestamp: int | None = None
+        self.key: Any = None
+        self.writable = False
+        self.domain = TimeDomain.EVENT_TIME
+
+    def timestamp(self) -> int | None:
+        return self.current_timestamp
+
+    def current_processing_time(self) -> int:
+        ctx = self._op.runtime_context
+        assert ctx is not None
+        return ctx.processing_time_service.get_current_processing_time()
+
+    def current_watermark(self) -> int:
+        return self._op.current_watermark
+
+    def output(self, output_tag: OutputTag, value: Any) -> None:
+        self._op.collector.add_side(output_tag.tag_id, value, self.current_timestamp)
+
+    def get_broadcast_state(self, descriptor: MapStateDescriptor) -> Any:
+        state, view = self._op.broadcast_state(descriptor)
+        return state if self.writable else view
+
+    def timer_service(self) -> TimerService:
+        if self._service is None or self.writable:
+            raise InvalidProgramError(
+                f"expected timers on the keyed side of operator '{self._op.name}'; got a timer_service() call "
+                f"{'from process_broadcast_element' if self.writable else 'on a non-keyed stream'}; hint: set "
+                "timers in process_element of a KeyedBroadcastProcessFunction"
+            )
+        return self._service
+
+    def get_current_key(self) -> Any:
+        return self.key
+
+    def apply_to_keyed_state(self, state_descriptor: StateDescriptor, function: Callable[[Any, Any], None]) -> None:
+        self._op.apply_to_keyed_state(state_descriptor, function)
+
+    def time_domain(self) -> TimeDomain:
+        return self.domain
+
+
+class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
+    _base: type = BroadcastProcessFunction
+
+    def __init__(self, fn: object, descriptors: tuple[MapStateDescriptor, ...]) -> None:
+        super().__init__(fn)
+        what = "BroadcastConnectedStream.process()"
+        self._element: Callable[..., Any] = as_callable(fn, self._base, "process_element", what)
+        self._broadcast_element: Callable[..., Any] = as_callable(fn, self._base, "process_broadcast_element", what)
+        self.descriptors = descriptors
+        self.collector = TimestampedCollector()
+        self._states: dict[str, tuple[BroadcastState, ReadOnlyBroadcastState]] = {}
+        self._ctx: _Context | None = None
+
+    def _timer_service(self) -> TimerService | None:
+        return None
+
+    def open(self) -> None:
+        backend = self.operator_state_backend
+        for d in self.descriptors:
+            state = backend.get_broadcast_state(d)
+            self._states[d.name] = (state, _ReadOnlyView(state))
+        self._ctx = _Context(self, self._timer_service())
+        super().open()
+
+    def broadcast_state(self, descriptor: MapStateDescriptor) -> tuple[BroadcastState, ReadOnlyBroadcastState]:
+        name = getattr(descriptor, "name", None)
+        found = self._states.get(name) if isinstance(name, str) else None
+        if found is None:
+            declared = ", ".join(repr(d.name) for d in self.descriptors) or "none"
+            raise InvalidProgramError(
+                f"expected a broadcast state declared in broadcast(...) ({declared}); got {descriptor!r}; hint: "
+                "pass the same MapStateDescriptor to broadcast(descriptor) and ctx.get_broadcast_state(descriptor)"
+            )
+        return found
+
+    def apply_to_keyed_state(self, descriptor: StateDescriptor, function: Callable[[Any, Any], None]) -> None:
+        raise InvalidProgramError(
+            f"expected a keyed stream for apply_to_keyed_state in operator '{self.name}'; got a non-keyed one; "
+            "hint: key_by(...) the data stream and use a KeyedBroadcastProcessFunction"
+        )
+
+    def _set_key(self, value: Any) -> None:
+        """Scope keyed state to ``value``'s key (keyed operator only)."""
+
+    def process_batch1(self, batch: list[Any]) -> None:
+        self._process(self._element, batch, writable=False)
+
+    def process_batch2(self, batch: list[Any]) -> None:
+        self._process(self._broadcast_element, batch, writable=True)
+
+    def _process(self, f: Callable[..., Any], batch: list[Any], *, writable: bool) -> None:
+        ctx = self._ctx
+        assert ctx is not None
+        ctx.writable = writable
+        add_all = self.collector.add_all
+        timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
+        set_key = None if writable else self._set_key
+        v = None
+        try:
+            for i, v in enumerate(batch):
+                if set_key is not None:
+                    set_key(v)
+                t = ctx.current_timestamp = timestamps[i] if timestamps is not None else None
+                r = f(v, ctx)
+                if r is not None:
+                    add_all(r, t)
+        except Exception as exc:
+            raise self.user_error(exc, batch, v) from exc
+        finally:
+            ctx.writable = False
+        self._records_in += len(batch)
+        self.collector.flush(self.output)
+
+
+class CoBroadcastWithNonKeyedOperator(_CoBroadcastOperator):
+    """A ``BroadcastProcessFunction`` on a non-keyed stream connected with a broadcast stream."""
+
+
+class CoBroadcastWithKeyedOperator(_CoBroadcastOperator):
+    """A ``KeyedBroadcastProcessFunction`` on a keyed stream connected with a broadcast stream."""
+
+    _base = KeyedBroadcastProcessFunction
+
+    def __init__(self, fn: object, descriptors: tuple[MapStateDescriptor, ...], key_selector: object) -> None:
+        super().__init__(fn, descriptors)
+        self.key_selector = key_selector
+        self._key = key_selector_callable(key_selector)
+        on_timer = getattr(fn, "on_timer", None)
+        self._on_timer: Callable[..., Any] | None = on_timer if callable(on_timer) else None
+
+    def setup(self, runtime_context: StreamingRuntimeContext, output: Any) -> None:
+        ensure_keyed_backend(self, runtime_context)
+        super().setup(runtime_context, output)
+
+    def _timer_service(self) -> TimerService | None:
+        return UserTimerService(self.get_internal_timer_service("user-timers", self))
+
+    def _set_key(self, value: Any) -> None:
+        k = self._key(value)
+        assert self._ctx is not None and self.keyed_backend is not None
+        self._ctx.key = k
+        self.keyed_backend.current_key = k
+
+    def apply_to_keyed_state(self, descriptor: StateDescriptor, function: Callable[[Any, Any], None]) -> None:
+        """Flink's ``applyToKeyedState``: ``function(key, state)`` for every key with state ``descriptor``."""
+        backend = self.keyed_backend
+        assert backend is not None
+        state = backend.get_state(descriptor)
+        previous = backend.current_key
+        try:
+            for key in list(backend.get_table(descriptor.name)):
+                backend.current_key = key
+                function(key, state)
+        finally:
+            backend.current_key = previous
+
+    # -- timers (Triggerable) --------------------------------------------------------------------------
+    def process_watermark(self, timestamp: int) -> None:
+        self.current_watermark = timestamp
+        if self.time_service_manager is not None:
+            self.time_service_manager.advance_watermark(timestamp)
+        self.collector.flush(self.output)  # what the timers emitted precedes the watermark
+        self.output.emit_watermark(timestamp)
+
+    def on_event_time(self, timer: InternalTimer) -> None:
+        self._fire(timer, TimeDomain.EVENT_TIME)
+
+    def on_processing_time(self, timer: InternalTimer) -> None:
+        self._fire(timer, TimeDomain.PROCESSING_TIME)
+        self.collector.flush(self.output)
+
+    def _fire(self, timer: InternalTimer, domain: TimeDomain) -> None:
+        on_timer = self._on_timer
+        ctx = self._ctx
+        if on_timer is None or ctx is None:
+            return
+        ctx.key = timer.key
+        ctx.domain = domain
+        ctx.writable = False
+        t = ctx.current_timestamp = timer.timestamp if domain is TimeDomain.EVENT_TIME else None
+        try:
+            r = on_timer(timer.timestamp, ctx)
+            if r is not None:
+                self.collector.add_all(r, t)
+        except Exception as exc:
+            raise self.user_error(
+                exc, None, role=f"on_timer of operator '{self.name}' (key {timer.key!r:.60})"
+            ) from exc
