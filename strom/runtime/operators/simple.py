@@ -51,7 +51,9 @@ class AbstractUdfStreamOperator(StreamOperator):
 
     A function implementing :class:`CheckpointedFunction` gets ``initialize_state`` before ``open`` and
     ``snapshot_state`` at every checkpoint; one implementing :class:`CheckpointListener` hears of every
-    completed and aborted checkpoint (Flink's ``AbstractUdfStreamOperator`` / ``StreamingFunctionUtils``).
+    completed and aborted checkpoint (Flink's ``AbstractUdfStreamOperator`` / ``StreamingFunctionUtils``). A
+    function wrapping the user's (``wrapped_function``, as the window join's) is looked through, as Flink's
+    ``WrappingFunction``.
     """
 
     def __init__(self, user_function: object) -> None:
@@ -60,7 +62,7 @@ class AbstractUdfStreamOperator(StreamOperator):
 
     def initialize_state(self, restore: OperatorRestoreState | None) -> None:
         super().initialize_state(restore)
-        fn = self.user_function
+        fn = innermost(self.user_function, CheckpointedFunction)
         if isinstance(fn, CheckpointedFunction):
             ctx = FunctionInitializationContext(
                 self.operator_state_backend, self.keyed_backend, self.restored_checkpoint_id
@@ -71,7 +73,7 @@ class AbstractUdfStreamOperator(StreamOperator):
                 raise self.user_error(exc, None, role=f"initialize_state of operator '{self.name}'") from exc
 
     def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
-        fn = self.user_function
+        fn = innermost(self.user_function, CheckpointedFunction)
         if isinstance(fn, CheckpointedFunction):
             try:
                 fn.snapshot_state(FunctionSnapshotContext(checkpoint_id, timestamp_ms))
@@ -80,7 +82,7 @@ class AbstractUdfStreamOperator(StreamOperator):
         return super().snapshot_state(checkpoint_id, timestamp_ms)
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        fn = self.user_function
+        fn = innermost(self.user_function, CheckpointListener)
         if isinstance(fn, CheckpointListener):
             try:
                 fn.notify_checkpoint_complete(checkpoint_id)
@@ -88,7 +90,7 @@ class AbstractUdfStreamOperator(StreamOperator):
                 raise self.user_error(exc, None, role=f"notify_checkpoint_complete of '{self.name}'") from exc
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
-        fn = self.user_function
+        fn = innermost(self.user_function, CheckpointListener)
         if isinstance(fn, CheckpointListener):
             try:
                 fn.notify_checkpoint_aborted(checkpoint_id)
@@ -107,6 +109,15 @@ class AbstractUdfStreamOperator(StreamOperator):
             close_function(self.user_function)
         except Exception as exc:
             raise self.user_error(exc, None) from exc
+
+
+def innermost(fn: object, kind: type) -> object:
+    """``fn`` if it is a ``kind``; else the first ``kind`` among the functions it wraps (``wrapped_function``)."""
+    for _ in range(16):  # wrappers nest a few levels at most
+        if isinstance(fn, kind) or not hasattr(fn, "wrapped_function"):
+            return fn
+        fn = fn.wrapped_function
+    return fn
 
 
 class StreamMap(AbstractUdfStreamOperator):

@@ -18,6 +18,7 @@ from strom import (
     StreamExecutionEnvironment,
     TumblingEventTimeWindows,
 )
+from strom.api.checkpoint import CheckpointedFunction, CheckpointListener
 from strom.api.functions import CoGroupFunction, FlatJoinFunction, JoinFunction, RuntimeContext
 from strom.api.join import (
     CoGroupWindowFunction,
@@ -28,6 +29,7 @@ from strom.api.join import (
 )
 from strom.api.transformations import OneInputTransformation, PartitionTransformation, UnionTransformation
 from strom.exceptions import InvalidProgramError
+from strom.runtime.operators.base import StreamingRuntimeContext, TaskInfo
 from strom.runtime.operators.windowing.window_operator import WindowOperator
 
 WINDOW = TumblingEventTimeWindows.of(timedelta(milliseconds=3))
@@ -165,3 +167,36 @@ def test_tagged_union_round_trips_and_the_union_key_selector_picks_the_side() ->
     keys = UnionKeySelector(lambda e: e[0], lambda e: e["id"])
     assert keys.get_key(one) == keys.get_key(two) == "a"
     assert TaggedUnion.one(None) != TaggedUnion.two(None)  # the tag, not None-ness, tells the sides apart
+
+
+class CheckpointedJoin(JoinFunction[Any, Any, str], CheckpointedFunction, CheckpointListener):
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def join(self, first: Any, second: Any) -> str:
+        return f"{first}:{second}"
+
+    def initialize_state(self, context: Any) -> None:
+        self.calls.append("initialize")
+
+    def snapshot_state(self, context: Any) -> None:
+        self.calls.append(f"snapshot {context.checkpoint_id}")
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        self.calls.append(f"complete {checkpoint_id}")
+
+
+def test_a_checkpointed_join_function_is_reached_through_the_wrappers(
+    streams: tuple[DataStream[Any], DataStream[Any]],
+) -> None:
+    a, b = streams
+    fn = CheckpointedJoin()
+    op = a.join(b).where(Key()).equal_to(Key()).window(WINDOW).apply(fn).get_transformation().operator  # type: ignore[attr-defined]
+    info = TaskInfo(
+        job_id="j", job_name="j", task_name="t", subtask_index=0, parallelism=1, max_parallelism=8, attempt_number=0
+    )
+    op.setup(StreamingRuntimeContext(info, operator_name=op.name), None)
+    op.initialize_state(None)
+    op.snapshot_state(3, 0)
+    op.notify_checkpoint_complete(3)
+    assert fn.calls == ["initialize", "snapshot 3", "complete 3"]
