@@ -122,10 +122,7 @@ class Dispatcher:
         return await self.job_master(job_id).trigger_savepoint(target_dir)
 
     async def stop_with_savepoint(self, job_id: str, target_dir: str) -> str:
-        jm = self.job_master(job_id)
-        path = await jm.trigger_savepoint(target_dir)
-        jm.cancel()
-        return path
+        return await self.job_master(job_id).stop_with_savepoint(target_dir)
 
     @rpc_method
     def update_task_execution_state(self, state: TaskExecutionState) -> None:

@@ -87,6 +87,7 @@ class JobMaster:
         self.scheduler = DefaultScheduler(self.graph, resource_manager, slot_timeout=slot_timeout)
         self.scheduler.restore_provider = self._restore_for
         self.checkpoints: CheckpointDriver | None = None
+        self._stopping_with_savepoint = False  # no periodic checkpoint may follow the savepoint
         self.restore_from: CheckpointMetadata | None = None
         self._setup_checkpointing(default_checkpoint_dir)
         self.restart_strategy: RestartBackoffTimeStrategy = restart_strategy_from_configuration(
@@ -288,6 +289,25 @@ class JobMaster:
             return fut
         return self.checkpoints.trigger_checkpoint(is_savepoint=True, target_dir=target_dir)
 
+    async def stop_with_savepoint(self, target_dir: str) -> str:
+        """Take a savepoint, then cancel the job (Flink's stop-with-savepoint). Periodic checkpoints stop first:
+        one completing after the savepoint would commit output that a job restored from the savepoint emits
+        again. If the savepoint fails, the job goes on and so do its checkpoints."""
+        self._stopping_with_savepoint = True
+        if self.checkpoints is not None:
+            self.checkpoints.stop_periodic()
+        try:
+            path = await self.trigger_savepoint(target_dir)
+        except BaseException:
+            self._stopping_with_savepoint = False
+            if self.checkpoints is not None and all(
+                e.state is ExecutionState.RUNNING for e in self.graph.all_executions()
+            ):
+                self.checkpoints.start_periodic()
+            raise
+        self.cancel()
+        return path
+
     def checkpoint_statistics(self) -> list[CheckpointStats]:
         return self.checkpoints.statistics() if self.checkpoints is not None else []
 
@@ -355,6 +375,7 @@ class JobMaster:
         elif (
             target is ExecutionState.RUNNING
             and self.checkpoints is not None
+            and not self._stopping_with_savepoint
             and all(e.state is ExecutionState.RUNNING for e in self.graph.all_executions())
         ):
             self.checkpoints.start_periodic()
