@@ -300,9 +300,7 @@ class JobMaster:
             path = await self.trigger_savepoint(target_dir)
         except BaseException:
             self._stopping_with_savepoint = False
-            if self.checkpoints is not None and all(
-                e.state is ExecutionState.RUNNING for e in self.graph.all_executions()
-            ):
+            if self.checkpoints is not None and self._all_running_or_finished():
                 self.checkpoints.start_periodic()
             raise
         self.cancel()
@@ -373,16 +371,24 @@ class JobMaster:
             ex.failure_text = tes.error_text
             self.handle_global_failure(f"task '{ex.vertex.name}' failed:\n{tes.error_text}", tes.error)
         elif (
-            target is ExecutionState.RUNNING
+            target in (ExecutionState.RUNNING, ExecutionState.FINISHED)
             and self.checkpoints is not None
             and not self._stopping_with_savepoint
-            and all(e.state is ExecutionState.RUNNING for e in self.graph.all_executions())
+            and self._all_running_or_finished()
         ):
+            # FLIP-147: a task that finished before the last one started still needs checkpoints after it — the
+            # others wait for a final checkpoint — so finished tasks do not hold the periodic trigger back
             self.checkpoints.start_periodic()
         if target.is_terminal:
             # the last attempt to end lets a restart, a failure, a cancellation or the finish go on — also a
             # task failing on its own while the job already restarts (its upstream TaskManager was lost)
             self._check_terminal()
+
+    def _all_running_or_finished(self) -> bool:
+        states = [e.state for e in self.graph.all_executions()]
+        return ExecutionState.RUNNING in states and all(
+            st in (ExecutionState.RUNNING, ExecutionState.FINISHED) for st in states
+        )
 
     # -- failover ----------------------------------------------------------------------------------
     def handle_global_failure(self, text: str, error: BaseException | None) -> None:
