@@ -21,7 +21,7 @@ from strom.api.functions import (
 )
 from strom.api.output_tag import OutputTag
 from strom.exceptions import InvalidProgramError
-from strom.runtime.operators.base import StreamingRuntimeContext
+from strom.runtime.operators.base import StreamingRuntimeContext, StreamOperator
 from strom.runtime.operators.collector import TimestampedCollector
 from strom.runtime.operators.simple import AbstractUdfStreamOperator
 from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService
@@ -34,6 +34,7 @@ __all__ = [
     "KeyedProcessOperator",
     "StreamGroupedReduce",
     "UserTimerService",
+    "UserTimersOperator",
     "check_timer_time",
     "key_selector_callable",
 ]
@@ -172,7 +173,49 @@ class KeyedProcessContext(KeyedProcessFunction.OnTimerContext):
         return self.domain
 
 
-class KeyedProcessOperator(_KeyedUdfOperator):
+class UserTimersOperator(StreamOperator):
+    """What the keyed process operators share about user timers (the ``user-timers`` service): a firing timer
+    sets its key on the context and calls the function's ``on_timer``; what it emits goes out before the
+    watermark that fired it. Subclasses set ``_on_timer``, ``_ctx`` and ``_collector``."""
+
+    _on_timer: Callable[..., Any] | None = None
+    _ctx: Any = None
+    _collector: TimestampedCollector
+
+    def process_watermark(self, timestamp: int) -> None:
+        self.current_watermark = timestamp
+        if self.time_service_manager is not None:
+            self.time_service_manager.advance_watermark(timestamp)
+        self._collector.flush(self.output)  # what the timers emitted precedes the watermark
+        self.output.emit_watermark(timestamp)
+
+    def on_event_time(self, timer: InternalTimer) -> None:
+        self._fire(timer, TimeDomain.EVENT_TIME)
+
+    def on_processing_time(self, timer: InternalTimer) -> None:
+        self._fire(timer, TimeDomain.PROCESSING_TIME)
+        self._collector.flush(self.output)
+
+    def _fire(self, timer: InternalTimer, domain: TimeDomain) -> None:
+        on_timer = self._on_timer
+        ctx = self._ctx
+        if on_timer is None or ctx is None:
+            return
+        ctx.key = timer.key
+        ctx.domain = domain
+        # Flink: the output of an event-time timer is stamped with its time, of a processing-time one with none
+        t = ctx.current_timestamp = timer.timestamp if domain is TimeDomain.EVENT_TIME else None
+        try:
+            r = on_timer(timer.timestamp, ctx)
+            if r is not None:
+                self._collector.add_all(r, t)
+        except Exception as exc:
+            raise self.user_error(
+                exc, None, role=f"on_timer of operator '{self.name}' (key {timer.key!r:.60})"
+            ) from exc
+
+
+class KeyedProcessOperator(UserTimersOperator, _KeyedUdfOperator):
     def __init__(self, fn: object, key_selector: object) -> None:
         super().__init__(fn, key_selector)
         self._fn: Callable[..., Any] = as_callable(fn, KeyedProcessFunction, "process_element", "KeyedStream.process()")
@@ -210,36 +253,3 @@ class KeyedProcessOperator(_KeyedUdfOperator):
             raise self.user_error(self._explain(exc, v), batch, v) from exc
         self._records_in += len(batch)
         collector.flush(self.output)
-
-    # -- timers (Triggerable) --------------------------------------------------------------------------
-    def process_watermark(self, timestamp: int) -> None:
-        self.current_watermark = timestamp
-        if self.time_service_manager is not None:
-            self.time_service_manager.advance_watermark(timestamp)
-        self._collector.flush(self.output)  # what the timers emitted precedes the watermark
-        self.output.emit_watermark(timestamp)
-
-    def on_event_time(self, timer: InternalTimer) -> None:
-        self._fire(timer, TimeDomain.EVENT_TIME)
-
-    def on_processing_time(self, timer: InternalTimer) -> None:
-        self._fire(timer, TimeDomain.PROCESSING_TIME)
-        self._collector.flush(self.output)
-
-    def _fire(self, timer: InternalTimer, domain: TimeDomain) -> None:
-        on_timer = self._on_timer
-        ctx = self._ctx
-        if on_timer is None or ctx is None:
-            return
-        ctx.key = timer.key
-        ctx.domain = domain
-        # Flink: the output of an event-time timer is stamped with its time, of a processing-time one with none
-        t = ctx.current_timestamp = timer.timestamp if domain is TimeDomain.EVENT_TIME else None
-        try:
-            r = on_timer(timer.timestamp, ctx)
-            if r is not None:
-                self._collector.add_all(r, t)
-        except Exception as exc:
-            raise self.user_error(
-                exc, None, role=f"on_timer of operator '{self.name}' (key {timer.key!r:.60})"
-            ) from exc

@@ -27,8 +27,7 @@ from strom.api.state import MapStateDescriptor, StateDescriptor
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.base import StreamingRuntimeContext
 from strom.runtime.operators.collector import TimestampedCollector
-from strom.runtime.operators.keyed import UserTimerService, key_selector_callable
-from strom.runtime.operators.timer_service import InternalTimer
+from strom.runtime.operators.keyed import UserTimerService, UserTimersOperator, key_selector_callable
 from strom.runtime.operators.two_input import AbstractUdfTwoInputStreamOperator, ensure_keyed_backend
 from strom.runtime.state.operator_state_backend import HeapBroadcastState
 from strom.runtime.streamrecord import TimestampedBatch
@@ -87,7 +86,7 @@ class _Context(KeyedBroadcastProcessFunction.OnTimerContext, KeyedBroadcastProce
         return self._op.current_watermark
 
     def output(self, output_tag: OutputTag, value: Any) -> None:
-        self._op.collector.add_side(output_tag.tag_id, value, self.current_timestamp)
+        self._op._collector.add_side(output_tag.tag_id, value, self.current_timestamp)
 
     def get_broadcast_state(self, descriptor: MapStateDescriptor) -> Any:
         state, view = self._op.broadcast_state(descriptor)
@@ -121,7 +120,7 @@ class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
         self._element: Callable[..., Any] = as_callable(fn, self._base, "process_element", what)
         self._broadcast_element: Callable[..., Any] = as_callable(fn, self._base, "process_broadcast_element", what)
         self.descriptors = descriptors
-        self.collector = TimestampedCollector()
+        self._collector = TimestampedCollector()
         self._states: dict[str, tuple[BroadcastState, ReadOnlyBroadcastState]] = {}
         self._ctx: _Context | None = None
 
@@ -166,7 +165,7 @@ class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
         ctx = self._ctx
         assert ctx is not None
         ctx.writable = writable
-        add_all = self.collector.add_all
+        add_all = self._collector.add_all
         timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
         set_key = None if writable else self._set_key
         v = None
@@ -183,14 +182,14 @@ class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
         finally:
             ctx.writable = False
         self._records_in += len(batch)
-        self.collector.flush(self.output)
+        self._collector.flush(self.output)
 
 
 class CoBroadcastWithNonKeyedOperator(_CoBroadcastOperator):
     """A ``BroadcastProcessFunction`` on a non-keyed stream connected with a broadcast stream."""
 
 
-class CoBroadcastWithKeyedOperator(_CoBroadcastOperator):
+class CoBroadcastWithKeyedOperator(UserTimersOperator, _CoBroadcastOperator):
     """A ``KeyedBroadcastProcessFunction`` on a keyed stream connected with a broadcast stream."""
 
     _base = KeyedBroadcastProcessFunction
@@ -227,36 +226,3 @@ class CoBroadcastWithKeyedOperator(_CoBroadcastOperator):
                 function(key, state)
         finally:
             backend.current_key = previous
-
-    # -- timers (Triggerable) --------------------------------------------------------------------------
-    def process_watermark(self, timestamp: int) -> None:
-        self.current_watermark = timestamp
-        if self.time_service_manager is not None:
-            self.time_service_manager.advance_watermark(timestamp)
-        self.collector.flush(self.output)  # what the timers emitted precedes the watermark
-        self.output.emit_watermark(timestamp)
-
-    def on_event_time(self, timer: InternalTimer) -> None:
-        self._fire(timer, TimeDomain.EVENT_TIME)
-
-    def on_processing_time(self, timer: InternalTimer) -> None:
-        self._fire(timer, TimeDomain.PROCESSING_TIME)
-        self.collector.flush(self.output)
-
-    def _fire(self, timer: InternalTimer, domain: TimeDomain) -> None:
-        on_timer = self._on_timer
-        ctx = self._ctx
-        if on_timer is None or ctx is None:
-            return
-        ctx.key = timer.key
-        ctx.domain = domain
-        ctx.writable = False
-        t = ctx.current_timestamp = timer.timestamp if domain is TimeDomain.EVENT_TIME else None
-        try:
-            r = on_timer(timer.timestamp, ctx)
-            if r is not None:
-                self.collector.add_all(r, t)
-        except Exception as exc:
-            raise self.user_error(
-                exc, None, role=f"on_timer of operator '{self.name}' (key {timer.key!r:.60})"
-            ) from exc

@@ -14,12 +14,16 @@ from collections.abc import Callable
 from typing import Any
 
 from strom.api.co_functions import CoFlatMapFunction, CoMapFunction, CoProcessFunction, KeyedCoProcessFunction
-from strom.api.functions import TimeDomain, as_callable
+from strom.api.functions import as_callable
 from strom.runtime.operators.base import StreamingRuntimeContext
 from strom.runtime.operators.collector import TimestampedCollector
-from strom.runtime.operators.keyed import KeyedProcessContext, UserTimerService, key_selector_callable
+from strom.runtime.operators.keyed import (
+    KeyedProcessContext,
+    UserTimerService,
+    UserTimersOperator,
+    key_selector_callable,
+)
 from strom.runtime.operators.simple import NonKeyedTimerService, ProcessContext
-from strom.runtime.operators.timer_service import InternalTimer
 from strom.runtime.operators.two_input import AbstractUdfTwoInputStreamOperator, ensure_keyed_backend
 from strom.runtime.streamrecord import TimestampedBatch
 
@@ -166,7 +170,7 @@ class CoProcessOperator(AbstractUdfTwoInputStreamOperator):
         self._collector.flush(self.output)
 
 
-class KeyedCoProcessOperator(AbstractUdfTwoInputStreamOperator):
+class KeyedCoProcessOperator(UserTimersOperator, AbstractUdfTwoInputStreamOperator):
     """A ``KeyedCoProcessFunction`` (or a ``CoProcessFunction``) on connected streams keyed alike: keyed state
     and timers of the current key, ``on_timer`` with the time domain."""
 
@@ -221,35 +225,3 @@ class KeyedCoProcessOperator(AbstractUdfTwoInputStreamOperator):
             raise self.user_error(exc, batch, v) from exc
         self._records_in += len(batch)
         self._collector.flush(self.output)
-
-    # -- timers (Triggerable) --------------------------------------------------------------------------
-    def process_watermark(self, timestamp: int) -> None:
-        self.current_watermark = timestamp
-        if self.time_service_manager is not None:
-            self.time_service_manager.advance_watermark(timestamp)
-        self._collector.flush(self.output)  # what the timers emitted precedes the watermark
-        self.output.emit_watermark(timestamp)
-
-    def on_event_time(self, timer: InternalTimer) -> None:
-        self._fire(timer, TimeDomain.EVENT_TIME)
-
-    def on_processing_time(self, timer: InternalTimer) -> None:
-        self._fire(timer, TimeDomain.PROCESSING_TIME)
-        self._collector.flush(self.output)
-
-    def _fire(self, timer: InternalTimer, domain: TimeDomain) -> None:
-        on_timer = self._on_timer
-        ctx = self._ctx
-        if on_timer is None or ctx is None:
-            return
-        ctx.key = timer.key
-        ctx.domain = domain
-        t = ctx.current_timestamp = timer.timestamp if domain is TimeDomain.EVENT_TIME else None
-        try:
-            r = on_timer(timer.timestamp, ctx)
-            if r is not None:
-                self._collector.add_all(r, t)
-        except Exception as exc:
-            raise self.user_error(
-                exc, None, role=f"on_timer of operator '{self.name}' (key {timer.key!r:.60})"
-            ) from exc
