@@ -23,11 +23,13 @@ __all__ = [
     "ConfigOption",
     "Configuration",
     "CoreOptions",
+    "DeploymentOptions",
     "ExecutionOptions",
     "HeartbeatOptions",
     "NetworkOptions",
     "PipelineOptions",
     "RestartStrategyOptions",
+    "SparkOptions",
     "StateBackendOptions",
     "TaskManagerOptions",
 ]
@@ -35,6 +37,8 @@ __all__ = [
 T = TypeVar("T")
 
 REGISTRY: dict[str, ConfigOption[Any]] = {}
+#: unknown keys under this prefix are Spark's own settings, kept as strings for the SparkSession
+SPARK_PASSTHROUGH_PREFIX = "spark."
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,6 +185,42 @@ class ClusterOptions:
     )
     SLOT_REQUEST_TIMEOUT: ConfigOption[float] = _opt(
         "slot.request.timeout", float, 60.0, "Seconds a job waits for the slots it needs."
+    )
+
+
+class DeploymentOptions:
+    TARGET: ConfigOption[str] = _opt(
+        "execution.target",
+        str,
+        "local",
+        "Where execute() runs the job: 'local' (an embedded MiniCluster) or 'spark' (TaskManagers hosted in "
+        "Spark tasks; see docs/deploy-spark.md).",
+    )
+
+
+class SparkOptions:
+    """``execution.target: spark``. Any other ``spark.*`` key is Spark's own and goes to the SparkSession
+    strom creates (e.g. ``spark.executor.memory``)."""
+
+    MASTER: ConfigOption[str] = _opt(
+        "spark.master",
+        str,
+        "local[*]",
+        "Spark master of the SparkSession strom creates (when the program brings none): local[N], "
+        "local[N,maxFailures], spark://host:port, yarn, k8s://...",
+    )
+    TASK_MANAGERS: ConfigOption[int] = _opt(
+        "spark.taskmanagers",
+        int,
+        0,
+        "TaskManagers (one long-running Spark task each) to start; 0 = as many as the job's slots need.",
+    )
+    TASK_MANAGER_CPUS: ConfigOption[int] = _opt(
+        "spark.taskmanager.cpus",
+        int,
+        0,
+        "CPUs each TaskManager's Spark task asks for through stage-level scheduling (not in local mode); "
+        "0 = Spark's spark.task.cpus.",
     )
 
 
@@ -389,6 +429,9 @@ class Configuration:
 
     def set_string(self, key: str, value: object) -> Configuration:
         option = REGISTRY.get(key)
+        if option is None and key.startswith(SPARK_PASSTHROUGH_PREFIX):
+            self._values[key] = str(value).lower() if isinstance(value, bool) else str(value)
+            return self
         if option is None:
             near = [k for k in REGISTRY if k.split(".")[-1] == key.split(".")[-1]]
             hint = f"did you mean '{near[0]}'?" if near else "see docs/configuration.md for the known keys"
@@ -401,6 +444,10 @@ class Configuration:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self._values)
+
+    def spark_settings(self) -> dict[str, str]:
+        """The ``spark.*`` keys that are Spark's own (not strom options), for a SparkSession builder."""
+        return {k: v for k, v in self._values.items() if k.startswith(SPARK_PASSTHROUGH_PREFIX) and k not in REGISTRY}
 
     def copy(self) -> Configuration:
         conf = Configuration()

@@ -5,9 +5,12 @@
     env.from_sequence(1, 100).map(lambda x: x * x).print()
     env.execute("squares")
 
-``execute()`` compiles the program (StreamGraph → JobGraph), starts an embedded MiniCluster with as many
-TaskManager processes as the job needs, runs the job, stops the cluster and returns the result — or
-raises :class:`~strom.exceptions.JobExecutionError` with the root cause.
+``execute()`` compiles the program (StreamGraph → JobGraph), starts a cluster with as many TaskManagers
+as the job needs, runs the job, stops the cluster and returns the result — or raises
+:class:`~strom.exceptions.JobExecutionError` with the root cause. Where the TaskManagers run is
+``execution.target``: ``local`` (default) starts an embedded MiniCluster with TaskManager child processes;
+``spark`` hosts them in Spark tasks (:mod:`strom.deploy.spark`), on the SparkSession given to
+:meth:`get_execution_environment` or one strom creates for ``spark.master``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode
 from strom.api.datastream import DataStream
@@ -28,32 +31,59 @@ from strom.config import (
     ClusterOptions,
     Configuration,
     CoreOptions,
+    DeploymentOptions,
     ExecutionOptions,
     NetworkOptions,
     PipelineOptions,
+    SparkOptions,
     StateBackendOptions,
     TaskManagerOptions,
 )
 from strom.connectors.collection import CollectionSource
 from strom.connectors.number_sequence import NumberSequenceSource
-from strom.exceptions import InvalidProgramError
+from strom.exceptions import ConfigurationError, InvalidProgramError
 from strom.graph.job_graph import JobGraph, StreamingJobGraphGenerator
 from strom.graph.stream_graph import StreamGraph, StreamGraphGenerator
 from strom.runtime.jobmaster.scheduler import slots_required
 from strom.runtime.operators.source import SourceOperator
 from strom.runtime.state.state_backend import validate_state_backend
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from strom.deploy.active_cluster import ActiveCluster
+
 __all__ = ["StreamExecutionEnvironment"]
+
+TARGETS = ("local", "spark")
 
 
 class StreamExecutionEnvironment:
-    def __init__(self, configuration: Configuration | None = None) -> None:
-        self._config = configuration.copy() if configuration is not None else Configuration()
+    #: set by ``strom run`` (Flink's context environment): the defaults of every environment the program makes
+    _context_configuration: Configuration | None = None
+
+    def __init__(self, configuration: Configuration | None = None, *, spark: SparkSession | None = None) -> None:
+        base = StreamExecutionEnvironment._context_configuration
+        self._config = base.copy() if base is not None else Configuration()
+        for key, value in (configuration.to_dict() if configuration is not None else {}).items():
+            self._config.set_string(key, value)
         self._transformations: list[Transformation] = []
+        self._spark = spark
+        if spark is not None:
+            self._config.set(DeploymentOptions.TARGET, "spark")
 
     @staticmethod
-    def get_execution_environment(configuration: Configuration | None = None) -> StreamExecutionEnvironment:
-        return StreamExecutionEnvironment(configuration)
+    def get_execution_environment(
+        configuration: Configuration | None = None, *, spark: SparkSession | None = None
+    ) -> StreamExecutionEnvironment:
+        """The environment of this program. ``spark``: run on that SparkSession (TaskManagers hosted in its
+        executors) instead of an embedded MiniCluster; see docs/deploy-spark.md."""
+        return StreamExecutionEnvironment(configuration, spark=spark)
+
+    @classmethod
+    def set_context_configuration(cls, configuration: Configuration | None) -> None:
+        """Defaults for every environment created from now on in this process (``strom run`` sets them)."""
+        cls._context_configuration = configuration.copy() if configuration is not None else None
 
     # -- configuration -----------------------------------------------------------------------------
     def get_config(self) -> Configuration:
@@ -201,12 +231,13 @@ class StreamExecutionEnvironment:
         return self._submit(job_graph)
 
     def _submit(self, job_graph: JobGraph) -> JobClient:
-        from strom.deploy.minicluster import MiniCluster
-
-        c = self._config
+        target = self._config.get(DeploymentOptions.TARGET)
+        if target not in TARGETS:
+            raise ConfigurationError(
+                f"expected {DeploymentOptions.TARGET.key} to be one of {', '.join(TARGETS)}; got '{target}'"
+            )
         slots = slots_required(job_graph)
-        tms = c.get(ClusterOptions.NUM_TASK_MANAGERS) or math.ceil(slots / c.get(TaskManagerOptions.NUM_TASK_SLOTS))
-        cluster = MiniCluster(c, num_task_managers=tms).start()
+        cluster = self._start_spark_cluster(job_graph, slots) if target == "spark" else self._start_minicluster(slots)
         try:
             assert cluster.dispatcher is not None
             job_id = cluster.run(cluster.dispatcher.submit_job(job_graph))
@@ -214,6 +245,37 @@ class StreamExecutionEnvironment:
             cluster.close()
             raise
         return JobClient(cluster, job_id, job_graph.job_name)
+
+    def _start_minicluster(self, slots: int) -> ActiveCluster:
+        from strom.deploy.minicluster import MiniCluster
+
+        c = self._config
+        tms = c.get(ClusterOptions.NUM_TASK_MANAGERS) or math.ceil(slots / c.get(TaskManagerOptions.NUM_TASK_SLOTS))
+        return MiniCluster(c, num_task_managers=tms).start()
+
+    def _start_spark_cluster(self, job_graph: JobGraph, slots: int) -> ActiveCluster:
+        """TaskManagers in Spark tasks. Each holds one Spark task slot (a core in local mode) for the job's life:
+        unless told otherwise, a local master's cores bound the TaskManagers and the slots are packed into them."""
+        from strom.deploy.spark import SparkCluster
+        from strom.deploy.spark.session import local_cores
+
+        c = self._config.copy()
+        master = str(self._spark.sparkContext.master) if self._spark is not None else c.get(SparkOptions.MASTER)
+        cores = local_cores(master)
+        tms = c.get(SparkOptions.TASK_MANAGERS)
+        if not tms:
+            if cores is not None and not c.contains(TaskManagerOptions.NUM_TASK_SLOTS):
+                tms = min(slots, cores)
+                c.set(TaskManagerOptions.NUM_TASK_SLOTS, math.ceil(slots / tms))
+            else:
+                tms = math.ceil(slots / c.get(TaskManagerOptions.NUM_TASK_SLOTS))
+        if cores is not None and tms > cores:
+            raise ConfigurationError(
+                f"expected at most {cores} TaskManagers on Spark master {master} (each holds one task slot for "
+                f"the job's life); got {tms} for a job needing {slots} slots; hint: use local[{tms}] or more "
+                f"slots per TaskManager ({TaskManagerOptions.NUM_TASK_SLOTS.key} / strom run --slots)"
+            )
+        return SparkCluster(c, num_task_managers=tms, spark=self._spark, app_name=job_graph.job_name).start()
 
     def _execute_and_collect(self, sink_id: str, job_name: str | None, limit: int | None) -> CloseableIterator:
         client = self.execute_async(job_name)

@@ -13,7 +13,7 @@ from strom.exceptions import ClusterError, JobCancelledError, JobExecutionError
 from strom.runtime.execution_state import JobStatus
 
 if TYPE_CHECKING:
-    from strom.deploy.minicluster import MiniCluster
+    from strom.deploy.active_cluster import ActiveCluster
     from strom.runtime.checkpoint.coordinator import CheckpointStats
     from strom.runtime.jobmaster.jobmaster import JobResult
 
@@ -60,9 +60,9 @@ class TaskMetrics:
 
 
 class JobClient:
-    """Returned by ``execute_async``; owns the job's MiniCluster and closes it once the job ends."""
+    """Returned by ``execute_async``; owns the job's cluster and closes it once the job ends."""
 
-    def __init__(self, cluster: MiniCluster, job_id: str, job_name: str) -> None:
+    def __init__(self, cluster: ActiveCluster, job_id: str, job_name: str) -> None:
         self._cluster = cluster
         self.job_id = job_id
         self.job_name = job_name
@@ -164,11 +164,11 @@ class JobClient:
         self._cluster.close()
 
     def task_manager_pids(self) -> list[int]:
-        """The process ids of the TaskManagers the job's MiniCluster started (replacements included)."""
+        """The process ids of the TaskManagers the job's cluster started (replacements included)."""
         return list(self._cluster.task_manager_pids)
 
     def live_task_manager_pids(self) -> list[int]:
-        """The process ids of the job's MiniCluster TaskManagers that are running now."""
+        """The process ids of the job's TaskManagers that are running now."""
         return list(self._cluster.live_task_manager_pids)
 
 

@@ -24,6 +24,7 @@ TaskManagerMetricsReport = dict[str, tuple[str, dict[str, float]]]
 __all__ = ["Dispatcher"]
 
 log = logging.getLogger(__name__)
+_tm_log = logging.getLogger("strom.taskmanager")
 
 
 class Dispatcher:
@@ -100,8 +101,18 @@ class Dispatcher:
         data_address: tuple[str, int],
         num_slots: int,
         pid: int,
+        launch_token: str,
     ) -> None:
-        await self.resource_manager.register_task_executor(tm_id, rpc_address, data_address, num_slots, pid)
+        await self.resource_manager.register_task_executor(
+            tm_id, rpc_address, data_address, num_slots, pid, launch_token
+        )
+
+    @rpc_method
+    def log_from_task_manager(self, tm_id: str, records: list[tuple[int, str, str]]) -> None:
+        """Log lines a TaskManager forwards (one hosted by Spark has no terminal of its own): re-logged
+        here under ``strom.taskmanager`` with the TaskManager's id."""
+        for level, name, message in records:
+            _tm_log.log(level, "[%s] %s: %s", tm_id, name, message)
 
     @rpc_method
     def heartbeat_from_task_manager(self, tm_id: str, report: TaskManagerMetricsReport | None = None) -> None:

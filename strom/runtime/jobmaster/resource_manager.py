@@ -3,12 +3,19 @@
 TaskManagers register here; JobMasters request slots (waiting, up to a timeout, for TaskManagers still
 starting). A TaskManager is declared lost when its RPC connection drops or its heartbeats stop; the
 listeners (the Dispatcher, which tells each JobMaster) then fail whatever ran there.
+
+Launch tokens fence stale TaskManagers. Whoever starts a TaskManager (the MiniCluster's processes, a
+Spark job) first announces it with :meth:`expect_task_manager` and hands the process the same fresh
+token; a registration is accepted once per token, and a lost TaskManager's token is never accepted
+again. So a TaskManager that comes back after it was declared lost — a retried Spark task, a cancelled
+worker that lived on for seconds — is refused and shuts down instead of running a second copy.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 from collections.abc import Callable
 
@@ -27,6 +34,9 @@ class ResourceManager:
         self.slot_manager = SlotManager()
         self.gateways: dict[str, RpcClient] = {}
         self.listeners: list[Callable[[str, str], None]] = []
+        #: called with each accepted registration (tm id, pid)
+        self.registration_listeners: list[Callable[[TaskManagerRegistration], None]] = []
+        self._launch_tokens: dict[str, str] = {}  # tm id -> token of a TaskManager started, not yet registered
         self._changed = asyncio.Condition()
         self.shutting_down = False  # TaskManagers leaving now are expected, not lost
         self._monitor = HeartbeatMonitor(timeout=heartbeat_timeout, clock=SystemClock())
@@ -47,6 +57,14 @@ class ResourceManager:
         self.gateways.clear()
 
     # -- registration ------------------------------------------------------------------------------
+    def expect_task_manager(self, tm_id: str, launch_token: str) -> None:
+        """A TaskManager ``tm_id`` is being started with ``launch_token``; accept its registration once."""
+        self._launch_tokens[tm_id] = launch_token
+
+    def forget_task_manager(self, tm_id: str) -> None:
+        """The launch of ``tm_id`` failed or was abandoned: never accept its registration."""
+        self._launch_tokens.pop(tm_id, None)
+
     async def register_task_executor(
         self,
         tm_id: str,
@@ -54,7 +72,16 @@ class ResourceManager:
         data_address: tuple[str, int],
         num_slots: int,
         pid: int,
+        launch_token: str,
     ) -> None:
+        expected = self._launch_tokens.get(tm_id)
+        if expected is None or not hmac.compare_digest(expected.encode(), launch_token.encode()):
+            raise ResourceError(
+                f"expected a TaskManager started by this JobManager with a fresh launch token; got {tm_id} "
+                f"(pid {pid}) with {'a stale' if expected is None else 'a wrong'} token; "
+                "hint: it was declared lost or replaced already, so it must stop"
+            )
+        del self._launch_tokens[tm_id]
         gateway = await RpcClient.connect(*rpc_address, secret=self.secret, name=f"jm->{tm_id}")
         gateway.on_disconnect = lambda: self.task_manager_lost(tm_id, "its RPC connection closed")
         self.gateways[tm_id] = gateway
@@ -65,6 +92,8 @@ class ResourceManager:
         )
         self._monitor.monitor_target(tm_id)
         log.info("TaskManager %s registered (pid %d, %d slots)", tm_id, pid, num_slots)
+        for listener in list(self.registration_listeners):
+            listener(self.slot_manager.task_managers[tm_id])
         async with self._changed:
             self._changed.notify_all()
 

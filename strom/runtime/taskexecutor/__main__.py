@@ -1,11 +1,12 @@
-"""TaskManager process entry point (Flink's ``TaskManagerRunner``).
+"""TaskManager process entry point (Flink's ``TaskManagerRunner`` main).
 
     python -m strom.runtime.taskexecutor --jm-host 127.0.0.1 --jm-port 6123 --tm-id tm-1 --slots 1
 
-The cluster secret arrives as the first line of standard input (hex), never on the command line or in
-the environment. Standard input stays open for the life of the process: when it closes — the parent
-MiniCluster exited, however it died — the TaskManager shuts down. On Linux the kernel also sends it
-SIGKILL when its parent dies (``PR_SET_PDEATHSIG``). So no TaskManager outlives its cluster.
+The cluster secret (hex) and the launch token arrive as the first two lines of standard input, never
+on the command line or in the environment. Standard input stays open for the life of the process: when
+it closes — the parent MiniCluster exited, however it died — the TaskManager shuts down. On Linux the
+kernel also sends it SIGKILL when its parent dies (``PR_SET_PDEATHSIG``). So no TaskManager outlives
+its cluster.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import signal
 import sys
 import threading
 
+from strom.runtime.taskexecutor.runner import TaskManagerSpec, run_task_manager
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 
 log = logging.getLogger("strom.runtime.taskexecutor")
@@ -45,23 +47,10 @@ def _watch_stdin(loop: asyncio.AbstractEventLoop, executor: TaskExecutor) -> Non
         loop.call_soon_threadsafe(lambda: loop.create_task(executor.close()))
 
 
-async def _main(args: argparse.Namespace, secret: bytes) -> None:
-    executor = TaskExecutor(
-        tm_id=args.tm_id,
-        secret=secret,
-        host=args.host,
-        num_slots=args.slots,
-        jm_address=(args.jm_host, args.jm_port),
-        heartbeat_interval=args.heartbeat_interval,
-        heartbeat_timeout=args.heartbeat_timeout,
-        cancellation_timeout=args.cancellation_timeout,
-        max_frame_bytes=args.max_frame_bytes,
-    )
+def _started(executor: TaskExecutor) -> None:
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, lambda: loop.create_task(executor.close()))
-    await executor.start()
     threading.Thread(target=_watch_stdin, args=(loop, executor), name="stdin-watch", daemon=True).start()
-    await executor.terminated.wait()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -84,13 +73,30 @@ def main(argv: list[str] | None = None) -> None:
         level=os.environ.get("STROM_LOG_LEVEL", "WARNING"),
         format=f"%(asctime)s %(levelname)s [{args.tm_id}] %(name)s: %(message)s",
     )
-    line = sys.stdin.buffer.readline().strip()
     try:
-        secret = bytes.fromhex(line.decode())
+        secret = bytes.fromhex(sys.stdin.buffer.readline().strip().decode())
+        token = sys.stdin.buffer.readline().strip().decode()
     except ValueError:
-        print("strom taskmanager: expected the cluster secret (hex) on stdin", file=sys.stderr)
+        secret, token = b"", ""
+    if not secret or not token:
+        print("strom taskmanager: expected the cluster secret (hex) and a launch token on stdin", file=sys.stderr)
         sys.exit(2)
-    asyncio.run(_main(args, secret))
+    spec = TaskManagerSpec(
+        tm_id=args.tm_id,
+        launch_token=token,
+        jm_address=(args.jm_host, args.jm_port),
+        host=args.host,
+        num_slots=args.slots,
+        heartbeat_interval=args.heartbeat_interval,
+        heartbeat_timeout=args.heartbeat_timeout,
+        cancellation_timeout=args.cancellation_timeout,
+        max_frame_bytes=args.max_frame_bytes,
+    )
+    try:
+        asyncio.run(run_task_manager(spec, secret, started=_started))
+    except Exception as exc:
+        print(f"strom taskmanager {args.tm_id}: could not run: {exc}", file=sys.stderr)
+        os._exit(1)
     os._exit(0)  # task threads are daemons; do not wait for a stuck one
 
 

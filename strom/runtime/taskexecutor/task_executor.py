@@ -20,6 +20,7 @@ from strom.runtime.execution_state import ExecutionState
 from strom.runtime.network.connection_manager import NettyConnectionManager
 from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
+from strom.runtime.taskexecutor.log_forwarder import LogForwarder
 from strom.runtime.taskexecutor.slot_table import TaskSlotTable
 from strom.runtime.taskexecutor.task import Task
 
@@ -91,8 +92,11 @@ class TaskExecutor:
         heartbeat_timeout: float,
         cancellation_timeout: float,
         max_frame_bytes: int,
+        launch_token: str,
+        forward_logs_level: int | None = None,
     ) -> None:
         self.tm_id = tm_id
+        self.launch_token = launch_token
         self.secret = secret
         self.host = host
         self.jm_address = jm_address
@@ -112,6 +116,9 @@ class TaskExecutor:
             self._monitor, interval=heartbeat_interval, send=self._send_heartbeat, on_timeout=self._jm_lost
         )
         self._closed = False
+        self._log_forwarder = (
+            LogForwarder(self._send_logs, forward_logs_level) if forward_logs_level is not None else None
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -127,7 +134,10 @@ class TaskExecutor:
             self.connection_manager.address,
             len(self.slot_table.slots),
             os.getpid(),
+            self.launch_token,
         )
+        if self._log_forwarder is not None:
+            self._log_forwarder.start()
         self._monitor.monitor_target(JOB_MANAGER)
         self._heartbeats.start()
 
@@ -144,6 +154,8 @@ class TaskExecutor:
             if remaining > 0:
                 await asyncio.to_thread(task.termination.wait, remaining)
         await self.connection_manager.close()
+        if self._log_forwarder is not None:
+            await self._log_forwarder.stop()
         if self.jm is not None:
             await self.jm.close()
         await self.rpc_server.close()
@@ -162,6 +174,10 @@ class TaskExecutor:
     def _shutdown_soon(self) -> None:
         if self.loop is not None and not self._closed:
             self.loop.create_task(self.close())
+
+    async def _send_logs(self, lines: list[tuple[int, str, str]]) -> None:
+        if self.jm is not None:
+            await self.jm.call("log_from_task_manager", self.tm_id, lines, timeout=10.0)
 
     async def _send_heartbeat(self, target: str) -> None:
         assert self.jm is not None

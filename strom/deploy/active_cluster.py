@@ -1,0 +1,249 @@
+"""``ActiveCluster``: a JobManager in this process whose ResourceManager starts its own TaskManagers.
+
+Flink's *active* resource managers (YARN, Kubernetes) ask a resource provider for containers and start
+TaskManagers in them; a lost TaskManager is replaced by a new one. This is that shape: the JobManager
+(Dispatcher, ResourceManager, JobMasters) runs on an asyncio loop in a background thread — callers cross
+into it with :meth:`run` — and a subclass, the *driver* of one resource provider, starts and stops the
+TaskManagers (Flink's ``ResourceManagerDriver``):
+
+- :class:`~strom.deploy.minicluster.MiniCluster`: child processes of this one;
+- :class:`~strom.deploy.spark.SparkCluster`: single-task Spark jobs, each hosting one TaskManager.
+
+Every TaskManager gets a fresh id and launch token (the ResourceManager accepts one registration per
+token), so a lost TaskManager that comes back is fenced off; the runtime never learns who started it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import logging
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from strom.config import ClusterOptions, Configuration, HeartbeatOptions, TaskManagerOptions
+from strom.exceptions import ClusterError
+from strom.runtime.jobmaster.dispatcher import Dispatcher
+from strom.runtime.jobmaster.slot_manager import TaskManagerRegistration
+from strom.runtime.rpc.auth import new_secret
+
+__all__ = ["ActiveCluster"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_LIVE: weakref.WeakSet[ActiveCluster] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for cluster in list(_LIVE):
+        cluster.close()
+
+
+class ActiveCluster:
+    """The JobManager side; subclasses implement the ``_launch``/``_stop`` driver methods."""
+
+    #: what the cluster calls itself in messages ("the MiniCluster", "the Spark cluster")
+    kind = "the cluster"
+
+    def __init__(self, config: Configuration, *, num_task_managers: int) -> None:
+        self.config = config
+        self.num_task_managers = max(1, num_task_managers)
+        self.slots_per_task_manager = config.get(TaskManagerOptions.NUM_TASK_SLOTS)
+        self.secret = new_secret()
+        self.dispatcher: Dispatcher | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        self._next_tm = 0
+        self._checkpoint_dir = ""
+        self._registered_pids: dict[str, int] = {}  # tm id -> pid, every TaskManager that registered
+
+    # -- driver interface (Flink's ResourceManagerDriver) ---------------------------------------------
+    def _launch_task_manager(self, tm_id: str, launch_token: str) -> None:
+        """Start TaskManager ``tm_id`` (any thread but the JobManager loop's)."""
+        raise NotImplementedError
+
+    def _check_launches(self) -> None:
+        """While waiting for registration: raise :class:`ClusterError` if a TaskManager failed to start."""
+
+    def _stop_task_managers(self) -> None:
+        """Stop every TaskManager and wait (bounded) until they are gone."""
+        raise NotImplementedError
+
+    def _release_resources(self) -> None:
+        """After the JobManager stopped: release what the driver holds."""
+
+    def _default_checkpoint_dir(self) -> str:
+        """A temporary checkpoint directory, created on first use, removed on close."""
+        with self._lock:
+            if not self._checkpoint_dir:
+                self._checkpoint_dir = tempfile.mkdtemp(prefix="strom-checkpoints-")
+            return self._checkpoint_dir
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> ActiveCluster:
+        _LIVE.add(self)
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, name="strom-jobmanager", daemon=True)
+        self._thread.start()
+        try:
+            self.run(self._start_dispatcher())
+            for _ in range(self.num_task_managers):
+                self._start_task_manager()
+            self._wait_for_registration()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    async def _start_dispatcher(self) -> None:
+        c = self.config
+        self.dispatcher = Dispatcher(
+            secret=self.secret,
+            host=c.get(ClusterOptions.JOBMANAGER_HOST),
+            heartbeat_interval=c.get(HeartbeatOptions.INTERVAL),
+            heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT),
+            slot_timeout=c.get(ClusterOptions.SLOT_REQUEST_TIMEOUT),
+            default_checkpoint_dir=self._default_checkpoint_dir,
+        )
+        rm = self.dispatcher.resource_manager
+        rm.listeners.append(self._task_manager_lost)
+        rm.registration_listeners.append(self._task_manager_registered)
+        await self.dispatcher.start()
+
+    def _start_task_manager(self) -> str:
+        """Announce a new TaskManager to the ResourceManager, then have the driver start it."""
+        assert self.dispatcher is not None
+        with self._lock:
+            self._next_tm += 1
+            tm_id = f"tm-{self._next_tm}"
+        token = secrets.token_hex(16)
+        rm = self.dispatcher.resource_manager
+        self.call_soon(rm.expect_task_manager, tm_id, token)
+        try:
+            self._launch_task_manager(tm_id, token)
+        except BaseException:
+            self.call_soon(rm.forget_task_manager, tm_id)
+            raise
+        return tm_id
+
+    def _task_manager_registered(self, reg: TaskManagerRegistration) -> None:
+        with self._lock:
+            self._registered_pids[reg.tm_id] = reg.pid
+
+    def _task_manager_lost(self, tm_id: str, message: str) -> None:
+        """On the JobManager loop: start a replacement TaskManager (off the loop)."""
+        if self._closed:
+            return
+        asyncio.get_running_loop().run_in_executor(None, self._start_replacement, tm_id)
+
+    def _start_replacement(self, lost_tm_id: str) -> None:
+        with self._lock:
+            if self._closed:
+                return
+        try:
+            tm_id = self._start_task_manager()
+        except Exception as exc:
+            log.warning("could not start a TaskManager to replace the lost %s: %s", lost_tm_id, exc)
+            return
+        log.info("started TaskManager %s to replace the lost %s", tm_id, lost_tm_id)
+
+    def _wait_for_registration(self) -> None:
+        assert self.dispatcher is not None
+        timeout = self.config.get(ClusterOptions.REGISTRATION_TIMEOUT)
+        fut = self.submit(self.dispatcher.resource_manager.wait_for_task_managers(self.num_task_managers, timeout))
+        while True:
+            try:
+                fut.result(timeout=0.05)
+                return
+            except TimeoutError:
+                try:
+                    self._check_launches()
+                except BaseException:
+                    fut.cancel()
+                    raise
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        _LIVE.discard(self)
+        loop = self._loop
+        dispatcher = self.dispatcher
+        running = loop is not None and dispatcher is not None and loop.is_running()
+        if running:
+            assert dispatcher is not None
+            self.call_soon(dispatcher.prepare_shutdown)
+        try:
+            self._stop_task_managers()
+        finally:
+            if running:
+                assert dispatcher is not None
+                try:
+                    self.run(dispatcher.close(), timeout=10)
+                except Exception as exc:
+                    log.debug("closing the dispatcher: %s", exc)
+            if loop is not None:
+                loop.call_soon_threadsafe(loop.stop)
+                if self._thread is not None:
+                    self._thread.join(timeout=10)
+                if not loop.is_running():
+                    loop.close()
+            self._release_resources()
+            if self._checkpoint_dir:
+                shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
+
+    def __enter__(self) -> ActiveCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- crossing into the JobManager loop ---------------------------------------------------------
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Any:
+        if self._loop is None or (self._closed and not self._loop.is_running()):
+            coro.close()
+            raise ClusterError(f"{self.kind} is not running")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        fut = self.submit(coro)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:  # short waits keep Ctrl-C responsive
+            try:
+                return fut.result(timeout=0.2)  # type: ignore[no-any-return]
+            except TimeoutError:
+                if deadline is not None and time.monotonic() > deadline:
+                    fut.cancel()
+                    raise
+
+    def call_soon(self, fn: Any, *args: Any) -> None:
+        assert self._loop is not None
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            self._loop.call_soon_threadsafe(fn, *args)
+
+    # -- introspection -----------------------------------------------------------------------------
+    @property
+    def task_manager_pids(self) -> list[int]:
+        """Every TaskManager process that registered, replacements included."""
+        with self._lock:
+            return list(self._registered_pids.values())
+
+    @property
+    def live_task_manager_pids(self) -> list[int]:
+        """The TaskManager processes registered now (lost ones not)."""
+        if self.dispatcher is None:
+            return []
+        return [reg.pid for reg in list(self.dispatcher.resource_manager.slot_manager.task_managers.values())]

@@ -1,0 +1,114 @@
+"""The SparkSession strom runs on: the settings it applies, the ones it checks, the capacity it needs.
+
+strom creates a SparkSession when the program brings none (``strom run --target spark``, ``execution.target:
+spark``) and stops it with the job; a session the program passes in (``get_execution_environment(spark=...)``)
+is used as it is and only checked.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from typing import TYPE_CHECKING
+
+from strom.config import Configuration, SparkOptions
+from strom.exceptions import ClusterError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["STROM_SPARK_SETTINGS", "check_session", "create_session", "is_local_master", "local_cores"]
+
+log = logging.getLogger(__name__)
+
+#: setting -> (value, why strom wants it)
+STROM_SPARK_SETTINGS: dict[str, tuple[str, str]] = {
+    "spark.speculation": ("false", "a speculative copy of a TaskManager's task would only be fenced off"),
+    "spark.python.worker.killOnIdleTimeout": (
+        "false",
+        "a TaskManager's Python worker exchanges no data with Spark for the job's whole life",
+    ),
+    "spark.python.worker.reuse": (
+        "false",
+        "each TaskManager gets a fresh Python worker, which exits with it (no thread or module state lingers)",
+    ),
+    "spark.python.task.killTimeout": ("2s", "a cancelled TaskManager's worker is killed soon after"),
+}
+
+#: only in local mode, where the executors are this machine: its Python, nothing bound beyond loopback
+_LOCAL_SETTINGS = {
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+    "spark.ui.enabled": "false",
+}
+
+_LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:\s*,\s*(\d+))?\])?$")
+
+
+def is_local_master(master: str) -> bool:
+    return _LOCAL.match(master.strip()) is not None
+
+
+def local_cores(master: str) -> int | None:
+    """Task slots of a ``local[...]`` master (``None`` for a cluster manager)."""
+    m = _LOCAL.match(master.strip())
+    if m is None:
+        return None
+    n = m.group(1)
+    if n is None:
+        return 1
+    return (os.cpu_count() or 1) if n == "*" else int(n)
+
+
+def create_session(config: Configuration, app_name: str) -> SparkSession:
+    """A SparkSession for ``config``'s ``spark.master`` with strom's settings and the ``spark.*`` passthrough."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise ClusterError(
+            "expected pyspark for execution.target 'spark'; got no module 'pyspark'; "
+            "hint: pip install 'strom[spark]' (and a Java 17+ runtime)"
+        ) from None
+    master = config.get(SparkOptions.MASTER)
+    builder = SparkSession.builder.master(master).appName(app_name)
+    settings = {k: v for k, (v, _why) in STROM_SPARK_SETTINGS.items()}
+    local = is_local_master(master)
+    if local:
+        settings.update(_LOCAL_SETTINGS)
+    settings.update(config.spark_settings())  # the user's own spark.* keys win
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    # PySpark starts its workers with $PYSPARK_PYTHON (read once, when the SparkContext starts), else
+    # `python3`; in local mode the executors are this machine, so they get this interpreter (and strom).
+    set_python = local and "PYSPARK_PYTHON" not in os.environ
+    if set_python:
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+    try:
+        return builder.getOrCreate()
+    except Exception as exc:
+        raise ClusterError(
+            f"expected a SparkSession on master '{master}'; got {type(exc).__name__}: {str(exc).strip()[:500]}; "
+            "hint: Spark needs a Java 17+ runtime (`java -version`) and a reachable master"
+        ) from exc
+    finally:
+        if set_python:
+            del os.environ["PYSPARK_PYTHON"]
+
+
+def check_session(spark: SparkSession) -> None:
+    """Warn about settings of a session strom did not create that work against hosted TaskManagers."""
+    conf = spark.sparkContext.getConf()
+    for key, (value, why) in STROM_SPARK_SETTINGS.items():
+        if key == "spark.python.task.killTimeout":
+            continue  # a preference, not a hazard
+        actual = conf.get(key)
+        if actual is not None and actual.strip().lower() != value:
+            log.warning(
+                "Spark setting %s: expected %s for strom; got %s (%s); hint: set it when building the SparkSession",
+                key,
+                value,
+                actual,
+                why,
+            )

@@ -1,0 +1,243 @@
+"""``SparkCluster``: the JobManager in the Spark driver's Python process, TaskManagers in Spark tasks.
+
+As Flink's ResourceManager on YARN asks for containers and starts a TaskManager in each, this active
+cluster asks Spark for TaskManagers: each is its own long-lived **single-task, non-barrier Spark job**
+(``parallelize([launch], 1).mapPartitions(task_manager_partition).collect()``) submitted from a driver
+thread in its own job group. Spark provides the executors and the placement; strom owns failover — a
+TaskManager never fails its Spark task, a lost one (control connection closed, heartbeats stopped) is
+replaced by a new job with a new launch token, and stale ones are fenced off by the ResourceManager.
+
+Releasing TaskManagers: tell each to shut down (its task then returns), wait, and cancel the job group
+of any that has not ended (Spark interrupts the task and kills its Python worker).
+Barrier stages are not used: a failed barrier stage is never retried, barrier stages refuse dynamic
+allocation, and any failure would restart every TaskManager.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from strom.config import (
+    ClusterOptions,
+    Configuration,
+    ExecutionOptions,
+    HeartbeatOptions,
+    NetworkOptions,
+    SparkOptions,
+    TaskManagerOptions,
+)
+from strom.deploy.active_cluster import ActiveCluster
+from strom.deploy.spark.session import check_session, create_session, is_local_master
+from strom.deploy.spark.task_manager_job import SparkTaskManagerLaunch, task_manager_partition
+from strom.exceptions import ClusterError
+from strom.runtime.taskexecutor.runner import TaskManagerSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["SparkCluster"]
+
+log = logging.getLogger(__name__)
+
+_STOP_TIMEOUT = 15.0  # seconds TaskManagers get to end their Spark tasks before their job groups are cancelled
+
+
+@dataclass
+class _Launch:
+    """One TaskManager's Spark job, as the driver thread that submitted it sees it."""
+
+    tm_id: str
+    job_group: str
+    thread: threading.Thread | None = None
+    outcome: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+    ended: threading.Event = field(default_factory=threading.Event)
+
+
+class SparkCluster(ActiveCluster):
+    kind = "the Spark cluster"
+
+    def __init__(
+        self,
+        config: Configuration,
+        *,
+        num_task_managers: int,
+        spark: SparkSession | None = None,
+        app_name: str = "strom",
+    ) -> None:
+        super().__init__(config, num_task_managers=num_task_managers)
+        self.spark = spark
+        self._owns_session = spark is None
+        self._app_name = app_name
+        self._launches: dict[str, _Launch] = {}
+        self._group_prefix = f"strom-{uuid.uuid4().hex[:8]}"
+        self.session_started_at = 0.0  # monotonic, when the SparkSession was ready
+        self.registered_at = 0.0  # monotonic, when every TaskManager had registered
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> SparkCluster:
+        if self.spark is None:
+            self.spark = create_session(self.config, self._app_name)
+        else:
+            check_session(self.spark)
+        self.session_started_at = time.monotonic()
+        try:
+            self._check_addresses()
+        except BaseException:
+            self._release_resources()
+            raise
+        super().start()
+        self.registered_at = time.monotonic()
+        return self
+
+    @property
+    def master(self) -> str:
+        assert self.spark is not None
+        return str(self.spark.sparkContext.master)
+
+    def _check_addresses(self) -> None:
+        """On a cluster manager the TaskManagers run on other hosts: loopback addresses cannot work there."""
+        if is_local_master(self.master):
+            return
+        c = self.config
+        for option, hint in (
+            (ClusterOptions.JOBMANAGER_HOST, "the driver's address the executors reach"),
+            (TaskManagerOptions.HOST, "'auto' (each executor's own address)"),
+        ):
+            if c.get(option).startswith("127."):
+                raise ClusterError(
+                    f"expected {option.key} reachable from Spark executors on master '{self.master}'; "
+                    f"got {c.get(option)} (loopback); hint: set {option.key} to {hint}"
+                )
+
+    # -- driver interface --------------------------------------------------------------------------
+    def _launch_task_manager(self, tm_id: str, launch_token: str) -> None:
+        from pyspark import inheritable_thread_target
+
+        assert self.dispatcher is not None and self.spark is not None
+        c = self.config
+        spec = TaskManagerSpec(
+            tm_id=tm_id,
+            launch_token=launch_token,
+            jm_address=self.dispatcher.address,
+            host=c.get(TaskManagerOptions.HOST),
+            num_slots=self.slots_per_task_manager,
+            heartbeat_interval=c.get(HeartbeatOptions.INTERVAL),
+            heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT),
+            cancellation_timeout=c.get(ExecutionOptions.CANCELLATION_TIMEOUT),
+            max_frame_bytes=c.get(NetworkOptions.MAX_FRAME_BYTES),
+            forward_logs_level=logging.getLogger("strom").getEffectiveLevel(),
+        )
+        launch = SparkTaskManagerLaunch(spec=spec, secret_hex=self.secret.hex(), python_path=tuple(sys.path))
+        record = _Launch(tm_id=tm_id, job_group=f"{self._group_prefix}-{tm_id}")
+        thread = threading.Thread(
+            target=inheritable_thread_target(self.spark)(self._run_spark_job),
+            args=(record, launch),
+            name=f"strom-spark-{tm_id}",
+            daemon=True,
+        )
+        record.thread = thread
+        with self._lock:
+            if self._closed:
+                return
+            self._launches[tm_id] = record
+        thread.start()
+
+    def _run_spark_job(self, record: _Launch, launch: SparkTaskManagerLaunch) -> None:
+        """Driver thread: submit TaskManager ``record.tm_id``'s Spark job and wait for its end."""
+        assert self.spark is not None
+        sc = self.spark.sparkContext
+        try:
+            sc.setJobGroup(record.job_group, f"strom TaskManager {record.tm_id}", interruptOnCancel=True)
+            rdd = sc.parallelize([launch], 1)
+            cpus = self.config.get(SparkOptions.TASK_MANAGER_CPUS)
+            if cpus > 0 and not is_local_master(self.master):
+                from pyspark.resource import ResourceProfileBuilder, TaskResourceRequests
+
+                profile = ResourceProfileBuilder().require(TaskResourceRequests().cpus(cpus)).build
+                rdd = rdd.withResources(profile)
+            outcomes = rdd.mapPartitions(task_manager_partition).collect()
+            record.outcome = outcomes[0] if outcomes else {}
+            if record.outcome.get("status") == "failed":
+                record.error = str(record.outcome.get("error", "unknown error"))
+        except Exception as exc:  # the Spark job failed or was cancelled
+            text = str(exc).strip()
+            record.error = _spark_error_summary(text) or type(exc).__name__
+        finally:
+            record.ended.set()
+        if record.error and not self._closed:
+            level = logging.DEBUG if "stale" in record.error else logging.WARNING
+            log.log(level, "TaskManager %s ended in its Spark task: %s", record.tm_id, record.error)
+
+    def _check_launches(self) -> None:
+        with self._lock:
+            launches = list(self._launches.values())
+            registered = set(self._registered_pids)
+        for record in launches:
+            if record.ended.is_set() and record.tm_id not in registered:
+                raise ClusterError(
+                    f"expected TaskManager {record.tm_id} to start in a Spark task on '{self.master}'; "
+                    f"its Spark job ended: {record.error or 'without registering'}; hint: the executors need "
+                    "strom and its dependencies (spark.pyspark.python / PYSPARK_PYTHON, or ship them as in "
+                    "docs/deploy-spark.md)"
+                )
+
+    def _stop_task_managers(self) -> None:
+        """Tell every TaskManager to stop, wait for their Spark jobs, cancel the job groups of the rest."""
+        if self.dispatcher is not None and self._loop is not None and self._loop.is_running():
+            try:
+                self.run(self._shutdown_task_managers(), timeout=10)
+            except Exception as exc:
+                log.debug("asking the TaskManagers to shut down: %s", exc)
+        with self._lock:
+            launches = list(self._launches.values())
+        deadline = time.monotonic() + _STOP_TIMEOUT
+        for record in launches:
+            record.ended.wait(max(0.0, deadline - time.monotonic()))
+        if self.spark is not None:
+            sc = self.spark.sparkContext
+            for record in launches:
+                if not record.ended.is_set():
+                    log.warning("TaskManager %s did not stop; cancelling its Spark job group", record.tm_id)
+                    sc.cancelJobGroup(record.job_group)
+        for record in launches:
+            if record.thread is not None:
+                record.thread.join(timeout=10)
+
+    async def _shutdown_task_managers(self) -> None:
+        import asyncio
+
+        assert self.dispatcher is not None
+        rm = self.dispatcher.resource_manager
+        calls = [gw.call("shutdown", timeout=5.0) for gw in list(rm.gateways.values())]
+        await asyncio.gather(*calls, return_exceptions=True)
+
+    def _release_resources(self) -> None:
+        if self._owns_session and self.spark is not None:
+            self.spark.stop()
+            self.spark = None
+
+    # -- introspection -----------------------------------------------------------------------------
+    def task_manager_outcomes(self) -> list[dict[str, Any]]:
+        """What each TaskManager's Spark task returned (tm id, pid, attempt, status, error), in launch order."""
+        with self._lock:
+            return [dict(r.outcome) or {"tm_id": r.tm_id, "error": r.error} for r in self._launches.values()]
+
+    def spark_job_groups(self) -> list[str]:
+        with self._lock:
+            return [r.job_group for r in self._launches.values()]
+
+
+def _spark_error_summary(text: str) -> str:
+    """The Python error inside a Py4J/Spark error text (its last 'Error:' line), else its first line."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if "Error:" in ln and not ln.startswith("at "):
+            return ln[:500]
+    return lines[0][:500] if lines else ""

@@ -1,0 +1,75 @@
+"""``TaskManagerRunner``: start a :class:`TaskExecutor`, run it until it terminates (Flink's ``TaskManagerRunner``).
+
+Shared by every way a TaskManager is hosted — a child process of the MiniCluster
+(``python -m strom.runtime.taskexecutor``) and a task of a Spark job (:mod:`strom.deploy.spark`) — so the
+runtime behaves the same whoever started the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from strom.runtime.taskexecutor.task_executor import TaskExecutor
+
+__all__ = ["TaskManagerSpec", "resolve_bind_host", "run_task_manager"]
+
+#: ``taskmanager.host`` value meaning "this machine's own address" (for TaskManagers on a cluster's hosts)
+AUTO_HOST = "auto"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskManagerSpec:
+    """What a TaskManager needs to start; the secret travels beside it, never in argv or the environment."""
+
+    tm_id: str
+    launch_token: str
+    jm_address: tuple[str, int]
+    host: str = "127.0.0.1"
+    num_slots: int = 1
+    heartbeat_interval: float = 1.0
+    heartbeat_timeout: float = 10.0
+    cancellation_timeout: float = 30.0
+    max_frame_bytes: int = 256 * 1024 * 1024
+    #: forward log records at or above this level to the JobManager (None: do not)
+    forward_logs_level: int | None = None
+
+
+def resolve_bind_host(host: str) -> str:
+    """``auto`` → the address this machine's host name resolves to; anything else as given."""
+    if host != AUTO_HOST:
+        return host
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+async def run_task_manager(
+    spec: TaskManagerSpec, secret: bytes, *, started: Callable[[TaskExecutor], None] | None = None
+) -> None:
+    """Register with the JobManager and serve until the TaskExecutor terminates (it was told to shut
+    down, or lost its JobManager). Raises what kept it from registering (a stale launch token included)."""
+    executor = TaskExecutor(
+        tm_id=spec.tm_id,
+        secret=secret,
+        host=resolve_bind_host(spec.host),
+        num_slots=spec.num_slots,
+        jm_address=spec.jm_address,
+        heartbeat_interval=spec.heartbeat_interval,
+        heartbeat_timeout=spec.heartbeat_timeout,
+        cancellation_timeout=spec.cancellation_timeout,
+        max_frame_bytes=spec.max_frame_bytes,
+        launch_token=spec.launch_token,
+        forward_logs_level=spec.forward_logs_level,
+    )
+    try:
+        await executor.start()
+    except BaseException:
+        await asyncio.shield(executor.close())
+        raise
+    if started is not None:
+        started(executor)
+    await executor.terminated.wait()
