@@ -3,6 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SPARK_STAMP := $(VENV)/.spark-installed
 
 .PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints clean
 
@@ -12,20 +13,26 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# the Spark target's tests need pyspark and a Java runtime (scripts/ensure-java.sh installs one when missing)
+$(SPARK_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,spark]'
+	scripts/ensure-java.sh
+	touch $(SPARK_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/python examples/click_stream.py
 
 docs/configuration.md: strom/config.py
 	$(BIN)/python -m strom.config > $@
 
-test: $(STAMP)
+test: $(SPARK_STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check strom tests examples $(wildcard benchmarks/*.py)
 	$(BIN)/ruff format --check strom tests examples $(wildcard benchmarks/*.py)
 
-typecheck: $(STAMP)
+typecheck: $(SPARK_STAMP)
 	$(BIN)/mypy
 
 check: lint typecheck test  # exactly what .ci/run runs

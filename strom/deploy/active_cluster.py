@@ -80,9 +80,6 @@ class ActiveCluster:
         """Stop every TaskManager and wait (bounded) until they are gone."""
         raise NotImplementedError
 
-    def _release_resources(self) -> None:
-        """After the JobManager stopped: release what the driver holds."""
-
     def _default_checkpoint_dir(self) -> str:
         """A temporary checkpoint directory, created on first use, removed on close."""
         with self._lock:
@@ -201,7 +198,6 @@ class ActiveCluster:
                     self._thread.join(timeout=10)
                 if not loop.is_running():
                     loop.close()
-            self._release_resources()
             if self._checkpoint_dir:
                 shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
 

@@ -1,12 +1,14 @@
 """The SparkSession strom runs on: the settings it applies, the ones it checks, the capacity it needs.
 
 strom creates a SparkSession when the program brings none (``strom run --target spark``, ``execution.target:
-spark``) and stops it with the job; a session the program passes in (``get_execution_environment(spark=...)``)
-is used as it is and only checked.
+spark``) and keeps it for the later jobs of the process (a JVM takes seconds to start), stopping it when the
+process exits; a session the program passes in (``get_execution_environment(spark=...)``), or one already
+active in the process, is used as it is and only checked.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import re
@@ -19,7 +21,14 @@ from strom.exceptions import ClusterError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["STROM_SPARK_SETTINGS", "check_session", "create_session", "is_local_master", "local_cores"]
+__all__ = [
+    "STROM_SPARK_SETTINGS",
+    "check_session",
+    "create_session",
+    "get_or_create_session",
+    "is_local_master",
+    "local_cores",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +71,8 @@ def local_cores(master: str) -> int | None:
     return (os.cpu_count() or 1) if n == "*" else int(n)
 
 
-def create_session(config: Configuration, app_name: str) -> SparkSession:
-    """A SparkSession for ``config``'s ``spark.master`` with strom's settings and the ``spark.*`` passthrough."""
+def get_or_create_session(config: Configuration, app_name: str) -> SparkSession:
+    """The process's active SparkSession (checked), else a new one for ``config`` (see :func:`create_session`)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -71,6 +80,19 @@ def create_session(config: Configuration, app_name: str) -> SparkSession:
             "expected pyspark for execution.target 'spark'; got no module 'pyspark'; "
             "hint: pip install 'strom[spark]' (and a Java 17+ runtime)"
         ) from None
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        check_session(active)
+        return active
+    spark = create_session(config, app_name)
+    atexit.register(spark.stop)
+    return spark
+
+
+def create_session(config: Configuration, app_name: str) -> SparkSession:
+    """A SparkSession for ``config``'s ``spark.master`` with strom's settings and the ``spark.*`` passthrough."""
+    from pyspark.sql import SparkSession
+
     master = config.get(SparkOptions.MASTER)
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = {k: v for k, (v, _why) in STROM_SPARK_SETTINGS.items()}

@@ -33,7 +33,7 @@ from strom.config import (
     TaskManagerOptions,
 )
 from strom.deploy.active_cluster import ActiveCluster
-from strom.deploy.spark.session import check_session, create_session, is_local_master
+from strom.deploy.spark.session import check_session, get_or_create_session, is_local_master
 from strom.deploy.spark.task_manager_job import SparkTaskManagerLaunch, task_manager_partition
 from strom.exceptions import ClusterError
 from strom.runtime.taskexecutor.runner import TaskManagerSpec
@@ -73,7 +73,6 @@ class SparkCluster(ActiveCluster):
     ) -> None:
         super().__init__(config, num_task_managers=num_task_managers)
         self.spark = spark
-        self._owns_session = spark is None
         self._app_name = app_name
         self._launches: dict[str, _Launch] = {}
         self._group_prefix = f"strom-{uuid.uuid4().hex[:8]}"
@@ -83,15 +82,11 @@ class SparkCluster(ActiveCluster):
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> SparkCluster:
         if self.spark is None:
-            self.spark = create_session(self.config, self._app_name)
+            self.spark = get_or_create_session(self.config, self._app_name)
         else:
             check_session(self.spark)
         self.session_started_at = time.monotonic()
-        try:
-            self._check_addresses()
-        except BaseException:
-            self._release_resources()
-            raise
+        self._check_addresses()
         super().start()
         self.registered_at = time.monotonic()
         return self
@@ -217,11 +212,6 @@ class SparkCluster(ActiveCluster):
         rm = self.dispatcher.resource_manager
         calls = [gw.call("shutdown", timeout=5.0) for gw in list(rm.gateways.values())]
         await asyncio.gather(*calls, return_exceptions=True)
-
-    def _release_resources(self) -> None:
-        if self._owns_session and self.spark is not None:
-            self.spark.stop()
-            self.spark = None
 
     # -- introspection -----------------------------------------------------------------------------
     def task_manager_outcomes(self) -> list[dict[str, Any]]:

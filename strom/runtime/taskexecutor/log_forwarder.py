@@ -1,7 +1,7 @@
 """``LogForwarder``: a TaskManager's log records, sent to the JobManager over the control connection.
 
 A TaskManager hosted in a Spark executor has no terminal of its own: its standard error goes to the
-executor's log, far from the user. With forwarding on, every record of the ``strom`` loggers at or above
+executor's log, far from the user. With forwarding on, every record (strom's and the user functions') at or above
 the TaskManager's log level is also queued here (from any thread) and sent in batches from the
 TaskManager's event loop; the JobManager re-logs them under ``strom.taskmanager``. The queue is bounded:
 when the JobManager cannot keep up, the oldest lines are dropped and the next batch says how many.
@@ -34,7 +34,7 @@ class LogForwarder(logging.Handler):
         self._dropped = 0
         self._queue_lock = threading.Lock()
         self._task: asyncio.Task[None] | None = None
-        self._logger = logging.getLogger("strom")
+        self._logger = logging.getLogger()  # the root: strom's records and the user functions' own
         self._saved_level = self._logger.level
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -58,7 +58,7 @@ class LogForwarder(logging.Handler):
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
-        """Detach from the ``strom`` logger (no handler outlives its TaskManager) and send what is left."""
+        """Detach from the root logger (no handler outlives its TaskManager) and send what is left."""
         self._logger.removeHandler(self)
         self._logger.setLevel(self._saved_level)
         if self._task is not None:

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Spark (strom's `spark` target, and its tests) needs a Java 17+ runtime. Nothing to do when one is on the
+# PATH; otherwise install Debian's headless JRE (as root, or through sudo).
+set -euo pipefail
+if command -v java >/dev/null 2>&1; then
+  major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1)
+  if [ -n "$major" ] && [ "$major" -ge 17 ]; then
+    exit 0
+  fi
+  echo "ensure-java: found Java $major; Spark 4 needs 17 or newer" >&2
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "ensure-java: no Java 17+ and no apt-get; install a Java 17+ runtime (e.g. OpenJDK) and put java on the PATH" >&2
+  exit 1
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  sudo="sudo"
+fi
+echo "ensure-java: installing openjdk-17-jre-headless for Spark" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless >/dev/null
+java -version

@@ -1,0 +1,94 @@
+"""Choosing the Spark target: configuration keys, Spark's own settings passed through, local-mode capacity, and
+the options of ``strom run``."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from strom import Configuration, StreamExecutionEnvironment
+from strom.cli import main as strom_main
+from strom.config import DeploymentOptions, SparkOptions, TaskManagerOptions
+from strom.deploy.spark.session import is_local_master, local_cores
+from strom.exceptions import ConfigurationError
+
+
+def test_spark_keys_of_spark_itself_pass_through_as_strings_and_strom_keys_stay_typed() -> None:
+    conf = Configuration(
+        {"execution.target": "spark", "spark.master": "local[2,4]", "spark.executor.memory": "2g", "spark.x": True}
+    )
+    assert conf.get(DeploymentOptions.TARGET) == "spark"
+    assert conf.get(SparkOptions.MASTER) == "local[2,4]"
+    conf.set_string("spark.taskmanagers", "3")
+    assert conf.get(SparkOptions.TASK_MANAGERS) == 3
+    assert conf.spark_settings() == {"spark.executor.memory": "2g", "spark.x": "true"}
+    with pytest.raises(ConfigurationError, match=r"spark\.taskmanagers"):
+        conf.set_string("spark.taskmanagers", "many")
+    with pytest.raises(ConfigurationError, match="known configuration key"):
+        conf.set_string("sprak.master", "local")
+
+
+@pytest.mark.parametrize(
+    ("master", "cores"),
+    [("local", 1), ("local[3]", 3), ("local[2,4]", 2), ("local[2, 4]", 2), ("local[*]", None), ("yarn", None)],
+)
+def test_task_slots_of_a_local_master(master: str, cores: int | None) -> None:
+    if master == "local[*]":
+        assert (local_cores(master) or 0) >= 1
+    else:
+        assert local_cores(master) == cores
+    assert is_local_master(master) is (master != "yarn")
+    assert not is_local_master("spark://host:7077")
+
+
+def test_more_task_managers_than_local_cores_is_refused_before_spark_starts() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment(
+        Configuration({"execution.target": "spark", "spark.master": "local[2]", "spark.taskmanagers": 3})
+    )
+    env.from_sequence(1, 10).print()
+    with pytest.raises(ConfigurationError, match=r"at most 2 TaskManagers on Spark master local\[2\].*local\[3\]"):
+        env.execute("too big")
+
+
+def test_an_unknown_target_is_named_in_the_error() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"execution.target": "yarn"}))
+    env.from_sequence(1, 3).print()
+    with pytest.raises(ConfigurationError, match=r"execution\.target to be one of local, spark; got 'yarn'"):
+        env.execute()
+
+
+def test_strom_run_options_become_the_programs_configuration(tmp_path: Path) -> None:
+    script = tmp_path / "job.py"
+    out = tmp_path / "conf.txt"
+    script.write_text(
+        "import sys\n"
+        "from strom import StreamExecutionEnvironment\n"
+        "c = StreamExecutionEnvironment.get_execution_environment().get_config()\n"
+        "with open(sys.argv[1], 'w') as f:\n"
+        "    f.write(repr(sorted(c.to_dict().items())))\n"
+    )
+    try:
+        args = ["run", "--spark-master", "local[3]", "--taskmanagers", "2", "--slots", "4"]
+        assert strom_main([*args, "-D", "spark.executor.memory=1g", str(script), str(out)]) == 0
+    finally:
+        StreamExecutionEnvironment.set_context_configuration(None)
+    conf = dict(ast.literal_eval(out.read_text()))
+    assert conf == {
+        "execution.target": "spark",
+        "spark.master": "local[3]",
+        "spark.taskmanagers": 2,
+        TaskManagerOptions.NUM_TASK_SLOTS.key: 4,
+        "spark.executor.memory": "1g",
+    }
+    assert StreamExecutionEnvironment.get_execution_environment().get_config().to_dict() == {}
+
+
+def test_strom_run_rejects_bad_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    script = tmp_path / "job.py"
+    script.write_text("")
+    assert strom_main(["run", "--taskmanagers", "0", str(script)]) == 2
+    assert "expected --taskmanagers >= 1; got 0" in capsys.readouterr().err
+    assert strom_main(["run", "-D", "no-equals", str(script)]) == 2
+    assert "expected -D key=value; got 'no-equals'" in capsys.readouterr().err
