@@ -43,7 +43,7 @@ STROM_SPARK_SETTINGS: dict[str, tuple[str, str]] = {
         "false",
         "each TaskManager gets a fresh Python worker, which exits with it (no thread or module state lingers)",
     ),
-    "spark.python.task.killTimeout": ("2s", "a cancelled TaskManager's worker is killed soon after"),
+    "spark.python.task.killTimeout": ("1s", "a cancelled TaskManager's worker is killed soon after"),
 }
 
 #: only in local mode, where the executors are this machine: its Python, nothing bound beyond loopback
