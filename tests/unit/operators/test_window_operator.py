@@ -30,9 +30,10 @@ from strom import (
     ValueStateDescriptor,
 )
 from strom.api.windowing import DynamicEventTimeSessionWindows, Trigger, TriggerResult
-from strom.exceptions import InvalidProgramError
+from strom.exceptions import InvalidProgramError, UserFunctionError
 from strom.runtime.operators.windowing.internal_functions import internal_window_function
 from strom.runtime.operators.windowing.window_operator import WindowOperator
+from strom.runtime.streamrecord import TimestampedBatch
 
 
 def key0(t: tuple[Any, ...]) -> Any:
@@ -463,7 +464,12 @@ class _GeneralEventTimeTrigger(EventTimeTrigger):
 
 @settings(max_examples=60, deadline=None)
 @example(  # late elements within the lateness fire the window one by one, each seeing the pane so far
-    events=[("a", 0, 0)] * 7 + [("a", 1, 0)], watermarks=[0, 0, 999], sliding=False, lateness=700, contents="reduce"
+    events=[("a", 0, 0)] * 7 + [("a", 1, 0)],
+    watermarks=[0, 0, 999],
+    sliding=False,
+    lateness=700,
+    contents="reduce",
+    process=False,
 )
 @given(
     events=st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 50), st.integers(0, 5000)), max_size=80),
@@ -471,14 +477,20 @@ class _GeneralEventTimeTrigger(EventTimeTrigger):
     sliding=st.booleans(),
     lateness=st.sampled_from([0, 700]),
     contents=st.sampled_from(["reduce", "list", "aggregate"]),
+    process=st.booleans(),
 )
 def test_the_fast_path_emits_what_the_general_path_emits(
-    events: list[tuple[str, int, int]], watermarks: list[int], sliding: bool, lateness: int, contents: str
+    events: list[tuple[str, int, int]],
+    watermarks: list[int],
+    sliding: bool,
+    lateness: int,
+    contents: str,
+    process: bool,
 ) -> None:
     assigner = SlidingEventTimeWindows.of(2000, 500) if sliding else TumblingEventTimeWindows.of(1000)
 
     def run(trigger: Any) -> tuple[list[Any], list[Any]]:
-        fn = WithWindow() if contents == "list" else None
+        fn = WithWindow() if contents == "list" or process else None
         h = make(assigner, contents=contents, fn=fn, trigger=trigger, lateness=lateness, late_tag="late")
         assert h.operator._fast is (type(trigger) is EventTimeTrigger)  # type: ignore[attr-defined]
         chunks = max(1, len(watermarks))
@@ -493,3 +505,10 @@ def test_the_fast_path_emits_what_the_general_path_emits(
         return by_watermark(h.extract_output()), h.side_output("late")
 
     assert run(EventTimeTrigger()) == run(_GeneralEventTimeTrigger())
+
+
+@pytest.mark.parametrize("assigner", [TumblingEventTimeWindows.of(1000), SlidingEventTimeWindows.of(2000, 500)])
+def test_the_fast_path_names_a_record_without_a_timestamp(assigner: Any) -> None:
+    h = make(assigner, contents="aggregate")
+    with pytest.raises(UserFunctionError, match="without one"):
+        h.operator.process_batch(TimestampedBatch([("a", 1), ("b", 2)], [5, None]))

@@ -43,6 +43,14 @@ class InternalWindowFunction:
                 self._clear = user_function.clear
 
     @property
+    def keyed_process(self) -> Callable[[Any, Any, list[Any]], Iterable[Any] | None] | None:
+        """A keyed ``ProcessWindowFunction``'s own ``process(key, context, elements)`` when nothing combines the
+        pane first (the fast path calls it without the adapter frame); ``None`` for any other function."""
+        if self.pre is None and self.keyed and isinstance(self.user_function, ProcessWindowFunction):
+            return self.user_function.process
+        return None
+
+    @property
     def direct_call(self) -> WindowCall:
         """What ``__call__`` does, one frame shorter when no evicting pane combines first (the fast path)."""
         return self._call if self.pre is None else self.__call__

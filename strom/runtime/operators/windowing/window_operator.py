@@ -56,6 +56,8 @@ __all__ = ["WindowOperator"]
 
 _MISSING: Any = object()
 CONTENTS = "window-contents"
+_AGGREGATE, _REDUCE, _LIST = 0, 1, 2
+_PANE_KINDS = {"aggregate": _AGGREGATE, "reduce": _REDUCE, "list": _LIST}
 MERGING_WINDOW_SET = "merging-window-set"
 
 
@@ -260,6 +262,113 @@ class WindowOperator(_KeyedUdfOperator):
 
     # -- the fast path: tumbling/sliding event-time windows with the EventTimeTrigger -----------------
     def _process_fast(self, batch: list[Any], timestamps: list[Any]) -> None:
+        if type(self.assigner) is TumblingEventTimeWindows:
+            self._process_tumbling(batch, timestamps)
+        else:
+            self._process_sliding(batch, timestamps)
+
+    def _process_tumbling(self, batch: list[Any], timestamps: list[Any]) -> None:
+        """One window per element. Runs of elements in one window (event time mostly advances) share the window
+        object and its timer bucket; per element: the key, one pane update, and a timer for a pane that is new."""
+        key_of = self._key
+        table = self._table
+        kind = _PANE_KINDS[self.contents]
+        agg = self.aggregate_function
+        create = agg.create_accumulator if agg is not None else None
+        add = agg.add if agg is not None else None
+        reduce = self.reduce_function
+        timers = self.timer_service._event  # the EventTimeTrigger's timers, registered inline
+        buckets = timers.buckets
+        size: int = self.assigner.size  # type: ignore[attr-defined]
+        offset = java_rem(self.assigner.global_offset, size)  # type: ignore[attr-defined]
+        lateness = self.allowed_lateness
+        wm = self.current_watermark
+        windows: dict[int, TimeWindow] = {}
+        w: Any = None
+        bucket: Any = None
+        start, end = 1, 0  # the current window [start, end); none yet
+        max_ts = 0
+        behind = False
+        v = t = None
+        try:
+            for v, t in zip(batch, timestamps, strict=True):
+                # timestamps are large ints: comparing them allocates nothing, arithmetic does
+                if not start <= t < end:
+                    start = t - (t - offset) % size
+                    end = start + size
+                    w = windows.get(start)
+                    if w is None:
+                        w = windows[start] = TimeWindow(start, end)
+                    max_ts = end - 1
+                    behind = max_ts <= wm
+                    bucket = buckets.get(max_ts)
+                if behind:  # the window's end is behind the watermark: late, or fires at once
+                    self._add_behind(key_of(v), v, t, w, max_ts)
+                    continue
+                k = key_of(v)
+                per_key = table.get(k)
+                old = _MISSING if per_key is None else per_key.get(w, _MISSING)
+                if old is not _MISSING:  # the pane exists: fold the element in
+                    if kind == _AGGREGATE:
+                        per_key[w] = add(v, old)  # type: ignore[index, misc]
+                    elif kind == _REDUCE:
+                        per_key[w] = reduce(old, v)  # type: ignore[index, misc]
+                    else:
+                        old.append(v)
+                    continue
+                pane = add(v, create()) if kind == _AGGREGATE else v if kind == _REDUCE else [v]  # type: ignore[misc]
+                if per_key is None:
+                    table[k] = {w: pane}
+                else:
+                    per_key[w] = pane
+                # a new pane: EventTimeTrigger.on_element registers the end of the window
+                if bucket is None:
+                    timers.add(max_ts, k, w)
+                    bucket = buckets[max_ts]
+                else:
+                    bucket[(k, w)] = None
+                if lateness:  # without lateness the cleanup timer is the trigger's timer
+                    self._register_cleanup_fast(k, w, max_ts)
+        except Exception as exc:
+            error = _no_timestamp(self.name, v) if t is None else self._explain(exc, v)
+            raise self.user_error(error, batch, v) from error
+
+    def _add_behind(self, k: Any, v: Any, t: int, w: TimeWindow, max_ts: int) -> None:
+        """An element of a window whose end the watermark has passed: dropped as late once its cleanup time has
+        passed too; otherwise (allowed lateness) added, and the EventTimeTrigger fires the window at once."""
+        if max_ts + self.allowed_lateness <= self.current_watermark:
+            self._late(v, t)  # the window's state is gone
+            return
+        per_key = self._table.get(k)
+        if per_key is None:
+            per_key = self._table[k] = {}
+        old = per_key.get(w, _MISSING)
+        if self.contents == "aggregate":
+            agg = self.aggregate_function
+            assert agg is not None
+            per_key[w] = agg.add(v, agg.create_accumulator() if old is _MISSING else old)
+        elif self.contents == "reduce":
+            assert self.reduce_function is not None
+            per_key[w] = v if old is _MISSING else self.reduce_function(old, v)
+        elif old is _MISSING:
+            per_key[w] = [v]
+        else:
+            old.append(v)
+        if old is _MISSING:
+            self._register_cleanup_fast(k, w, max_ts)
+        backend = self.keyed_backend
+        assert backend is not None
+        backend.current_key = k
+        contents = self._contents(w)
+        if contents is not None:
+            self._emit(k, w, contents)
+
+    def _register_cleanup_fast(self, k: Any, w: TimeWindow, max_ts: int) -> None:
+        cleanup = max_ts + self.allowed_lateness
+        if cleanup < LONG_MAX:
+            self.timer_service._event.add(cleanup, k, w)
+
+    def _process_sliding(self, batch: list[Any], timestamps: list[Any]) -> None:
         key_of = self._key
         assigner = self.assigner
         lateness = self.allowed_lateness
@@ -273,14 +382,9 @@ class WindowOperator(_KeyedUdfOperator):
         buckets = timers.buckets
         backend = self.keyed_backend
         assert backend is not None
-        tumbling = type(assigner) is TumblingEventTimeWindows
-        if tumbling:
-            size = slide = assigner.size  # type: ignore[attr-defined]
-            offset = java_rem(assigner.global_offset, size)  # type: ignore[attr-defined]
-        else:
-            size = assigner.size  # type: ignore[attr-defined]
-            slide = assigner.slide  # type: ignore[attr-defined]
-            offset = assigner.offset  # type: ignore[attr-defined]
+        size = assigner.size  # type: ignore[attr-defined]
+        slide = assigner.slide  # type: ignore[attr-defined]
+        offset = assigner.offset  # type: ignore[attr-defined]
         cacheable = size % slide == 0
         cache: dict[int, list[TimeWindow]] = {}
         wm = self.current_watermark
@@ -293,7 +397,7 @@ class WindowOperator(_KeyedUdfOperator):
                 windows = cache.get(base) if cacheable else None
                 if windows is None:
                     # a sliding assigner's windows depend on ``base`` alone when size is a multiple of slide
-                    windows = [TimeWindow(base, base + size)] if tumbling else assigner._windows_of(t)  # type: ignore[attr-defined]
+                    windows = assigner._windows_of(t)  # type: ignore[attr-defined]
                     if cacheable:
                         cache[base] = windows
                 k = key_of(v)
@@ -341,17 +445,20 @@ class WindowOperator(_KeyedUdfOperator):
 
     def _fire_bucket_fast(self, time: int, entries: list[tuple[Any, Any]]) -> None:
         """The fast path's event-time timers of one timestamp, all at once: what ``_on_timer`` does for the
-        EventTimeTrigger — fire the windows ending at ``time``, clear those whose cleanup time it is."""
+        EventTimeTrigger — fire the windows ending at ``time``, clear those whose cleanup time it is. Whatever
+        fires carries ``time`` (the windows' ``max_timestamp``) as its timestamp."""
         table = self._table
-        lateness = self.allowed_lateness
-        kind = self.contents
+        fire_end = time + 1  # the end of the windows that fire now
+        cleanup_end = fire_end - self.allowed_lateness  # ... and of those whose state is cleaned up now
+        kind = _PANE_KINDS[self.contents]
         agg = self.aggregate_function
         get_result = agg.get_result if agg is not None else None
-        fn = self.window_function.direct_call
-        clear = self.window_function._clear
+        wf = self.window_function
+        process = wf.keyed_process  # a ProcessWindowFunction's ``process``, called without the adapter
+        fn = wf.direct_call
+        clear = wf._clear
         out: list[Any] = []
         extend = out.extend
-        out_ts: list[int] = []
         ctx = self.ctx
         backend = self.keyed_backend
         assert backend is not None
@@ -361,35 +468,35 @@ class WindowOperator(_KeyedUdfOperator):
                 per_key = table.get(key)
                 if per_key is None:
                     continue
-                max_ts = w[1] - 1
+                end = w[1]
                 backend.current_key = key
                 ctx.key = key
                 ctx._window = w
-                if time == max_ts:
-                    stored = per_key.get(w, _MISSING)
+                cleanup = end == cleanup_end
+                if cleanup:  # the pane leaves the table before it fires (if it does): one lookup, not two
+                    stored = per_key.pop(w, _MISSING)
+                    if not per_key:
+                        del table[key]
+                if end == fire_end:
+                    if not cleanup:
+                        stored = per_key.get(w, _MISSING)
                     if stored is not _MISSING:
-                        if kind == "aggregate":
+                        if kind == _AGGREGATE:
                             contents = [get_result(stored)]  # type: ignore[misc]
-                        elif kind == "reduce":
+                        elif kind == _REDUCE:
                             contents = [stored]
                         else:
                             contents = stored
-                        results = fn(key, w, ctx, contents)
+                        results = process(key, ctx, contents) if process is not None else fn(key, w, ctx, contents)
                         if results is not None:
                             extend(results)
-                if len(out_ts) < len(out):
-                    out_ts.extend([max_ts] * (len(out) - len(out_ts)))
-                if time == max_ts + lateness:
-                    per_key.pop(w, None)
-                    if not per_key:
-                        del table[key]
-                    if clear is not None:
-                        clear(ctx)
+                if cleanup and clear is not None:
+                    clear(ctx)
         except Exception as exc:
             role = f"the window function of operator '{self.name}' (key {key!r:.60})"
             raise self.user_error(exc, None, role=role) from exc
         if out:
-            self._collector.add_timestamped(out, out_ts)
+            self._collector.add_all(out, time)
 
     # -- contents ------------------------------------------------------------------------------------
     def _contents(self, state_window: Any) -> Any:
