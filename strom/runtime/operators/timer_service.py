@@ -80,6 +80,10 @@ class _TimerQueue:
     def __len__(self) -> int:
         return sum(len(b) for b in self.buckets.values())
 
+    def clear(self) -> None:
+        self.buckets.clear()
+        self.heap.clear()
+
     def items(self) -> list[tuple[int, Any, Any]]:
         return [(t, k, ns) for t in sorted(self.buckets) for (k, ns) in self.buckets[t]]
 
@@ -128,24 +132,9 @@ class InternalTimerService:
 
     # -- firing ----------------------------------------------------------------------------------------------
     def advance_watermark(self, watermark: int) -> None:
-        """Fire every event-time timer with ``timestamp <= watermark``, in order of time.
-
-        A triggerable with ``on_event_time_bucket(time, entries)`` gets all timers of one timestamp at once
-        (the window operator's fast path); it must not register timers for that same timestamp."""
+        """Fire every event-time timer with ``timestamp <= watermark``, in order of time."""
         self.current_watermark = watermark
-        bulk = getattr(self.triggerable, "on_event_time_bucket", None)
-        if bulk is None:
-            self._fire(self._event, watermark, self.triggerable.on_event_time)
-            return
-        queue = self._event
-        while True:
-            time = queue.peek()
-            if time is None or time > watermark:
-                return
-            bucket = queue.buckets[time]
-            entries = list(bucket)
-            bucket.clear()
-            bulk(time, entries)
+        self._fire(self._event, watermark, self.triggerable.on_event_time)
 
     def _on_processing_time(self, time: int) -> None:
         if self._scheduled == time:

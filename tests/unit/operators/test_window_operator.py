@@ -31,8 +31,10 @@ from strom import (
 )
 from strom.api.windowing import DynamicEventTimeSessionWindows, Trigger, TriggerResult
 from strom.exceptions import InvalidProgramError, UserFunctionError
+from strom.runtime.checkpoint.snapshot import OperatorSnapshot
 from strom.runtime.operators.windowing.internal_functions import internal_window_function
 from strom.runtime.operators.windowing.window_operator import WindowOperator
+from strom.runtime.state.key_groups import assign_to_key_group
 from strom.runtime.streamrecord import TimestampedBatch
 
 
@@ -512,3 +514,107 @@ def test_the_fast_path_names_a_record_without_a_timestamp(assigner: Any) -> None
     h = make(assigner, contents="aggregate")
     with pytest.raises(UserFunctionError, match="without one"):
         h.operator.process_batch(TimestampedBatch([("a", 1), ("b", 2)], [5, None]))
+
+
+# --- the fast path's window-major panes in checkpoints ----------------------------------------------------------
+
+
+def _op(assigner: Any, trigger: Any, *, lateness: int, contents: str = "aggregate") -> WindowOperator:
+    return WindowOperator(
+        key_selector=key0,
+        assigner=assigner,
+        trigger=trigger,
+        evictor=None,
+        window_function=internal_window_function(WithWindow(), keyed=True, aggregate=SumCount()),
+        contents=contents,
+        aggregate_function=SumCount(),
+        allowed_lateness=lateness,
+        late_data_tag="late",
+    )
+
+
+def _drive(h: OperatorHarness, steps: list[tuple[str, Any]]) -> list[Any]:
+    for kind, arg in steps:
+        if kind == "elements":
+            h.process_elements(arg)
+        else:
+            h.process_watermark(arg)
+    return by_watermark(h.extract_output()) + [("late", r) for r in h.side_output("late")]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    events=st.lists(st.tuples(st.sampled_from("abcd"), st.integers(0, 9), st.integers(0, 5000)), max_size=60),
+    watermarks=st.lists(st.integers(0, 6000), min_size=2, max_size=6),
+    sliding=st.booleans(),
+    lateness=st.sampled_from([0, 700]),
+    split=st.integers(0, 6),
+)
+def test_a_snapshot_of_either_path_restores_into_either_path(
+    events: list[tuple[str, int, int]], watermarks: list[int], sliding: bool, lateness: int, split: int
+) -> None:
+    """The fast path's panes and timers are written as the general path keeps them: a snapshot taken on one path
+    and restored on the other continues exactly as on one path throughout."""
+    assigner = SlidingEventTimeWindows.of(2000, 500) if sliding else TumblingEventTimeWindows.of(1000)
+    marks = sorted(watermarks)
+    step = max(1, len(events) // len(marks))
+    steps: list[tuple[str, Any]] = []
+    for i, mark in enumerate(marks):
+        chunk = [((k, v), t) for k, v, t in events[i * step : (i + 1) * step]]
+        if chunk:
+            steps.append(("elements", chunk))
+        steps.append(("watermark", mark))
+    steps.append(("elements", [((k, v), t) for k, v, t in events[len(marks) * step :]] or [(("z", 0), 0)]))
+    steps.append(("watermark", 1 << 62))
+    cut = min(split, len(steps))
+    triggers = {"fast": EventTimeTrigger(), "general": _GeneralEventTimeTrigger()}
+
+    def run(before: str, after: str) -> list[Any]:
+        h = OperatorHarness(_op(assigner, triggers[before], lateness=lateness)).open()
+        out = _drive(h, steps[:cut])
+        snap = h.operator.snapshot_state(1, 0)  # None: no state at all
+        h = OperatorHarness(_op(assigner, triggers[after], lateness=lateness)).open(restore=snap)
+        out += _drive(h, steps[cut:])
+        if after == "fast":
+            store = h.operator._store  # type: ignore[attr-defined]
+            assert not store.panes and not store.pending and store.queue.peek() is None  # all state gone
+        return out
+
+    expected = run("general", "general")
+    assert run("fast", "fast") == expected
+    assert run("fast", "general") == expected
+    assert run("general", "fast") == expected
+
+
+def test_a_restore_merging_subtasks_fires_a_window_for_the_keys_whose_timer_says_so() -> None:
+    """Rescaling merges key groups of subtasks whose watermarks differed: a window one of them fired (its panes wait
+    for their cleanup, allowed lateness) fires again only for the keys of the other, and for keys with an element
+    since — the EventTimeTrigger registers the timer with every element."""
+    assigner = TumblingEventTimeWindows.of(1000)
+    keys = ["a", "b", "c", "d", "e", "f", "g", "h"]
+    groups = {k: assign_to_key_group(k, 128) for k in keys}
+    fired, waiting = keys[0], next(k for k in keys[1:] if groups[k] != groups[keys[0]])
+    fresh = next(k for k in keys[1:] if groups[k] not in (groups[fired], groups[waiting]))
+    idle = next(k for k in keys[1:] if groups[k] not in (groups[fired], groups[waiting], groups[fresh]))
+
+    def run(trigger: Any) -> list[Any]:
+        one = OperatorHarness(_op(assigner, trigger, lateness=700)).open()
+        one.process_elements([((fired, 1), 100), ((idle, 1), 150)])
+        one.process_watermark(999)  # the window fired here; its panes stay until 1699
+        two = OperatorHarness(_op(assigner, trigger, lateness=700)).open()
+        two.process_elements([((waiting, 1), 200)])
+        two.process_watermark(500)
+        merged = dict(one.snapshot().keyed)
+        merged.update(two.snapshot().keyed)
+        h = OperatorHarness(_op(assigner, trigger, lateness=700)).open(restore=OperatorSnapshot(keyed=merged))
+        h.process_elements([((fresh, 1), 300), ((fired, 1), 400)])
+        h.process_watermark(999)
+        h.process_elements([((fired, 1), 50)])  # within the lateness: fires at once
+        h.process_watermark(5000)
+        return by_watermark(h.extract_output())
+
+    out = run(EventTimeTrigger())
+    assert out == run(_GeneralEventTimeTrigger())
+    values = [r.value for r in out if isinstance(r, Record)]
+    assert sorted(values[:3]) == sorted([(waiting, 0, 1000, 1), (fresh, 0, 1000, 1), (fired, 0, 1000, 2)])
+    assert values[3:] == [(fired, 0, 1000, 3)]  # the idle key's pane never fires again

@@ -15,14 +15,16 @@ so windows are checkpointed, restored and rescaled by key group. Emitted records
 ``max_timestamp`` as their timestamp.
 
 The common case (tumbling or sliding event-time windows, the default ``EventTimeTrigger``, no evictor) runs
-through a fast path that does exactly what the general path does for that trigger, with the state table and
-window objects at hand instead of a trigger context per element.
+through a fast path that does exactly what the general path does for that trigger, without a trigger context
+per element: its panes are kept window by window (:class:`~strom.runtime.operators.windowing.window_panes.WindowPanes`:
+window → key → pane, one firing and one cleanup entry per window instead of a timer per key and window), and
+written into the keyed backend as the general path keeps them only while a snapshot is taken.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.api._time import java_rem
 from strom.api.eventtime import LONG_MAX, LONG_MIN
@@ -50,7 +52,11 @@ from strom.runtime.operators.timer_service import InternalTimer, InternalTimerSe
 from strom.runtime.operators.windowing.internal_functions import InternalWindowFunction
 from strom.runtime.operators.windowing.merging_window_set import MergingWindowSet
 from strom.runtime.operators.windowing.window_contexts import WindowContext
+from strom.runtime.operators.windowing.window_panes import FIRE, WindowPanes
 from strom.runtime.streamrecord import TimestampedBatch
+
+if TYPE_CHECKING:
+    from strom.runtime.checkpoint.snapshot import OperatorSnapshot
 
 __all__ = ["WindowOperator"]
 
@@ -58,6 +64,7 @@ _MISSING: Any = object()
 CONTENTS = "window-contents"
 _AGGREGATE, _REDUCE, _LIST = 0, 1, 2
 _PANE_KINDS = {"aggregate": _AGGREGATE, "reduce": _REDUCE, "list": _LIST}
+_WINDOW_CACHE_SIZE = 64
 MERGING_WINDOW_SET = "merging-window-set"
 
 
@@ -103,6 +110,11 @@ class WindowOperator(_KeyedUdfOperator):
         self.merging = isinstance(assigner, MergingWindowAssigner)
         self.num_late_records_dropped = 0
         self._collector = TimestampedCollector()
+        self._fast = False  # decided in open()
+        self._store = WindowPanes(self.allowed_lateness)  # the fast path's panes
+        # the tumbling fast path's windows by start: one object per window, so the pane maps of a window are found
+        # by an identity check (not a comparison of large ints)
+        self._windows: dict[int, TimeWindow] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def _descriptor(self) -> StateDescriptor:
@@ -124,7 +136,7 @@ class WindowOperator(_KeyedUdfOperator):
         self.ctx = WindowContext(self)
         self._fast = self._fast_path_applies()
         if self._fast:
-            self.on_event_time_bucket = self._fire_bucket_fast
+            self._store.absorb(self._table, self.timer_service._event)  # what a restore brought
         try:
             self.window_function.open(self.runtime_context)
         except Exception as exc:
@@ -261,6 +273,8 @@ class WindowOperator(_KeyedUdfOperator):
             self.num_late_records_dropped += 1
 
     # -- the fast path: tumbling/sliding event-time windows with the EventTimeTrigger -----------------
+    # The panes live window by window in ``self._store`` (see window_panes.py); only snapshots see them in the
+    # keyed backend.
     def _process_fast(self, batch: list[Any], timestamps: list[Any]) -> None:
         if type(self.assigner) is TumblingEventTimeWindows:
             self._process_tumbling(batch, timestamps)
@@ -268,26 +282,27 @@ class WindowOperator(_KeyedUdfOperator):
             self._process_sliding(batch, timestamps)
 
     def _process_tumbling(self, batch: list[Any], timestamps: list[Any]) -> None:
-        """One window per element. Runs of elements in one window (event time mostly advances) share the window
-        object and its timer bucket; per element: the key, one pane update, and a timer for a pane that is new."""
+        """One window per element. A run of elements in one window (event time mostly advances) shares the window,
+        its pane map and whether the watermark passed its end; per element: the key and one pane update."""
         key_of = self._key
-        table = self._table
+        store = self._store
+        all_panes = store.panes
+        pending = store.pending
         kind = _PANE_KINDS[self.contents]
         agg = self.aggregate_function
         create = agg.create_accumulator if agg is not None else None
         add = agg.add if agg is not None else None
         reduce = self.reduce_function
-        timers = self.timer_service._event  # the EventTimeTrigger's timers, registered inline
-        buckets = timers.buckets
         size: int = self.assigner.size  # type: ignore[attr-defined]
         offset = java_rem(self.assigner.global_offset, size)  # type: ignore[attr-defined]
-        lateness = self.allowed_lateness
         wm = self.current_watermark
-        windows: dict[int, TimeWindow] = {}
+        windows = self._windows
+        if len(windows) > _WINDOW_CACHE_SIZE:
+            windows.clear()
         w: Any = None
-        bucket: Any = None
+        panes: Any = None
+        waiting: set[Any] | None = None
         start, end = 1, 0  # the current window [start, end); none yet
-        max_ts = 0
         behind = False
         v = t = None
         try:
@@ -299,89 +314,43 @@ class WindowOperator(_KeyedUdfOperator):
                     w = windows.get(start)
                     if w is None:
                         w = windows[start] = TimeWindow(start, end)
-                    max_ts = end - 1
-                    behind = max_ts <= wm
-                    bucket = buckets.get(max_ts)
+                    behind = end - 1 <= wm
+                    if not behind:
+                        panes = all_panes.get(w)
+                        if panes is None:
+                            panes = store.open_window(w, wm)
+                        waiting = pending.get(w)
                 if behind:  # the window's end is behind the watermark: late, or fires at once
-                    self._add_behind(key_of(v), v, t, w, max_ts)
+                    self._add_behind(key_of(v), v, t, w)
                     continue
                 k = key_of(v)
-                per_key = table.get(k)
-                old = _MISSING if per_key is None else per_key.get(w, _MISSING)
-                if old is not _MISSING:  # the pane exists: fold the element in
-                    if kind == _AGGREGATE:
-                        per_key[w] = add(v, old)  # type: ignore[index, misc]
-                    elif kind == _REDUCE:
-                        per_key[w] = reduce(old, v)  # type: ignore[index, misc]
-                    else:
-                        old.append(v)
-                    continue
-                pane = add(v, create()) if kind == _AGGREGATE else v if kind == _REDUCE else [v]  # type: ignore[misc]
-                if per_key is None:
-                    table[k] = {w: pane}
+                if waiting is not None:  # the window waits to fire for some keys only (a restore): now for this one
+                    store.await_firing(w, k)
+                old = panes.get(k, _MISSING)
+                if old is _MISSING:
+                    panes[k] = add(v, create()) if kind == _AGGREGATE else v if kind == _REDUCE else [v]  # type: ignore[misc]
+                elif kind == _AGGREGATE:
+                    panes[k] = add(v, old)  # type: ignore[misc]
+                elif kind == _REDUCE:
+                    panes[k] = reduce(old, v)  # type: ignore[misc]
                 else:
-                    per_key[w] = pane
-                # a new pane: EventTimeTrigger.on_element registers the end of the window
-                if bucket is None:
-                    timers.add(max_ts, k, w)
-                    bucket = buckets[max_ts]
-                else:
-                    bucket[(k, w)] = None
-                if lateness:  # without lateness the cleanup timer is the trigger's timer
-                    self._register_cleanup_fast(k, w, max_ts)
+                    old.append(v)
         except Exception as exc:
             error = _no_timestamp(self.name, v) if t is None else self._explain(exc, v)
             raise self.user_error(error, batch, v) from error
-
-    def _add_behind(self, k: Any, v: Any, t: int, w: TimeWindow, max_ts: int) -> None:
-        """An element of a window whose end the watermark has passed: dropped as late once its cleanup time has
-        passed too; otherwise (allowed lateness) added, and the EventTimeTrigger fires the window at once."""
-        if max_ts + self.allowed_lateness <= self.current_watermark:
-            self._late(v, t)  # the window's state is gone
-            return
-        per_key = self._table.get(k)
-        if per_key is None:
-            per_key = self._table[k] = {}
-        old = per_key.get(w, _MISSING)
-        if self.contents == "aggregate":
-            agg = self.aggregate_function
-            assert agg is not None
-            per_key[w] = agg.add(v, agg.create_accumulator() if old is _MISSING else old)
-        elif self.contents == "reduce":
-            assert self.reduce_function is not None
-            per_key[w] = v if old is _MISSING else self.reduce_function(old, v)
-        elif old is _MISSING:
-            per_key[w] = [v]
-        else:
-            old.append(v)
-        if old is _MISSING:
-            self._register_cleanup_fast(k, w, max_ts)
-        backend = self.keyed_backend
-        assert backend is not None
-        backend.current_key = k
-        contents = self._contents(w)
-        if contents is not None:
-            self._emit(k, w, contents)
-
-    def _register_cleanup_fast(self, k: Any, w: TimeWindow, max_ts: int) -> None:
-        cleanup = max_ts + self.allowed_lateness
-        if cleanup < LONG_MAX:
-            self.timer_service._event.add(cleanup, k, w)
 
     def _process_sliding(self, batch: list[Any], timestamps: list[Any]) -> None:
         key_of = self._key
         assigner = self.assigner
         lateness = self.allowed_lateness
-        table = self._table
-        kind = self.contents
+        store = self._store
+        all_panes = store.panes
+        pending = store.pending
+        kind = _PANE_KINDS[self.contents]
         agg = self.aggregate_function
         create = agg.create_accumulator if agg is not None else None
         add = agg.add if agg is not None else None
         reduce = self.reduce_function
-        timers = self.timer_service._event  # the EventTimeTrigger's timers, registered inline
-        buckets = timers.buckets
-        backend = self.keyed_backend
-        assert backend is not None
         size = assigner.size  # type: ignore[attr-defined]
         slide = assigner.slide  # type: ignore[attr-defined]
         offset = assigner.offset  # type: ignore[attr-defined]
@@ -402,101 +371,153 @@ class WindowOperator(_KeyedUdfOperator):
                         cache[base] = windows
                 k = key_of(v)
                 skipped = True
-                per_key = None
                 for w in windows:
                     max_ts = w[1] - 1
                     if max_ts + lateness <= wm:
                         continue  # the window is late: its state is gone
                     skipped = False
-                    if per_key is None:
-                        per_key = table.get(k)
-                        if per_key is None:
-                            per_key = table[k] = {}
-                    old = per_key.get(w, _MISSING)
-                    if kind == "aggregate":
-                        per_key[w] = add(v, create() if old is _MISSING else old)  # type: ignore[misc]
-                    elif kind == "reduce":
-                        per_key[w] = v if old is _MISSING else reduce(old, v)  # type: ignore[misc]
-                    elif old is _MISSING:
-                        per_key[w] = [v]
+                    if max_ts <= wm:
+                        self._add_and_fire(k, v, w)  # EventTimeTrigger: behind the watermark, it fires at once
+                        continue
+                    panes = all_panes.get(w)
+                    if panes is None:
+                        panes = store.open_window(w, wm)
+                    if w in pending:  # the window waits to fire for some keys only (a restore): now for this one
+                        store.await_firing(w, k)
+                    old = panes.get(k, _MISSING)
+                    if old is _MISSING:
+                        panes[k] = add(v, create()) if kind == _AGGREGATE else v if kind == _REDUCE else [v]  # type: ignore[misc]
+                    elif kind == _AGGREGATE:
+                        panes[k] = add(v, old)  # type: ignore[misc]
+                    elif kind == _REDUCE:
+                        panes[k] = reduce(old, v)  # type: ignore[misc]
                     else:
                         old.append(v)
-                    if old is _MISSING:
-                        if max_ts > wm:  # EventTimeTrigger.on_element registers the end of the window
-                            bucket = buckets.get(max_ts)
-                            if bucket is None:
-                                timers.add(max_ts, k, w)
-                            else:
-                                bucket[(k, w)] = None
-                        if lateness:  # without lateness the cleanup timer is the trigger's timer
-                            cleanup = max_ts + lateness
-                            if cleanup < LONG_MAX:
-                                timers.add(cleanup, k, w)
-                    if max_ts <= wm:
-                        # EventTimeTrigger: a window behind the watermark fires at once, before the next element
-                        backend.current_key = k
-                        contents = self._contents(w)
-                        if contents is not None:
-                            self._emit(k, w, contents)
                 if skipped and t + lateness <= wm:
                     self._late(v, t)
         except Exception as exc:
             raise self.user_error(self._explain(exc, v), batch, v) from exc
 
-    def _fire_bucket_fast(self, time: int, entries: list[tuple[Any, Any]]) -> None:
-        """The fast path's event-time timers of one timestamp, all at once: what ``_on_timer`` does for the
-        EventTimeTrigger — fire the windows ending at ``time``, clear those whose cleanup time it is. Whatever
-        fires carries ``time`` (the windows' ``max_timestamp``) as its timestamp."""
-        table = self._table
-        fire_end = time + 1  # the end of the windows that fire now
-        cleanup_end = fire_end - self.allowed_lateness  # ... and of those whose state is cleaned up now
+    def _add_behind(self, k: Any, v: Any, t: int, w: TimeWindow) -> None:
+        """An element of a window whose end the watermark has passed: dropped as late once its cleanup time has
+        passed too; otherwise (allowed lateness) added, and the window fires at once."""
+        if w[1] - 1 + self.allowed_lateness <= self.current_watermark:
+            self._late(v, t)  # the window's state is gone
+        else:
+            self._add_and_fire(k, v, w)
+
+    def _add_and_fire(self, k: Any, v: Any, w: TimeWindow) -> None:
+        """An element within the allowed lateness: into the pane, which the EventTimeTrigger fires at once."""
+        store = self._store
+        panes = store.panes.get(w)
+        if panes is None:
+            panes = store.open_window(w, self.current_watermark)
+        old = panes.get(k, _MISSING)
+        if self.contents == "aggregate":
+            agg = self.aggregate_function
+            assert agg is not None
+            pane = panes[k] = agg.add(v, agg.create_accumulator() if old is _MISSING else old)
+            contents = [agg.get_result(pane)]
+        elif self.contents == "reduce":
+            assert self.reduce_function is not None
+            pane = panes[k] = v if old is _MISSING else self.reduce_function(old, v)
+            contents = [pane]
+        elif old is _MISSING:
+            contents = panes[k] = [v]
+        else:
+            old.append(v)
+            contents = old
+        backend = self.keyed_backend
+        assert backend is not None
+        backend.current_key = k
+        self._emit(k, w, contents)
+
+    def _fire_due(self, watermark: int) -> None:
+        """The fast path's windows whose end (fire) or cleanup time the watermark reached, in order of time."""
+        store = self._store
+        while (due := store.due(watermark)) is not None:
+            for action, w in due[1]:
+                if action == FIRE:
+                    self._fire_window(w, cleanup=self.allowed_lateness == 0)
+                else:
+                    self._cleanup_window(w)
+
+    def _fire_window(self, w: TimeWindow, *, cleanup: bool) -> None:
+        """What the EventTimeTrigger's timers of ``w`` do at its end, for every key waiting: emit the pane through
+        the window function (stamped with the window's max timestamp); ``cleanup``: clear the window's state."""
+        store = self._store
+        panes = store.panes.pop(w, None) if cleanup else store.panes.get(w)
+        waiting = store.pending.pop(w, None)
+        if not panes:
+            return
         kind = _PANE_KINDS[self.contents]
         agg = self.aggregate_function
         get_result = agg.get_result if agg is not None else None
         wf = self.window_function
         process = wf.keyed_process  # a ProcessWindowFunction's ``process``, called without the adapter
         fn = wf.direct_call
-        clear = wf._clear
+        clear = wf._clear if cleanup else None
         out: list[Any] = []
         extend = out.extend
         ctx = self.ctx
+        ctx._window = w
         backend = self.keyed_backend
         assert backend is not None
         key = None
         try:
-            for key, w in entries:
-                per_key = table.get(key)
-                if per_key is None:
-                    continue
-                end = w[1]
+            for key, stored in panes.items():
                 backend.current_key = key
                 ctx.key = key
-                ctx._window = w
-                cleanup = end == cleanup_end
-                if cleanup:  # the pane leaves the table before it fires (if it does): one lookup, not two
-                    stored = per_key.pop(w, _MISSING)
-                    if not per_key:
-                        del table[key]
-                if end == fire_end:
-                    if not cleanup:
-                        stored = per_key.get(w, _MISSING)
-                    if stored is not _MISSING:
-                        if kind == _AGGREGATE:
-                            contents = [get_result(stored)]  # type: ignore[misc]
-                        elif kind == _REDUCE:
-                            contents = [stored]
-                        else:
-                            contents = stored
-                        results = process(key, ctx, contents) if process is not None else fn(key, w, ctx, contents)
-                        if results is not None:
-                            extend(results)
-                if cleanup and clear is not None:
+                if waiting is None or key in waiting:
+                    if kind == _AGGREGATE:
+                        contents = [get_result(stored)]  # type: ignore[misc]
+                    elif kind == _REDUCE:
+                        contents = [stored]
+                    else:
+                        contents = stored
+                    results = process(key, ctx, contents) if process is not None else fn(key, w, ctx, contents)
+                    if results is not None:
+                        extend(results)
+                if clear is not None:
                     clear(ctx)
         except Exception as exc:
             role = f"the window function of operator '{self.name}' (key {key!r:.60})"
             raise self.user_error(exc, None, role=role) from exc
         if out:
-            self._collector.add_all(out, time)
+            self._collector.add_all(out, w[1] - 1)
+
+    def _cleanup_window(self, w: TimeWindow) -> None:
+        """The cleanup time of ``w`` (with allowed lateness): its panes go, its per-window function state too."""
+        store = self._store
+        panes = store.panes.pop(w, None)
+        store.pending.pop(w, None)
+        clear = self.window_function._clear
+        if not panes or clear is None:
+            return
+        ctx = self.ctx
+        ctx._window = w
+        backend = self.keyed_backend
+        assert backend is not None
+        key = None
+        try:
+            for key in panes:
+                backend.current_key = key
+                ctx.key = key
+                clear(ctx)
+        except Exception as exc:
+            role = f"the window function of operator '{self.name}' (key {key!r:.60})"
+            raise self.user_error(exc, None, role=role) from exc
+
+    def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
+        if not self._fast:
+            return super().snapshot_state(checkpoint_id, timestamp_ms)
+        # the backend holds the panes and timers only while the snapshot is taken, as the general path keeps them
+        timers = self.timer_service._event
+        self._store.materialize(self._table, timers)
+        try:
+            return super().snapshot_state(checkpoint_id, timestamp_ms)
+        finally:
+            self._store.dematerialize(self._table, timers)
 
     # -- contents ------------------------------------------------------------------------------------
     def _contents(self, state_window: Any) -> Any:
@@ -600,6 +621,8 @@ class WindowOperator(_KeyedUdfOperator):
     # -- timers --------------------------------------------------------------------------------------
     def process_watermark(self, timestamp: int) -> None:
         self.current_watermark = timestamp
+        if self._fast:
+            self._fire_due(timestamp)
         self.timer_service.advance_watermark(timestamp)
         self._collector.flush(self.output)  # fired windows precede the watermark that fired them
         self.output.emit_watermark(timestamp)
@@ -623,9 +646,7 @@ class WindowOperator(_KeyedUdfOperator):
         ctx = self.ctx
         ctx.set(key, window)
         try:
-            if self._fast:
-                result = TriggerResult.FIRE if time == window.max_timestamp() else TriggerResult.CONTINUE
-            elif event_time:
+            if event_time:
                 result = self.trigger.on_event_time(time, window, ctx)
             else:
                 result = self.trigger.on_processing_time(time, window, ctx)
@@ -641,8 +662,7 @@ class WindowOperator(_KeyedUdfOperator):
         self._clear_contents(state_window)
         ctx = self.ctx
         ctx.set(key, window)
-        if not self._fast:
-            self.trigger.clear(window, ctx)
+        self.trigger.clear(window, ctx)
         self.window_function.clear(ctx)
         if merging is not None:
             merging.retire_window(window)
