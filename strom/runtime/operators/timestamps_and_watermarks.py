@@ -119,7 +119,7 @@ class TimestampsAndWatermarksOperator(StreamOperator):
                 timestamps = list(map(extract, batch, previous if previous is not None else repeat(LONG_MIN)))
             except Exception as exc:
                 raise self.user_error(exc, batch, _culprit(batch, extract, previous)) from exc
-            if timestamps and {type(t) for t in timestamps} != {int}:
+            if timestamps and set(map(type, timestamps)) != {int}:  # one pass in C
                 raise self._bad_timestamp(batch, timestamps)
         self._records_in += len(batch)
         self._emit_and_feed(batch, timestamps)
