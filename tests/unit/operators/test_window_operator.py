@@ -472,6 +472,7 @@ class _GeneralEventTimeTrigger(EventTimeTrigger):
     lateness=700,
     contents="reduce",
     process=False,
+    uneven=False,
 )
 @given(
     events=st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 50), st.integers(0, 5000)), max_size=80),
@@ -480,6 +481,7 @@ class _GeneralEventTimeTrigger(EventTimeTrigger):
     lateness=st.sampled_from([0, 700]),
     contents=st.sampled_from(["reduce", "list", "aggregate"]),
     process=st.booleans(),
+    uneven=st.booleans(),
 )
 def test_the_fast_path_emits_what_the_general_path_emits(
     events: list[tuple[str, int, int]],
@@ -488,8 +490,11 @@ def test_the_fast_path_emits_what_the_general_path_emits(
     lateness: int,
     contents: str,
     process: bool,
+    uneven: bool,
 ) -> None:
-    assigner = SlidingEventTimeWindows.of(2000, 500) if sliding else TumblingEventTimeWindows.of(1000)
+    # uneven: a size that is no multiple of the slide (an element's windows depend on its timestamp, not its slide)
+    slides = SlidingEventTimeWindows.of(1500, 1000) if uneven else SlidingEventTimeWindows.of(2000, 500)
+    assigner = slides if sliding else TumblingEventTimeWindows.of(1000)
 
     def run(trigger: Any) -> tuple[list[Any], list[Any]]:
         fn = WithWindow() if contents == "list" or process else None

@@ -65,6 +65,9 @@ CONTENTS = "window-contents"
 _AGGREGATE, _REDUCE, _LIST = 0, 1, 2
 _PANE_KINDS = {"aggregate": _AGGREGATE, "reduce": _REDUCE, "list": _LIST}
 _WINDOW_CACHE_SIZE = 64
+# a slide interval's windows: the open ones (window, its pane map, waits to fire for some keys only), those behind
+# the watermark within the allowed lateness, and whether any window is not late
+_SlidePlan = tuple[list[tuple[TimeWindow, dict[Any, Any], bool]], list[TimeWindow], bool]
 MERGING_WINDOW_SET = "merging-window-set"
 
 
@@ -340,50 +343,41 @@ class WindowOperator(_KeyedUdfOperator):
             raise self.user_error(error, batch, v) from error
 
     def _process_sliding(self, batch: list[Any], timestamps: list[Any]) -> None:
+        """Several windows per element. When the size is a multiple of the slide, the elements of one slide interval
+        share their windows, so the plan of each interval — which windows are open (with their pane maps), which
+        are behind the watermark — is made once per batch; otherwise once per element."""
         key_of = self._key
         assigner = self.assigner
         lateness = self.allowed_lateness
-        store = self._store
-        all_panes = store.panes
-        pending = store.pending
         kind = _PANE_KINDS[self.contents]
         agg = self.aggregate_function
         create = agg.create_accumulator if agg is not None else None
         add = agg.add if agg is not None else None
         reduce = self.reduce_function
-        size = assigner.size  # type: ignore[attr-defined]
         slide = assigner.slide  # type: ignore[attr-defined]
         offset = assigner.offset  # type: ignore[attr-defined]
-        cacheable = size % slide == 0
-        cache: dict[int, list[TimeWindow]] = {}
+        cacheable = assigner.size % slide == 0  # type: ignore[attr-defined]
+        plans: dict[int, _SlidePlan] = {}
+        plan: _SlidePlan = ([], [], False)
+        start, end = 1, 0  # the current slide interval [start, end); none yet
         wm = self.current_watermark
         v = None
         try:
             for v, t in zip(batch, timestamps, strict=True):
                 if t is None:
                     raise _no_timestamp(self.name, v)
-                base = t - (t - offset) % slide
-                windows = cache.get(base) if cacheable else None
-                if windows is None:
-                    # a sliding assigner's windows depend on ``base`` alone when size is a multiple of slide
-                    windows = assigner._windows_of(t)  # type: ignore[attr-defined]
-                    if cacheable:
-                        cache[base] = windows
+                if not cacheable:
+                    plan = self._slide_plan(t)
+                elif not start <= t < end:  # timestamps are large ints: comparing them allocates nothing
+                    start = t - (t - offset) % slide
+                    end = start + slide
+                    cached = plans.get(start)
+                    plan = plans[start] = self._slide_plan(t) if cached is None else cached
+                open_windows, behind, live = plan
                 k = key_of(v)
-                skipped = True
-                for w in windows:
-                    max_ts = w[1] - 1
-                    if max_ts + lateness <= wm:
-                        continue  # the window is late: its state is gone
-                    skipped = False
-                    if max_ts <= wm:
-                        self._add_and_fire(k, v, w)  # EventTimeTrigger: behind the watermark, it fires at once
-                        continue
-                    panes = all_panes.get(w)
-                    if panes is None:
-                        panes = store.open_window(w, wm)
-                    if w in pending:  # the window waits to fire for some keys only (a restore): now for this one
-                        store.await_firing(w, k)
+                for w, panes, waiting in open_windows:
+                    if waiting:  # the window waits to fire for some keys only (a restore): now for this one
+                        self._store.await_firing(w, k)
                     old = panes.get(k, _MISSING)
                     if old is _MISSING:
                         panes[k] = add(v, create()) if kind == _AGGREGATE else v if kind == _REDUCE else [v]  # type: ignore[misc]
@@ -393,10 +387,32 @@ class WindowOperator(_KeyedUdfOperator):
                         panes[k] = reduce(old, v)  # type: ignore[misc]
                     else:
                         old.append(v)
-                if skipped and t + lateness <= wm:
+                for w in behind:
+                    self._add_and_fire(k, v, w)  # EventTimeTrigger: behind the watermark, it fires at once
+                if not live and t + lateness <= wm:
                     self._late(v, t)
         except Exception as exc:
             raise self.user_error(self._explain(exc, v), batch, v) from exc
+
+    def _slide_plan(self, timestamp: int) -> _SlidePlan:
+        """The windows of ``timestamp`` that are open (each with its pane map and whether it waits to fire for some
+        keys only), those behind the watermark but within the allowed lateness, and whether any is not late."""
+        store = self._store
+        wm = self.current_watermark
+        open_windows: list[tuple[TimeWindow, dict[Any, Any], bool]] = []
+        behind: list[TimeWindow] = []
+        for w in self.assigner._windows_of(timestamp):  # type: ignore[attr-defined]
+            max_ts = w[1] - 1
+            if max_ts + self.allowed_lateness <= wm:
+                continue  # the window is late: its state is gone
+            if max_ts <= wm:
+                behind.append(w)
+                continue
+            panes = store.panes.get(w)
+            if panes is None:
+                panes = store.open_window(w, wm)
+            open_windows.append((w, panes, w in store.pending))
+        return open_windows, behind, bool(open_windows or behind)
 
     def _add_behind(self, k: Any, v: Any, t: int, w: TimeWindow) -> None:
         """An element of a window whose end the watermark has passed: dropped as late once its cleanup time has
