@@ -32,7 +32,6 @@ from strom.runtime.network.record_writer import RecordWriter
 from strom.runtime.network.result_partition import ResultPartition
 from strom.runtime.operators.base import OperatorEventGateway, StreamOperator, TaskInfo
 from strom.runtime.operators.two_input import TwoInputStreamOperator
-from strom.runtime.taskexecutor.garbage_collection import tune_for_streaming
 from strom.runtime.tasks.mailbox import TaskMailbox
 from strom.runtime.tasks.operator_chain import OperatorChain
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
@@ -99,7 +98,6 @@ class Task:
         return self.thread.name
 
     def start_task_thread(self) -> None:
-        tune_for_streaming()  # once per process, before the first task runs
         self.thread.start()
 
     # -- state machine -----------------------------------------------------------------------------

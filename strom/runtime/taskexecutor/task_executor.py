@@ -20,6 +20,7 @@ from strom.runtime.execution_state import ExecutionState
 from strom.runtime.network.connection_manager import NettyConnectionManager
 from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
+from strom.runtime.taskexecutor.garbage_collection import StreamingGarbageCollection
 from strom.runtime.taskexecutor.log_forwarder import LogForwarder
 from strom.runtime.taskexecutor.slot_table import TaskSlotTable
 from strom.runtime.taskexecutor.task import Task
@@ -116,6 +117,7 @@ class TaskExecutor:
             self._monitor, interval=heartbeat_interval, send=self._send_heartbeat, on_timeout=self._jm_lost
         )
         self._closed = False
+        self._gc = StreamingGarbageCollection()
         self._log_forwarder = (
             LogForwarder(self._send_logs, forward_logs_level) if forward_logs_level is not None else None
         )
@@ -154,6 +156,8 @@ class TaskExecutor:
             if remaining > 0:
                 await asyncio.to_thread(task.termination.wait, remaining)
         await self.connection_manager.close()
+        if not any(t.thread.is_alive() for t in self.tasks.values()):
+            self._gc.restore()  # as it found it (a stuck task thread keeps the settings until the process ends)
         if self._log_forwarder is not None:
             await self._log_forwarder.stop()
         if self.jm is not None:
@@ -218,6 +222,7 @@ class TaskExecutor:
             responder=_CheckpointResponder(self, tdd.job_id, tdd.execution_attempt_id),
         )
         self.tasks[tdd.execution_attempt_id] = task
+        self._gc.apply()  # before the first task runs: the runtime is loaded by now
         task.start_task_thread()
 
     # -- RPC: checkpoints (seed 002) ---------------------------------------------------------------------

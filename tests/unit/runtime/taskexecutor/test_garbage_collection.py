@@ -1,5 +1,5 @@
-"""The TaskManager's collector settings: applied once per process, freezing what is alive, young collections less
-often. Run in a fresh interpreter: the settings are process-wide and must not leak into the test process."""
+"""The TaskExecutor's collector settings: frozen heap and rarer young collections while it runs, the collector as
+it was after it closes. Run in a fresh interpreter: the settings are process-wide."""
 
 from __future__ import annotations
 
@@ -8,19 +8,26 @@ import sys
 import textwrap
 
 
-def test_tune_for_streaming_freezes_the_heap_and_raises_the_young_threshold_once() -> None:
+def test_streaming_gc_settings_apply_once_and_restore_what_they_found() -> None:
     code = textwrap.dedent(
         """
         import gc
-        from strom.runtime.taskexecutor.garbage_collection import YOUNG_GENERATION_THRESHOLD, tune_for_streaming
+        from strom.runtime.taskexecutor.garbage_collection import YOUNG_GENERATION_THRESHOLD, StreamingGarbageCollection
 
-        _, older, oldest = gc.get_threshold()
+        before = gc.get_threshold()
         assert gc.get_freeze_count() == 0
-        assert tune_for_streaming() is True
-        assert gc.get_freeze_count() > 0
-        assert gc.get_threshold() == (YOUNG_GENERATION_THRESHOLD, older, oldest)
+        settings = StreamingGarbageCollection()
+        settings.apply()
+        frozen = gc.get_freeze_count()
+        assert frozen > 0 and settings.applied
+        assert gc.get_threshold() == (YOUNG_GENERATION_THRESHOLD, before[1], before[2])
         assert gc.isenabled()
-        assert tune_for_streaming() is False  # once per process
+        settings.apply()  # idempotent: the second task of the TaskExecutor changes nothing
+        assert gc.get_freeze_count() == frozen
+        settings.restore()
+        assert gc.get_threshold() == before and gc.get_freeze_count() == 0 and not settings.applied
+        settings.restore()
+        assert gc.get_threshold() == before
         print("ok")
         """
     )
