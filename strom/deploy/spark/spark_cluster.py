@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from strom.config import (
+    CheckpointingOptions,
     ClusterOptions,
     Configuration,
     ExecutionOptions,
@@ -35,7 +36,7 @@ from strom.config import (
 from strom.deploy.active_cluster import ActiveCluster
 from strom.deploy.spark.session import check_session, get_or_create_session, is_local_master
 from strom.deploy.spark.task_manager_job import SparkTaskManagerLaunch, task_manager_partition
-from strom.exceptions import ClusterError
+from strom.exceptions import CheckpointError, ClusterError
 from strom.runtime.taskexecutor.runner import TaskManagerSpec
 
 if TYPE_CHECKING:
@@ -110,6 +111,17 @@ class SparkCluster(ActiveCluster):
                     f"expected {option.key} reachable from Spark executors on master '{self.master}'; "
                     f"got {c.get(option)} (loopback); hint: set {option.key} to {hint}"
                 )
+
+    def _default_checkpoint_dir(self) -> str:
+        """Local mode: a temporary directory (the executors are this machine). On a cluster a directory of the
+        driver is no place for the TaskManagers' state: the user must name shared storage."""
+        if not is_local_master(self.master):
+            raise CheckpointError(
+                f"expected {CheckpointingOptions.CHECKPOINTS_DIRECTORY.key} on storage that the driver and every "
+                f"executor reach, for Spark master '{self.master}'; got none; hint: set it to an fsspec URL such "
+                "as s3://bucket/checkpoints or hdfs://namenode/checkpoints (with s3fs / pyarrow installed)"
+            )
+        return super()._default_checkpoint_dir()
 
     # -- driver interface --------------------------------------------------------------------------
     def _launch_task_manager(self, tm_id: str, launch_token: str) -> None:

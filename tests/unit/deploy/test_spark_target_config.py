@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -12,7 +13,7 @@ from strom import Configuration, StreamExecutionEnvironment
 from strom.cli import main as strom_main
 from strom.config import DeploymentOptions, SparkOptions, TaskManagerOptions
 from strom.deploy.spark.session import is_local_master, local_cores
-from strom.exceptions import ConfigurationError
+from strom.exceptions import CheckpointError, ClusterError, ConfigurationError
 
 
 def test_spark_keys_of_spark_itself_pass_through_as_strings_and_strom_keys_stay_typed() -> None:
@@ -92,3 +93,28 @@ def test_strom_run_rejects_bad_options(capsys: pytest.CaptureFixture[str], tmp_p
     assert "expected --taskmanagers >= 1; got 0" in capsys.readouterr().err
     assert strom_main(["run", "-D", "no-equals", str(script)]) == 2
     assert "expected -D key=value; got 'no-equals'" in capsys.readouterr().err
+
+
+class _Session:
+    """Just what SparkCluster reads of a session before it starts anything: its master."""
+
+    def __init__(self, master: str) -> None:
+        self.sparkContext = SimpleNamespace(master=master)
+
+
+def test_a_cluster_master_needs_shared_checkpoint_storage_and_reachable_addresses() -> None:
+    from strom.deploy.spark import SparkCluster
+
+    on_yarn = SparkCluster(Configuration(), num_task_managers=1, spark=_Session("yarn"))  # type: ignore[arg-type]
+    with pytest.raises(CheckpointError, match=r"execution\.checkpointing\.dir on storage .* 'yarn'.*s3://"):
+        on_yarn._default_checkpoint_dir()
+    with pytest.raises(ClusterError, match=r"jobmanager\.rpc\.address reachable from Spark executors.*loopback"):
+        on_yarn._check_addresses()
+    reachable = Configuration({"jobmanager.rpc.address": "10.0.0.5", "taskmanager.host": "auto"})
+    SparkCluster(reachable, num_task_managers=1, spark=_Session("yarn"))._check_addresses()  # type: ignore[arg-type]
+    local = SparkCluster(Configuration(), num_task_managers=1, spark=_Session("local[2]"))  # type: ignore[arg-type]
+    local._check_addresses()
+    path = local._default_checkpoint_dir()
+    assert Path(path).is_dir()
+    local.close()
+    assert not Path(path).exists()
