@@ -25,6 +25,7 @@ import tempfile
 import threading
 import time
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -48,8 +49,8 @@ def _close_all() -> None:
         cluster.close()
 
 
-class ActiveCluster:
-    """The JobManager side; subclasses implement the ``_launch``/``_stop`` driver methods."""
+class ActiveCluster(ABC):
+    """The JobManager side; a subclass is the driver of one resource provider (the three abstract methods)."""
 
     #: what the cluster calls itself in messages ("the MiniCluster", "the Spark cluster")
     kind = "the cluster"
@@ -69,16 +70,17 @@ class ActiveCluster:
         self._registered_pids: dict[str, int] = {}  # tm id -> pid, every TaskManager that registered
 
     # -- driver interface (Flink's ResourceManagerDriver) ---------------------------------------------
+    @abstractmethod
     def _launch_task_manager(self, tm_id: str, launch_token: str) -> None:
-        """Start TaskManager ``tm_id`` (any thread but the JobManager loop's)."""
-        raise NotImplementedError
+        """Start TaskManager ``tm_id`` with ``launch_token`` (any thread but the JobManager loop's)."""
 
+    @abstractmethod
     def _check_launches(self) -> None:
         """While waiting for registration: raise :class:`ClusterError` if a TaskManager failed to start."""
 
+    @abstractmethod
     def _stop_task_managers(self) -> None:
         """Stop every TaskManager and wait (bounded) until they are gone."""
-        raise NotImplementedError
 
     def _default_checkpoint_dir(self) -> str:
         """A temporary checkpoint directory, created on first use, removed on close."""
