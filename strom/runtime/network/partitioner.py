@@ -14,6 +14,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from itertools import compress
+from operator import not_
 from typing import Any
 
 from strom.runtime.state.key_groups import assign_to_key_group, compute_operator_index_for_key_group
@@ -177,7 +178,10 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
             outs[0].extend(batch)
             return
         channels = self._channels(batch)
-        if n <= 8:
+        if n == 2:
+            outs[0].extend(compress(batch, map(not_, channels)))
+            outs[1].extend(compress(batch, channels))
+        elif n <= 8:
             for c in range(n):
                 outs[c].extend(compress(batch, map(c.__eq__, channels)))
         else:
@@ -193,9 +197,17 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
             touts[0].extend(timestamps)
             return
         channels = self._channels(batch)
+        if n == 2:  # the channel numbers are the mask of channel 1; one inverted copy is channel 0's
+            rest = list(map(not_, channels))
+            outs[0].extend(compress(batch, rest))
+            touts[0].extend(compress(timestamps, rest))
+            outs[1].extend(compress(batch, channels))
+            touts[1].extend(compress(timestamps, channels))
+            return
         for c in range(n):
-            outs[c].extend(compress(batch, map(c.__eq__, channels)))
-            touts[c].extend(compress(timestamps, map(c.__eq__, channels)))
+            mask = list(map(c.__eq__, channels))  # one pass per channel, shared by records and timestamps
+            outs[c].extend(compress(batch, mask))
+            touts[c].extend(compress(timestamps, mask))
 
     def _channels(self, batch: list[Any]) -> list[int]:
         cache = self._cache
@@ -204,7 +216,7 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
         # the per-record work is the user's key selector; lookups and the split run in C (map/compress)
         keys = list(map(self.key_selector, batch))
         try:
-            channels = list(map(cache.__getitem__, keys))
+            return list(map(cache.__getitem__, keys))
         except (KeyError, TypeError):  # new keys (or an unhashable one: channel_of_key explains)
             for k in keys:
                 try:
@@ -213,8 +225,7 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
                 except TypeError:
                     self.channel_of_key(k)  # raises with a hint
                 cache[k] = self.channel_of_key(k)
-            channels = list(map(cache.__getitem__, keys))
-        return channels
+            return list(map(cache.__getitem__, keys))
 
 
 class CustomPartitionerWrapper(StreamPartitioner):

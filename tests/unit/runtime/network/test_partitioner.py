@@ -29,6 +29,14 @@ def test_each_record_goes_to_the_owner_of_its_key_group_in_order(
     p.route(records[half:], outs)
     for c, out in enumerate(outs):
         assert out == [r for r in records if assign_key_to_parallel_operator(r[0], 128, channels) == c]
+    # with event timestamps: each timestamp travels with its record
+    outs = [[] for _ in range(channels)]
+    touts: list[list[object]] = [[] for _ in range(channels)]
+    p.route_timestamped(records[:half], [r[1] for r in records[:half]], outs, touts)
+    p.route_timestamped(records[half:], [r[1] for r in records[half:]], outs, touts)
+    for c, (out, tout) in enumerate(zip(outs, touts, strict=True)):
+        assert out == [r for r in records if assign_key_to_parallel_operator(r[0], 128, channels) == c]
+        assert tout == [r[1] for r in out]
 
 
 def test_an_unhashable_key_is_explained() -> None:
