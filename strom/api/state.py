@@ -237,6 +237,16 @@ class ValueStateDescriptor(StateDescriptor):
 
     default_value: Any = None
 
+    def __post_init__(self) -> None:
+        StateDescriptor.__post_init__(self)
+        if isinstance(self.default_value, type):  # PyFlink's ValueStateDescriptor(name, Types.INT()) habit
+            raise TypeError(
+                f"ValueStateDescriptor '{self.name}' takes a default value, not a type; got the class "
+                f"{self.default_value.__name__}; hint: strom needs no type information — "
+                f"ValueStateDescriptor({self.name!r}) (value() is None until the first update), or "
+                f"ValueStateDescriptor({self.name!r}, default_value=0)"
+            )
+
 
 @dataclass(frozen=True, slots=True)
 class ListStateDescriptor(StateDescriptor):

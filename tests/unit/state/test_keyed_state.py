@@ -388,3 +388,9 @@ def test_merge_namespaces(backend: HeapKeyedStateBackend) -> None:
     assert backend.get_current_namespace() == "merged"
     with pytest.raises(InvalidProgramError, match="merge namespaces"):
         backend.get_state(ValueStateDescriptor("v")).merge_namespaces("x", ["y"])
+
+
+def test_a_type_as_value_state_default_is_refused_with_a_hint() -> None:
+    with pytest.raises(TypeError, match=r"'count' takes a default value, not a type; got the class int.*hint"):
+        ValueStateDescriptor("count", int)
+    assert ValueStateDescriptor("count", 0).default_value == 0
