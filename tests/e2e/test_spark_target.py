@@ -67,6 +67,7 @@ def wait_gone(pids: list[int], timeout: float) -> list[int]:
         time.sleep(0.1)
 
 
+@pytest.mark.timeout(300)
 def test_strom_run_target_spark_gives_the_minicluster_results_from_inside_spark_tasks(tmp_path: Path) -> None:
     strom = Path(sys.executable).with_name("strom")
     outputs = {}
@@ -86,6 +87,7 @@ def test_strom_run_target_spark_gives_the_minicluster_results_from_inside_spark_
     assert spark["client_pid"] not in spark["word_count"]["pids"]
 
 
+@pytest.mark.timeout(240)
 def test_a_program_with_a_spark_session_runs_its_jobs_in_spark_tasks(
     spark: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
