@@ -88,9 +88,7 @@ def test_strom_run_target_spark_gives_the_minicluster_results_from_inside_spark_
 
 
 @pytest.mark.timeout(240)
-def test_a_program_with_a_spark_session_runs_its_jobs_in_spark_tasks(
-    spark: Any, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_program_with_a_spark_session_runs_its_jobs_in_spark_tasks(spark: Any) -> None:
     result = word_count(spark_env(spark))
     assert result["counts"] == Counter(w for line in TEXT * 50 for w in line.split())
     assert result["in_spark_task"] == [True]
