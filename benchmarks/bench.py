@@ -72,6 +72,20 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def splice_section(text: str, section: str, begin: str, end: str) -> str:
+    """Put ``section`` (which carries its own ``begin``/``end`` markers) in place of the text between those
+    markers, or, the first time, before the notes section (else at the end)."""
+    i, j = text.find(begin), text.find(end)
+    if i >= 0 and j > i:
+        return text[:i] + section + text[j + len(end) :]
+    k = text.find("## Notes")
+    if k < 0:
+        k = text.find(NOTES_BEGIN)
+    if k < 0:
+        return text.rstrip("\n") + "\n\n" + section + "\n"
+    return text[:k] + section + "\n\n" + text[k:]
+
+
 # ---- the generator is the peers' --------------------------------------------------------------------------------
 def verify_peers(path: Path = PEERS_COMMON) -> tuple[bool | None, str]:
     """Compare our vendored generator/functions/checksum with the peers' ``common.py``; None = not available."""

@@ -41,7 +41,7 @@ from typing import Any
 import bench
 from bench import CHECKPOINTS_BEGIN as SECTION_BEGIN
 from bench import CHECKPOINTS_END as SECTION_END
-from bench import DOCS, NOTES_BEGIN, log, machine, md_table, text_table
+from bench import DOCS, log, machine, md_table, splice_section, text_table
 from jobs import TimedMap, read_parts, write_part
 from workloads import W2Value, ceiling_w2, event, merge_parts, w2_key, w2_reduce, w2_to_value
 
@@ -756,19 +756,6 @@ def render_section(rep: Report) -> str:
     return "\n".join(lines)
 
 
-def splice_section(text: str, section: str) -> str:
-    """Put ``section`` between the markers of ``text``, or before its notes section when it has none."""
-    i, j = text.find(SECTION_BEGIN), text.find(SECTION_END)
-    if i >= 0 and j > i:
-        return text[:i] + section + text[j + len(SECTION_END) :]
-    k = text.find("## Notes")
-    if k < 0:
-        k = text.find(NOTES_BEGIN)
-    if k < 0:
-        return text.rstrip("\n") + "\n\n" + section + "\n"
-    return text[:k] + section + "\n\n" + text[k:]
-
-
 # ---- main -------------------------------------------------------------------------------------------------------
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -826,7 +813,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text_table(["target", "measured", "status"], targets(overhead, recovery)).replace("**", ""))
     if a.write_docs:
         text = DOCS.read_text() if DOCS.is_file() else ""
-        DOCS.write_text(splice_section(text, render_section(rep)))
+        DOCS.write_text(splice_section(text, render_section(rep), SECTION_BEGIN, SECTION_END))
         log(f"wrote the checkpoint section of {DOCS}")
     failed = (
         any(s.errors for s in overhead)

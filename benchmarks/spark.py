@@ -24,7 +24,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench import DOCS, log, machine, md_table, text_table
+from bench import DOCS, log, machine, md_table, splice_section, text_table
 from windows import job_checksum, ref_w2, run
 
 from strom import Configuration, StreamExecutionEnvironment
@@ -168,14 +168,7 @@ def write_docs(
             SECTION_END,
         ]
     )
-    text = DOCS.read_text()
-    i, j = text.find(SECTION_BEGIN), text.find(SECTION_END)
-    if i >= 0 and j > i:
-        text = text[:i] + section + text[j + len(SECTION_END) :]
-    else:
-        k = text.find("## Notes")
-        text = text[:k] + section + "\n\n" + text[k:] if k >= 0 else text.rstrip("\n") + "\n\n" + section + "\n"
-    DOCS.write_text(text)
+    DOCS.write_text(splice_section(DOCS.read_text(), section, SECTION_BEGIN, SECTION_END))
     log(f"wrote {DOCS}")
 
 

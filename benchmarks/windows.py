@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
-from bench import DOCS, log, machine, md_table, text_table
+from bench import DOCS, log, machine, md_table, splice_section, text_table
 from jobs import JobRun, TimedMap, _execute, write_part
 from workloads import W2Checksum, event
 
@@ -299,14 +299,7 @@ def main(argv: list[str] | None = None) -> None:
                 SECTION_END,
             ]
         )
-        text = DOCS.read_text()
-        i, j = text.find(SECTION_BEGIN), text.find(SECTION_END)
-        if i >= 0 and j > i:
-            text = text[:i] + section + text[j + len(SECTION_END) :]
-        else:
-            k = text.find("## Notes")
-            text = text[:k] + section + "\n\n" + text[k:] if k >= 0 else text.rstrip("\n") + "\n\n" + section + "\n"
-        DOCS.write_text(text)
+        DOCS.write_text(splice_section(DOCS.read_text(), section, SECTION_BEGIN, SECTION_END))
         log(f"wrote {DOCS}")
 
 
