@@ -213,6 +213,16 @@ class CheckpointCoordinator:
             return []
         return self._abort(p, f"declined by a task: {reason}", counts=counts)
 
+    def on_task_finished(self, execution_id: str) -> list[CoordinatorAction]:
+        """A task finished without acknowledging a pending checkpoint: a trigger reached it while it was closing
+        and will never run (Flink declines it as ``CHECKPOINT_DECLINED_TASK_CLOSING``). Abort those checkpoints —
+        no failure — so the next one is triggered without it instead of this one waiting for its timeout."""
+        actions: list[CoordinatorAction] = []
+        for p in list(self.pending.values()):
+            if execution_id in p.not_yet_acknowledged and not p.finalizing:
+                actions += self._abort(p, f"task {execution_id} finished before acknowledging it", counts=False)
+        return actions
+
     def on_timeout(self, checkpoint_id: int) -> list[CoordinatorAction]:
         p = self.pending.get(checkpoint_id)
         if p is None or p.finalizing:

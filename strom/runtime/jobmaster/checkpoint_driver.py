@@ -128,6 +128,9 @@ class CheckpointDriver:
         log.info("checkpoint %d declined: %s", checkpoint_id, reason)
         self._run(self.coordinator.receive_decline(checkpoint_id, attempt_id, reason, counts=counts))
 
+    def task_finished(self, attempt_id: str) -> None:
+        self._run(self.coordinator.on_task_finished(attempt_id))
+
     def abort_all(self, reason: str) -> None:
         """Failover or job end: pending checkpoints are aborted (not counted as checkpoint failures)."""
         self._run(self.coordinator.abort_all(reason))

@@ -367,6 +367,8 @@ class JobMaster:
             target = ExecutionState.CANCELED
         if not ex.transition(target):
             return
+        if target is ExecutionState.FINISHED and self.checkpoints is not None:
+            self.checkpoints.task_finished(ex.attempt_id)  # a trigger it accepted while closing never runs
         if target is ExecutionState.FAILED:
             ex.failure_text = tes.error_text
             self.handle_global_failure(f"task '{ex.vertex.name}' failed:\n{tes.error_text}", tes.error)

@@ -152,3 +152,19 @@ def test_completed_checkpoints_are_notified_once_in_increasing_order(
                 notified.append(a.checkpoint_id)
         assert len(c.pending) <= 3
     assert notified == sorted(set(notified))  # once each, increasing: what a CheckpointListener relies on
+
+
+def test_a_task_finishing_before_it_acknowledged_aborts_the_checkpoint_without_a_failure() -> None:
+    c = _coordinator(tolerable_failures=0)
+    cid = _trigger(c)
+    c.receive_acknowledge(cid, "src-1", "s1")
+    assert c.on_task_finished("src-1") == []  # it acknowledged: nothing to do
+    actions = c.on_task_finished("src-0")  # accepted the trigger while closing; the trigger never ran
+    assert actions[:2] == [
+        NotifyCheckpointAborted(cid, ALL, "task src-0 finished before acknowledging it"),
+        DisposeCheckpoint(cid),
+    ]
+    assert not any(isinstance(a, FailJob) for a in actions)
+    assert c.history[cid].status == "FAILED" and not c.pending
+    nxt, why = c.trigger(10, tasks_to_trigger=("src-1",), tasks_to_ack=("src-1", "sink-0"))
+    assert why == "" and isinstance(nxt[0], TriggerTasks)  # the next checkpoint is not held back
