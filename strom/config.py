@@ -131,6 +131,14 @@ class TaskManagerOptions:
         "taskmanager.host", str, "127.0.0.1", "Address TaskManagers bind and advertise (loopback by default)."
     )
 
+    SWITCH_INTERVAL: ConfigOption[float] = _opt(
+        "taskmanager.python.switch-interval",
+        float,
+        1.0,
+        "Milliseconds a TaskManager's threads may hold the GIL while another waits for it (sys.setswitchinterval); "
+        "short, so the network thread is not held back by busy task threads; 0 keeps Python's 5 ms.",
+    )
+
 
 class NetworkOptions:
     BUFFERS_PER_CHANNEL: ConfigOption[int] = _opt(

@@ -8,6 +8,7 @@ handed over as objects and never serialized.
 
 from __future__ import annotations
 
+import io
 import pickle
 from abc import ABC, abstractmethod
 from typing import Any
@@ -30,9 +31,27 @@ class BatchSerializer(ABC):
 
 
 class PickleBatchSerializer(BatchSerializer):
-    """pickle protocol 5; cloudpickle for values plain pickle cannot name (e.g. classes of ``__main__``)."""
+    """pickle protocol 5, records as values; cloudpickle for values plain pickle cannot name (e.g. classes of
+    ``__main__``).
+
+    A batch is pickled in the pickler's *fast mode*, without the memo: no table entry per tuple and string,
+    which halves the cost of pickling a batch of small records (0.34 → 0.17 µs per 4-tuple here) and makes
+    unpickling a little cheaper too. Without the memo, objects shared between records arrive as copies,
+    which is how Flink serializes records anyway (each on its own, so no identity survives the wire). A
+    batch holding a cycle is refused by fast mode (``ValueError``) and pickled again with the memo.
+    """
 
     def serialize(self, batch: list[Any]) -> bytes:
+        out = io.BytesIO()
+        pickler = pickle.Pickler(out, protocol=5)
+        pickler.fast = True  # documented as deprecated, yet kept in every CPython 3; the memo is what it skips
+        try:
+            pickler.dump(batch)
+            return out.getvalue()
+        except ValueError:  # a cycle: fast mode cannot pickle it
+            pass
+        except (pickle.PicklingError, AttributeError, TypeError):
+            return cloudpickle.dumps(batch, protocol=5)  # type: ignore[no-any-return]
         try:
             return pickle.dumps(batch, protocol=5)
         except (pickle.PicklingError, AttributeError, TypeError):

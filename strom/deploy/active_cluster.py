@@ -30,7 +30,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from strom.config import ClusterOptions, Configuration, HeartbeatOptions, TaskManagerOptions
-from strom.exceptions import ClusterError
+from strom.exceptions import ClusterError, ConfigurationError
 from strom.runtime.jobmaster.dispatcher import Dispatcher
 from strom.runtime.jobmaster.slot_manager import TaskManagerRegistration
 from strom.runtime.rpc.auth import new_secret
@@ -59,6 +59,12 @@ class ActiveCluster(ABC):
         self.config = config
         self.num_task_managers = max(1, num_task_managers)
         self.slots_per_task_manager = config.get(TaskManagerOptions.NUM_TASK_SLOTS)
+        switch_interval = config.get(TaskManagerOptions.SWITCH_INTERVAL)
+        if switch_interval < 0:
+            raise ConfigurationError(
+                f"expected {TaskManagerOptions.SWITCH_INTERVAL.key} >= 0 (milliseconds); got {switch_interval}; "
+                "hint: 0 keeps Python's own interval, the default is 1"
+            )
         self.secret = new_secret()
         self.dispatcher: Dispatcher | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

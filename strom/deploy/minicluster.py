@@ -65,6 +65,7 @@ class MiniCluster(ActiveCluster):
             f"--heartbeat-timeout={c.get(HeartbeatOptions.TIMEOUT)}",
             f"--cancellation-timeout={c.get(ExecutionOptions.CANCELLATION_TIMEOUT)}",
             f"--max-frame-bytes={c.get(NetworkOptions.MAX_FRAME_BYTES)}",
+            f"--switch-interval-ms={c.get(TaskManagerOptions.SWITCH_INTERVAL)}",
         ]
         env = dict(os.environ)
         paths = [p or os.getcwd() for p in sys.path]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import threading
 import time
 from typing import Any
 
@@ -240,3 +241,32 @@ def test_set_serializer_rejects_what_is_not_a_serializer() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
     with pytest.raises(InvalidProgramError, match=r"expected a strom\.BatchSerializer"):
         env.from_sequence(0, 1).set_serializer(json)  # type: ignore[arg-type]
+
+
+@pytest.mark.timeout(90)
+def test_records_that_cannot_be_pickled_fail_the_producer_naming_it_and_the_fix() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    (
+        env.from_sequence(0, 99)
+        .map(lambda i: (i, threading.Lock()))
+        .name("attach a lock")
+        .rebalance()
+        .map(lambda v: v[0])
+        .slot_sharing_group("other")  # the consumer runs in another TaskManager: every record must cross
+        .add_sink(lambda v: None)
+    )
+    with pytest.raises(JobExecutionError) as info:
+        env.execute("unpicklable records")
+    text = str(info.value) + "".join(str(c) for c in _causes(info.value))
+    # whether the producer (serializing what it emits) or the data server (for what was queued before the consumer
+    # connected) found it, the message names the operator whose output it is, what failed and the fix
+    assert "the output of operator 'attach a lock' (subtask 1) cannot leave its TaskManager" in text
+    assert "lock" in text and "must be picklable" in text and "set_serializer" in text
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    out = []
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+        out.append(exc)
+    return out

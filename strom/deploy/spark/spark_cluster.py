@@ -139,6 +139,7 @@ class SparkCluster(ActiveCluster):
             heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT),
             cancellation_timeout=c.get(ExecutionOptions.CANCELLATION_TIMEOUT),
             max_frame_bytes=c.get(NetworkOptions.MAX_FRAME_BYTES),
+            switch_interval_ms=c.get(TaskManagerOptions.SWITCH_INTERVAL),
             forward_logs_level=logging.getLogger("strom").getEffectiveLevel(),
         )
         launch = SparkTaskManagerLaunch(spec=spec, secret_hex=self.secret.hex(), python_path=tuple(sys.path))

@@ -21,14 +21,14 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from strom.exceptions import AuthenticationError, ClusterError, FrameError
+from strom.exceptions import AuthenticationError, ClusterError, FrameError, SerializationError
 from strom.runtime.network import messages as m
 from strom.runtime.network.credit import CreditAnnouncement, CreditError, CreditSender
 from strom.runtime.network.events import EndOfPartitionEvent
 from strom.runtime.network.input_channel import RemoteInputChannel
 from strom.runtime.network.input_gate import InputGate
 from strom.runtime.network.partition_manager import ResultPartitionManager, SubpartitionCallback
-from strom.runtime.network.result_partition import PartitionReleasedError, PipelinedSubpartition
+from strom.runtime.network.result_partition import PartitionReleasedError, PipelinedSubpartition, SerializedBatch
 from strom.runtime.rpc.auth import authenticate_client, authenticate_server
 from strom.runtime.rpc.framing import FRAME_VERSION, HEADER, read_frame
 
@@ -106,6 +106,7 @@ class _ServerConnection:
             self._send_error(rid, str(err))
             return
         view.sp = sp
+        sp.remote = True  # from now on the producer serializes what it adds
 
         def data_available() -> None:  # producer thread: one wake-up until the loop has looked
             if not view.wake_pending:
@@ -133,19 +134,16 @@ class _ServerConnection:
                 return
             if buf is None:
                 return
-            if isinstance(buf, list):
+            if type(buf) is SerializedBatch:
+                kind = m.DATA_BUFFER
+                data = buf.data
+            elif isinstance(buf, list):  # added before this view attached
                 kind = m.DATA_BUFFER
                 try:
-                    data = partition.serializer.serialize(buf)
-                except Exception as exc:
-                    self._send_error(
-                        rid,
-                        f"expected records {partition.serializer!r} can serialize in partition "
-                        f"{partition.partition_id}; got {exc!r}; hint: records crossing TaskManagers must be "
-                        "picklable (or set a serializer with DataStream.set_serializer())",
-                    )
+                    data = partition.serialize(buf)
+                except SerializationError as exc:  # the consumer fails with it; the producer may have finished
+                    self._send_error(rid, str(exc))
                     return
-                partition.observed_bytes_per_record = len(data) / max(1, len(buf))
             else:
                 kind = m.END_OF_PARTITION_BUFFER if isinstance(buf, EndOfPartitionEvent) else m.EVENT_BUFFER
                 data = pickle.dumps(buf, protocol=5)
@@ -165,6 +163,7 @@ class _ServerConnection:
         view = self.views.pop(rid, None)
         if view is not None and view.sp is not None:
             view.sp.listener = None
+            view.sp.remote = False
 
     def close(self) -> None:
         for rid in list(self.views):

@@ -18,6 +18,7 @@ from strom.runtime.network.result_partition import (
     PartitionReleasedError,
     PipelinedSubpartition,
     ResultPartitionID,
+    SerializedBatch,
 )
 
 if TYPE_CHECKING:
@@ -98,6 +99,8 @@ class LocalInputChannel(InputChannel):
             raise TaskCancelledError(f"upstream partition {self.partition_id} was released: {exc}") from exc
         if buf is not None:
             self.num_buffers_in += 1
+            if type(buf) is SerializedBatch:  # serialized for a remote reader that went away before it sent it
+                return sp.partition.serializer.deserialize(buf.data)
         return buf
 
     def has_more(self) -> bool:

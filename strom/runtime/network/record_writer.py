@@ -50,6 +50,7 @@ class RecordWriter:
         self.segment_size = segment_size
         self.flush_always = flush_always
         self.owner = owner  # the operator whose output this is; names it in routing errors
+        partition.producer_name = owner.name  # and in serialization errors
         n = len(partition.subpartitions)
         partitioner.setup(n, subtask_index)
         self._n = n

@@ -8,8 +8,12 @@ A writer that finds the pool exhausted blocks until a consumer takes a buffer: t
 backpressure, and it is the only place a producer waits, so memory stays bounded.
 
 Exactly one reader (a *view*) consumes a subpartition: a ``LocalInputChannel`` of the same TaskManager
-takes the batch objects as they are; the data server of this TaskManager serializes them for a
-``RemoteInputChannel``, and only against credit. The view learns of new data through ``listener`` —
+takes the batch objects as they are; for a ``RemoteInputChannel`` the data server of this TaskManager sends
+them, and only against credit. Once the data server reads a subpartition (``remote``), the producer
+serializes each data buffer as it adds it, as Flink's ``RecordWriter`` does on the task thread: the records
+are still in the producer's CPU cache then and are freed on its thread, and the network thread only ships
+bytes. A buffer added before the data server attached is serialized by the data server. The view learns of
+new data through ``listener`` —
 called on the producer's thread, it must only hand off (wake a gate, ``call_soon_threadsafe``).
 Events (end of partition; later barriers and watermarks) are small and rare: they never block and take
 no pool buffer.
@@ -24,11 +28,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from strom.api.serialization import BatchSerializer, PickleBatchSerializer
-from strom.exceptions import TaskCancelledError
+from strom.exceptions import SerializationError, TaskCancelledError
 from strom.runtime.metrics.timer_gauge import TimerGauge
 from strom.runtime.network.events import END_OF_PARTITION, EndOfPartitionEvent, RuntimeEvent
 
-__all__ = ["PartitionReleasedError", "PipelinedSubpartition", "ResultPartition", "ResultPartitionID"]
+__all__ = [
+    "PartitionReleasedError",
+    "PipelinedSubpartition",
+    "ResultPartition",
+    "ResultPartitionID",
+    "SerializedBatch",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +57,19 @@ class PartitionReleasedError(Exception):
     """The partition was released (its producer failed or was cancelled) while being read or written."""
 
 
+class SerializedBatch:
+    """A data buffer the producer serialized for a remote consumer: the partition serializer's bytes."""
+
+    __slots__ = ("data", "num_records")
+
+    def __init__(self, data: bytes, num_records: int) -> None:
+        self.data = data
+        self.num_records = num_records
+
+
+_DATA_BUFFER = (list, SerializedBatch)
+
+
 class PipelinedSubpartition:
     __slots__ = (
         "_buffers",
@@ -56,6 +79,7 @@ class PipelinedSubpartition:
         "consumed",
         "index",
         "listener",
+        "remote",
     )
 
     def __init__(self, partition: ResultPartition, index: int) -> None:
@@ -66,6 +90,8 @@ class PipelinedSubpartition:
         self._finished = False
         self.consumed = False
         self.listener: Callable[[], None] | None = None
+        #: read by the data server for another TaskManager: data buffers are serialized as they are added
+        self.remote = False
 
     @property
     def partition(self) -> ResultPartition:
@@ -75,6 +101,8 @@ class PipelinedSubpartition:
     def add(self, buffer: Any, *, is_event: bool = False) -> None:
         """Append ``buffer``; a data buffer first takes a pool buffer, blocking while there is none."""
         p = self._partition
+        if self.remote and not is_event and type(buffer) is not SerializedBatch:
+            buffer = SerializedBatch(p.serialize(buffer), len(buffer))  # raises SerializationError
         with p._cond:
             if not is_event and (p._in_use >= p.pool_size or self._data_buffers >= p.max_per_subpartition):
                 gauge = p.back_pressure
@@ -105,7 +133,11 @@ class PipelinedSubpartition:
         with p._cond:
             if p.released:
                 raise TaskCancelledError(f"subpartition {self.index} of {p.partition_id} released: {p.release_cause}")
-            overtaken = [b for b in self._buffers if isinstance(b, list)]
+            overtaken = [
+                p.serializer.deserialize(b.data) if isinstance(b, SerializedBatch) else b
+                for b in self._buffers
+                if isinstance(b, _DATA_BUFFER)
+            ]
             self._buffers.appendleft(event)
             listener = self.listener
         if listener is not None:
@@ -122,7 +154,7 @@ class PipelinedSubpartition:
             if not self._buffers:
                 return None
             buf = self._buffers.popleft()
-            if isinstance(buf, list):
+            if isinstance(buf, _DATA_BUFFER):
                 self._data_buffers -= 1
                 p._in_use -= 1
                 p._cond.notify()
@@ -180,6 +212,7 @@ class ResultPartition:
         self._on_all_consumed = on_all_consumed
         self.released = False
         self.release_cause = ""
+        self.producer_name = "?"  # the operator writing it (set by its RecordWriter), for error messages
         self.num_bytes_out = 0  # serialized bytes sent to remote consumers (counted by the data server)
         self.observed_bytes_per_record = 0.0  # from the last buffer the data server serialized
 
@@ -192,6 +225,20 @@ class ResultPartition:
 
     def emit(self, subpartition: int, batch: list[Any]) -> None:
         self.subpartitions[subpartition].add(batch)
+
+    def serialize(self, batch: list[Any]) -> bytes:
+        """``batch`` for a consumer in another TaskManager; remembers its bytes per record (buffer sizing)."""
+        try:
+            data = self.serializer.serialize(batch)
+        except Exception as exc:
+            raise SerializationError(
+                f"the output of operator '{self.producer_name}' (subtask {self.partition_id.producer_subtask + 1}) "
+                f"cannot leave its TaskManager: expected records {self.serializer!r} can serialize; got {exc!r}; "
+                "hint: records crossing TaskManagers must be picklable (or set a serializer with "
+                "DataStream.set_serializer())"
+            ) from exc
+        self.observed_bytes_per_record = len(data) / max(1, len(batch))
+        return data
 
     def broadcast_event(self, event: RuntimeEvent) -> None:
         for sp in self.subpartitions:

@@ -23,6 +23,7 @@ import threading
 
 from strom.runtime.taskexecutor.runner import TaskManagerSpec, run_task_manager
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
+from strom.runtime.taskexecutor.thread_switching import DEFAULT_SWITCH_INTERVAL_MS
 
 log = logging.getLogger("strom.runtime.taskexecutor")
 
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--heartbeat-timeout", type=float, default=10.0)
     p.add_argument("--cancellation-timeout", type=float, default=30.0)
     p.add_argument("--max-frame-bytes", type=int, default=256 * 1024 * 1024)
+    p.add_argument("--switch-interval-ms", type=float, default=DEFAULT_SWITCH_INTERVAL_MS)
     args = p.parse_args(argv)
     if args.parent_pid:
         _die_with_parent(args.parent_pid)
@@ -91,6 +93,7 @@ def main(argv: list[str] | None = None) -> None:
         heartbeat_timeout=args.heartbeat_timeout,
         cancellation_timeout=args.cancellation_timeout,
         max_frame_bytes=args.max_frame_bytes,
+        switch_interval_ms=args.switch_interval_ms,
     )
     try:
         asyncio.run(run_task_manager(spec, secret, started=_started))

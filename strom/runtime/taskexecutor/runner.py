@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
+from strom.runtime.taskexecutor.thread_switching import DEFAULT_SWITCH_INTERVAL_MS
 
 __all__ = ["TaskManagerSpec", "resolve_bind_host", "run_task_manager"]
 
@@ -33,6 +34,8 @@ class TaskManagerSpec:
     heartbeat_timeout: float = 10.0
     cancellation_timeout: float = 30.0
     max_frame_bytes: int = 256 * 1024 * 1024
+    #: milliseconds between GIL hand-overs of a busy thread (``taskmanager.python.switch-interval``)
+    switch_interval_ms: float = DEFAULT_SWITCH_INTERVAL_MS
     #: forward log records at or above this level to the JobManager (None: do not)
     forward_logs_level: int | None = None
 
@@ -64,6 +67,7 @@ async def run_task_manager(
         max_frame_bytes=spec.max_frame_bytes,
         launch_token=spec.launch_token,
         forward_logs_level=spec.forward_logs_level,
+        switch_interval_ms=spec.switch_interval_ms,
     )
     try:
         await executor.start()

@@ -24,6 +24,7 @@ from strom.runtime.taskexecutor.garbage_collection import StreamingGarbageCollec
 from strom.runtime.taskexecutor.log_forwarder import LogForwarder
 from strom.runtime.taskexecutor.slot_table import TaskSlotTable
 from strom.runtime.taskexecutor.task import Task
+from strom.runtime.taskexecutor.thread_switching import DEFAULT_SWITCH_INTERVAL_MS, TaskThreadSwitching
 
 __all__ = ["TaskExecutor"]
 
@@ -95,6 +96,7 @@ class TaskExecutor:
         max_frame_bytes: int,
         launch_token: str,
         forward_logs_level: int | None = None,
+        switch_interval_ms: float = DEFAULT_SWITCH_INTERVAL_MS,
     ) -> None:
         self.tm_id = tm_id
         self.launch_token = launch_token
@@ -118,6 +120,7 @@ class TaskExecutor:
         )
         self._closed = False
         self._gc = StreamingGarbageCollection()
+        self._switching = TaskThreadSwitching(switch_interval_ms)
         self._log_forwarder = (
             LogForwarder(self._send_logs, forward_logs_level) if forward_logs_level is not None else None
         )
@@ -157,7 +160,9 @@ class TaskExecutor:
                 await asyncio.to_thread(task.termination.wait, remaining)
         await self.connection_manager.close()
         if not any(t.thread.is_alive() for t in self.tasks.values()):
-            self._gc.restore()  # as it found it (a stuck task thread keeps the settings until the process ends)
+            # as it found them (a stuck task thread keeps the settings until the process ends)
+            self._gc.restore()
+            self._switching.restore()
         if self._log_forwarder is not None:
             await self._log_forwarder.stop()
         if self.jm is not None:
@@ -223,6 +228,7 @@ class TaskExecutor:
         )
         self.tasks[tdd.execution_attempt_id] = task
         self._gc.apply()  # before the first task runs: the runtime is loaded by now
+        self._switching.apply()
         task.start_task_thread()
 
     # -- RPC: checkpoints (seed 002) ---------------------------------------------------------------------
