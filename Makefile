@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-spark clean
+.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -45,6 +45,10 @@ bench-windows: $(STAMP)  # event-time windows W2/W3 vs the plain loop; its secti
 
 bench-checkpoints: $(STAMP)  # checkpoint overhead, large state, recovery; its section of docs/benchmarks.md (~5 min)
 	$(BIN)/python benchmarks/checkpoints.py --write-docs
+
+bench-instructions: $(STAMP)  # W2 work per event in CPU instructions (valgrind): noise-free p=1 vs p=2; its section (~4 min)
+	scripts/ensure-valgrind.sh
+	$(BIN)/python benchmarks/instructions.py --write-docs
 
 bench-spark: $(SPARK_STAMP)  # Spark local mode: TaskManager startup, W2 vs the MiniCluster; its section of docs/benchmarks.md (~3 min)
 	$(BIN)/python benchmarks/spark.py --write-docs

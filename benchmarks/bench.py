@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -39,12 +40,10 @@ DOCS = ROOT / "docs" / "benchmarks.md"
 PEERS_COMMON = Path(os.environ.get("STROM_BENCH_PEERS", "/work/shared/bench/peers/common.py"))
 NOTES_BEGIN = "<!-- notes: begin (hand-written; bench.py --write-docs keeps this section) -->"
 NOTES_END = "<!-- notes: end -->"
-# The section benchmarks/checkpoints.py writes (`make bench-checkpoints`); --write-docs here keeps it as it is.
+# The section benchmarks/checkpoints.py writes (`make bench-checkpoints`). --write-docs here keeps it, and every other
+# `<!-- name-benchmarks:begin -->` section (windows, Spark, instruction counts), as it is.
 CHECKPOINTS_BEGIN = "<!-- checkpoint-benchmarks:begin -->"
 CHECKPOINTS_END = "<!-- checkpoint-benchmarks:end -->"
-# The section benchmarks/windows.py writes (`make bench-windows`); kept as it is too.
-WINDOWS_BEGIN = "<!-- window-benchmarks:begin -->"
-WINDOWS_END = "<!-- window-benchmarks:end -->"
 
 # Targets of the data plane (issue 3).
 TARGET_W1_RATIO = 0.5  # W1 p=1 ≥ 50 % of the ceiling
@@ -572,17 +571,16 @@ def read_notes(path: Path) -> str:
 
 
 def read_checkpoint_section(path: Path) -> str:
-    """The sections of ``path`` other scripts write (window and checkpoint benchmarks), markers included."""
+    """The sections of ``path`` other scripts write (``<!-- name-benchmarks:begin -->`` … ``end``: windows,
+    checkpoints, Spark, instruction counts), markers included, in their order."""
     try:
         text = path.read_text()
     except OSError:
         return ""
-    sections = []
-    for begin, end in ((WINDOWS_BEGIN, WINDOWS_END), (CHECKPOINTS_BEGIN, CHECKPOINTS_END)):
-        i, j = text.find(begin), text.find(end)
-        if 0 <= i < j:
-            sections.append(text[i : j + len(end)])
-    return "\n\n".join(sections)
+    return "\n\n".join(m.group(0) for m in _OTHER_SECTION.finditer(text))
+
+
+_OTHER_SECTION = re.compile(r"<!-- ([a-z-]+)-benchmarks:begin -->.*?<!-- \1-benchmarks:end -->", re.S)
 
 
 # ---- main -------------------------------------------------------------------------------------------------------
