@@ -124,7 +124,7 @@ class RecordWriter:
         self.partition.emit(c, buf)
 
     def _sample(self, buf: list[Any]) -> None:
-        per_record = self.partition.observed_bytes_per_record  # measured for free by the data server
+        per_record = self.partition.observed_bytes_per_record  # measured for free by remote serialization
         if per_record <= 0.0:
             try:
                 per_record = len(self.partition.serializer.serialize(buf)) / len(buf)

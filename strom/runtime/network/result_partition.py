@@ -12,11 +12,11 @@ takes the batch objects as they are; for a ``RemoteInputChannel`` the data serve
 them, and only against credit. Once the data server reads a subpartition (``remote``), the producer
 serializes each data buffer as it adds it, as Flink's ``RecordWriter`` does on the task thread: the records
 are still in the producer's CPU cache then and are freed on its thread, and the network thread only ships
-bytes. A buffer added before the data server attached is serialized by the data server. The view learns of
-new data through ``listener`` —
-called on the producer's thread, it must only hand off (wake a gate, ``call_soon_threadsafe``).
-Events (end of partition; later barriers and watermarks) are small and rare: they never block and take
-no pool buffer.
+bytes. A buffer added before the data server attached is serialized by the data server.
+
+The view learns of new data through ``listener`` — called on the producer's thread, it must only hand off (wake
+a gate, ``call_soon_threadsafe``). Events (end of partition; later barriers and watermarks) are small and rare:
+they never block and take no pool buffer.
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ class ResultPartition:
         self.release_cause = ""
         self.producer_name = "?"  # the operator writing it (set by its RecordWriter), for error messages
         self.num_bytes_out = 0  # serialized bytes sent to remote consumers (counted by the data server)
-        self.observed_bytes_per_record = 0.0  # from the last buffer the data server serialized
+        self.observed_bytes_per_record = 0.0  # of the last buffer serialized for a remote reader
 
     def _subpartition_consumed(self) -> None:
         with self._cond:
