@@ -9,15 +9,5 @@ if command -v java >/dev/null 2>&1; then
   fi
   echo "ensure-java: found Java $major; Spark 4 needs 17 or newer" >&2
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "ensure-java: no Java 17+ and no apt-get; install a Java 17+ runtime (e.g. OpenJDK) and put java on the PATH" >&2
-  exit 1
-fi
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  sudo="sudo"
-fi
-echo "ensure-java: installing openjdk-17-jre-headless for Spark" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless >/dev/null
+"$(dirname "$0")/apt-install.sh" ensure-java openjdk-17-jre-headless "a Java 17+ runtime (e.g. OpenJDK)"
 java -version
