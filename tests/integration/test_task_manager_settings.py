@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+import psutil
 import pytest
 
 from strom import Configuration, StreamExecutionEnvironment
@@ -42,3 +43,5 @@ def test_a_negative_switch_interval_is_refused_before_any_process_starts() -> No
     env.from_sequence(0, 9).map(lambda x: x).add_sink(lambda v: None)
     with pytest.raises(ConfigurationError, match=r"taskmanager\.python\.switch-interval >= 0.*got -1"):
         env.execute("negative switch interval")
+    children = [" ".join(p.cmdline()) for p in psutil.Process().children(recursive=True)]
+    assert not [c for c in children if "strom.runtime.taskexecutor" in c]
