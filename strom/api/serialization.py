@@ -42,18 +42,11 @@ class PickleBatchSerializer(BatchSerializer):
     """
 
     def serialize(self, batch: list[Any]) -> bytes:
-        out = io.BytesIO()
-        pickler = pickle.Pickler(out, protocol=5)
-        pickler.fast = True  # documented as deprecated, yet kept in every CPython 3; the memo is what it skips
         try:
-            pickler.dump(batch)
-            return out.getvalue()
-        except ValueError:  # a cycle: fast mode cannot pickle it
-            pass
-        except (pickle.PicklingError, AttributeError, TypeError):
-            return cloudpickle.dumps(batch, protocol=5)  # type: ignore[no-any-return]
-        try:
-            return pickle.dumps(batch, protocol=5)
+            try:
+                return _dumps_without_memo(batch)
+            except ValueError:  # a cycle: fast mode cannot pickle it, the memo can
+                return pickle.dumps(batch, protocol=5)
         except (pickle.PicklingError, AttributeError, TypeError):
             return cloudpickle.dumps(batch, protocol=5)  # type: ignore[no-any-return]
 
@@ -69,3 +62,11 @@ class PickleBatchSerializer(BatchSerializer):
 
     def __repr__(self) -> str:
         return "PickleBatchSerializer()"
+
+
+def _dumps_without_memo(batch: list[Any]) -> bytes:
+    out = io.BytesIO()
+    pickler = pickle.Pickler(out, protocol=5)
+    pickler.fast = True  # documented as deprecated, yet kept in every CPython 3; the memo is what it skips
+    pickler.dump(batch)
+    return out.getvalue()
