@@ -36,7 +36,7 @@ import sys, tempfile
 sys.path.insert(0, {bench!r})
 from windows import job_checksum, ref_w2, run
 with tempfile.TemporaryDirectory() as d:
-    r = run("w2", {n}, {p}, d, 3600)
+    r = run("w2", {n}, {p}, d, 3600, split={split})
 assert job_checksum("w2", r) == ref_w2({n}), "checksum differs from the plain loop's"
 """
 LOOP = """
@@ -106,16 +106,22 @@ def main(argv: list[str] | None = None) -> None:
         little = count(LOOP.format(bench=bench, n=small), base / "loop-small")
         per["plain loop"] = per_event(n, small, client(big), client(little))
         log(f"plain loop: {per['plain loop']:,.0f} instructions/event")
-        for p in (1, 2):
-            big = count(JOB.format(bench=bench, n=n, p=p), base / f"p{p}-big")
-            little = count(JOB.format(bench=bench, n=small, p=p), base / f"p{p}-small")
-            per[f"p={p}"] = per_event(n, small, task_managers(big), task_managers(little))
-            log(f"strom p={p}: {per[f'p={p}']:,.0f} instructions/event (TaskManagers)")
-    loop, p1, p2 = per["plain loop"], per["p=1"], per["p=2"]
+        for name, p, split in (("p=1", 1, False), ("p=2", 2, False), ("split", 1, True)):
+            big = count(JOB.format(bench=bench, n=n, p=p, split=split), base / f"{name}-big")
+            little = count(JOB.format(bench=bench, n=small, p=p, split=split), base / f"{name}-small")
+            per[name] = per_event(n, small, task_managers(big), task_managers(little))
+            log(f"strom {name}: {per[name]:,.0f} instructions/event (TaskManagers)")
+    loop, p1, p2, split1 = per["plain loop"], per["p=1"], per["p=2"], per["split"]
     rows = [
         ["plain loop (ref.py), 1 process", f"{loop:,.0f}", "1.00", "—"],
         ["strom p=1, 1 TaskManager", f"{p1:,.0f}", f"{p1 / loop:.2f}", "—"],
         ["strom p=2, 2 TaskManagers (sum)", f"{p2:,.0f}", f"{p2 / loop:.2f}", f"{p2 / p1:.3f}"],
+        [
+            "strom p=1, windows in their own slot: 2 TaskManagers (sum), every record crosses",
+            f"{split1:,.0f}",
+            f"{split1 / loop:.2f}",
+            f"{split1 / p1:.3f}",
+        ],
     ]
     header = ["W2 run", "instructions / event", "× plain loop", "× p=1"]
     print(text_table(header, rows))

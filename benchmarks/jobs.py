@@ -75,6 +75,7 @@ class TimedMap(MapFunction[Any, Any]):
         self.map = fn  # type: ignore[method-assign]
         self.out_dir = out_dir
         self.t_open = 0
+        self.cpu_open = 0
         self.subtask = -1
 
     def map(self, value: Any) -> Any:  # replaced per instance in __init__
@@ -82,10 +83,12 @@ class TimedMap(MapFunction[Any, Any]):
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.t_open = time.monotonic_ns()
+        self.cpu_open = time.process_time_ns()  # the whole TaskManager process: see JobRun.cpu_s
         self.subtask = runtime_context.get_index_of_this_subtask()
 
     def close(self) -> None:
-        write_part(self.out_dir, "source", {"t_open": self.t_open, "subtask": self.subtask})
+        stamps = {"t_open": self.t_open, "cpu_open": self.cpu_open, "cpu_close": time.process_time_ns()}
+        write_part(self.out_dir, "source", {**stamps, "subtask": self.subtask})
 
 
 class _CountingWriter(SinkWriter[Any]):
@@ -238,6 +241,19 @@ class JobRun:
     sources: list[dict[str, Any]] = field(default_factory=list)
     sinks: list[dict[str, Any]] = field(default_factory=list)
     task_pids: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def cpu_s(self) -> float | None:
+        """CPU seconds the TaskManager processes spent between their first part's open and last part's close
+        (all threads: tasks, network, timers), from the ``cpu_open`` / ``cpu_close`` stamps of the parts;
+        ``None`` when the job's parts do not carry them."""
+        spans: dict[int, tuple[int, int]] = {}
+        for part in self.sources + self.sinks:
+            if "cpu_open" not in part:
+                return None
+            lo, hi = spans.get(part["pid"], (part["cpu_open"], part["cpu_close"]))
+            spans[part["pid"]] = (min(lo, part["cpu_open"]), max(hi, part["cpu_close"]))
+        return sum(hi - lo for lo, hi in spans.values()) / 1e9
 
 
 def _execute(env: StreamExecutionEnvironment, name: str, out_dir: str, timeout_s: float) -> JobRun:
