@@ -20,6 +20,7 @@ from typing import Any
 
 import psutil
 import pytest
+from failover import committed_rows, completed_checkpoints
 from spark_jobs import TEXT, reference_windows, windows, word_count
 
 from strom import (
@@ -168,14 +169,7 @@ def test_a_killed_task_manager_worker_is_replaced_once_and_the_output_is_exactly
         .uid("files")
     )
     client = env.execute_async("kill a TaskManager on Spark")
-    deadline = time.monotonic() + 60
-    done: list[Any] = []
-    while time.monotonic() < deadline:
-        done = [c for c in client.get_checkpoint_statistics() if c.status == "COMPLETED"]
-        if len(done) >= 3 or client.get_job_status().is_globally_terminal:
-            break
-        time.sleep(0.05)
-    assert len(done) >= 3, "expected completed checkpoints before the kill"
+    completed_checkpoints(client, 3)
     before = client.live_task_manager_pids()
     assert len(before) == 2 and os.getpid() not in before
     victim = before[0]
@@ -185,11 +179,7 @@ def test_a_killed_task_manager_worker_is_replaced_once_and_the_output_is_exactly
     pids = client.task_manager_pids()
     assert len(pids) == 3, f"expected the two TaskManagers and one replacement; got pids {pids}"
     assert victim in pids
-    rows = []
-    for f in sorted(out.iterdir()):
-        if not f.name.startswith("."):  # committed files only
-            rows.extend(tuple(json.loads(line)) for line in f.read_text().splitlines())
-    assert sorted(rows) == failure_free_output(n)
+    assert sorted(committed_rows(out)) == failure_free_output(n)
     assert wait_gone(pids, 20) == []
     assert spark.sparkContext.statusTracker().getActiveJobsIds() == []
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from failover import committed_rows, completed_checkpoints, kill_a_task_manager
 
 from strom import (
     CheckpointedFunction,
@@ -47,17 +48,6 @@ def expected_rows(count: int) -> list[tuple[int, int, int]]:
         k, v = event(i)
         sums[k] = sums.get(k, 0) + v
         rows.append((k, v, sums[k]))
-    return rows
-
-
-def committed_rows(directory: Path) -> list[tuple[int, int, int]]:
-    """Rows of the files under final names (in-progress and pending files are hidden dot files)."""
-    rows = []
-    for f in sorted(directory.iterdir()):
-        if f.name.startswith("."):
-            continue
-        with f.open() as fh:
-            rows.extend(tuple(json.loads(line)) for line in fh)
     return rows
 
 
@@ -288,14 +278,8 @@ def test_unaligned_checkpoints_persist_in_flight_data_and_recover_exactly_once(t
     env = unaligned_env(2, tmp_path / "checkpoints")
     throttled_sums_job(env, count, out)
     client = env.execute_async("unaligned")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        done = [c for c in client.get_checkpoint_statistics() if c.status == "COMPLETED" and _persisted(c) > 0]
-        if done or client.get_job_status().is_globally_terminal:
-            break
-        time.sleep(0.05)
-    assert done, "expected a completed unaligned checkpoint that persisted in-flight buffers"
-    os.kill(random.Random(3).choice(client.live_task_manager_pids()), signal.SIGKILL)
+    completed_checkpoints(client, 1, where=lambda c: _persisted(c) > 0)  # one that stored in-flight buffers
+    kill_a_task_manager(client, seed=3)
     result = client.get_job_execution_result()
     assert result.num_restarts >= 1
     assert Counter(committed_rows(out)) == Counter(expected_rows(count))
@@ -312,12 +296,7 @@ def test_an_unaligned_checkpoint_does_not_restore_at_another_parallelism(tmp_pat
     )
     throttled_sums_job(env, 1_000_000, out)
     client = env.execute_async("unaligned, retained")
-    deadline = time.monotonic() + 60
-    completed: list[Any] = []
-    while time.monotonic() < deadline and not completed:
-        completed = [c for c in client.get_checkpoint_statistics() if c.status == "COMPLETED"]
-        time.sleep(0.05)
-    assert completed
+    completed_checkpoints(client, 1)
     client.cancel()
     retained = sorted((tmp_path / "checkpoints").glob("*/chk-*/_metadata"))
     assert retained, "RETAIN_ON_CANCELLATION keeps the last checkpoint"

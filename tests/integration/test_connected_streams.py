@@ -4,17 +4,13 @@ mid-stream that recovers (barriers aligned over both inputs) to exactly the outp
 
 from __future__ import annotations
 
-import json
-import os
-import random
-import signal
-import time
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from failover import committed_rows, completed_checkpoints, kill_a_task_manager
 
 from strom import (
     CoFlatMapFunction,
@@ -248,18 +244,8 @@ def test_a_two_input_job_killed_mid_stream_commits_exactly_the_uninterrupted_out
         .uid("files")
     )
     client = env.execute_async("payments with a failure")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        done = [c for c in client.get_checkpoint_statistics() if c.status == "COMPLETED"]
-        if len(done) >= 3 or client.get_job_status().is_globally_terminal:
-            break
-        time.sleep(0.02)
-    assert len(done) >= 3, "expected completed checkpoints before the kill"
-    os.kill(random.Random(7).choice(client.live_task_manager_pids()), signal.SIGKILL)
+    completed_checkpoints(client, 3)
+    kill_a_task_manager(client, seed=7)
     result = client.get_job_execution_result()
     assert result.num_restarts >= 1
-    rows = []
-    for f in sorted(out.iterdir()):
-        if not f.name.startswith("."):  # committed files only
-            rows.extend(tuple(json.loads(line)) for line in f.read_text().splitlines())
-    assert sorted(rows) == payment_reference(orders_count, payments_count)
+    assert sorted(committed_rows(out)) == payment_reference(orders_count, payments_count)

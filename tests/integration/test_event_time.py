@@ -3,10 +3,8 @@ outputs, and a job killed in the middle of its windows that recovers to exactly 
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import signal
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -15,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from failover import committed_rows, completed_checkpoints, kill_a_task_manager
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -356,18 +355,8 @@ def test_a_job_killed_mid_window_restores_timers_and_window_contents_exactly(tmp
         .uid("files")
     )
     client = env.execute_async("windows with a failure")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        done = [c for c in client.get_checkpoint_statistics() if c.status == "COMPLETED"]
-        if len(done) >= 3 or client.get_job_status().is_globally_terminal:
-            break
-        time.sleep(0.02)
-    assert len(done) >= 3, "expected completed checkpoints before the kill"
-    os.kill(random.Random(5).choice(client.live_task_manager_pids()), signal.SIGKILL)
+    completed_checkpoints(client, 3)
+    kill_a_task_manager(client, seed=5)
     result = client.get_job_execution_result()
     assert result.num_restarts >= 1
-    rows = []
-    for f in sorted(out.iterdir()):
-        if not f.name.startswith("."):  # committed files only
-            rows.extend(tuple(json.loads(line)) for line in f.read_text().splitlines())
-    assert sorted(rows) == reference(generated_event(i) for i in range(count))
+    assert sorted(committed_rows(out)) == reference(generated_event(i) for i in range(count))

@@ -1,0 +1,46 @@
+"""Helpers of the tests that kill TaskManagers mid-job: wait for completed checkpoints, kill one TaskManager,
+read what a ``FileSink`` committed. Importable from every test directory (``pythonpath`` in pyproject.toml)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def completed_checkpoints(
+    client: Any, at_least: int = 1, *, timeout_s: float = 60.0, where: Callable[[Any], bool] = lambda c: True
+) -> list[Any]:
+    """Waits until ``at_least`` checkpoints (those ``where`` accepts) completed, and returns them; fails the
+    test when the job ends or ``timeout_s`` passes first."""
+    deadline = time.monotonic() + timeout_s
+    done: list[Any] = []
+    while time.monotonic() < deadline:
+        done = [c for c in client.get_checkpoint_statistics() if c.status == "COMPLETED" and where(c)]
+        if len(done) >= at_least or client.get_job_status().is_globally_terminal:
+            break
+        time.sleep(0.02)
+    assert len(done) >= at_least, f"expected {at_least} completed checkpoint(s) before the kill; got {len(done)}"
+    return done
+
+
+def kill_a_task_manager(client: Any, seed: int) -> int:
+    """SIGKILLs one of the job's live TaskManager processes (chosen by ``seed``) and returns its pid."""
+    victim = random.Random(seed).choice(client.live_task_manager_pids())
+    os.kill(victim, signal.SIGKILL)
+    return int(victim)
+
+
+def committed_rows(directory: Path) -> list[tuple[Any, ...]]:
+    """The JSON-lines rows of the files a ``FileSink`` committed: those under final names (in-progress and
+    pending files are hidden dot files)."""
+    rows: list[tuple[Any, ...]] = []
+    for f in sorted(directory.iterdir()):
+        if not f.name.startswith("."):
+            rows.extend(tuple(json.loads(line)) for line in f.read_text().splitlines())
+    return rows
