@@ -40,7 +40,7 @@ check: lint typecheck test  # exactly what .ci/run runs
 bench: $(STAMP)  # data-plane benchmarks; rewrites docs/benchmarks.md (a few minutes; run on a quiet machine)
 	$(BIN)/python benchmarks/bench.py --write-docs
 
-bench-windows: $(STAMP)  # event-time windows W2/W3 vs the plain loop; its section of docs/benchmarks.md (~4 min)
+bench-windows: $(STAMP)  # event-time windows W2/W3 vs the plain loop; its section of docs/benchmarks.md (~8 min: five rounds)
 	$(BIN)/python benchmarks/windows.py --write-docs
 
 bench-checkpoints: $(STAMP)  # checkpoint overhead, large state, recovery; its section of docs/benchmarks.md (~5 min)
