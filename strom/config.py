@@ -11,6 +11,7 @@ The configuration reference in ``docs/configuration.md`` is generated from :data
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -173,15 +174,12 @@ class ConfigOption(Generic[T]):
 
 
 def _decimal(raw: object) -> float | None:
-    """``raw`` as a number if it is a ``float`` or a decimal string such as ``"0.25"``, else ``None``."""
-    if isinstance(raw, float):
-        return raw
-    if isinstance(raw, str):
-        try:
-            return float(raw)
-        except ValueError:
-            return None
-    return None
+    """``raw`` as a number if it is a finite, non-negative ``float`` or a decimal string such as ``"0.25"``."""
+    try:
+        number = float(raw) if isinstance(raw, float | str) else None
+    except ValueError:
+        return None
+    return number if number is not None and math.isfinite(number) and number >= 0 else None
 
 
 def _opt(key: str, typ: type, default: Any, description: str, **kw: Any) -> ConfigOption[Any]:
@@ -569,7 +567,8 @@ class Configuration:
     def get(self, option: ConfigOption[T]) -> T:
         return self._values.get(option.key, option.default)  # type: ignore[no-any-return]
 
-    def set(self, option: ConfigOption[T], value: T) -> Configuration:
+    def set(self, option: ConfigOption[T], value: T | int | str) -> Configuration:
+        """Set ``option``; a duration or memory size may also be given as a number or a string (``"10 s"``)."""
         self._values[option.key] = option.parse(value)
         return self
 
