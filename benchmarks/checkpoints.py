@@ -436,8 +436,8 @@ def run_recovery(sig: signal.Signals, a: argparse.Namespace, trial: int, stamps:
     config = {
         "taskmanager.numberOfTaskSlots": 1,
         "minicluster.number-of-taskmanagers": 2,
-        "heartbeat.interval": a.heartbeat_interval,
-        "heartbeat.timeout": a.heartbeat_timeout,
+        "heartbeat.interval": f"{round(a.heartbeat_interval * 1000)} ms",
+        "heartbeat.timeout": f"{round(a.heartbeat_timeout * 1000)} ms",
         "restart-strategy.type": "fixed-delay",
         "restart-strategy.fixed-delay.attempts": 3,
         "restart-strategy.fixed-delay.delay": a.restart_delay,

@@ -41,7 +41,7 @@ def main(out: Path) -> None:
             {
                 "minicluster.number-of-taskmanagers": 2,
                 "taskmanager.numberOfTaskSlots": 1,
-                "heartbeat.timeout": 1.0,
+                "heartbeat.timeout": "1 s",
                 "restart-strategy.type": "fixed-delay",
                 "restart-strategy.fixed-delay.attempts": 3,
                 "restart-strategy.fixed-delay.delay": 200,

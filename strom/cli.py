@@ -2,7 +2,7 @@
 
     strom run job.py                                        # on an embedded MiniCluster
     strom run --target spark --spark-master 'local[4]' job.py   # TaskManagers hosted in Spark tasks
-    strom run -D execution.checkpointing.interval=1000 job.py   # any configuration key
+    strom run -D execution.checkpointing.interval='10 s' job.py  # any configuration key, in Flink's units
 
 The options become the defaults of every ``StreamExecutionEnvironment`` the program creates (Flink's
 context environment), so the program itself needs no change to run on another target.

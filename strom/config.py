@@ -11,9 +11,19 @@ The configuration reference in ``docs/configuration.md`` is generated from :data
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
+from strom.config_units import (
+    MemorySize,
+    format_duration,
+    format_memory_size,
+    millis,
+    parse_duration,
+    parse_memory_size,
+)
 from strom.exceptions import ConfigurationError
 
 __all__ = [
@@ -26,33 +36,59 @@ __all__ = [
     "DeploymentOptions",
     "ExecutionOptions",
     "HeartbeatOptions",
+    "MemorySize",
     "NetworkOptions",
     "PipelineOptions",
     "RestartStrategyOptions",
     "SparkOptions",
     "StateBackendOptions",
     "TaskManagerOptions",
+    "millis",
 ]
 
 T = TypeVar("T")
 
 REGISTRY: dict[str, ConfigOption[Any]] = {}
+#: an older key → the option it names (read as that option's key)
+DEPRECATED_KEYS: dict[str, ConfigOption[Any]] = {}
 #: unknown keys under this prefix are Spark's own settings, kept as strings for the SparkSession
 SPARK_PASSTHROUGH_PREFIX = "spark."
 
 
+#: a bare number below this many milliseconds, for an option that took seconds until strom 0.1.0, is refused
+#: as ambiguous (``heartbeat.timeout: 10`` was ten seconds; it would now be ten milliseconds)
+LEGACY_SECONDS_MIN_MILLIS = 100
+_DURATION_FORM = "a duration (a whole number of milliseconds or a string such as '50 s', '500 ms', '1 min')"
+_MEMORY_FORM = "a memory size (a whole number of bytes or a string such as '32 kb', '64 mb', '1 gb')"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConfigOption(Generic[T]):
+    """One option. ``type`` is ``bool``, ``int``, ``float``, ``str``, ``timedelta`` (Flink's ``Duration``; a
+    bare number is milliseconds) or :class:`MemorySize` (a bare number is bytes; values are ``int``)."""
+
     key: str
     type: type
     default: T
     description: str
+    #: the unit of a plain ``int`` / ``float`` option's number, for the reference ("ms")
+    unit: str = ""
+    #: older keys read as this one (Flink's ``withDeprecatedKeys``)
+    deprecated_keys: tuple[str, ...] = ()
+    #: strom took seconds here until 0.1.0 (Flink takes milliseconds): old-looking bare numbers are refused
+    legacy_seconds: bool = False
 
     def __post_init__(self) -> None:
         REGISTRY[self.key] = self
+        for old in self.deprecated_keys:
+            DEPRECATED_KEYS[old] = self
 
     def parse(self, raw: object) -> T:
         """Coerce ``raw`` (a value or its string form) into this option's type."""
+        if self.type is timedelta:
+            return self._parse_duration(raw)  # type: ignore[return-value]
+        if self.type is MemorySize:
+            return self._parse_memory_size(raw)  # type: ignore[return-value]
         if self.type is bool and isinstance(raw, str):
             low = raw.strip().lower()
             if low in ("true", "1", "yes"):
@@ -70,9 +106,89 @@ class ConfigOption(Generic[T]):
             f"option '{self.key}' expects a {self.type.__name__}; got {raw!r}; hint: the default is {self.default!r}"
         )
 
+    def _parse_duration(self, raw: object) -> timedelta:
+        if isinstance(raw, timedelta):
+            return raw
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            return self._bare_millis(raw, raw)  # a negative number is left to the option's consumer
+        if isinstance(raw, str):
+            try:
+                value = parse_duration(raw)
+            except ValueError as exc:
+                raise self._duration_error(raw, f"{exc}") from None
+            if raw.strip().isdigit():
+                return self._bare_millis(int(raw.strip()), raw)
+            return value
+        raise self._duration_error(raw, "a duration is a whole number with an optional unit")
 
-def _opt(key: str, typ: type, default: Any, description: str) -> ConfigOption[Any]:
-    return ConfigOption(key=key, type=typ, default=default, description=description)
+    def _bare_millis(self, number: int, raw: object) -> timedelta:
+        if self.legacy_seconds and 0 < number < LEGACY_SECONDS_MIN_MILLIS:
+            raise ConfigurationError(
+                f"option '{self.key}' expects {_DURATION_FORM}; got {raw!r}, which is {number} ms; hint: strom "
+                f"took seconds here until 0.1.0 and takes Flink's milliseconds now: write '{number} s' for "
+                f"seconds, or '{number} ms' if you mean milliseconds"
+            )
+        return timedelta(milliseconds=number)
+
+    def _duration_error(self, raw: object, why: str) -> ConfigurationError:
+        hint = f"{why}; the default is '{format_duration(self.default)}'"  # type: ignore[arg-type]
+        number = _decimal(raw)
+        if number is not None and self.legacy_seconds:
+            hint = (
+                f"strom took seconds here until 0.1.0 and takes Flink's milliseconds now: {number:g} s is "
+                f"{round(number * 1000)} or '{round(number * 1000)} ms'"
+            )
+        elif number is not None:
+            hint = f"a duration is a whole number with an optional unit: {number:g} ms is '{round(number * 1000)} us'"
+        return ConfigurationError(f"option '{self.key}' expects {_DURATION_FORM}; got {raw!r}; hint: {hint}")
+
+    def _parse_memory_size(self, raw: object) -> int:
+        why = "a memory size is a whole number with an optional unit (b, kb, mb, gb, tb)"
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            return raw  # a negative number is left to the option's consumer
+        if isinstance(raw, str):
+            try:
+                return parse_memory_size(raw)
+            except ValueError as exc:
+                why = str(exc)
+        raise ConfigurationError(
+            f"option '{self.key}' expects {_MEMORY_FORM}; got {raw!r}; hint: {why}; "
+            f"the default is '{format_memory_size(self.default)}'"  # type: ignore[arg-type]
+        )
+
+    def format_default(self) -> str:
+        """The default as the reference shows it: ``10 s``, ``32 kb``, ``'local'``."""
+        if self.type is timedelta:
+            return format_duration(self.default)  # type: ignore[arg-type]
+        if self.type is MemorySize:
+            return format_memory_size(self.default)  # type: ignore[arg-type]
+        return repr(self.default)
+
+    def type_name(self) -> str:
+        """The type and the unit of a bare number, as the reference shows them: ``Duration (ms)``, ``float (ms)``."""
+        if self.type is timedelta:
+            return "Duration (ms)"
+        if self.type is MemorySize:
+            return "MemorySize (bytes)"
+        return f"{self.type.__name__} ({self.unit})" if self.unit else self.type.__name__
+
+
+def _decimal(raw: object) -> float | None:
+    """``raw`` as a number if it is a finite, non-negative ``float`` or a decimal string such as ``"0.25"``."""
+    try:
+        number = float(raw) if isinstance(raw, float | str) else None
+    except ValueError:
+        return None
+    return number if number is not None and math.isfinite(number) and number >= 0 else None
+
+
+def _opt(key: str, typ: type, default: Any, description: str, **kw: Any) -> ConfigOption[Any]:
+    """An option; a ``timedelta`` or :class:`MemorySize` default may be written as Flink writes it (``"10 s"``)."""
+    if isinstance(default, str) and typ is timedelta:
+        default = parse_duration(default)
+    elif isinstance(default, str) and typ is MemorySize:
+        default = parse_memory_size(default)
+    return ConfigOption(key=key, type=typ, default=default, description=description, **kw)
 
 
 class CoreOptions:
@@ -95,33 +211,38 @@ class PipelineOptions:
         "Chain operators into one task where Flink's rules allow.",
     )
     NAME: ConfigOption[str] = _opt("pipeline.name", str, "strom job", "Name of the job.")
-    AUTO_WATERMARK_INTERVAL: ConfigOption[int] = _opt(
+    AUTO_WATERMARK_INTERVAL: ConfigOption[timedelta] = _opt(
         "pipeline.auto-watermark-interval",
-        int,
-        200,
-        "Milliseconds between periodic watermarks of a WatermarkStrategy's generator; 0 disables periodic "
+        timedelta,
+        "200 ms",
+        "Interval between periodic watermarks of a WatermarkStrategy's generator; 0 disables periodic "
         "watermarks (punctuated generators still emit).",
     )
 
 
 class ExecutionOptions:
-    BUFFER_TIMEOUT: ConfigOption[int] = _opt(
-        "execution.buffer-timeout",
-        int,
-        100,
-        "Milliseconds after which a partly filled output buffer is flushed; 0 flushes every batch.",
+    BUFFER_TIMEOUT: ConfigOption[timedelta] = _opt(
+        "execution.buffer-timeout.interval",
+        timedelta,
+        "100 ms",
+        "Time after which a partly filled output buffer is flushed; 0 flushes every batch. Also read from "
+        "Flink's deprecated key `execution.buffer-timeout`.",
+        deprecated_keys=("execution.buffer-timeout",),
     )
     BATCH_SIZE: ConfigOption[int] = _opt(
         "execution.batch-size",
         int,
         1024,
-        "Most records per batch (a source's poll, a network buffer); buffers are also cut at the segment size.",
+        "strom's own: most records per batch (a source's poll, a network buffer); buffers are also cut at the "
+        "segment size.",
     )
-    CANCELLATION_TIMEOUT: ConfigOption[float] = _opt(
+    CANCELLATION_TIMEOUT: ConfigOption[timedelta] = _opt(
         "task.cancellation.timeout",
-        float,
-        30.0,
-        "Seconds a cancelled task may take to stop before its TaskManager is treated as broken.",
+        timedelta,
+        "30 s",
+        "Time a cancelled task may take to stop before its TaskManager stops with a fatal error; 0 disables "
+        "this watchdog. A bare number is milliseconds (strom took seconds until 0.1.0).",
+        legacy_seconds=True,
     )
 
 
@@ -135,8 +256,10 @@ class TaskManagerOptions:
         "taskmanager.python.switch-interval",
         float,
         1.0,
-        "Milliseconds a TaskManager's threads may hold the GIL while another waits for it (sys.setswitchinterval); "
-        "short, so the network thread is not held back by busy task threads; 0 keeps Python's 5 ms.",
+        "strom's own: milliseconds a TaskManager's threads may hold the GIL while another waits for it "
+        "(sys.setswitchinterval); short, so the network thread is not held back by busy task threads; 0 keeps "
+        "Python's 5 ms.",
+        unit="ms",
     )
 
 
@@ -163,15 +286,15 @@ class NetworkOptions:
     )
     SEGMENT_SIZE: ConfigOption[int] = _opt(
         "taskmanager.memory.segment-size",
-        int,
-        32 * 1024,
-        "Bytes of serialized records per network buffer; a larger single record travels alone.",
+        MemorySize,
+        "32 kb",
+        "Serialized records per network buffer; a larger single record travels alone.",
     )
     MAX_FRAME_BYTES: ConfigOption[int] = _opt(
         "taskmanager.network.max-frame-size",
-        int,
-        256 * 1024 * 1024,
-        "Largest frame accepted on any connection; larger frames close the connection.",
+        MemorySize,
+        "256 mb",
+        "strom's own: largest frame accepted on any connection; larger frames close the connection.",
     )
 
 
@@ -185,14 +308,20 @@ class ClusterOptions:
     JOBMANAGER_HOST: ConfigOption[str] = _opt(
         "jobmanager.rpc.address", str, "127.0.0.1", "Address the JobManager binds (loopback by default)."
     )
-    REGISTRATION_TIMEOUT: ConfigOption[float] = _opt(
+    REGISTRATION_TIMEOUT: ConfigOption[timedelta] = _opt(
         "taskmanager.registration.timeout",
-        float,
-        60.0,
-        "Seconds the MiniCluster waits for its TaskManagers to register.",
+        timedelta,
+        "60 s",
+        "Time the cluster waits for its TaskManagers to register. A bare number is milliseconds (strom took "
+        "seconds until 0.1.0).",
+        legacy_seconds=True,
     )
-    SLOT_REQUEST_TIMEOUT: ConfigOption[float] = _opt(
-        "slot.request.timeout", float, 60.0, "Seconds a job waits for the slots it needs."
+    SLOT_REQUEST_TIMEOUT: ConfigOption[timedelta] = _opt(
+        "slot.request.timeout",
+        timedelta,
+        "60 s",
+        "Time a job waits for the slots it needs. A bare number is milliseconds (strom took seconds until 0.1.0).",
+        legacy_seconds=True,
     )
 
 
@@ -221,21 +350,32 @@ class SparkOptions:
         "spark.taskmanagers",
         int,
         0,
-        "TaskManagers (one long-running Spark task each) to start; 0 = as many as the job's slots need.",
+        "strom's own: TaskManagers (one long-running Spark task each) to start; 0 = as many as the job's slots need.",
     )
     TASK_MANAGER_CPUS: ConfigOption[int] = _opt(
         "spark.taskmanager.cpus",
         int,
         0,
-        "CPUs each TaskManager's Spark task asks for through stage-level scheduling (not in local mode); "
+        "strom's own: CPUs each TaskManager's Spark task asks for through stage-level scheduling (not in local mode); "
         "0 = Spark's spark.task.cpus.",
     )
 
 
 class HeartbeatOptions:
-    INTERVAL: ConfigOption[float] = _opt("heartbeat.interval", float, 1.0, "Seconds between heartbeats.")
-    TIMEOUT: ConfigOption[float] = _opt(
-        "heartbeat.timeout", float, 10.0, "Seconds without a heartbeat after which a peer is declared lost."
+    INTERVAL: ConfigOption[timedelta] = _opt(
+        "heartbeat.interval",
+        timedelta,
+        "1 s",
+        "Time between heartbeats; > 0. A bare number is milliseconds (strom took seconds until 0.1.0).",
+        legacy_seconds=True,
+    )
+    TIMEOUT: ConfigOption[timedelta] = _opt(
+        "heartbeat.timeout",
+        timedelta,
+        "10 s",
+        "Time without a heartbeat after which a peer is declared lost; at least `heartbeat.interval`. A bare "
+        "number is milliseconds (strom took seconds until 0.1.0).",
+        legacy_seconds=True,
     )
 
 
@@ -267,11 +407,11 @@ class CheckpointingOptions:
         1,
         "Completed checkpoints kept; older ones are deleted when a newer one completes.",
     )
-    CHECKPOINTING_INTERVAL: ConfigOption[int] = _opt(
+    CHECKPOINTING_INTERVAL: ConfigOption[timedelta] = _opt(
         "execution.checkpointing.interval",
-        int,
-        0,
-        "Milliseconds between checkpoint triggers; 0 disables periodic checkpoints.",
+        timedelta,
+        "0 ms",
+        "Time between checkpoint triggers; 0 disables periodic checkpoints.",
     )
     CHECKPOINTING_CONSISTENCY_MODE: ConfigOption[str] = _opt(
         "execution.checkpointing.mode",
@@ -279,17 +419,17 @@ class CheckpointingOptions:
         "EXACTLY_ONCE",
         "EXACTLY_ONCE (barriers are aligned) or AT_LEAST_ONCE (no alignment; records may be replayed twice).",
     )
-    CHECKPOINTING_TIMEOUT: ConfigOption[int] = _opt(
+    CHECKPOINTING_TIMEOUT: ConfigOption[timedelta] = _opt(
         "execution.checkpointing.timeout",
-        int,
-        600_000,
-        "Milliseconds after which a pending checkpoint is aborted.",
+        timedelta,
+        "10 min",
+        "Time after which a pending checkpoint is aborted.",
     )
-    MIN_PAUSE_BETWEEN_CHECKPOINTS: ConfigOption[int] = _opt(
+    MIN_PAUSE_BETWEEN_CHECKPOINTS: ConfigOption[timedelta] = _opt(
         "execution.checkpointing.min-pause",
-        int,
-        0,
-        "Least milliseconds between the end of one checkpoint and the trigger of the next.",
+        timedelta,
+        "0 ms",
+        "Least time between the end of one checkpoint and the trigger of the next.",
     )
     MAX_CONCURRENT_CHECKPOINTS: ConfigOption[int] = _opt(
         "execution.checkpointing.max-concurrent-checkpoints",
@@ -335,10 +475,7 @@ class CheckpointingOptions:
 
 
 class RestartStrategyOptions:
-    """How a failed job is restarted (Flink's ``RestartStrategyOptions``).
-
-    Durations are whole milliseconds here where Flink takes a ``Duration`` (``10 s``).
-    """
+    """How a failed job is restarted (Flink's ``RestartStrategyOptions``)."""
 
     RESTART_STRATEGY: ConfigOption[str] = _opt(
         "restart-strategy.type",
@@ -354,11 +491,11 @@ class RestartStrategyOptions:
         1,
         "Restarts `fixed-delay` allows before the job is declared failed.",
     )
-    RESTART_STRATEGY_FIXED_DELAY_DELAY: ConfigOption[int] = _opt(
+    RESTART_STRATEGY_FIXED_DELAY_DELAY: ConfigOption[timedelta] = _opt(
         "restart-strategy.fixed-delay.delay",
-        int,
-        1000,
-        "Milliseconds `fixed-delay` waits before each restart (Flink takes a Duration).",
+        timedelta,
+        "1 s",
+        "Time `fixed-delay` waits before each restart.",
     )
     RESTART_STRATEGY_FAILURE_RATE_MAX_FAILURES_PER_INTERVAL: ConfigOption[int] = _opt(
         "restart-strategy.failure-rate.max-failures-per-interval",
@@ -366,29 +503,29 @@ class RestartStrategyOptions:
         1,
         "Failures `failure-rate` restarts within one interval; one more within the interval fails the job.",
     )
-    RESTART_STRATEGY_FAILURE_RATE_FAILURE_RATE_INTERVAL: ConfigOption[int] = _opt(
+    RESTART_STRATEGY_FAILURE_RATE_FAILURE_RATE_INTERVAL: ConfigOption[timedelta] = _opt(
         "restart-strategy.failure-rate.failure-rate-interval",
-        int,
-        60_000,
-        "Milliseconds of the sliding window in which `failure-rate` counts failures (Flink takes a Duration).",
+        timedelta,
+        "1 min",
+        "Length of the sliding window in which `failure-rate` counts failures.",
     )
-    RESTART_STRATEGY_FAILURE_RATE_DELAY: ConfigOption[int] = _opt(
+    RESTART_STRATEGY_FAILURE_RATE_DELAY: ConfigOption[timedelta] = _opt(
         "restart-strategy.failure-rate.delay",
-        int,
-        1000,
-        "Milliseconds `failure-rate` waits before each restart (Flink takes a Duration).",
+        timedelta,
+        "1 s",
+        "Time `failure-rate` waits before each restart.",
     )
-    RESTART_STRATEGY_EXPONENTIAL_DELAY_INITIAL_BACKOFF: ConfigOption[int] = _opt(
+    RESTART_STRATEGY_EXPONENTIAL_DELAY_INITIAL_BACKOFF: ConfigOption[timedelta] = _opt(
         "restart-strategy.exponential-delay.initial-backoff",
-        int,
-        1000,
-        "Milliseconds `exponential-delay` waits before the first restart (Flink takes a Duration).",
+        timedelta,
+        "1 s",
+        "Time `exponential-delay` waits before the first restart.",
     )
-    RESTART_STRATEGY_EXPONENTIAL_DELAY_MAX_BACKOFF: ConfigOption[int] = _opt(
+    RESTART_STRATEGY_EXPONENTIAL_DELAY_MAX_BACKOFF: ConfigOption[timedelta] = _opt(
         "restart-strategy.exponential-delay.max-backoff",
-        int,
-        60_000,
-        "Most milliseconds `exponential-delay` waits before a restart (Flink takes a Duration).",
+        timedelta,
+        "1 min",
+        "Longest time `exponential-delay` waits before a restart.",
     )
     RESTART_STRATEGY_EXPONENTIAL_DELAY_BACKOFF_MULTIPLIER: ConfigOption[float] = _opt(
         "restart-strategy.exponential-delay.backoff-multiplier",
@@ -396,12 +533,11 @@ class RestartStrategyOptions:
         1.5,
         "Factor (> 1) by which the `exponential-delay` backoff grows with each restart.",
     )
-    RESTART_STRATEGY_EXPONENTIAL_DELAY_RESET_BACKOFF_THRESHOLD: ConfigOption[int] = _opt(
+    RESTART_STRATEGY_EXPONENTIAL_DELAY_RESET_BACKOFF_THRESHOLD: ConfigOption[timedelta] = _opt(
         "restart-strategy.exponential-delay.reset-backoff-threshold",
-        int,
-        3_600_000,
-        "Milliseconds a job must run after a restart for `exponential-delay` to reset its backoff and attempt "
-        "count (Flink takes a Duration).",
+        timedelta,
+        "1 h",
+        "Time a job must run after a restart for `exponential-delay` to reset its backoff and attempt count.",
     )
     RESTART_STRATEGY_EXPONENTIAL_DELAY_JITTER_FACTOR: ConfigOption[float] = _opt(
         "restart-strategy.exponential-delay.jitter-factor",
@@ -431,12 +567,13 @@ class Configuration:
     def get(self, option: ConfigOption[T]) -> T:
         return self._values.get(option.key, option.default)  # type: ignore[no-any-return]
 
-    def set(self, option: ConfigOption[T], value: T) -> Configuration:
+    def set(self, option: ConfigOption[T], value: T | int | str) -> Configuration:
+        """Set ``option``; a duration or memory size may also be given as a number or a string (``"10 s"``)."""
         self._values[option.key] = option.parse(value)
         return self
 
     def set_string(self, key: str, value: object) -> Configuration:
-        option = REGISTRY.get(key)
+        option = REGISTRY.get(key) or DEPRECATED_KEYS.get(key)
         if option is None and key.startswith(SPARK_PASSTHROUGH_PREFIX):
             self._values[key] = str(value).lower() if isinstance(value, bool) else str(value)
             return self
@@ -444,7 +581,7 @@ class Configuration:
             near = [k for k in REGISTRY if k.split(".")[-1] == key.split(".")[-1]]
             hint = f"did you mean '{near[0]}'?" if near else "see docs/configuration.md for the known keys"
             raise ConfigurationError(f"expected a known configuration key; got '{key}'; hint: {hint}")
-        self._values[key] = option.parse(value)
+        self._values[option.key] = option.parse(value)
         return self
 
     def contains(self, option: ConfigOption[Any]) -> bool:
@@ -466,13 +603,29 @@ class Configuration:
         return f"Configuration({self._values!r})"
 
 
+_REFERENCE_INTRO = """\
+Keys, types and units are Flink's, except the options marked *strom's own* (names Flink does not use).
+Values are read the same way in a `Configuration`, in `strom run -D key=value` and by the
+`StreamExecutionEnvironment`:
+
+- **Duration**: a whole number of milliseconds, or a whole number with a unit: `500 ms`, `10 s`, `1 min`,
+  `2 h`, `1 d` (also `ns`, `us`, `m` and the long forms `millis`, `seconds`, `minutes`, `hours`, `days`; the
+  space is optional). From Python also a `datetime.timedelta`; `Configuration.get` returns a `timedelta`.
+- **MemorySize**: a whole number of bytes, or a whole number with a unit: `32 kb`, `64 mb`, `1 gb` (also `b`,
+  `k`, `m`, `g`, `t`, `tb`, `bytes`; case-insensitive). `Configuration.get` returns an `int` of bytes.
+
+A value of the wrong shape is refused with the key, the expected form and an example. Options that took seconds
+until strom 0.1.0 refuse a decimal number and a bare number below 100 (write `10 s` or `10 ms`).
+"""
+
+
 def render_reference() -> str:
     """The configuration reference as Markdown."""
-    lines = ["# Configuration reference", "", "Generated by `python -m strom.config`.", ""]
+    lines = ["# Configuration reference", "", "Generated by `python -m strom.config`.", "", _REFERENCE_INTRO]
     lines += ["| key | type | default | description |", "|---|---|---|---|"]
     for key in sorted(REGISTRY):
         o = REGISTRY[key]
-        lines.append(f"| `{key}` | {o.type.__name__} | `{o.default!r}` | {o.description} |")
+        lines.append(f"| `{key}` | {o.type_name()} | `{o.format_default()}` | {o.description} |")
     return "\n".join(lines) + "\n"
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
-from strom.exceptions import InvalidProgramError
+from strom.config import ConfigOption
+from strom.exceptions import ConfigurationError, InvalidProgramError
 
-__all__ = ["LONG_MAX", "LONG_MIN", "java_rem", "to_millis"]
+__all__ = ["LONG_MAX", "LONG_MIN", "duration_argument", "java_rem", "to_millis"]
 
 LONG_MIN = -(2**63)
 """Java's ``Long.MIN_VALUE``: Flink's marker for "this record has no timestamp"."""
@@ -41,3 +43,17 @@ def to_millis(value: object, what: str) -> int:
     micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
     millis = abs(micros) // 1000
     return -millis if micros < 0 else millis
+
+
+def duration_argument(option: ConfigOption[Any], value: object, what: str) -> timedelta:
+    """A setter's duration argument: an int of milliseconds, a ``timedelta`` or a string such as ``"10 s"``."""
+    if isinstance(value, bool) or not isinstance(value, int | timedelta | str):
+        raise InvalidProgramError(
+            f"expected {what} as an int of milliseconds, a datetime.timedelta or a string such as '10 s'; "
+            f"got {value!r}; hint: 1000, timedelta(seconds=1) and '1 s' are the same duration"
+        )
+    try:
+        result: timedelta = option.parse(value)
+    except ConfigurationError as exc:
+        raise InvalidProgramError(str(exc)) from None
+    return result

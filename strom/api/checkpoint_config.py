@@ -12,9 +12,11 @@ configuration, so settings made in code and in a configuration are the same thin
 from __future__ import annotations
 
 import enum
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from strom.config import CheckpointingOptions
+from strom.api._time import duration_argument
+from strom.config import CheckpointingOptions, millis
 from strom.exceptions import InvalidProgramError
 from strom.runtime.checkpoint.storage import ExternalizedCheckpointRetention
 
@@ -43,16 +45,19 @@ class CheckpointConfig:
     def is_checkpointing_enabled(self) -> bool:
         return self.get_checkpoint_interval() > 0
 
-    def set_checkpoint_interval(self, interval_ms: int) -> None:
-        if not isinstance(interval_ms, int) or isinstance(interval_ms, bool) or interval_ms < 10:
+    def set_checkpoint_interval(self, interval_ms: int | timedelta | str) -> None:
+        """Checkpoint every ``interval_ms``: milliseconds, a ``timedelta`` or a string such as ``"10 s"``."""
+        interval = duration_argument(CheckpointingOptions.CHECKPOINTING_INTERVAL, interval_ms, "a checkpoint interval")
+        if interval < timedelta(milliseconds=10):
             raise InvalidProgramError(
                 f"expected a checkpoint interval of at least 10 ms; got {interval_ms!r}; "
                 "hint: env.enable_checkpointing(1000) checkpoints every second"
             )
-        self._config.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, interval_ms)
+        self._config.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, interval)
 
     def get_checkpoint_interval(self) -> int:
-        return self._config.get(CheckpointingOptions.CHECKPOINTING_INTERVAL)
+        """The checkpoint interval in milliseconds; 0 when checkpointing is disabled."""
+        return millis(self._config.get(CheckpointingOptions.CHECKPOINTING_INTERVAL))
 
     def set_checkpointing_mode(self, mode: CheckpointingMode) -> None:
         if not isinstance(mode, CheckpointingMode):
@@ -65,18 +70,29 @@ class CheckpointConfig:
         return CheckpointingMode(self._config.get(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE).upper())
 
     # -- limits ------------------------------------------------------------------------------------
-    def set_checkpoint_timeout(self, timeout_ms: int) -> None:
-        _non_negative_int(timeout_ms, "a checkpoint timeout in ms", "a pending checkpoint is aborted after it")
-        self._config.set(CheckpointingOptions.CHECKPOINTING_TIMEOUT, timeout_ms)
+    def set_checkpoint_timeout(self, timeout_ms: int | timedelta | str) -> None:
+        """Abort a pending checkpoint after ``timeout_ms``: milliseconds, a ``timedelta`` or ``"10 min"``."""
+        timeout = duration_argument(CheckpointingOptions.CHECKPOINTING_TIMEOUT, timeout_ms, "a checkpoint timeout")
+        if timeout < timedelta(0):
+            raise InvalidProgramError(
+                f"expected a checkpoint timeout >= 0 ms; got {timeout_ms!r}; hint: a pending checkpoint is "
+                "aborted after it"
+            )
+        self._config.set(CheckpointingOptions.CHECKPOINTING_TIMEOUT, timeout)
 
     def get_checkpoint_timeout(self) -> int:
-        return self._config.get(CheckpointingOptions.CHECKPOINTING_TIMEOUT)
+        """The checkpoint timeout in milliseconds."""
+        return millis(self._config.get(CheckpointingOptions.CHECKPOINTING_TIMEOUT))
 
-    def set_min_pause_between_checkpoints(self, min_pause_ms: int) -> None:
-        _non_negative_int(
-            min_pause_ms, "a minimum pause in ms", "the time between the end of one checkpoint and the next"
-        )
-        self._config.set(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS, min_pause_ms)
+    def set_min_pause_between_checkpoints(self, min_pause_ms: int | timedelta | str) -> None:
+        """Least time between the end of one checkpoint and the next: milliseconds, a ``timedelta`` or ``"1 s"``."""
+        pause = duration_argument(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS, min_pause_ms, "a minimum pause")
+        if pause < timedelta(0):
+            raise InvalidProgramError(
+                f"expected a minimum pause >= 0 ms; got {min_pause_ms!r}; hint: the time between the end of one "
+                "checkpoint and the next"
+            )
+        self._config.set(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS, pause)
 
     def set_max_concurrent_checkpoints(self, max_concurrent: int) -> None:
         if _non_negative_int(max_concurrent, "a number of concurrent checkpoints", "1 or more") < 1:

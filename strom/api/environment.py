@@ -18,8 +18,10 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from strom.api._time import duration_argument
 from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode
 from strom.api.datastream import DataStream
 from strom.api.eventtime import WatermarkStrategy
@@ -38,6 +40,7 @@ from strom.config import (
     SparkOptions,
     StateBackendOptions,
     TaskManagerOptions,
+    millis,
 )
 from strom.connectors.collection import CollectionSource
 from strom.connectors.number_sequence import NumberSequenceSource
@@ -107,21 +110,25 @@ class StreamExecutionEnvironment:
     def get_max_parallelism(self) -> int:
         return self._config.get(CoreOptions.MAX_PARALLELISM)
 
-    def set_buffer_timeout(self, timeout_millis: int) -> StreamExecutionEnvironment:
-        """Flush partly filled output buffers after this many ms; 0 flushes every batch at once."""
-        if not isinstance(timeout_millis, int) or timeout_millis < 0:
-            raise InvalidProgramError(f"buffer timeout must be an int >= 0 (ms); got {timeout_millis!r}")
-        self._config.set(ExecutionOptions.BUFFER_TIMEOUT, timeout_millis)
+    def set_buffer_timeout(self, timeout_millis: int | timedelta | str) -> StreamExecutionEnvironment:
+        """Flush partly filled output buffers after this long (ms, a ``timedelta`` or ``"10 ms"``); 0 flushes
+        every batch at once."""
+        timeout = duration_argument(ExecutionOptions.BUFFER_TIMEOUT, timeout_millis, "a buffer timeout >= 0")
+        if timeout < timedelta(0):
+            raise InvalidProgramError(f"expected a buffer timeout >= 0 (ms); got {timeout_millis!r}")
+        self._config.set(ExecutionOptions.BUFFER_TIMEOUT, timeout)
         return self
 
     def get_buffer_timeout(self) -> int:
-        return self._config.get(ExecutionOptions.BUFFER_TIMEOUT)
+        """The buffer timeout in milliseconds."""
+        return millis(self._config.get(ExecutionOptions.BUFFER_TIMEOUT))
 
     # -- checkpointing -----------------------------------------------------------------------------
     def enable_checkpointing(
-        self, interval_ms: int, mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
+        self, interval_ms: int | timedelta | str, mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
     ) -> StreamExecutionEnvironment:
-        """Checkpoint every ``interval_ms``: state becomes exactly-once (or at-least-once) across failures."""
+        """Checkpoint every ``interval_ms`` (ms, a ``timedelta`` or ``"10 s"``): state becomes exactly-once (or
+        at-least-once) across failures."""
         cfg = self.get_checkpoint_config()
         cfg.set_checkpoint_interval(interval_ms)
         cfg.set_checkpointing_mode(mode)
@@ -194,14 +201,14 @@ class StreamExecutionEnvironment:
         graph = self.get_stream_graph(job_name, clear=clear)
         c = self._config
         runtime_config: dict[str, object] = {
-            "buffer_timeout_ms": c.get(ExecutionOptions.BUFFER_TIMEOUT),
+            "buffer_timeout_ms": millis(c.get(ExecutionOptions.BUFFER_TIMEOUT)),
             "batch_size": c.get(ExecutionOptions.BATCH_SIZE),
             "buffers_per_channel": c.get(NetworkOptions.BUFFERS_PER_CHANNEL),
             "floating_buffers_per_gate": c.get(NetworkOptions.FLOATING_BUFFERS_PER_GATE),
             "max_buffers_per_channel": c.get(NetworkOptions.MAX_BUFFERS_PER_CHANNEL),
             "segment_size": c.get(NetworkOptions.SEGMENT_SIZE),
             "state_backend": validate_state_backend(c.get(StateBackendOptions.STATE_BACKEND)),
-            "auto_watermark_interval_ms": c.get(PipelineOptions.AUTO_WATERMARK_INTERVAL),
+            "auto_watermark_interval_ms": millis(c.get(PipelineOptions.AUTO_WATERMARK_INTERVAL)),
         }
         job_graph = StreamingJobGraphGenerator(graph, job_id=uuid.uuid4().hex, config=runtime_config).create_job_graph()
         job_graph.job_configuration = c.to_dict()

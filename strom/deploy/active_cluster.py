@@ -27,9 +27,11 @@ import time
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine
+from datetime import timedelta
 from typing import Any, TypeVar
 
-from strom.config import ClusterOptions, Configuration, HeartbeatOptions, TaskManagerOptions
+from strom.config import ClusterOptions, Configuration, ExecutionOptions, HeartbeatOptions, TaskManagerOptions
+from strom.config_units import format_duration
 from strom.exceptions import ClusterError, ConfigurationError
 from strom.runtime.jobmaster.dispatcher import Dispatcher
 from strom.runtime.jobmaster.slot_manager import TaskManagerRegistration
@@ -49,6 +51,39 @@ def _close_all() -> None:
         cluster.close()
 
 
+def _validate_options(config: Configuration) -> None:
+    """The cluster's options make sense together (what Flink's ``HeartbeatServices`` checks, and signs)."""
+    switch_interval = config.get(TaskManagerOptions.SWITCH_INTERVAL)
+    if switch_interval < 0:
+        raise ConfigurationError(
+            f"expected {TaskManagerOptions.SWITCH_INTERVAL.key} >= 0 (milliseconds); got {switch_interval}; "
+            "hint: 0 keeps Python's own interval, the default is 1"
+        )
+    interval, timeout = config.get(HeartbeatOptions.INTERVAL), config.get(HeartbeatOptions.TIMEOUT)
+    if interval <= timedelta(0):
+        raise ConfigurationError(
+            f"expected {HeartbeatOptions.INTERVAL.key} > 0; got {format_duration(interval)}; hint: the default is "
+            f"'{HeartbeatOptions.INTERVAL.format_default()}'"
+        )
+    if timeout < interval:
+        raise ConfigurationError(
+            f"expected {HeartbeatOptions.TIMEOUT.key} >= {HeartbeatOptions.INTERVAL.key} "
+            f"({format_duration(interval)}); got {format_duration(timeout)}; hint: a peer is declared lost after "
+            f"the timeout, so it must span heartbeats (Flink's defaults: '10 s' and '50 s'; bare numbers are ms)"
+        )
+    for option, least in (
+        (ClusterOptions.SLOT_REQUEST_TIMEOUT, timedelta.resolution),
+        (ClusterOptions.REGISTRATION_TIMEOUT, timedelta.resolution),
+        (ExecutionOptions.CANCELLATION_TIMEOUT, timedelta(0)),
+    ):
+        value = config.get(option)
+        if value < least:
+            raise ConfigurationError(
+                f"expected {option.key} {'> 0' if least else '>= 0'}; got {format_duration(value)}; "
+                f"hint: the default is '{option.format_default()}'"
+            )
+
+
 class ActiveCluster(ABC):
     """The JobManager side; a subclass is the driver of one resource provider (the three abstract methods)."""
 
@@ -59,12 +94,7 @@ class ActiveCluster(ABC):
         self.config = config
         self.num_task_managers = max(1, num_task_managers)
         self.slots_per_task_manager = config.get(TaskManagerOptions.NUM_TASK_SLOTS)
-        switch_interval = config.get(TaskManagerOptions.SWITCH_INTERVAL)
-        if switch_interval < 0:
-            raise ConfigurationError(
-                f"expected {TaskManagerOptions.SWITCH_INTERVAL.key} >= 0 (milliseconds); got {switch_interval}; "
-                "hint: 0 keeps Python's own interval, the default is 1"
-            )
+        _validate_options(config)
         self.secret = new_secret()
         self.dispatcher: Dispatcher | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -117,9 +147,9 @@ class ActiveCluster(ABC):
         self.dispatcher = Dispatcher(
             secret=self.secret,
             host=c.get(ClusterOptions.JOBMANAGER_HOST),
-            heartbeat_interval=c.get(HeartbeatOptions.INTERVAL),
-            heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT),
-            slot_timeout=c.get(ClusterOptions.SLOT_REQUEST_TIMEOUT),
+            heartbeat_interval=c.get(HeartbeatOptions.INTERVAL).total_seconds(),
+            heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT).total_seconds(),
+            slot_timeout=c.get(ClusterOptions.SLOT_REQUEST_TIMEOUT).total_seconds(),
             default_checkpoint_dir=self._default_checkpoint_dir,
         )
         rm = self.dispatcher.resource_manager
@@ -166,7 +196,7 @@ class ActiveCluster(ABC):
 
     def _wait_for_registration(self) -> None:
         assert self.dispatcher is not None
-        timeout = self.config.get(ClusterOptions.REGISTRATION_TIMEOUT)
+        timeout = self.config.get(ClusterOptions.REGISTRATION_TIMEOUT).total_seconds()
         fut = self.submit(self.dispatcher.resource_manager.wait_for_task_managers(self.num_task_managers, timeout))
         while True:
             try:

@@ -61,9 +61,9 @@ class MiniCluster(ActiveCluster):
             f"--host={c.get(TaskManagerOptions.HOST)}",
             f"--slots={self.slots_per_task_manager}",
             f"--parent-pid={os.getpid()}",
-            f"--heartbeat-interval={c.get(HeartbeatOptions.INTERVAL)}",
-            f"--heartbeat-timeout={c.get(HeartbeatOptions.TIMEOUT)}",
-            f"--cancellation-timeout={c.get(ExecutionOptions.CANCELLATION_TIMEOUT)}",
+            f"--heartbeat-interval={c.get(HeartbeatOptions.INTERVAL).total_seconds()}",
+            f"--heartbeat-timeout={c.get(HeartbeatOptions.TIMEOUT).total_seconds()}",
+            f"--cancellation-timeout={c.get(ExecutionOptions.CANCELLATION_TIMEOUT).total_seconds()}",
             f"--max-frame-bytes={c.get(NetworkOptions.MAX_FRAME_BYTES)}",
             f"--switch-interval-ms={c.get(TaskManagerOptions.SWITCH_INTERVAL)}",
         ]

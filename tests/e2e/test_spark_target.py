@@ -148,8 +148,8 @@ def test_a_killed_task_manager_worker_is_replaced_once_and_the_output_is_exactly
     env = spark_env(
         spark,
         **{
-            "heartbeat.interval": 0.25,
-            "heartbeat.timeout": 2.0,
+            "heartbeat.interval": "250 ms",
+            "heartbeat.timeout": "2 s",
             "restart-strategy.type": "fixed-delay",
             "restart-strategy.fixed-delay.attempts": 5,
             "restart-strategy.fixed-delay.delay": 200,

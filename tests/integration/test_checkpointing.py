@@ -71,8 +71,8 @@ def chaos_env(mode: CheckpointingMode) -> StreamExecutionEnvironment:
         {
             "taskmanager.numberOfTaskSlots": 1,
             "minicluster.number-of-taskmanagers": 2,
-            "heartbeat.interval": 0.25,
-            "heartbeat.timeout": 1.0,
+            "heartbeat.interval": "250 ms",
+            "heartbeat.timeout": "1 s",
             "restart-strategy.type": "fixed-delay",
             "restart-strategy.fixed-delay.attempts": 20,
             "restart-strategy.fixed-delay.delay": 200,

@@ -222,8 +222,8 @@ def test_a_two_input_job_killed_mid_stream_commits_exactly_the_uninterrupted_out
         **{
             "minicluster.number-of-taskmanagers": 2,
             "taskmanager.numberOfTaskSlots": 2,
-            "heartbeat.interval": 0.25,
-            "heartbeat.timeout": 1.0,
+            "heartbeat.interval": "250 ms",
+            "heartbeat.timeout": "1 s",
             "restart-strategy.type": "fixed-delay",
             "restart-strategy.fixed-delay.attempts": 5,
             "restart-strategy.fixed-delay.delay": 200,

@@ -332,8 +332,8 @@ def test_a_job_killed_mid_window_restores_timers_and_window_contents_exactly(tmp
         2,
         **{
             "minicluster.number-of-taskmanagers": 2,
-            "heartbeat.interval": 0.25,
-            "heartbeat.timeout": 1.0,
+            "heartbeat.interval": "250 ms",
+            "heartbeat.timeout": "1 s",
             "restart-strategy.type": "fixed-delay",
             "restart-strategy.fixed-delay.attempts": 5,
             "restart-strategy.fixed-delay.delay": 200,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from strom.config import CheckpointingOptions, Configuration
+from strom.config import CheckpointingOptions, Configuration, millis
 from strom.exceptions import CheckpointError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
@@ -114,7 +114,7 @@ class JobMaster:
         if savepoint:
             _, self.restore_from = resolve_checkpoint_pointer(savepoint)
             self._check_savepoint_matches(self.restore_from)
-        interval = c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL)
+        interval = millis(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL))
         if interval <= 0:
             self.scheduler.checkpointing = None
             return
@@ -134,8 +134,8 @@ class JobMaster:
             )
         config = CheckpointCoordinatorConfiguration(
             interval_ms=interval,
-            timeout_ms=c.get(CheckpointingOptions.CHECKPOINTING_TIMEOUT),
-            min_pause_ms=c.get(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS),
+            timeout_ms=millis(c.get(CheckpointingOptions.CHECKPOINTING_TIMEOUT)),
+            min_pause_ms=millis(c.get(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS)),
             max_concurrent=max_concurrent,
             tolerable_failures=c.get(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER),
             exactly_once=mode == "EXACTLY_ONCE",

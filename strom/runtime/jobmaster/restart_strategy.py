@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from collections import deque
 from typing import Any, ClassVar
 
-from strom.config import ConfigOption, Configuration, RestartStrategyOptions
+from strom.config import ConfigOption, Configuration, RestartStrategyOptions, millis
 from strom.exceptions import ConfigurationError
 
 __all__ = [
@@ -377,13 +377,13 @@ def restart_strategy_from_configuration(
     if kind == "fixed-delay":
         return FixedDelayRestartBackoffTimeStrategy(
             max_attempts=config.get(_O.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS),
-            backoff_ms=config.get(_O.RESTART_STRATEGY_FIXED_DELAY_DELAY),
+            backoff_ms=millis(config.get(_O.RESTART_STRATEGY_FIXED_DELAY_DELAY)),
         )
     if kind == "failure-rate":
         return FailureRateRestartBackoffTimeStrategy(
             max_failures_per_interval=config.get(_O.RESTART_STRATEGY_FAILURE_RATE_MAX_FAILURES_PER_INTERVAL),
-            interval_ms=config.get(_O.RESTART_STRATEGY_FAILURE_RATE_FAILURE_RATE_INTERVAL),
-            backoff_ms=config.get(_O.RESTART_STRATEGY_FAILURE_RATE_DELAY),
+            interval_ms=millis(config.get(_O.RESTART_STRATEGY_FAILURE_RATE_FAILURE_RATE_INTERVAL)),
+            backoff_ms=millis(config.get(_O.RESTART_STRATEGY_FAILURE_RATE_DELAY)),
         )
     return _exponential_delay(config, rng)
 
@@ -391,10 +391,10 @@ def restart_strategy_from_configuration(
 def _exponential_delay(config: Configuration, rng: random.Random | None) -> ExponentialDelayRestartBackoffTimeStrategy:
     get = config.get
     return ExponentialDelayRestartBackoffTimeStrategy(
-        initial_ms=get(_O.RESTART_STRATEGY_EXPONENTIAL_DELAY_INITIAL_BACKOFF),
-        max_ms=get(_O.RESTART_STRATEGY_EXPONENTIAL_DELAY_MAX_BACKOFF),
+        initial_ms=millis(get(_O.RESTART_STRATEGY_EXPONENTIAL_DELAY_INITIAL_BACKOFF)),
+        max_ms=millis(get(_O.RESTART_STRATEGY_EXPONENTIAL_DELAY_MAX_BACKOFF)),
         multiplier=get(_O.RESTART_STRATEGY_EXPONENTIAL_DELAY_BACKOFF_MULTIPLIER),
-        reset_threshold_ms=get(_O.RESTART_STRATEGY_EXPONENTIAL_DELAY_RESET_BACKOFF_THRESHOLD),
+        reset_threshold_ms=millis(get(_O.RESTART_STRATEGY_EXPONENTIAL_DELAY_RESET_BACKOFF_THRESHOLD)),
         jitter_factor=get(_O.RESTART_STRATEGY_EXPONENTIAL_DELAY_JITTER_FACTOR),
         attempts_before_reset=get(_O.RESTART_STRATEGY_EXPONENTIAL_DELAY_ATTEMPTS),
         rng=rng,
@@ -404,7 +404,7 @@ def _exponential_delay(config: Configuration, rng: random.Random | None) -> Expo
 def _require(ok: bool, option: ConfigOption[Any], expected: str, got: object) -> None:
     if not ok:
         raise ConfigurationError(
-            f"expected {expected} for {option.key}; got {got!r}; hint: the default is {option.default!r}"
+            f"expected {expected} for {option.key}; got {got!r}; hint: the default is {option.format_default()}"
         )
 
 

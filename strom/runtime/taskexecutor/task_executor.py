@@ -260,7 +260,8 @@ class TaskExecutor:
             return
         task.cancel_execution()
         assert self.loop is not None
-        self.loop.call_later(self.cancellation_timeout, self._check_cancelled, attempt_id)
+        if self.cancellation_timeout > 0:  # 0 disables the watchdog, as Flink's task.cancellation.timeout
+            self.loop.call_later(self.cancellation_timeout, self._check_cancelled, attempt_id)
 
     def _check_cancelled(self, attempt_id: str) -> None:
         task = self.tasks.get(attempt_id)
