@@ -29,8 +29,9 @@ from strom.runtime.network.input_channel import RemoteInputChannel
 from strom.runtime.network.input_gate import InputGate
 from strom.runtime.network.partition_manager import ResultPartitionManager, SubpartitionCallback
 from strom.runtime.network.result_partition import PartitionReleasedError, PipelinedSubpartition, SerializedBatch
-from strom.runtime.rpc.auth import authenticate_client, authenticate_server
-from strom.runtime.rpc.framing import FRAME_VERSION, HEADER, read_frame
+from strom.runtime.rpc.auth import authenticate_admitted, authenticate_client
+from strom.runtime.rpc.framing import FRAME_VERSION, HEADER, peer_name, read_frame
+from strom.runtime.rpc.handshake_guard import HandshakeGuard
 
 __all__ = ["NettyConnectionManager", "PartitionRequestClient", "announce"]
 
@@ -273,7 +274,7 @@ class NettyConnectionManager:
         self.host = host
         self.max_frame_bytes = max_frame_bytes
         self.address: tuple[str, int] = (host, 0)
-        self.connections_rejected = 0
+        self.handshakes: HandshakeGuard[asyncio.StreamWriter] = HandshakeGuard("data server")
         self._server: asyncio.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server_conns: set[_ServerConnection] = set()
@@ -291,16 +292,16 @@ class NettyConnectionManager:
         self.address = self._server.sockets[0].getsockname()[:2]
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer = writer.get_extra_info("peername")
+        peer = peer_name(writer)
         me = asyncio.current_task()
         if me is not None:  # awaited (never cancelled: asyncio 3.11 logs a cancelled handler) on close
             self._handlers.add(me)
             me.add_done_callback(self._handlers.discard)
         try:
-            await authenticate_server(reader, writer, self.secret)
+            await authenticate_admitted(self.handshakes, reader, writer, self.secret)
         except AuthenticationError as exc:
-            self.connections_rejected += 1
-            log.warning("data server: rejected unauthenticated peer %s: %s", peer, exc)
+            if (warning := self.handshakes.rejected(peer, str(exc))) is not None:
+                log.warning(warning)
             writer.close()
             return
         conn = _ServerConnection(self, reader, writer)
@@ -420,3 +421,5 @@ class NettyConnectionManager:
             async with asyncio.timeout(5.0):
                 await asyncio.gather(*tasks, *self._handlers, return_exceptions=True)
                 await asyncio.gather(*(w.wait_closed() for w in writers), return_exceptions=True)
+        if (warning := self.handshakes.flush()) is not None:
+            log.warning(warning)
