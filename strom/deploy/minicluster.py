@@ -118,7 +118,10 @@ class MiniCluster(ActiveCluster):
             except subprocess.TimeoutExpired:
                 log.warning("TaskManager pid %d did not stop in time; killing it", p.pid)
                 p.kill()
-                p.wait(timeout=5)
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    log.warning("TaskManager pid %d did not die within 5 s of SIGKILL", p.pid)
 
     @property
     def task_manager_pids(self) -> list[int]:
