@@ -161,7 +161,7 @@ def test_silent_connections_beyond_the_cap_push_out_the_oldest_and_real_peers_st
     with caplog.at_level(logging.WARNING):
         asyncio.run(main())
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
-    assert 1 <= len(warnings) <= 2, warnings  # one at the first rejection, one with the rest at close
+    assert 1 <= len(warnings) <= 3, warnings  # one per 10 s from the first rejection on, one with the rest at close
     assert "got pushed out by newer connections" in warnings[0]
 
 
