@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import psutil
 import pytest
-
-
-def _strom_children() -> list[psutil.Process]:
-    me = psutil.Process()
-    out = []
-    for p in me.children(recursive=True):
-        try:
-            if "strom.runtime.taskexecutor" in " ".join(p.cmdline()):
-                out.append(p)
-        except psutil.Error:
-            pass
-    return out
+from processes import running_task_managers
 
 
 @pytest.fixture(autouse=True)
 def no_leaked_task_managers() -> Iterator[None]:
     yield
-    leaked = [p for p in _strom_children() if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    leaked = running_task_managers()
     for p in leaked:
-        p.kill()
+        with contextlib.suppress(psutil.Error):  # it ended meanwhile
+            p.kill()
+    psutil.wait_procs(leaked, timeout=10)  # reaps them (our descendants' children are their parents' to reap)
     assert not leaked, f"TaskManager processes left running: {[p.pid for p in leaked]}"

@@ -11,12 +11,16 @@ TaskManagers (Flink's ``ResourceManagerDriver``):
 
 Every TaskManager gets a fresh id and launch token (the ResourceManager accepts one registration per
 token), so a lost TaskManager that comes back is fenced off; the runtime never learns who started it.
+A lost TaskManager is released at once (Flink's ``releaseResource``: the MiniCluster kills and reaps its
+process) and replaced. These driver actions run on one thread of the cluster's own, off the
+JobManager loop; ``close()`` waits for them before it stops the TaskManagers, so none escapes it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import contextlib
 import logging
 import secrets
@@ -41,6 +45,8 @@ __all__ = ["ActiveCluster"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+_DRIVER_TIMEOUT = 30.0  # seconds close() waits for releases and launches still under way
 
 _LIVE: weakref.WeakSet[ActiveCluster] = weakref.WeakSet()
 
@@ -104,6 +110,9 @@ class ActiveCluster(ABC):
         self._next_tm = 0
         self._checkpoint_dir = ""
         self._registered_pids: dict[str, int] = {}  # tm id -> pid, every TaskManager that registered
+        #: releases and replacements of lost TaskManagers, one at a time, off the JobManager loop
+        self._driver = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="strom-rm-driver")
+        self._driver_jobs: set[concurrent.futures.Future[None]] = set()
 
     # -- driver interface (Flink's ResourceManagerDriver) ---------------------------------------------
     @abstractmethod
@@ -117,6 +126,9 @@ class ActiveCluster(ABC):
     @abstractmethod
     def _stop_task_managers(self) -> None:
         """Stop every TaskManager and wait (bounded) until they are gone."""
+
+    def _release_task_manager(self, tm_id: str) -> None:
+        """TaskManager ``tm_id`` was declared lost: make sure it is gone (driver thread). Default: nothing."""
 
     def _default_checkpoint_dir(self) -> str:
         """A temporary checkpoint directory, created on first use, removed on close."""
@@ -178,12 +190,19 @@ class ActiveCluster(ABC):
             self._registered_pids[reg.tm_id] = reg.pid
 
     def _task_manager_lost(self, tm_id: str, message: str) -> None:
-        """On the JobManager loop: start a replacement TaskManager (off the loop)."""
-        if self._closed:
-            return
-        asyncio.get_running_loop().run_in_executor(None, self._start_replacement, tm_id)
+        """On the JobManager loop: release the lost TaskManager and start a replacement (on the driver thread)."""
+        with self._lock:
+            if self._closed:
+                return
+            job = self._driver.submit(self._replace, tm_id)
+            self._driver_jobs.add(job)
+        job.add_done_callback(self._driver_jobs.discard)
 
-    def _start_replacement(self, lost_tm_id: str) -> None:
+    def _replace(self, lost_tm_id: str) -> None:
+        try:
+            self._release_task_manager(lost_tm_id)
+        except Exception as exc:
+            log.warning("could not release the lost TaskManager %s: %s", lost_tm_id, exc)
         with self._lock:
             if self._closed:
                 return
@@ -221,6 +240,10 @@ class ActiveCluster(ABC):
         if running:
             assert dispatcher is not None
             self.call_soon(dispatcher.prepare_shutdown)
+        with self._lock:
+            jobs = list(self._driver_jobs)
+        concurrent.futures.wait(jobs, timeout=_DRIVER_TIMEOUT)  # a launch under way lands in what is stopped next
+        self._driver.shutdown(wait=False, cancel_futures=True)
         try:
             self._stop_task_managers()
         finally:

@@ -7,7 +7,8 @@ error, or because this process died — leaves no TaskManager behind. ``close()`
 any that linger.
 
 Like Flink's active ResourceManagers, the MiniCluster starts a replacement process for every TaskManager
-that is lost while the cluster runs, so a job that restarts after a crash finds its slots again.
+that is lost while the cluster runs, so a job that restarts after a crash finds its slots again. The lost
+process itself is killed (it may be frozen rather than dead) and reaped then, not when the cluster closes.
 Checkpoints go to ``execution.checkpointing.dir`` or, when that is unset, to a temporary directory the
 MiniCluster removes when it closes.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -42,6 +44,7 @@ class MiniCluster(ActiveCluster):
     def __init__(self, config: Configuration, *, num_task_managers: int) -> None:
         super().__init__(config, num_task_managers=num_task_managers)
         self.processes: list[subprocess.Popen[bytes]] = []
+        self._process_of: dict[str, subprocess.Popen[bytes]] = {}  # tm id -> its process
 
     def start(self) -> MiniCluster:
         super().start()
@@ -74,14 +77,22 @@ class MiniCluster(ActiveCluster):
         assert proc.stdin is not None
         proc.stdin.write(self.secret.hex().encode() + b"\n" + launch_token.encode() + b"\n")
         proc.stdin.flush()
+        with self._lock:  # even when the cluster closed meanwhile: _stop_task_managers then waits for it
+            self.processes.append(proc)
+            self._process_of[tm_id] = proc
+
+    def _release_task_manager(self, tm_id: str) -> None:
+        """Kill the lost TaskManager's process (it may hang or be stopped, not dead) and reap it."""
         with self._lock:
-            closed = self._closed
-            if not closed:
-                self.processes.append(proc)
-        if closed:  # the cluster closed while this replacement started: let it go at once
-            with contextlib.suppress(OSError):
-                proc.stdin.close()
+            proc = self._process_of.get(tm_id)
+        if proc is None or proc.poll() is not None:  # poll() reaps one that died by itself
+            return
+        log.info("killing the lost TaskManager %s (pid %d)", tm_id, proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        try:
             proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            log.warning("the lost TaskManager %s (pid %d) did not die within 10 s of SIGKILL", tm_id, proc.pid)
 
     def _check_launches(self) -> None:
         with self._lock:
@@ -107,7 +118,10 @@ class MiniCluster(ActiveCluster):
             except subprocess.TimeoutExpired:
                 log.warning("TaskManager pid %d did not stop in time; killing it", p.pid)
                 p.kill()
-                p.wait(timeout=5)
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    log.warning("TaskManager pid %d did not die within 5 s of SIGKILL", p.pid)
 
     @property
     def task_manager_pids(self) -> list[int]:

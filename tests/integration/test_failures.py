@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 
 import psutil
 import pytest
 
-from strom import JobExecutionError, JobStatus, MapFunction, StreamExecutionEnvironment
+from strom import Configuration, JobExecutionError, JobStatus, MapFunction, StreamExecutionEnvironment
+from strom.config import ClusterOptions, RestartStrategyOptions, TaskManagerOptions
 
 
 def boom_on_13(x: int) -> int:
@@ -95,3 +97,36 @@ def test_bad_key_fails_with_hint() -> None:
     env.from_sequence(1, 10).key_by(lambda x: [x]).reduce(lambda a, b: a).print()
     with pytest.raises(JobExecutionError, match=r"key must be hashable.*list.*hint"):
         env.execute()
+
+
+@pytest.mark.timeout(300)
+def test_fifty_failing_runs_tear_down_their_remote_channels_without_stray_errors(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A subtask that fails right after deploying gets its channels released while their partition requests are
+    still in flight; no TaskManager may then log a ``KeyError`` or an exception nobody retrieved. Fifty failing
+    runs: five jobs on two TaskManagers (remote channels both ways), each failing over nine times, then failing."""
+    jobs, attempts = 5, 10
+    config = Configuration(
+        {
+            TaskManagerOptions.NUM_TASK_SLOTS.key: 1,
+            ClusterOptions.NUM_TASK_MANAGERS.key: 2,
+            RestartStrategyOptions.RESTART_STRATEGY.key: "fixed-delay",
+            RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS.key: attempts - 1,
+            RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY.key: 0,
+        }
+    )
+    with caplog.at_level(logging.WARNING):
+        for run in range(jobs):
+            env = StreamExecutionEnvironment.get_execution_environment(config)
+            env.set_parallelism(2)
+            env.from_sequence(0, 10_000).rebalance().map(boom_on_13).name("explode").add_sink(lambda v: None)
+            with pytest.raises(JobExecutionError, match="boom"):
+                env.execute(f"failing {run}")
+    failovers = [r for r in caplog.records if "fails over" in r.getMessage()]
+    assert len(failovers) == jobs * (attempts - 1)  # with each job's final failure: fifty failing runs
+    out, err = capfd.readouterr()  # the TaskManagers' stderr (they inherit ours) and the client's
+    lines = out.splitlines() + err.splitlines() + [r.getMessage() for r in caplog.records]
+    stray = [line for line in lines if any(s in line for s in ("never retrieved", "Unhandled exception", "KeyError"))]
+    assert not stray, "\n".join(stray[:20])
+    _no_task_managers_left()

@@ -1,7 +1,9 @@
-"""No TaskManager outlives its cluster: Ctrl-C, a killed client, a killed TaskManager."""
+"""No TaskManager outlives its cluster: Ctrl-C, a killed client, a killed TaskManager; and none outlives being
+declared lost."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -9,11 +11,14 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 
-from strom import JobExecutionError, StreamExecutionEnvironment
+from strom import Configuration, JobExecutionError, StreamExecutionEnvironment
+from strom.config import ClusterOptions, HeartbeatOptions, RestartStrategyOptions, TaskManagerOptions
+from strom.runtime.execution_state import JobStatus
 
 ENDLESS_JOB = textwrap.dedent(
     """
@@ -94,3 +99,63 @@ def test_killed_task_manager_fails_the_job_instead_of_hanging() -> None:
     with pytest.raises(JobExecutionError, match=rf"TaskManager tm-\d \(pid {victim}\) was lost"):
         client.get_job_execution_result()
     assert all(p.poll() is not None for p in cluster.processes)
+
+
+def _wait_for(condition: Any, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"expected {what} within {timeout:g} s"
+        time.sleep(0.02)
+
+
+@pytest.mark.timeout(120)
+def test_a_task_manager_lost_by_heartbeat_is_killed_and_reaped_while_the_job_fails_over() -> None:
+    """A frozen TaskManager (SIGSTOP) keeps its connections open: only its heartbeats stop. Once the JobManager
+    declares it lost, the MiniCluster kills and reaps it then — not when the cluster closes — and the job fails
+    over to a replacement TaskManager."""
+
+    def slow(x: int) -> int:
+        time.sleep(0.001)
+        return x
+
+    config = Configuration(
+        {
+            TaskManagerOptions.NUM_TASK_SLOTS.key: 1,
+            ClusterOptions.NUM_TASK_MANAGERS.key: 2,
+            HeartbeatOptions.INTERVAL.key: 0.2,  # seconds
+            HeartbeatOptions.TIMEOUT.key: 1.0,  # seconds
+            RestartStrategyOptions.RESTART_STRATEGY.key: "fixed-delay",
+            RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS.key: 10,
+            RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY.key: 0,
+        }
+    )
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(2)
+    env.from_sequence(0, 10**9).map(slow).rebalance().add_sink(lambda v: None)
+    client = env.execute_async("frozen task manager")
+    cluster = client._cluster
+    jm = cluster.dispatcher.job_master(client.job_id)
+    victim = cluster.processes[1]
+    try:
+        _wait_for(lambda: len(client.get_metrics()) == 2, "both subtasks to run")
+        os.kill(victim.pid, signal.SIGSTOP)
+        # the cluster reaps what it kills: the pid is gone, not a zombie, and the cluster has its exit status
+        _wait_for(lambda: not psutil.pid_exists(victim.pid), "the frozen TaskManager to be killed and reaped")
+        assert victim.returncode == -signal.SIGKILL
+        assert not jm.status.is_globally_terminal
+        # the job runs again, partly on a TaskManager started to replace the lost one
+        replacement = "tm-3"  # tm-1 and tm-2 started with the cluster
+        _wait_for(
+            lambda: (
+                jm.num_restarts >= 1
+                and jm.status is JobStatus.RUNNING
+                and {m.task_manager_id for m in client.get_metrics() if m.attempt_number >= 1} >= {replacement}
+            ),
+            "the job to fail over to the replacement TaskManager",
+        )
+        assert len(cluster.processes) == 3
+    finally:
+        if victim.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(victim.pid, signal.SIGCONT)
+        client.cancel()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import pickle
 import socket
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from strom import StreamExecutionEnvironment
+from strom.runtime.rpc.auth import authenticate_client
 from strom.runtime.rpc.framing import FRAME_VERSION
 
 
@@ -66,3 +69,77 @@ def test_garbage_and_pickles_from_unauthenticated_peers_are_never_decoded(tmp_pa
         got.extend(it)
     assert not marker.exists()
     assert sorted(got) == list(range(1, 20_001))
+
+
+def _send_as_member(address: tuple[str, int], secret: bytes, data: bytes) -> bytes:
+    """Authenticate with the cluster secret, send ``data`` (then end our side), return what came back."""
+
+    async def exchange() -> bytes:
+        reader, writer = await asyncio.open_connection(*address)
+        try:
+            await authenticate_client(reader, writer, secret)
+            writer.write(data)
+            await writer.drain()
+            writer.write_eof()
+            return await asyncio.wait_for(reader.read(), 15)  # returns once the endpoint hung up
+        finally:
+            writer.close()
+
+    return asyncio.run(exchange())
+
+
+def _frame(payload: bytes) -> bytes:
+    return struct.pack("!IB", len(payload), FRAME_VERSION) + payload
+
+
+#: what asyncio prints for an exception that escaped a connection's task
+UNHANDLED = ("never retrieved", "Unhandled exception", "Traceback")
+
+
+@pytest.mark.timeout(90)
+def test_garbled_frames_from_a_member_close_that_connection_with_one_logged_frame_error(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A peer holding the cluster secret but sending truncated or garbled frames loses its connection with one
+    logged error per connection, on a TaskManager's data and RPC endpoints and on the JobManager's; the running
+    job and the endpoints carry on."""
+    data_garbage = [
+        _frame(bytes([1, 0, 0])),  # a truncated PartitionRequest
+        _frame(b""),  # an empty frame
+        _frame(bytes([2, 0, 0, 0, 1])),  # a truncated AddCredit
+        _frame(bytes([4])) + _frame(b"never read"),  # a truncated CancelPartitionRequest
+    ]
+    rpc_garbage = [
+        _frame(b"\x80\x05garbage"),  # not a pickle
+        struct.pack("!IB", 1000, FRAME_VERSION) + b"short",  # a frame cut short by the end of the stream
+        struct.pack("!IB", 5, FRAME_VERSION + 1) + b"hello",  # an unknown frame version
+    ]
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    stream = env.from_sequence(0, 19_999).map(slow).rebalance().map(lambda x: x + 1)
+    with caplog.at_level(logging.WARNING), stream.execute_and_collect() as results:
+        it = iter(results)
+        got = [next(it)]  # the job is running
+        cluster = results._client._cluster
+        assert cluster.dispatcher is not None
+        tms = list(cluster.dispatcher.resource_manager.slot_manager.task_managers.values())
+        for tm in tms:
+            for data in data_garbage:
+                assert _send_as_member(tm.data_address, cluster.secret, data) == b""  # closed, nothing answered
+            for data in rpc_garbage:
+                assert _send_as_member(tm.rpc_address, cluster.secret, data) == b""
+        for data in rpc_garbage:
+            assert _send_as_member(cluster.dispatcher.address, cluster.secret, data) == b""
+        got.extend(it)
+    assert sorted(got) == list(range(1, 20_001))  # the job's own connections carried on
+    _, err = capfd.readouterr()  # the TaskManagers' stderr: they inherit ours
+    tm_lines = err.splitlines()
+    assert not [line for line in tm_lines if any(u in line for u in UNHANDLED)], err[-3000:]
+    for tm in tms:
+        data_errors = [line for line in tm_lines if f"[{tm.tm_id}] " in line and "data server: closing conn" in line]
+        assert len(data_errors) == len(data_garbage), data_errors
+        rpc_errors = [line for line in tm_lines if f"taskexecutor-{tm.tm_id}: closing connection" in line]
+        assert len(rpc_errors) == len(rpc_garbage), rpc_errors
+    jm_errors = [r.getMessage() for r in caplog.records if r.getMessage().startswith("jobmanager: closing connection")]
+    assert len(jm_errors) == len(rpc_garbage), jm_errors
+    assert not [r for r in caplog.records if any(u in r.getMessage() for u in UNHANDLED)]

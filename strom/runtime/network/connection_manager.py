@@ -29,8 +29,9 @@ from strom.runtime.network.input_channel import RemoteInputChannel
 from strom.runtime.network.input_gate import InputGate
 from strom.runtime.network.partition_manager import ResultPartitionManager, SubpartitionCallback
 from strom.runtime.network.result_partition import PartitionReleasedError, PipelinedSubpartition, SerializedBatch
-from strom.runtime.rpc.auth import authenticate_client, authenticate_server
-from strom.runtime.rpc.framing import FRAME_VERSION, HEADER, read_frame
+from strom.runtime.rpc.auth import authenticate_admitted, authenticate_client
+from strom.runtime.rpc.framing import FRAME_VERSION, HEADER, peer_name, read_frame
+from strom.runtime.rpc.handshake_guard import HandshakeGuard
 
 __all__ = ["NettyConnectionManager", "PartitionRequestClient", "announce"]
 
@@ -63,18 +64,18 @@ class _ServerConnection:
         self.loop = asyncio.get_running_loop()
 
     async def serve(self) -> None:
+        """Serve requests until the peer closes; :class:`FrameError` for a garbled or unknown message."""
         while True:
             frame = await read_frame(self.reader, max_bytes=self.owner.max_frame_bytes)
             if frame is None:
                 return
-            kind = frame[0] if frame else -1
+            kind = m.message_type(frame)
             if kind == m.PARTITION_REQUEST:
-                _, rid, credit, index = m.REQUEST_HEADER.unpack_from(frame)
-                pid = m.decode_partition_id(frame[m.REQUEST_HEADER.size :])
+                rid, credit, index, pid = m.decode_partition_request(frame)
                 self.views[rid] = _View(receiver_id=rid, sender=CreditSender(credit))
                 self.owner.partition_manager.request_local(pid, index, self._subpartition_callback(rid))
             elif kind == m.ADD_CREDIT:
-                _, rid, credit = m.CREDIT.unpack_from(frame)
+                rid, credit = m.decode_add_credit(frame)
                 view = self.views.get(rid)
                 if view is not None:
                     try:
@@ -83,8 +84,7 @@ class _ServerConnection:
                         raise FrameError(str(exc)) from exc
                     self._try_send(rid)
             elif kind == m.CANCEL_REQUEST:
-                _, rid = m.RECEIVER.unpack_from(frame)
-                self._drop(rid)
+                self._drop(m.decode_receiver(frame))
             else:
                 raise FrameError(f"expected a data-plane request (type 1, 2 or 4); got type {kind}")
 
@@ -182,49 +182,56 @@ class PartitionRequestClient:
         self.closed = False
 
     async def read_loop(self, max_frame_bytes: int) -> None:
+        """Hand buffers to their channels until the connection ends; then fail the channels still open.
+
+        Never raises: a bad frame (:class:`FrameError`) is logged once and closes this connection only."""
         error: BaseException = ClusterError(
             f"expected the data connection to TaskManager {self.address} to stay open; it was closed; "
             "hint: that TaskManager may have died"
         )
         try:
-            while True:
-                frame = await read_frame(self.reader, max_bytes=max_frame_bytes)
-                if frame is None:
-                    break
-                kind = frame[0]
-                if kind == m.BUFFER_RESPONSE:
-                    _, rid, seq, backlog, buffer_kind = m.BUFFER_HEADER.unpack_from(frame)
-                    ch = self.channels.get(rid)
-                    if ch is None:
-                        continue  # cancelled meanwhile
-                    pool = ch.gate.credit
-                    try:
-                        grants = pool.on_buffer(ch.channel_index, seq, backlog, buffer_kind != m.DATA_BUFFER)
-                    except CreditError as exc:
-                        raise FrameError(f"{exc} (input channel {ch.channel_index} of {ch.partition_id})") from exc
-                    ch.on_buffer(buffer_kind, memoryview(frame)[m.BUFFER_HEADER.size :])
-                    announce(ch.gate, grants)
-                    if buffer_kind == m.END_OF_PARTITION_BUFFER:
-                        self.channels.pop(rid, None)
-                        announce(ch.gate, pool.release_channel(ch.channel_index))
-                elif kind == m.ERROR_RESPONSE:
-                    _, rid = m.RECEIVER.unpack_from(frame)
-                    ch = self.channels.pop(rid, None)
-                    if ch is not None:
-                        ch.on_error(ClusterError(frame[m.RECEIVER.size :].decode(errors="replace")))
-                else:
-                    raise FrameError(f"expected a data-plane response (type 0 or 3); got type {kind}")
+            while (frame := await read_frame(self.reader, max_bytes=max_frame_bytes)) is not None:
+                self._on_frame(frame)
         except FrameError as exc:
             log.error("data connection to TaskManager %s: %s; closing it", self.address, exc)
             error = ClusterError(f"data connection to TaskManager {self.address} closed: {exc}")
         except (ConnectionError, OSError) as exc:
             error = ClusterError(f"data connection to TaskManager {self.address} failed: {exc}")
+        except Exception as exc:  # a bug: fail the channels with it rather than leave them waiting
+            log.exception("data connection to TaskManager %s failed; closing it", self.address)
+            error = ClusterError(f"data connection to TaskManager {self.address} failed: {exc!r}")
         finally:
             self.closed = True
             self.writer.close()
             for ch in self.channels.values():
                 ch.on_error(error)
             self.channels.clear()
+
+    def _on_frame(self, frame: bytes) -> None:
+        kind = m.message_type(frame)
+        if kind == m.BUFFER_RESPONSE:
+            rid, seq, backlog, buffer_kind = m.decode_buffer_header(frame)
+            ch = self.channels.get(rid)
+            if ch is None:
+                return  # cancelled meanwhile: the buffer was on the wire
+            pool = ch.gate.credit
+            try:
+                grants = pool.on_buffer(ch.channel_index, seq, backlog, buffer_kind != m.DATA_BUFFER)
+            except CreditError as exc:
+                raise FrameError(f"{exc} (input channel {ch.channel_index} of {ch.partition_id})") from exc
+            if not pool.is_open(ch.channel_index):
+                return  # released on the task side; the cancel is on its way to the sender
+            ch.on_buffer(buffer_kind, memoryview(frame)[m.BUFFER_HEADER.size :])
+            announce(ch.gate, grants)
+            if buffer_kind == m.END_OF_PARTITION_BUFFER:
+                self.channels.pop(rid, None)
+                announce(ch.gate, pool.release_channel(ch.channel_index))
+        elif kind == m.ERROR_RESPONSE:
+            ch = self.channels.pop(m.decode_receiver(frame), None)
+            if ch is not None:
+                ch.on_error(ClusterError(frame[m.RECEIVER.size :].decode(errors="replace")))
+        else:
+            raise FrameError(f"expected a data-plane response (type 0 or 3); got type {kind}")
 
     def request(self, channel: RemoteInputChannel) -> None:
         self.channels[channel.receiver_id] = channel
@@ -267,7 +274,7 @@ class NettyConnectionManager:
         self.host = host
         self.max_frame_bytes = max_frame_bytes
         self.address: tuple[str, int] = (host, 0)
-        self.connections_rejected = 0
+        self.handshakes: HandshakeGuard[asyncio.StreamWriter] = HandshakeGuard("data server")
         self._server: asyncio.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server_conns: set[_ServerConnection] = set()
@@ -285,26 +292,28 @@ class NettyConnectionManager:
         self.address = self._server.sockets[0].getsockname()[:2]
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer = writer.get_extra_info("peername")
+        peer = peer_name(writer)
         me = asyncio.current_task()
         if me is not None:  # awaited (never cancelled: asyncio 3.11 logs a cancelled handler) on close
             self._handlers.add(me)
             me.add_done_callback(self._handlers.discard)
         try:
-            await authenticate_server(reader, writer, self.secret)
+            await authenticate_admitted(self.handshakes, reader, writer, self.secret)
         except AuthenticationError as exc:
-            self.connections_rejected += 1
-            log.warning("data server: rejected unauthenticated peer %s: %s", peer, exc)
+            if (warning := self.handshakes.rejected(peer, str(exc))) is not None:
+                log.warning(warning)
             writer.close()
             return
         conn = _ServerConnection(self, reader, writer)
         self._server_conns.add(conn)
         try:
             await conn.serve()
-        except (FrameError, ValueError, IndexError) as exc:
+        except FrameError as exc:
             log.error("data server: closing connection from %s: %s", peer, exc)
         except (ConnectionError, OSError):
             pass
+        except Exception:  # a bug: this connection ends, the server serves on
+            log.exception("data server: closing connection from %s", peer)
         finally:
             self._server_conns.discard(conn)
             conn.close()
@@ -333,6 +342,8 @@ class NettyConnectionManager:
         except (OSError, AuthenticationError, FrameError) as exc:
             channel.on_error(ClusterError(f"cannot reach the data server of TaskManager {address}: {exc}"))
             return
+        if not channel.gate.credit.is_open(channel.channel_index):
+            return  # released while we connected: a request now would bring buffers nobody accounts for
         channel.receiver_id = next(self._receiver_ids)
         channel.client = client
         client.request(channel)
@@ -369,10 +380,7 @@ class NettyConnectionManager:
             self._recycle_scheduled = False
         credit: dict[RemoteInputChannel, int] = {}
         for channel in channels:
-            pool = channel.gate.credit
-            if channel.channel_index not in pool.channels:
-                continue  # released meanwhile
-            for grant in pool.on_recycle(channel.channel_index):
+            for grant in channel.gate.credit.on_recycle(channel.channel_index):  # nothing once released
                 target = channel.gate.channels[grant.channel]
                 assert isinstance(target, RemoteInputChannel)
                 credit[target] = credit.get(target, 0) + grant.credit
@@ -413,3 +421,5 @@ class NettyConnectionManager:
             async with asyncio.timeout(5.0):
                 await asyncio.gather(*tasks, *self._handlers, return_exceptions=True)
                 await asyncio.gather(*(w.wait_closed() for w in writers), return_exceptions=True)
+        if (warning := self.handshakes.flush()) is not None:
+            log.warning(warning)

@@ -19,6 +19,10 @@ The protocol, per remote channel:
 * When the task has consumed a buffer, the receiver recycles it: an exclusive buffer is free again (one new
   credit); a floating buffer the channel no longer needs goes back to the pool instead.
 
+* A released channel (ended, cancelled, or its task gone) gives its floating buffers back at once. Buffers
+  of it still on the wire are dropped when they arrive and need no recycling: a released channel owns
+  nothing any more. Only a channel the pool never knew is a protocol error.
+
 Invariant: for every channel, free buffers at the receiver = credit at the sender + credit announced but
 not yet arrived + data buffers in flight. So a buffer that arrives always has a free buffer to land in.
 """
@@ -101,6 +105,10 @@ class FloatingBufferPool:
     size: int
     available: int = -1
     channels: dict[int, RemoteChannelCredit] = field(default_factory=dict)
+    released: set[int] = field(default_factory=set)
+    """Channels released while open: their late buffers are dropped, not a protocol error."""
+    dropped_buffers: int = 0
+    """Buffers that arrived for a released channel."""
     _waiting: deque[int] = field(default_factory=deque)
 
     def __post_init__(self) -> None:
@@ -115,12 +123,23 @@ class FloatingBufferPool:
             raise CreditError(f"expected at least 1 exclusive buffer per remote channel; got {exclusive}")
         state = RemoteChannelCredit(channel=channel, exclusive=exclusive, free=exclusive, required=exclusive)
         self.channels[channel] = state
+        self.released.discard(channel)
         return exclusive
+
+    def is_open(self, channel: int) -> bool:
+        """Whether ``channel`` is registered and not released: only then may it request its partition."""
+        return channel in self.channels
 
     # -- events of the protocol -------------------------------------------------------------------------
     def on_buffer(self, channel: int, sequence: int, backlog: int, is_event: bool) -> list[CreditAnnouncement]:
-        """A buffer arrived; returns the credit to announce (floating buffers granted by backlog)."""
-        ch = self.channels[channel]
+        """A buffer arrived; returns the credit to announce (floating buffers granted by backlog).
+
+        A buffer of a released channel is dropped (counted in :attr:`dropped_buffers`): it was on the wire
+        when the channel let go of its buffers, so there is nothing to land in and nothing to recycle."""
+        ch = self._channel(channel)
+        if ch is None:
+            self.dropped_buffers += 1
+            return []
         if sequence != ch.next_sequence:
             raise CreditError(
                 f"expected buffer #{ch.next_sequence} on channel {channel}; got #{sequence}: data was lost or reordered"
@@ -134,8 +153,12 @@ class FloatingBufferPool:
         return self._on_backlog(ch, backlog)
 
     def on_recycle(self, channel: int) -> list[CreditAnnouncement]:
-        """The task consumed one data buffer of ``channel``: free it or return it to the pool."""
-        ch = self.channels[channel]
+        """The task consumed one data buffer of ``channel``: free it or return it to the pool.
+
+        Nothing happens for a released channel: its buffers went with it."""
+        ch = self._channel(channel)
+        if ch is None:
+            return []
         if ch.in_use <= 0:
             raise CreditError(f"expected a buffer in use on channel {channel} to recycle; got none")
         ch.in_use -= 1
@@ -150,6 +173,7 @@ class FloatingBufferPool:
         ch = self.channels.pop(channel, None)
         if ch is None:
             return []
+        self.released.add(channel)
         if ch.waiting:
             self._waiting.remove(channel)
         returned = ch.floating
@@ -158,7 +182,31 @@ class FloatingBufferPool:
             out.extend(self._give_back())
         return out
 
+    def validate(self) -> None:
+        """Check the pool's invariants; raise :class:`AssertionError` naming the first that is broken."""
+        owned = sum(ch.floating for ch in self.channels.values())
+        assert 0 <= self.available <= self.size, f"available {self.available} outside 0..{self.size}"
+        assert self.available + owned == self.size, (
+            f"floating buffers leaked: {self.available} available + {owned} owned != {self.size}"
+        )
+        assert not self.released & self.channels.keys(), f"released channels still open: {self.released}"
+        assert all(c in self.channels and self.channels[c].waiting for c in self._waiting), "waiting line broken"
+        assert len(set(self._waiting)) == len(self._waiting), f"a channel waits twice: {list(self._waiting)}"
+        for ch in self.channels.values():
+            assert min(ch.free, ch.in_use, ch.floating) >= 0, f"negative count on channel {ch.channel}: {ch}"
+            assert ch.free + ch.in_use == ch.owned, f"channel {ch.channel} holds more than it owns: {ch}"
+            assert ch.waiting == (ch.channel in self._waiting), f"channel {ch.channel} waiting flag broken"
+
     # -- internals -----------------------------------------------------------------------------------------
+    def _channel(self, channel: int) -> RemoteChannelCredit | None:
+        ch = self.channels.get(channel)
+        if ch is None and channel not in self.released:
+            raise CreditError(
+                f"expected a registered input channel; got channel {channel}, which this gate never registered; "
+                "hint: the sender answered a request this gate never made"
+            )
+        return ch
+
     def _on_backlog(self, ch: RemoteChannelCredit, backlog: int) -> list[CreditAnnouncement]:
         ch.required = backlog + ch.exclusive
         granted = 0

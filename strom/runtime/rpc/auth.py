@@ -12,6 +12,9 @@ replayed as the other's. Only fixed-size byte strings are read here — nothing 
 unframed or unpickled — so an unauthenticated peer can at most make us read 64 bytes and wait
 ``timeout`` seconds. Every failure (wrong digest, wrong greeting, short read, reset, timeout) raises
 :class:`~strom.exceptions.AuthenticationError`; the caller closes the connection.
+
+Servers run :func:`authenticate_admitted`: the server side under a
+:class:`~strom.runtime.rpc.handshake_guard.HandshakeGuard`, which bounds the handshakes pending at once.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import hmac
 import secrets
 
 from strom.exceptions import AuthenticationError
+from strom.runtime.rpc.handshake_guard import HandshakeGuard
 
 __all__ = [
     "DIGEST_BYTES",
@@ -29,6 +33,7 @@ __all__ = [
     "MAGIC",
     "NONCE_BYTES",
     "SECRET_MIN_BYTES",
+    "authenticate_admitted",
     "authenticate_client",
     "authenticate_server",
     "new_secret",
@@ -150,3 +155,40 @@ async def authenticate_client(
                 )
     except TimeoutError:
         raise _timed_out(timeout, "client") from None
+
+
+async def authenticate_admitted(
+    guard: HandshakeGuard[asyncio.StreamWriter],
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    secret: bytes,
+    *,
+    timeout: float = HANDSHAKE_TIMEOUT,
+) -> None:
+    """:func:`authenticate_server` as one of at most ``guard.max_pending`` pending handshakes.
+
+    Admitting this connection may evict the oldest pending one: its transport is aborted, so its own
+    handshake fails at once. Raises :class:`AuthenticationError` when the handshake fails or this
+    connection was evicted; the caller reports it through ``guard.rejected`` and closes the connection.
+    """
+    evict = guard.admit(writer)
+    if evict is not None:
+        evict.transport.abort()
+    try:
+        await authenticate_server(reader, writer, secret, timeout=timeout)
+    except AuthenticationError:
+        if guard.finish(writer, authenticated=False):
+            raise
+        raise _evicted(guard) from None
+    except BaseException:
+        guard.finish(writer, authenticated=False)
+        raise
+    if not guard.finish(writer, authenticated=True):
+        raise _evicted(guard)
+
+
+def _evicted(guard: HandshakeGuard[asyncio.StreamWriter]) -> AuthenticationError:
+    return AuthenticationError(
+        f"expected the handshake to finish while at most {guard.max_pending} were pending; got pushed out by "
+        "newer connections; hint: a flood of connections that do not authenticate reaches this endpoint"
+    )

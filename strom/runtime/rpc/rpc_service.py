@@ -23,8 +23,9 @@ from typing import Any, TypeVar
 
 from strom.exceptions import AuthenticationError, FrameError, RpcError
 from strom.runtime.rpc import framing, messages
-from strom.runtime.rpc.auth import authenticate_client, authenticate_server
+from strom.runtime.rpc.auth import authenticate_admitted, authenticate_client
 from strom.runtime.rpc.framing import CLOSE_TIMEOUT, DEFAULT_MAX_FRAME_BYTES, close_writer, peer_name
+from strom.runtime.rpc.handshake_guard import HandshakeGuard
 from strom.runtime.rpc.messages import PendingCalls, RpcInvocation, RpcResponse, describe
 
 __all__ = ["WRITE_TIMEOUT", "RpcClient", "RpcServer", "RpcServerStatistics", "rpc_method"]
@@ -77,10 +78,14 @@ class _Connection:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RpcServerStatistics:
-    """Connections that passed / failed the handshake, and invocations run to completion (ok or not)."""
+    """Connections that passed / failed the handshake (evicted ones included), handshakes pushed out by newer
+    connections (see :class:`~strom.runtime.rpc.handshake_guard.HandshakeGuard`), handshakes running now, and
+    invocations run to completion (ok or not)."""
 
     connections_accepted: int
     connections_rejected: int
+    handshakes_evicted: int
+    handshakes_pending: int
     calls_served: int
 
 
@@ -109,6 +114,7 @@ class RpcServer:
         self._writers: set[asyncio.StreamWriter] = set()
         self._handlers: set[asyncio.Task[Any]] = set()  # one per connection, created by asyncio.start_server
         self._calls: set[asyncio.Task[Any]] = set()  # running invocations
+        self._handshakes: HandshakeGuard[asyncio.StreamWriter] = HandshakeGuard(name)
         self._stats = {"connections_accepted": 0, "connections_rejected": 0, "calls_served": 0}
 
     @property
@@ -128,7 +134,10 @@ class RpcServer:
             log.info("%s: serving rpc on %s:%d", self.name, *self._address)
 
     def statistics(self) -> RpcServerStatistics:
-        return RpcServerStatistics(**self._stats)
+        handshakes = self._handshakes.statistics()
+        return RpcServerStatistics(
+            **self._stats, handshakes_evicted=handshakes.evicted, handshakes_pending=handshakes.pending
+        )
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -146,11 +155,12 @@ class RpcServer:
 
     async def _serve(self, reader: asyncio.StreamReader, conn: _Connection) -> None:
         try:
-            await authenticate_server(reader, conn.writer, self.secret)
+            await authenticate_admitted(self._handshakes, reader, conn.writer, self.secret)
         except AuthenticationError as exc:
             if not self._closed:  # else close() cut the handshake short
                 self._stats["connections_rejected"] += 1
-                log.warning("%s: rejected connection from %s: %s", self.name, conn.peer, exc)
+                if (warning := self._handshakes.rejected(conn.peer, str(exc))) is not None:
+                    log.warning(warning)
             return
         self._stats["connections_accepted"] += 1
         while True:
@@ -229,6 +239,8 @@ class RpcServer:
         server, self._server = self._server, None
         if server is not None:
             server.close()
+        if (warning := self._handshakes.flush()) is not None:
+            log.warning(warning)
         for writer in list(self._writers):
             writer.transport.abort()  # handlers then see EOF and return; cancelling them makes 3.11 log errors
         current = asyncio.current_task()

@@ -98,6 +98,7 @@ class CreditProtocol(RuleBasedStateMachine):
             assert ch.in_use + ch.free == ch.owned
         assert self.pool.available >= 0
         assert self.pool.available + sum(ch.floating for ch in self.pool.channels.values()) == self.pool.size
+        self.pool.validate()
 
     @invariant()
     def nothing_lost_or_reordered(self) -> None:
@@ -182,3 +183,27 @@ def test_a_returned_floating_buffer_goes_to_the_channel_waiting_for_it() -> None
     pool.on_recycle(0)  # keeps one (exclusive) buffer free for its sender
     grants = pool.on_recycle(0)  # the floating one is no longer needed by channel 0
     assert [(a.channel, a.credit) for a in grants] == [(1, 1)]
+
+
+def test_a_released_channels_late_buffers_are_dropped_and_need_no_recycling() -> None:
+    pool = FloatingBufferPool(size=2)
+    pool.add_channel(0, exclusive=1)
+    pool.add_channel(1, exclusive=1)
+    assert [(a.channel, a.credit) for a in pool.on_buffer(0, 0, backlog=2, is_event=False)] == [(0, 2)]
+    assert pool.on_buffer(1, 0, backlog=0, is_event=False) == []  # the pool is empty: channel 1 waits
+    pool.validate()
+    # the task lets go of channel 0 (cancelled, failed) while buffers of it are still on the wire
+    assert [(a.channel, a.credit) for a in pool.release_channel(0)] == [(1, 1)]  # its floating buffers move on
+    assert not pool.is_open(0) and pool.is_open(1)
+    pool.validate()
+    # what arrives for it afterwards is dropped and owns no buffer; a consumed one is not recycled
+    assert pool.on_buffer(0, 1, backlog=5, is_event=False) == []
+    assert pool.on_buffer(0, 2, backlog=0, is_event=True) == []
+    assert pool.on_recycle(0) == []
+    assert pool.dropped_buffers == 2
+    assert pool.release_channel(0) == []  # releasing twice is harmless
+    pool.validate()
+    assert pool.available == 1 and pool.channels[1].floating == 1
+    # a channel this gate never registered is still a protocol error
+    with pytest.raises(CreditError, match="never registered"):
+        pool.on_buffer(7, 0, backlog=0, is_event=False)
