@@ -122,8 +122,9 @@ def test_a_task_manager_lost_by_heartbeat_is_killed_and_reaped_while_the_job_fai
         {
             TaskManagerOptions.NUM_TASK_SLOTS.key: 1,
             ClusterOptions.NUM_TASK_MANAGERS.key: 2,
-            HeartbeatOptions.INTERVAL.key: 0.2,  # seconds
-            HeartbeatOptions.TIMEOUT.key: 1.0,  # seconds
+            # long enough that a healthy TaskManager on a loaded machine is not declared lost as well
+            HeartbeatOptions.INTERVAL.key: "500 ms",
+            HeartbeatOptions.TIMEOUT.key: "5 s",
             RestartStrategyOptions.RESTART_STRATEGY.key: "fixed-delay",
             RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS.key: 10,
             RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY.key: 0,
@@ -137,23 +138,26 @@ def test_a_task_manager_lost_by_heartbeat_is_killed_and_reaped_while_the_job_fai
     jm = cluster.dispatcher.job_master(client.job_id)
     victim = cluster.processes[1]
     try:
-        _wait_for(lambda: len(client.get_metrics()) == 2, "both subtasks to run")
+        _wait_for(
+            lambda: {m.task_manager_id for m in client.get_metrics()} == {"tm-1", "tm-2"},
+            "both TaskManagers to run tasks",
+        )
         os.kill(victim.pid, signal.SIGSTOP)
         # the cluster reaps what it kills: the pid is gone, not a zombie, and the cluster has its exit status
         _wait_for(lambda: not psutil.pid_exists(victim.pid), "the frozen TaskManager to be killed and reaped")
         assert victim.returncode == -signal.SIGKILL
         assert not jm.status.is_globally_terminal
         # the job runs again, partly on a TaskManager started to replace the lost one
-        replacement = "tm-3"  # tm-1 and tm-2 started with the cluster
+        first = {"tm-1", "tm-2"}  # started with the cluster
         _wait_for(
             lambda: (
                 jm.num_restarts >= 1
                 and jm.status is JobStatus.RUNNING
-                and {m.task_manager_id for m in client.get_metrics() if m.attempt_number >= 1} >= {replacement}
+                and bool({m.task_manager_id for m in client.get_metrics() if m.attempt_number >= 1} - first)
             ),
-            "the job to fail over to the replacement TaskManager",
+            "the job to fail over to a replacement TaskManager",
         )
-        assert len(cluster.processes) == 3
+        assert len(cluster.processes) >= 3
     finally:
         if victim.returncode is None:
             with contextlib.suppress(ProcessLookupError):
