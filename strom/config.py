@@ -194,6 +194,16 @@ class ClusterOptions:
     SLOT_REQUEST_TIMEOUT: ConfigOption[float] = _opt(
         "slot.request.timeout", float, 60.0, "Seconds a job waits for the slots it needs."
     )
+    #: strom's own key: Flink sets log levels in log4j files, not in its configuration
+    LOGGING_LEVEL: ConfigOption[str] = _opt(
+        "logging.level",
+        str,
+        "WARNING",
+        "Python logging level (DEBUG, INFO, WARNING, ERROR) of the TaskManagers: records of strom and of user "
+        "functions (`logging.getLogger(__name__).info(...)`) at or above it reach the client's standard error "
+        "(from Spark, forwarded to the driver's `strom.taskmanager` logger); set explicitly, it also becomes the "
+        "level of the client's `strom` logger. At DEBUG a failed task's error also shows strom's own traceback.",
+    )
 
 
 class DeploymentOptions:

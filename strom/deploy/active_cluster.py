@@ -35,7 +35,7 @@ from strom.runtime.jobmaster.dispatcher import Dispatcher
 from strom.runtime.jobmaster.slot_manager import TaskManagerRegistration
 from strom.runtime.rpc.auth import new_secret
 
-__all__ = ["ActiveCluster"]
+__all__ = ["ActiveCluster", "logging_level"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -47,6 +47,31 @@ _LIVE: weakref.WeakSet[ActiveCluster] = weakref.WeakSet()
 def _close_all() -> None:
     for cluster in list(_LIVE):
         cluster.close()
+
+
+def logging_level(config: Configuration) -> int:
+    """``logging.level`` as a :mod:`logging` level number."""
+    raw = config.get(ClusterOptions.LOGGING_LEVEL)
+    level = logging.getLevelName(raw.strip().upper())
+    if not isinstance(level, int):
+        raise ConfigurationError(
+            f"expected DEBUG, INFO, WARNING, ERROR or CRITICAL for {ClusterOptions.LOGGING_LEVEL.key}; got {raw!r}; "
+            f"hint: the default is {ClusterOptions.LOGGING_LEVEL.default}"
+        )
+    return level
+
+
+def _configure_client_logging(config: Configuration) -> None:
+    """An explicit ``logging.level`` is the client's ``strom`` level too; with no logging set up at all (no
+    handler anywhere, so Python would print WARNING and above only) strom's records get a handler on stderr."""
+    if not config.contains(ClusterOptions.LOGGING_LEVEL):
+        return
+    strom_log = logging.getLogger("strom")
+    strom_log.setLevel(logging_level(config))
+    if not logging.getLogger().handlers and not strom_log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        strom_log.addHandler(handler)
 
 
 class ActiveCluster(ABC):
@@ -65,6 +90,7 @@ class ActiveCluster(ABC):
                 f"expected {TaskManagerOptions.SWITCH_INTERVAL.key} >= 0 (milliseconds); got {switch_interval}; "
                 "hint: 0 keeps Python's own interval, the default is 1"
             )
+        self.log_level = logging_level(config)
         self.secret = new_secret()
         self.dispatcher: Dispatcher | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -97,6 +123,7 @@ class ActiveCluster(ABC):
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> ActiveCluster:
+        _configure_client_logging(self.config)
         _LIVE.add(self)
         loop = asyncio.new_event_loop()
         self._loop = loop
