@@ -74,6 +74,20 @@ def _configure_client_logging(config: Configuration) -> None:
         strom_log.addHandler(handler)
 
 
+async def _finish_remaining_tasks(timeout: float = 5.0) -> None:
+    """Before the loop stops: let the clean-up a job's end started (releasing slots, disposing checkpoint storage)
+    finish, and cancel what is still running after ``timeout`` — no task is destroyed pending."""
+    current = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not current]
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=timeout)
+    for t in pending:
+        t.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=1.0)
+
+
 class ActiveCluster(ABC):
     """The JobManager side; a subclass is the driver of one resource provider (the three abstract methods)."""
 
@@ -205,6 +219,9 @@ class ActiveCluster(ABC):
                 except BaseException:
                     fut.cancel()
                     raise
+            except BaseException:  # Ctrl-C: no task is left pending on the loop
+                fut.cancel()
+                raise
 
     def close(self) -> None:
         with self._lock:
@@ -225,6 +242,7 @@ class ActiveCluster(ABC):
                 assert dispatcher is not None
                 try:
                     self.run(dispatcher.close(), timeout=10)
+                    self.run(_finish_remaining_tasks(), timeout=10)
                 except Exception as exc:
                     log.debug("closing the dispatcher: %s", exc)
             if loop is not None:
@@ -259,6 +277,9 @@ class ActiveCluster(ABC):
                 if deadline is not None and time.monotonic() > deadline:
                     fut.cancel()
                     raise
+            except KeyboardInterrupt:
+                fut.cancel()
+                raise
 
     def call_soon(self, fn: Any, *args: Any) -> None:
         assert self._loop is not None

@@ -94,3 +94,45 @@ def test_killed_task_manager_fails_the_job_instead_of_hanging() -> None:
     with pytest.raises(JobExecutionError, match=rf"TaskManager tm-\d \(pid {victim}\) was lost"):
         client.get_job_execution_result()
     assert all(p.poll() is not None for p in cluster.processes)
+
+
+RUNNING_JOB = textwrap.dedent(
+    """
+    import time
+    from strom import StreamExecutionEnvironment
+
+    def slow(x):
+        time.sleep(0.001)
+        return x
+
+    def sink(value, seen=[]):
+        if not seen:  # the job runs: its first record reached a sink (a TaskManager shares our stdout)
+            seen.append(value)
+            print("RUNNING", flush=True)
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    env.from_sequence(0, 10**9).map(slow).add_sink(sink)
+    env.execute("endless")
+    """
+)
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("via", ["python", "strom run"])
+def test_ctrl_c_prints_one_line_and_exits_130(tmp_path: Path, via: str) -> None:
+    script = tmp_path / "job.py"
+    script.write_text(RUNNING_JOB)
+    cmd = [sys.executable, str(script)] if via == "python" else [sys.executable, "-m", "strom.cli", "run", str(script)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "RUNNING"
+    tms = [p.pid for p in _task_managers_of(proc.pid)]
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    # `strom run` exits 130; a plain script ends by SIGINT as Python does on Ctrl-C (130 in a shell)
+    assert proc.returncode == (130 if via == "strom run" else -signal.SIGINT), err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("job 'endless' (") and lines[0].endswith(") cancelled"), err
+    assert _gone(tms, 15)
