@@ -18,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import fcntl
 import logging
+import os
 import secrets
 import shutil
 import tempfile
@@ -74,6 +76,68 @@ def _configure_client_logging(config: Configuration) -> None:
         strom_log.addHandler(handler)
 
 
+#: the temporary checkpoint directory of a cluster: ``<tmp>/strom-checkpoints-<pid>-<random>``
+_TEMP_CHECKPOINTS_PREFIX = "strom-checkpoints-"
+#: inside it, locked (``flock``) by the owning process for as long as it lives
+_OWNER_LOCK = ".owner.lock"
+
+
+def _create_temp_checkpoint_dir() -> tuple[str, int]:
+    """A fresh temporary checkpoint directory and the descriptor of its owner lock, held until the cluster
+    closes — or its process dies, however: the kernel then releases the lock."""
+    path = tempfile.mkdtemp(prefix=f"{_TEMP_CHECKPOINTS_PREFIX}{os.getpid()}-")
+    fd = os.open(os.path.join(path, _OWNER_LOCK), os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return path, fd
+
+
+def remove_abandoned_checkpoint_dirs(tmp: str | None = None) -> list[str]:
+    """Remove the temporary checkpoint directories of dead processes (a client killed before it could clean
+    up); returns them. Only strom's own, of this user: named ``strom-checkpoints-<pid>-*`` with an owner
+    lock nobody holds, or — not yet locked by a process that just made one — whose pid is not running. A
+    user-configured ``execution.checkpointing.dir`` is never touched."""
+    tmp = tmp or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return removed
+    for name in names:
+        pid_text = name[len(_TEMP_CHECKPOINTS_PREFIX) :].split("-", 1)[0]
+        if not name.startswith(_TEMP_CHECKPOINTS_PREFIX) or not pid_text.isdigit():
+            continue
+        path = os.path.join(tmp, name)
+        with contextlib.suppress(OSError):
+            if os.lstat(path).st_uid == os.getuid() and _abandoned(path, int(pid_text)):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    return removed
+
+
+def _abandoned(path: str, pid: int) -> bool:
+    try:
+        fd = os.open(os.path.join(path, _OWNER_LOCK), os.O_RDWR)
+    except FileNotFoundError:
+        return pid != os.getpid() and not _pid_running(pid)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False  # its owner lives
+    finally:
+        os.close(fd)  # also releases the lock just taken
+    return True
+
+
+def _pid_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 async def _finish_remaining_tasks(timeout: float = 5.0) -> None:
     """Before the loop stops: let the clean-up a job's end started (releasing slots, disposing checkpoint storage)
     finish, and cancel what is still running after ``timeout`` — no task is destroyed pending."""
@@ -113,6 +177,7 @@ class ActiveCluster(ABC):
         self._lock = threading.Lock()
         self._next_tm = 0
         self._checkpoint_dir = ""
+        self._checkpoint_dir_lock = -1
         self._registered_pids: dict[str, int] = {}  # tm id -> pid, every TaskManager that registered
 
     # -- driver interface (Flink's ResourceManagerDriver) ---------------------------------------------
@@ -132,12 +197,14 @@ class ActiveCluster(ABC):
         """A temporary checkpoint directory, created on first use, removed on close."""
         with self._lock:
             if not self._checkpoint_dir:
-                self._checkpoint_dir = tempfile.mkdtemp(prefix="strom-checkpoints-")
+                self._checkpoint_dir, self._checkpoint_dir_lock = _create_temp_checkpoint_dir()
             return self._checkpoint_dir
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> ActiveCluster:
         _configure_client_logging(self.config)
+        for path in remove_abandoned_checkpoint_dirs():
+            log.info("removed %s, the temporary checkpoint directory of a client that was killed", path)
         _LIVE.add(self)
         loop = asyncio.new_event_loop()
         self._loop = loop
@@ -253,6 +320,7 @@ class ActiveCluster(ABC):
                     loop.close()
             if self._checkpoint_dir:
                 shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
+                os.close(self._checkpoint_dir_lock)
 
     def __enter__(self) -> ActiveCluster:
         return self.start()
