@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from strom.api.environment import TARGETS, StreamExecutionEnvironment
+from strom.api.job_client import interrupted_job
 from strom.config import ClusterOptions, Configuration, DeploymentOptions, SparkOptions, TaskManagerOptions
 from strom.exceptions import ConfigurationError
 
@@ -71,7 +72,12 @@ def main(argv: list[str] | None = None) -> int:
         StreamExecutionEnvironment.set_context_configuration(conf)
         sys.argv = [str(script), *ns.args]
         sys.path.insert(0, str(script.parent.resolve()))
-        runpy.run_path(str(script), run_name="__main__")
+        try:
+            runpy.run_path(str(script), run_name="__main__")
+        except KeyboardInterrupt as interrupt:  # Ctrl-C: one line, not a traceback through strom's waits
+            job = interrupted_job(interrupt)
+            print(f"job {job} cancelled" if job is not None else "strom run: interrupted", file=sys.stderr)
+            return 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
         return 0
     from strom.examples_demo import run_demo
 

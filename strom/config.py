@@ -323,6 +323,16 @@ class ClusterOptions:
         "Time a job waits for the slots it needs. A bare number is milliseconds (strom took seconds until 0.1.0).",
         legacy_seconds=True,
     )
+    #: strom's own key: Flink sets log levels in log4j files, not in its configuration
+    LOGGING_LEVEL: ConfigOption[str] = _opt(
+        "logging.level",
+        str,
+        "WARNING",
+        "strom's own: Python logging level (DEBUG, INFO, WARNING, ERROR) of the TaskManagers: records of strom and of user "
+        "functions (`logging.getLogger(__name__).info(...)`) at or above it reach the client's standard error "
+        "(from Spark, forwarded to the driver's `strom.taskmanager` logger); set explicitly, it also becomes the "
+        "level of the client's `strom` logger. At DEBUG a failed task's error also shows strom's own traceback.",
+    )
 
 
 class DeploymentOptions:

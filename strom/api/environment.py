@@ -25,7 +25,7 @@ from strom.api._time import duration_argument
 from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode
 from strom.api.datastream import DataStream
 from strom.api.eventtime import WatermarkStrategy
-from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult
+from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult, mark_job_interrupted
 from strom.api.source import Source
 from strom.api.transformations import SourceTransformation, Transformation
 from strom.config import (
@@ -244,12 +244,19 @@ class StreamExecutionEnvironment:
                 f"expected {DeploymentOptions.TARGET.key} to be one of {', '.join(TARGETS)}; got '{target}'"
             )
         slots = slots_required(job_graph)
-        cluster = self._start_spark_cluster(job_graph, slots) if target == "spark" else self._start_minicluster(slots)
         try:
-            assert cluster.dispatcher is not None
-            job_id = cluster.run(cluster.dispatcher.submit_job(job_graph))
-        except BaseException:
-            cluster.close()
+            if target == "spark":
+                cluster = self._start_spark_cluster(job_graph, slots)
+            else:
+                cluster = self._start_minicluster(slots)
+            try:
+                assert cluster.dispatcher is not None
+                job_id = cluster.run(cluster.dispatcher.submit_job(job_graph))
+            except BaseException:
+                cluster.close()
+                raise
+        except KeyboardInterrupt as interrupt:  # Ctrl-C while the cluster starts (it closed on its way out)
+            mark_job_interrupted(interrupt, f"'{job_graph.job_name}' ({job_graph.job_id})")
             raise
         return JobClient(cluster, job_id, job_graph.job_name)
 

@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from strom.exceptions import ClusterError, JobCancelledError, JobExecutionError
@@ -17,7 +19,43 @@ if TYPE_CHECKING:
     from strom.runtime.checkpoint.coordinator import CheckpointStats
     from strom.runtime.jobmaster.jobmaster import JobResult
 
-__all__ = ["CloseableIterator", "JobClient", "JobExecutionResult", "TaskMetrics"]
+__all__ = [
+    "CloseableIterator",
+    "JobClient",
+    "JobExecutionResult",
+    "TaskMetrics",
+    "interrupted_job",
+    "mark_job_interrupted",
+]
+
+
+def mark_job_interrupted(interrupt: KeyboardInterrupt, job: str) -> None:
+    """Ctrl-C stopped ``job`` ("'name' (id)"): should the interrupt end the program, Python prints one line,
+    ``job 'name' (id) cancelled``, instead of the traceback through strom's waits (and exits by SIGINT, 130 in a
+    shell). A program that catches the interrupt sees nothing printed."""
+    interrupt.strom_cancelled_job = job  # type: ignore[attr-defined]
+    global _previous_excepthook
+    if _previous_excepthook is None:
+        _previous_excepthook = sys.excepthook
+        sys.excepthook = _excepthook
+
+
+def interrupted_job(exc: BaseException) -> str | None:
+    """The job a Ctrl-C cancelled, if ``exc`` is that interrupt."""
+    job = getattr(exc, "strom_cancelled_job", None)
+    return job if isinstance(exc, KeyboardInterrupt) and isinstance(job, str) else None
+
+
+_previous_excepthook: object = None
+
+
+def _excepthook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+    job = interrupted_job(exc)
+    if job is not None:
+        print(f"job {job} cancelled", file=sys.stderr, flush=True)
+        return
+    previous = _previous_excepthook
+    (previous if callable(previous) else sys.__excepthook__)(kind, exc, tb)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +169,9 @@ class JobClient:
             assert d is not None
             try:
                 self._result = self._cluster.run(d.request_job_result(self.job_id))
+            except KeyboardInterrupt as interrupt:  # Ctrl-C: the job ends with its cluster, closed below
+                mark_job_interrupted(interrupt, f"'{self.job_name}' ({self.job_id})")
+                raise
             finally:
                 self._cluster.close()
         return self._result

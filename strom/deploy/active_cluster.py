@@ -22,7 +22,9 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import fcntl
 import logging
+import os
 import secrets
 import shutil
 import tempfile
@@ -41,7 +43,7 @@ from strom.runtime.jobmaster.dispatcher import Dispatcher
 from strom.runtime.jobmaster.slot_manager import TaskManagerRegistration
 from strom.runtime.rpc.auth import new_secret
 
-__all__ = ["ActiveCluster"]
+__all__ = ["ActiveCluster", "logging_level"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -90,6 +92,107 @@ def _validate_options(config: Configuration) -> None:
             )
 
 
+def logging_level(config: Configuration) -> int:
+    """``logging.level`` as a :mod:`logging` level number."""
+    raw = config.get(ClusterOptions.LOGGING_LEVEL)
+    level = logging.getLevelName(raw.strip().upper())
+    if not isinstance(level, int):
+        raise ConfigurationError(
+            f"expected DEBUG, INFO, WARNING, ERROR or CRITICAL for {ClusterOptions.LOGGING_LEVEL.key}; got {raw!r}; "
+            f"hint: the default is {ClusterOptions.LOGGING_LEVEL.default}"
+        )
+    return level
+
+
+def _configure_client_logging(config: Configuration) -> None:
+    """An explicit ``logging.level`` is the client's ``strom`` level too; with no logging set up at all (no
+    handler anywhere, so Python would print WARNING and above only) strom's records get a handler on stderr."""
+    if not config.contains(ClusterOptions.LOGGING_LEVEL):
+        return
+    strom_log = logging.getLogger("strom")
+    strom_log.setLevel(logging_level(config))
+    if not logging.getLogger().handlers and not strom_log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        strom_log.addHandler(handler)
+
+
+#: the temporary checkpoint directory of a cluster: ``<tmp>/strom-checkpoints-<pid>-<random>``
+_TEMP_CHECKPOINTS_PREFIX = "strom-checkpoints-"
+#: inside it, locked (``flock``) by the owning process for as long as it lives
+_OWNER_LOCK = ".owner.lock"
+
+
+def _create_temp_checkpoint_dir() -> tuple[str, int]:
+    """A fresh temporary checkpoint directory and the descriptor of its owner lock, held until the cluster
+    closes — or its process dies, however: the kernel then releases the lock."""
+    path = tempfile.mkdtemp(prefix=f"{_TEMP_CHECKPOINTS_PREFIX}{os.getpid()}-")
+    fd = os.open(os.path.join(path, _OWNER_LOCK), os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return path, fd
+
+
+def remove_abandoned_checkpoint_dirs(tmp: str | None = None) -> list[str]:
+    """Remove the temporary checkpoint directories of dead processes (a client killed before it could clean
+    up); returns them. Only strom's own, of this user: named ``strom-checkpoints-<pid>-*`` with an owner
+    lock nobody holds, or — not yet locked by a process that just made one — whose pid is not running. A
+    user-configured ``execution.checkpointing.dir`` is never touched."""
+    tmp = tmp or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return removed
+    for name in names:
+        pid_text = name[len(_TEMP_CHECKPOINTS_PREFIX) :].split("-", 1)[0]
+        if not name.startswith(_TEMP_CHECKPOINTS_PREFIX) or not pid_text.isdigit():
+            continue
+        path = os.path.join(tmp, name)
+        with contextlib.suppress(OSError):
+            if os.lstat(path).st_uid == os.getuid() and _abandoned(path, int(pid_text)):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    return removed
+
+
+def _abandoned(path: str, pid: int) -> bool:
+    try:
+        fd = os.open(os.path.join(path, _OWNER_LOCK), os.O_RDWR)
+    except FileNotFoundError:
+        return pid != os.getpid() and not _pid_running(pid)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False  # its owner lives
+    finally:
+        os.close(fd)  # also releases the lock just taken
+    return True
+
+
+def _pid_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def _finish_remaining_tasks(timeout: float = 5.0) -> None:
+    """Before the loop stops: let the clean-up a job's end started (releasing slots, disposing checkpoint storage)
+    finish, and cancel what is still running after ``timeout`` — no task is destroyed pending."""
+    current = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not current]
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=timeout)
+    for t in pending:
+        t.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=1.0)
+
+
 class ActiveCluster(ABC):
     """The JobManager side; a subclass is the driver of one resource provider (the three abstract methods)."""
 
@@ -101,6 +204,7 @@ class ActiveCluster(ABC):
         self.num_task_managers = max(1, num_task_managers)
         self.slots_per_task_manager = config.get(TaskManagerOptions.NUM_TASK_SLOTS)
         _validate_options(config)
+        self.log_level = logging_level(config)
         self.secret = new_secret()
         self.dispatcher: Dispatcher | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -109,6 +213,7 @@ class ActiveCluster(ABC):
         self._lock = threading.Lock()
         self._next_tm = 0
         self._checkpoint_dir = ""
+        self._checkpoint_dir_lock = -1
         self._registered_pids: dict[str, int] = {}  # tm id -> pid, every TaskManager that registered
         #: releases and replacements of lost TaskManagers, one at a time, off the JobManager loop
         self._driver = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="strom-rm-driver")
@@ -134,11 +239,14 @@ class ActiveCluster(ABC):
         """A temporary checkpoint directory, created on first use, removed on close."""
         with self._lock:
             if not self._checkpoint_dir:
-                self._checkpoint_dir = tempfile.mkdtemp(prefix="strom-checkpoints-")
+                self._checkpoint_dir, self._checkpoint_dir_lock = _create_temp_checkpoint_dir()
             return self._checkpoint_dir
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> ActiveCluster:
+        _configure_client_logging(self.config)
+        for path in remove_abandoned_checkpoint_dirs():
+            log.info("removed %s, the temporary checkpoint directory of a client that was killed", path)
         _LIVE.add(self)
         loop = asyncio.new_event_loop()
         self._loop = loop
@@ -227,6 +335,9 @@ class ActiveCluster(ABC):
                 except BaseException:
                     fut.cancel()
                     raise
+            except BaseException:  # Ctrl-C: no task is left pending on the loop
+                fut.cancel()
+                raise
 
     def close(self) -> None:
         with self._lock:
@@ -251,6 +362,7 @@ class ActiveCluster(ABC):
                 assert dispatcher is not None
                 try:
                     self.run(dispatcher.close(), timeout=10)
+                    self.run(_finish_remaining_tasks(), timeout=10)
                 except Exception as exc:
                     log.debug("closing the dispatcher: %s", exc)
             if loop is not None:
@@ -261,6 +373,7 @@ class ActiveCluster(ABC):
                     loop.close()
             if self._checkpoint_dir:
                 shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
+                os.close(self._checkpoint_dir_lock)
 
     def __enter__(self) -> ActiveCluster:
         return self.start()
@@ -285,6 +398,9 @@ class ActiveCluster(ABC):
                 if deadline is not None and time.monotonic() > deadline:
                     fut.cancel()
                     raise
+            except KeyboardInterrupt:
+                fut.cancel()
+                raise
 
     def call_soon(self, fn: Any, *args: Any) -> None:
         assert self._loop is not None

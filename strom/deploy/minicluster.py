@@ -69,6 +69,7 @@ class MiniCluster(ActiveCluster):
             f"--cancellation-timeout={c.get(ExecutionOptions.CANCELLATION_TIMEOUT).total_seconds()}",
             f"--max-frame-bytes={c.get(NetworkOptions.MAX_FRAME_BYTES)}",
             f"--switch-interval-ms={c.get(TaskManagerOptions.SWITCH_INTERVAL)}",
+            f"--log-level={logging.getLevelName(self.log_level)}",
         ]
         env = dict(os.environ)
         paths = [p or os.getcwd() for p in sys.path]

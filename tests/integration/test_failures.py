@@ -1,4 +1,5 @@
-"""A failing user function fails the job with a message that names it; nothing is left running."""
+"""A failing job says what failed first: a user function's error names it, any other strom error shows its message
+before strom's own frames; nothing is left running."""
 
 from __future__ import annotations
 
@@ -8,8 +9,16 @@ import logging
 import psutil
 import pytest
 
-from strom import Configuration, JobExecutionError, JobStatus, MapFunction, StreamExecutionEnvironment
+from strom import (
+    Configuration,
+    JobExecutionError,
+    JobStatus,
+    MapFunction,
+    StreamExecutionEnvironment,
+    WatermarkStrategy,
+)
 from strom.config import ClusterOptions, RestartStrategyOptions, TaskManagerOptions
+from strom.connectors.collection import CollectionSource
 
 
 def boom_on_13(x: int) -> int:
@@ -130,3 +139,84 @@ def test_fifty_failing_runs_tear_down_their_remote_channels_without_stray_errors
     stray = [line for line in lines if any(s in line for s in ("never retrieved", "Unhandled exception", "KeyError"))]
     assert not stray, "\n".join(stray[:20])
     _no_task_managers_left()
+
+
+def _job_with_a_str_timestamp(configuration: Configuration | None = None) -> StreamExecutionEnvironment:
+    env = StreamExecutionEnvironment.get_execution_environment(configuration)
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda e, ts: str(e))
+    env.from_source(CollectionSource([1, 2, 3]), strategy, "events").map(lambda x: x).print()
+    return env
+
+
+@pytest.mark.timeout(60)
+def test_a_strom_error_shows_its_message_first_without_internal_frames() -> None:
+    env = _job_with_a_str_timestamp()
+    with pytest.raises(JobExecutionError) as info:
+        env.execute("str timestamps")
+    lines = str(info.value).splitlines()
+    assert lines[0].endswith("failed:")  # job ... failed: task '...' failed:
+    assert "InvalidProgramError: expected the timestamp assigner of operator 'Source: events'" in lines[1]
+    assert "got '1' (str)" in lines[1]
+    assert not any("task.py" in line or "stream_task.py" in line or "Traceback" in line for line in lines)
+    _no_task_managers_left()
+
+
+@pytest.mark.timeout(60)
+def test_at_debug_the_internal_traceback_follows_strom_s_message() -> None:
+    conf = Configuration()
+    conf.set_string("logging.level", "DEBUG")
+    env = _job_with_a_str_timestamp(conf)
+    strom_log = logging.getLogger("strom")
+    saved = strom_log.level  # an explicit logging.level sets the client's too
+    try:
+        with pytest.raises(JobExecutionError) as info:
+            env.execute("str timestamps")
+    finally:
+        strom_log.setLevel(saved)
+    text = str(info.value)
+    message = text.index("InvalidProgramError: expected the timestamp assigner")
+    internal = text.index("Internal traceback")
+    assert message < internal
+    assert "stream_task.py" in text[internal:]
+    _no_task_managers_left()
+
+
+@pytest.mark.timeout(90)
+def test_the_failover_record_names_the_operator_and_the_exception(caplog: pytest.LogCaptureFixture) -> None:
+    conf = Configuration()
+    conf.set_string("restart-strategy.type", "fixed-delay")
+    conf.set_string("restart-strategy.fixed-delay.attempts", "1")
+    conf.set_string("restart-strategy.fixed-delay.delay", "10")
+    env = StreamExecutionEnvironment.get_execution_environment(conf)
+    env.enable_checkpointing(100)
+    env.from_sequence(0, 100).map(boom_on_13).name("explode").print()
+    with caplog.at_level(logging.WARNING, logger="strom"), pytest.raises(JobExecutionError):
+        env.execute("failing over")
+    failovers = [r.getMessage() for r in caplog.records if "fails over" in r.getMessage()]
+    assert len(failovers) == 1, failovers
+    assert "operator 'explode'" in failovers[0]
+    assert failovers[0].endswith("ValueError: boom")
+    _no_task_managers_left()
+
+
+@pytest.mark.timeout(60)
+def test_checkpointing_with_unbounded_restarts_warns_once_at_submit(caplog: pytest.LogCaptureFixture) -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.enable_checkpointing(100)
+    env.from_sequence(0, 100).map(lambda x: x).print()
+    with caplog.at_level(logging.WARNING, logger="strom"):
+        env.execute("unbounded restarts")
+    warnings = [r.getMessage() for r in caplog.records if "restarts the job forever" in r.getMessage()]
+    assert len(warnings) == 1, warnings
+    assert "exponential-delay" in warnings[0] and "attempts-before-reset-backoff" in warnings[0]
+
+    caplog.clear()
+    conf = Configuration()
+    conf.set_string("restart-strategy.exponential-delay.attempts-before-reset-backoff", "10")
+    conf.set_string("restart-strategy.type", "exponential-delay")
+    env = StreamExecutionEnvironment.get_execution_environment(conf)
+    env.enable_checkpointing(100)
+    env.from_sequence(0, 100).map(lambda x: x).print()
+    with caplog.at_level(logging.WARNING, logger="strom"):
+        env.execute("bounded restarts")
+    assert not [r for r in caplog.records if "restarts the job forever" in r.getMessage()]

@@ -140,7 +140,7 @@ class SparkCluster(ActiveCluster):
             cancellation_timeout=c.get(ExecutionOptions.CANCELLATION_TIMEOUT).total_seconds(),
             max_frame_bytes=c.get(NetworkOptions.MAX_FRAME_BYTES),
             switch_interval_ms=c.get(TaskManagerOptions.SWITCH_INTERVAL),
-            forward_logs_level=logging.getLogger("strom").getEffectiveLevel(),
+            forward_logs_level=min(self.log_level, logging.getLogger("strom").getEffectiveLevel()),
         )
         launch = SparkTaskManagerLaunch(spec=spec, secret_hex=self.secret.hex(), python_path=tuple(sys.path))
         record = _Launch(tm_id=tm_id, job_group=f"{self._group_prefix}-{tm_id}")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from strom.config import CheckpointingOptions, Configuration, millis
-from strom.exceptions import CheckpointError
+from strom.exceptions import CheckpointError, UserFunctionError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration, CheckpointStats
@@ -33,6 +33,7 @@ from strom.runtime.jobmaster.restart_strategy import (
     NoRestartBackoffTimeStrategy,
     RestartBackoffTimeStrategy,
     describe_exhausted,
+    describe_unbounded,
     restart_strategy_from_configuration,
 )
 from strom.runtime.jobmaster.scheduler import DefaultScheduler
@@ -93,6 +94,8 @@ class JobMaster:
         self.restart_strategy: RestartBackoffTimeStrategy = restart_strategy_from_configuration(
             self.configuration, checkpointing_enabled=self.checkpoints is not None
         )
+        if self.checkpoints is not None and self.restart_strategy.restarts_forever():
+            log.warning("job %s: %s", self.job_id, describe_unbounded(self.restart_strategy))
         self.num_restarts = 0
         self._restart_scheduled = False
         self.result: asyncio.Future[JobResult] = asyncio.get_running_loop().create_future()
@@ -371,7 +374,11 @@ class JobMaster:
             self.checkpoints.task_finished(ex.attempt_id)  # a trigger it accepted while closing never runs
         if target is ExecutionState.FAILED:
             ex.failure_text = tes.error_text
-            self.handle_global_failure(f"task '{ex.vertex.name}' failed:\n{tes.error_text}", tes.error)
+            self.handle_global_failure(
+                f"task '{ex.vertex.name}' failed:\n{tes.error_text}",
+                tes.error,
+                summary=_task_failure_summary(ex.vertex.name, tes.error_text, tes.error),
+            )
         elif (
             target in (ExecutionState.RUNNING, ExecutionState.FINISHED)
             and self.checkpoints is not None
@@ -393,8 +400,9 @@ class JobMaster:
         )
 
     # -- failover ----------------------------------------------------------------------------------
-    def handle_global_failure(self, text: str, error: BaseException | None) -> None:
-        """Restart the whole job if the restart strategy allows it; otherwise fail it."""
+    def handle_global_failure(self, text: str, error: BaseException | None, *, summary: str = "") -> None:
+        """Restart the whole job if the restart strategy allows it; otherwise fail it. ``summary``: the failure
+        in one line for the log (default: the last line of ``text``)."""
         g = self.graph
         if g.state is not JobStatus.RUNNING:
             return  # already restarting, failing, cancelling or ended
@@ -408,7 +416,9 @@ class JobMaster:
                 text = f"{text}\n\n{describe_exhausted(strategy)}"
             self.fail_job(text, error)
             return
-        log.warning("job %s fails over (restart #%d): %s", self.job_id, self.num_restarts + 1, text.splitlines()[0])
+        log.warning(
+            "job %s fails over (restart #%d): %s", self.job_id, self.num_restarts + 1, summary or _last_line(text)
+        )
         g.failure_text = text
         g.failure = error
         g.transition_state(JobStatus.RESTARTING)
@@ -586,3 +596,17 @@ async def _shutdown_storage(storage: CheckpointStorage, status: str, retention: 
         storage.shutdown(status, retention)
     except Exception as exc:  # the job's outcome stands; leftover checkpoint files are only logged
         log.warning("checkpoint storage clean-up after the job ended failed: %s", exc)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "(no message)"
+
+
+def _task_failure_summary(task_name: str, error_text: str, error: BaseException | None) -> str:
+    """One line for the "fails over" record: where the task failed (the operator, for a user function's error)
+    and the exception's last line (``ValueError: bad record``), not the first line of a traceback."""
+    where = f"task '{task_name}'"
+    if isinstance(error, UserFunctionError) and error.operator:
+        where = f"operator '{error.operator}' in {where}"
+    return f"{where}: {_last_line(error_text)}"

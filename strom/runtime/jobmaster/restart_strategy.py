@@ -33,12 +33,14 @@ from strom.config import ConfigOption, Configuration, RestartStrategyOptions, mi
 from strom.exceptions import ConfigurationError
 
 __all__ = [
+    "UNBOUNDED_ATTEMPTS",
     "ExponentialDelayRestartBackoffTimeStrategy",
     "FailureRateRestartBackoffTimeStrategy",
     "FixedDelayRestartBackoffTimeStrategy",
     "NoRestartBackoffTimeStrategy",
     "RestartBackoffTimeStrategy",
     "describe_exhausted",
+    "describe_unbounded",
     "restart_strategy_from_configuration",
 ]
 
@@ -57,6 +59,10 @@ _TYPE_ALIASES: dict[str, str] = {
     "exponentialdelay": "exponential-delay",
 }
 
+#: Attempts from which a strategy counts as unbounded: Java's ``Integer.MAX_VALUE``, the default of
+#: ``exponential-delay.attempts-before-reset-backoff`` (and of Flink's old fixed-delay default with checkpointing).
+UNBOUNDED_ATTEMPTS = 2**31 - 1
+
 #: Raw exponential backoffs saturate here (Java's ``(long)`` of a huge double does the same near 2**63).
 _RAW_BACKOFF_CAP_MS = 2**62
 
@@ -68,6 +74,8 @@ class RestartBackoffTimeStrategy(ABC):
     NAME: ClassVar[str]
     #: What the user can change when the strategy allows no further restart.
     EXHAUSTED_HINT: ClassVar[str]
+    #: how to bound the strategy when :meth:`restarts_forever`
+    BOUND_HINT: ClassVar[str] = ""
 
     def __init__(self) -> None:
         self._now_ms: int | None = None
@@ -101,6 +109,11 @@ class RestartBackoffTimeStrategy(ABC):
     def describe(self) -> str:
         """The strategy and its parameters for messages, e.g. ``fixed-delay (3 attempts, 1000 ms delay)``."""
 
+    def restarts_forever(self) -> bool:
+        """Whether a failure that recurs right after every restart — a bad record replayed from the checkpoint
+        — would restart the job without end instead of failing it."""
+        return False
+
     def validate(self) -> None:
         """Assert the strategy's invariants (for tests; cheap)."""
 
@@ -111,6 +124,14 @@ class RestartBackoffTimeStrategy(ABC):
 def describe_exhausted(strategy: RestartBackoffTimeStrategy) -> str:
     """The user-facing reason a job fails because ``strategy`` allows no further restart."""
     return f"the restart strategy {strategy.describe()} allows no further restart; hint: {strategy.EXHAUSTED_HINT}"
+
+
+def describe_unbounded(strategy: RestartBackoffTimeStrategy) -> str:
+    """The warning for a checkpointing job whose ``strategy`` :meth:`~RestartBackoffTimeStrategy.restarts_forever`."""
+    return (
+        f"the restart strategy {strategy.describe()} restarts the job forever when a failure recurs after every "
+        f"restart (a bad record replayed from the checkpoint) instead of failing it; hint: {strategy.BOUND_HINT}"
+    )
 
 
 class NoRestartBackoffTimeStrategy(RestartBackoffTimeStrategy):
@@ -140,6 +161,7 @@ class FixedDelayRestartBackoffTimeStrategy(RestartBackoffTimeStrategy):
 
     NAME = "fixed-delay"
     EXHAUSTED_HINT = f"raise {_O.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS.key} or fix the cause above"
+    BOUND_HINT = f"set {_O.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS.key} to a few attempts"
 
     def __init__(self, max_attempts: int, backoff_ms: int) -> None:
         super().__init__()
@@ -167,6 +189,9 @@ class FixedDelayRestartBackoffTimeStrategy(RestartBackoffTimeStrategy):
     def describe(self) -> str:
         return f"fixed-delay ({_plural(self.max_attempts, 'attempt')}, {self.backoff_ms} ms delay)"
 
+    def restarts_forever(self) -> bool:
+        return self.max_attempts >= UNBOUNDED_ATTEMPTS
+
     def validate(self) -> None:
         assert self._attempt >= 0
 
@@ -182,6 +207,10 @@ class FailureRateRestartBackoffTimeStrategy(RestartBackoffTimeStrategy):
     EXHAUSTED_HINT = (
         f"raise {_O.RESTART_STRATEGY_FAILURE_RATE_MAX_FAILURES_PER_INTERVAL.key} or shorten "
         f"{_O.RESTART_STRATEGY_FAILURE_RATE_FAILURE_RATE_INTERVAL.key}, or fix the cause above"
+    )
+    BOUND_HINT = (
+        f"lengthen {_O.RESTART_STRATEGY_FAILURE_RATE_FAILURE_RATE_INTERVAL.key} beyond max-failures-per-interval "
+        f"times {_O.RESTART_STRATEGY_FAILURE_RATE_DELAY.key}"
     )
 
     def __init__(self, max_failures_per_interval: int, interval_ms: int, backoff_ms: int) -> None:
@@ -223,6 +252,11 @@ class FailureRateRestartBackoffTimeStrategy(RestartBackoffTimeStrategy):
     def get_backoff_time(self) -> int:
         return self.backoff_ms
 
+    def restarts_forever(self) -> bool:
+        # a failure right after each restart comes every backoff_ms at the soonest: when the allowed failures
+        # span more than the interval, the oldest has always left the window by the time the next one comes
+        return self.max_failures_per_interval * self.backoff_ms > self.interval_ms
+
     def describe(self) -> str:
         return (
             f"failure-rate (at most {_plural(self.max_failures_per_interval, 'failure')} per {self.interval_ms} ms, "
@@ -246,6 +280,7 @@ class ExponentialDelayRestartBackoffTimeStrategy(RestartBackoffTimeStrategy):
 
     NAME = "exponential-delay"
     EXHAUSTED_HINT = f"raise {_O.RESTART_STRATEGY_EXPONENTIAL_DELAY_ATTEMPTS.key} or fix the cause above"
+    BOUND_HINT = f"set {_O.RESTART_STRATEGY_EXPONENTIAL_DELAY_ATTEMPTS.key} to a few attempts, e.g. 10"
 
     def __init__(
         self,
@@ -332,6 +367,9 @@ class ExponentialDelayRestartBackoffTimeStrategy(RestartBackoffTimeStrategy):
                 "hint: the backoff is measured from the latest failure"
             )
         return max(0, self._next_restart_ms - self._now_ms)
+
+    def restarts_forever(self) -> bool:
+        return self.attempts_before_reset >= UNBOUNDED_ATTEMPTS
 
     def describe(self) -> str:
         return (

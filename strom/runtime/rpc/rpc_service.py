@@ -386,6 +386,8 @@ class RpcClient:
                 return await fut
         finally:
             self._calls.discard(call_id)
+            if fut.done() and not fut.cancelled():
+                fut.exception()  # the caller was cancelled just as the call failed (a cluster closing on Ctrl-C)
 
     async def tell(self, method: str, *args: Any, **kwargs: Any) -> None:
         """Invoke ``method`` remotely without waiting for (or getting) a result; errors are logged remotely."""

@@ -67,12 +67,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--cancellation-timeout", type=float, default=30.0)
     p.add_argument("--max-frame-bytes", type=int, default=256 * 1024 * 1024)
     p.add_argument("--switch-interval-ms", type=float, default=DEFAULT_SWITCH_INTERVAL_MS)
+    p.add_argument("--log-level", default="WARNING", help="the cluster's logging.level")
     args = p.parse_args(argv)
     if args.parent_pid:
         _die_with_parent(args.parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the client, which stops us in order
     logging.basicConfig(
-        level=os.environ.get("STROM_LOG_LEVEL", "WARNING"),
+        level=args.log_level,
         format=f"%(asctime)s %(levelname)s [{args.tm_id}] %(name)s: %(message)s",
     )
     try:

@@ -18,7 +18,7 @@ from typing import Any
 
 import cloudpickle
 
-from strom.exceptions import TaskCancelledError, UserFunctionError
+from strom.exceptions import StromError, TaskCancelledError, UserFunctionError
 from strom.runtime.checkpoint.snapshot import OperatorRestoreState
 from strom.runtime.checkpoint.storage import read_state
 from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
@@ -51,11 +51,32 @@ def _request_remote(cm: NettyConnectionManager, channel: RemoteInputChannel, *, 
     cm.request_subpartition(channel, address)
 
 
-def describe_failure(exc: BaseException) -> str:
-    """The text the user sees for a task failure: message plus the original Python traceback."""
+def describe_failure(exc: BaseException, *, internal_traceback: bool = False) -> str:
+    """The text the user sees for a task failure, strom's message first.
+
+    A user function's error: its message, then the user's own traceback. Any other :class:`StromError` (a
+    timestamp assigner returning a ``str``, a record that cannot be pickled, damaged state): its message and the
+    one-line causes it was raised from; strom's own frames (``task.py``, ``stream_task.py``, ...) follow only
+    with ``internal_traceback`` (the TaskManager logs at DEBUG). Anything else is a bug in strom or an
+    unexpected error: its full traceback.
+    """
     if isinstance(exc, UserFunctionError):
         return f"{exc}\n\nUser function traceback (most recent call last):\n{exc.user_traceback}"
-    return "".join(traceback.format_exception(exc))
+    if not isinstance(exc, StromError):
+        return "".join(traceback.format_exception(exc))
+    lines = [_one_line(exc)]
+    cause = exc.__cause__
+    while cause is not None and len(lines) < 8:
+        lines.append(f"caused by {_one_line(cause)}")
+        cause = cause.__cause__
+    text = "\n".join(lines)
+    if internal_traceback:
+        text += "\n\nInternal traceback (most recent call last):\n" + "".join(traceback.format_exception(exc))
+    return text
+
+
+def _one_line(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(exc)).rstrip()
 
 
 class Task:
@@ -112,7 +133,8 @@ class Task:
         return True
 
     def _notify(self, state: ExecutionState, error: BaseException | None) -> Future[Any] | None:
-        text = describe_failure(error) if error is not None else ""
+        debug = log.isEnabledFor(logging.DEBUG)
+        text = describe_failure(error, internal_traceback=debug) if error is not None else ""
         wire_error: BaseException | None = error
         if error is not None:
             try:
@@ -171,6 +193,7 @@ class Task:
             self.state = target
         if target is ExecutionState.FAILED:
             log.info("task %s failed: %s", self.name, error)
+            log.debug("task %s failed", self.name, exc_info=error)
             self.failure = error
             ack = self._notify(target, error)
             if ack is not None:

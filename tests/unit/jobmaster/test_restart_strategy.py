@@ -17,6 +17,7 @@ from strom.runtime.jobmaster.restart_strategy import (
     NoRestartBackoffTimeStrategy,
     RestartBackoffTimeStrategy,
     describe_exhausted,
+    describe_unbounded,
     restart_strategy_from_configuration,
 )
 
@@ -449,3 +450,39 @@ def test_bad_values_are_rejected(settings_: dict[str, object], key: str) -> None
 def test_wrong_type_is_rejected_by_configuration() -> None:
     with pytest.raises(ConfigurationError, match=r"restart-strategy\.fixed-delay\.attempts"):
         Configuration({"restart-strategy.fixed-delay.attempts": "three"})
+
+
+# -- strategies that never give up on a recurring failure (the submit-time warning) ---------------------------------
+def test_the_default_with_checkpointing_restarts_forever_as_flinks_does() -> None:
+    strategy = restart_strategy_from_configuration(Configuration(), checkpointing_enabled=True)
+    assert isinstance(strategy, ExponentialDelayRestartBackoffTimeStrategy)
+    assert strategy.attempts_before_reset == 2**31 - 1
+    assert strategy.restarts_forever()
+    assert "attempts-before-reset-backoff" in describe_unbounded(strategy)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "forever"),
+    [
+        (NoRestartBackoffTimeStrategy(), False),
+        (FixedDelayRestartBackoffTimeStrategy(max_attempts=3, backoff_ms=10), False),
+        (FixedDelayRestartBackoffTimeStrategy(max_attempts=2**31 - 1, backoff_ms=10), True),
+        (_exponential(attempts_before_reset=10), False),
+        # a failure right after each restart comes every 1000 ms at the soonest: the second falls within 60 s ...
+        (FailureRateRestartBackoffTimeStrategy(1, interval_ms=60_000, backoff_ms=1000), False),
+        # ... while a 100 ms window has always let the previous one go
+        (FailureRateRestartBackoffTimeStrategy(1, interval_ms=100, backoff_ms=1000), True),
+    ],
+)
+def test_restarts_forever_says_whether_a_recurring_failure_ever_fails_the_job(
+    strategy: RestartBackoffTimeStrategy, forever: bool
+) -> None:
+    assert strategy.restarts_forever() is forever
+    if not forever:
+        return
+    # the claim checked: a failure at each restart (backoff after the previous one) is always restartable
+    now = 0
+    for _ in range(1000):
+        strategy.notify_failure(RuntimeError("bad record"), now)
+        assert strategy.can_restart()
+        now += strategy.get_backoff_time() + 1
