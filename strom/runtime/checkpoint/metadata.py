@@ -41,6 +41,7 @@ METADATA_VERSION = 2
 _UNVERIFIED_VERSION = 1  # before checksums: restored with a warning
 _DIGEST = re.compile(r"^[0-9a-f]{16}$")
 _CHECKPOINT_DIR = re.compile(r"/chk-(\d+)/[^/]*$")
+_CHECKPOINT_ID_MEMBER = re.compile(rb'"checkpoint_id": *(\d+)')
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +172,7 @@ class _Parser:
     def __init__(self, source: str) -> None:
         self.source = source
         self.version = METADATA_VERSION
+        self.raw = b""
 
     def fail(self, where: str, expected: str, got: object, hint: str) -> CheckpointStorageError:
         return CheckpointStorageError(
@@ -180,24 +182,34 @@ class _Parser:
     def _corrupt(self, where: str, expected: str, got: object) -> CorruptStateError:
         checkpoint_id = self._checkpoint_id_of_path()
         return CorruptStateError(
-            f"malformed checkpoint metadata {self.source}: expected {expected} at {where}; got {_short(got)}; "
+            f"malformed checkpoint metadata {self._file(checkpoint_id)}: expected {expected} at {where}; got "
+            f"{_short(got)}; "
             f"hint: the file is damaged or was not written by strom; {older_checkpoint_hint(checkpoint_id)}",
             file=self.source,
             checkpoint_id=checkpoint_id,
         )
 
+    def _file(self, checkpoint_id: int) -> str:
+        return f"{self.source} (checkpoint {checkpoint_id})" if checkpoint_id >= 0 else self.source
+
     def _checkpoint_id_of_path(self) -> int:
+        """The checkpoint a damaged file belongs to, for the error: from its ``chk-<n>`` directory, else (a
+        savepoint) as far as the file itself tells; -1 if neither does."""
         match = _CHECKPOINT_DIR.search(self.source)
-        return int(match.group(1)) if match else -1
+        if match:
+            return int(match.group(1))
+        member = _CHECKPOINT_ID_MEMBER.search(self.raw)
+        return int(member.group(1)) if member else -1
 
     def metadata(self, text: str | bytes, location: str | None) -> CheckpointMetadata:
+        self.raw = text.encode("utf-8", "replace") if isinstance(text, str) else text
         try:
             doc = json.loads(text)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             checkpoint_id = self._checkpoint_id_of_path()
             raise CorruptStateError(
-                f"malformed checkpoint metadata {self.source}: expected a JSON document; got unparsable content "
-                f"({e}); hint: the file is truncated, damaged or not a strom _metadata file; "
+                f"malformed checkpoint metadata {self._file(checkpoint_id)}: expected a JSON document; got "
+                f"unparsable content ({e}); hint: the file is truncated, damaged or not a strom _metadata file; "
                 f"{older_checkpoint_hint(checkpoint_id)}",
                 file=self.source,
                 checkpoint_id=checkpoint_id,
@@ -253,11 +265,9 @@ class _Parser:
         actual = _document_checksum(doc)
         if stored == actual:
             return
-        from_path = self._checkpoint_id_of_path()
-        raw_id = doc.get("checkpoint_id")
-        checkpoint_id = from_path if from_path >= 0 else raw_id if isinstance(raw_id, int) else -1
+        checkpoint_id = self._checkpoint_id_of_path()
         raise CorruptStateError(
-            f"expected the checkpoint metadata {self.source} (checkpoint {checkpoint_id}) to have the "
+            f"expected the checkpoint metadata {self._file(checkpoint_id)} to have the "
             f"{CHECKSUM_ALGORITHM} checksum it records ({_short(stored)}); got {actual}; hint: the file was damaged "
             f"after it was written — {older_checkpoint_hint(checkpoint_id)}",
             file=self.source,

@@ -18,7 +18,7 @@ from typing import Any
 
 import cloudpickle
 
-from strom.exceptions import TaskCancelledError, UserFunctionError
+from strom.exceptions import CorruptStateError, TaskCancelledError, UserFunctionError
 from strom.runtime.checkpoint.snapshot import OperatorRestoreState
 from strom.runtime.checkpoint.storage import read_state
 from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
@@ -55,6 +55,8 @@ def describe_failure(exc: BaseException) -> str:
     """The text the user sees for a task failure: message plus the original Python traceback."""
     if isinstance(exc, UserFunctionError):
         return f"{exc}\n\nUser function traceback (most recent call last):\n{exc.user_traceback}"
+    if isinstance(exc, CorruptStateError):
+        return f"{type(exc).__name__}: {exc}"  # the message says it all; the runtime's traceback would bury it
     return "".join(traceback.format_exception(exc))
 
 
