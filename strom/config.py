@@ -328,8 +328,9 @@ class ClusterOptions:
         "logging.level",
         str,
         "WARNING",
-        "strom's own: Python logging level (DEBUG, INFO, WARNING, ERROR) of the TaskManagers: records of strom and of user "
-        "functions (`logging.getLogger(__name__).info(...)`) at or above it reach the client's standard error "
+        "strom's own: Python logging level (DEBUG, INFO, WARNING, ERROR) of the TaskManagers: records of strom "
+        "and of user functions (`logging.getLogger(__name__).info(...)`) at or above it reach the client's standard "
+        "error "
         "(from Spark, forwarded to the driver's `strom.taskmanager` logger); set explicitly, it also becomes the "
         "level of the client's `strom` logger. At DEBUG a failed task's error also shows strom's own traceback.",
     )

@@ -10,6 +10,7 @@ Every error strom raises on purpose derives from :class:`StromError`::
     ├── UserFunctionError          a user function raised; names job, operator, subtask, attempt, input
     ├── SerializationError         a record, function or message could not be (de)serialized
     ├── CheckpointStorageError     checkpoint/savepoint files missing, malformed or not writable
+    │   └── CorruptStateError      a state, channel-state or _metadata file fails its checksum
     ├── CheckpointError            a checkpoint or savepoint could not be taken or restored
     ├── ClusterError               the runtime itself could not do its work
     │   ├── AuthenticationError    a peer failed the HMAC challenge
@@ -29,6 +30,7 @@ __all__ = [
     "CheckpointStorageError",
     "ClusterError",
     "ConfigurationError",
+    "CorruptStateError",
     "FrameError",
     "InvalidProgramError",
     "JobCancelledError",
@@ -129,6 +131,26 @@ class CheckpointError(StromError):
 class CheckpointStorageError(StromError):
     """Checkpoint or savepoint storage failed: a ``_metadata`` file is missing or malformed, a state file
     cannot be read or written, or a storage URI is unusable."""
+
+
+class CorruptStateError(CheckpointStorageError):
+    """A file of a checkpoint or savepoint (keyed, operator or channel state, or ``_metadata``) does not match
+    the checksum recorded when it was written: it was damaged since. Restoring it again reads the same bytes, so
+    the job fails instead of restarting. ``file``, ``operator_id`` (empty for ``_metadata``) and
+    ``checkpoint_id`` (-1 when unknown) say which."""
+
+    def __init__(self, message: str, *, file: str = "", operator_id: str = "", checkpoint_id: int = -1) -> None:
+        super().__init__(message)
+        self.file = file
+        self.operator_id = operator_id
+        self.checkpoint_id = checkpoint_id
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_corrupt_state_error, (str(self), self.file, self.operator_id, self.checkpoint_id))
+
+
+def _rebuild_corrupt_state_error(message: str, file: str, operator_id: str, checkpoint_id: int) -> CorruptStateError:
+    return CorruptStateError(message, file=file, operator_id=operator_id, checkpoint_id=checkpoint_id)
 
 
 class ClusterError(StromError):

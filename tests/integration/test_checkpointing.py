@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from strom import (
     MapFunction,
     StreamExecutionEnvironment,
 )
+from strom.exceptions import CorruptStateError, JobExecutionError
 
 KEY_SPAN = 10_000
 
@@ -338,3 +341,114 @@ def test_unpicklable_in_flight_records_abort_an_unaligned_checkpoint_not_the_job
     assert failed and all("pickle" in c.failure_reason for c in failed), failed  # declined, not failed over
     assert any(c.status == "COMPLETED" for c in result.checkpoints)  # the final one: nothing in flight then
     assert sorted(committed_rows_ints(tmp_path / "out")) == list(range(200_000))
+
+
+# ---- damaged checkpoint files ------------------------------------------------------------------------------------
+DAMAGED_COUNT = 300_000
+
+
+@dataclass(frozen=True)
+class _Taken:
+    checkpoint: Path  # a retained unaligned checkpoint holding in-flight data
+    savepoint: Path
+
+
+@pytest.fixture(scope="module")
+def taken(tmp_path_factory: pytest.TempPathFactory) -> _Taken:
+    """One job on two TaskManagers with unaligned checkpoints, all retained, stopped with a savepoint."""
+    from strom import ExternalizedCheckpointRetention
+
+    base = tmp_path_factory.mktemp("damaged")
+    env = unaligned_env(2, base / "checkpoints")
+    env.get_checkpoint_config().set_max_retained_checkpoints(1000)
+    env.get_checkpoint_config().set_externalized_checkpoint_retention(
+        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
+    )
+    throttled_sums_job(env, DAMAGED_COUNT, base / "out")
+    client = env.execute_async("to be damaged")
+    try:
+        with_data = completed_checkpoints(client, 1, where=lambda c: _persisted(c) > 0)
+        savepoint = client.stop_with_savepoint(str(base / "savepoints"))
+    finally:
+        client.close()
+    (checkpoint,) = (base / "checkpoints").glob(f"*/chk-{with_data[0].checkpoint_id}")
+    return _Taken(checkpoint=checkpoint, savepoint=Path(savepoint))
+
+
+def _damaged_copy(source: Path, target: Path, file_name: str, offset: int | float) -> tuple[Path, int]:
+    """A copy of the checkpoint ``source`` with one bit flipped at ``offset`` of one of its files (negative: from
+    the end; a float: that fraction of its size); returns that file and the checkpoint id."""
+    shutil.copytree(source, target)
+    damaged = target / file_name
+    data = bytearray(damaged.read_bytes())
+    at = int(len(data) * offset) if isinstance(offset, float) else offset
+    data[at] ^= 1 << 3
+    damaged.write_bytes(bytes(data))
+    return damaged, int(json.loads((source / "_metadata").read_text())["checkpoint_id"])
+
+
+def _restore_damaged(tmp_path: Path, checkpoint: Path) -> JobExecutionError | CorruptStateError:
+    """Restore the job from ``checkpoint``: it must fail — never finish — with the damage named."""
+    env = unaligned_env(2, tmp_path / "checkpoints")  # fixed-delay restarts allowed: damage must not restart
+    throttled_sums_job(env, DAMAGED_COUNT, tmp_path / "out")
+    with pytest.raises((JobExecutionError, CorruptStateError)) as info:
+        env.execute("restored from damage", savepoint_path=str(checkpoint))
+    return info.value
+
+
+def _assert_damage_named(error: BaseException, damaged: Path, operator_id: str, checkpoint_id: int) -> None:
+    corrupt = error if isinstance(error, CorruptStateError) else error.__cause__
+    assert isinstance(corrupt, CorruptStateError), error
+    message = str(error)
+    assert str(damaged) in message and corrupt.file == str(damaged)
+    assert corrupt.operator_id == operator_id and (not operator_id or f"operator '{operator_id}'" in message)
+    assert corrupt.checkpoint_id == checkpoint_id and f"checkpoint {checkpoint_id}" in message
+    older = f"chk-{checkpoint_id - 1} or earlier" if checkpoint_id > 1 else "an older one"
+    assert f"restore from an older checkpoint ({older}, if retained) or savepoint" in message
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("offset", [0, 0.5, -1])
+def test_a_savepoint_with_a_flipped_bit_in_keyed_state_fails_the_job(
+    taken: _Taken, tmp_path: Path, offset: int
+) -> None:
+    damaged, checkpoint_id = _damaged_copy(taken.savepoint, tmp_path / "savepoint", "sums-keyed-1", offset)
+    error = _restore_damaged(tmp_path, damaged.parent)
+    assert isinstance(error, JobExecutionError)  # a task found it reading its state
+    _assert_damage_named(error, damaged, "sums", checkpoint_id)
+    assert "The job is not restarted" in str(error)
+    assert not (tmp_path / "out").exists() or not committed_rows(tmp_path / "out")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("offset", [0.3, -1])
+def test_a_flipped_bit_in_in_flight_data_of_an_unaligned_checkpoint_fails_the_job(
+    taken: _Taken, tmp_path: Path, offset: int
+) -> None:
+    largest = max(taken.checkpoint.glob("*-channel-*"), key=lambda f: f.stat().st_size)
+    assert largest.stat().st_size > 1000, "the checkpoint should hold in-flight records"
+    damaged, checkpoint_id = _damaged_copy(taken.checkpoint, tmp_path / "checkpoint", largest.name, offset)
+    error = _restore_damaged(tmp_path, damaged.parent)
+    assert isinstance(error, JobExecutionError)
+    _assert_damage_named(error, damaged, largest.name.split("-channel-")[0], checkpoint_id)
+    assert "The job is not restarted" in str(error)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("where", ["start", "a state handle", "its checksum", "end"])
+def test_a_flipped_bit_in_metadata_fails_the_restore_before_any_task_starts(
+    taken: _Taken, tmp_path: Path, where: str
+) -> None:
+    text = (taken.savepoint / "_metadata").read_text()
+    offset = {
+        "start": 0,
+        "a state handle": text.index('"size": ') + len('"size": '),
+        "its checksum": text.index('"checksum": "') + len('"checksum": "'),
+        "end": len(text) - 3,
+    }[where]
+    damaged, checkpoint_id = _damaged_copy(taken.savepoint, tmp_path / "savepoint", "_metadata", offset)
+    error = _restore_damaged(tmp_path, damaged.parent)
+    assert isinstance(error, CorruptStateError)  # raised by the submission: no task was deployed
+    _assert_damage_named(error, damaged, "", checkpoint_id)

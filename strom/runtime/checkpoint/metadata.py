@@ -5,10 +5,17 @@ The file is JSON, never pickle: a savepoint path may come from anywhere, and rea
 not run code. State handles that lie inside the checkpoint's own directory are stored relative to it, so a
 savepoint directory stays valid when it is copied or moved (Flink's relative savepoint paths)::
 
-    {"format": "strom-checkpoint-metadata", "version": 1, "checkpoint_id": 7, "job_id": "…",
-     "timestamp_ms": 1700000000000, "is_savepoint": false, "external_pointer": "file:///ckpt/<job>/chk-7",
+    {"format": "strom-checkpoint-metadata", "version": 2, "checksum": "5d3b…", "checkpoint_id": 7,
+     "job_id": "…", "timestamp_ms": 1700000000000, "is_savepoint": false,
+     "external_pointer": "file:///ckpt/<job>/chk-7",
      "operator_states": {"<operator id>": {"parallelism": 2, "max_parallelism": 128,
-         "keyed": {"0": {"uri": "op-kg-0", "size": 12}}, "operator": {}, "channel": {}, "coordinator": null}}}
+         "keyed": {"0": {"uri": "op-keyed-0", "size": 12, "checksum": "9a0c…"}}, "operator": {}, "channel": {},
+         "coordinator": null}}}
+
+Every state handle carries the xxh3-64 checksum of its bytes, and the document carries the checksum of itself
+without its ``checksum`` member, taken over its canonical JSON (sorted keys, no whitespace): a damaged
+``_metadata`` fails to parse or fails that check before anything in it is used. Version 1 documents (written
+before checksums) still restore, with a warning that their state cannot be verified.
 
 Only the *description* is validated here; what the state files hold is the state backend's business.
 """
@@ -16,16 +23,25 @@ Only the *description* is validated here; what the state files hold is the state
 from __future__ import annotations
 
 import json
+import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from strom.exceptions import CheckpointStorageError
+from strom.exceptions import CheckpointStorageError, CorruptStateError
+from strom.runtime.checkpoint.checksum import CHECKSUM_ALGORITHM, checksum, older_checkpoint_hint
 
 __all__ = ["METADATA_FORMAT", "METADATA_VERSION", "CheckpointMetadata", "OperatorState", "StateHandle"]
 
+log = logging.getLogger(__name__)
+
 METADATA_FORMAT = "strom-checkpoint-metadata"
-METADATA_VERSION = 1
+METADATA_VERSION = 2
+_UNVERIFIED_VERSION = 1  # before checksums: restored with a warning
+_DIGEST = re.compile(r"^[0-9a-f]{16}$")
+_CHECKPOINT_DIR = re.compile(r"/chk-(\d+)/[^/]*$")
+_CHECKPOINT_ID_MEMBER = re.compile(rb'"checkpoint_id": *(\d+)')
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +52,8 @@ class StateHandle:
     uri: str
     size: int
     offset: int = 0
+    checksum: str | None = None
+    """xxh3-64 of the bytes, verified when they are read; ``None`` in checkpoints written before checksums."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +87,10 @@ class CheckpointMetadata:
 
     def to_json(self) -> str:
         base = _dir_prefix(self.external_pointer)
-        doc = {
+        doc: dict[str, Any] = {
             "format": METADATA_FORMAT,
             "version": METADATA_VERSION,
+            "checksum": "",
             "checkpoint_id": self.checkpoint_id,
             "job_id": self.job_id,
             "timestamp_ms": self.timestamp_ms,
@@ -81,6 +100,7 @@ class CheckpointMetadata:
                 op_id: _operator_to_json(op, base) for op_id, op in sorted(self.operator_states.items())
             },
         }
+        doc["checksum"] = _document_checksum(doc)
         return json.dumps(doc, indent=1, sort_keys=False)
 
     @classmethod
@@ -96,6 +116,13 @@ class CheckpointMetadata:
         return _Parser(source).metadata(text, location)
 
 
+def _document_checksum(doc: Mapping[str, Any]) -> str:
+    """The checksum of a ``_metadata`` document: of its canonical JSON without the ``checksum`` member, so it
+    does not depend on the file's layout."""
+    body = {k: v for k, v in doc.items() if k != "checksum"}
+    return checksum(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode())
+
+
 def _dir_prefix(directory: str) -> str:
     return directory.rstrip("/") + "/"
 
@@ -105,6 +132,8 @@ def _handle_to_json(handle: StateHandle, base: str) -> dict[str, Any]:
     out: dict[str, Any] = {"uri": uri, "size": handle.size}
     if handle.offset:
         out["offset"] = handle.offset
+    if handle.checksum is not None:
+        out["checksum"] = handle.checksum
     return out
 
 
@@ -136,45 +165,77 @@ def _is_absolute(uri: str) -> bool:
 
 
 class _Parser:
-    """Validating reader of one ``_metadata`` document; every error names the file and the JSON path."""
+    """Validating reader of one ``_metadata`` document; every error names the file and the JSON path.
+
+    Damage (unparsable JSON, a wrong checksum, a value of the wrong shape) raises :class:`CorruptStateError`."""
 
     def __init__(self, source: str) -> None:
         self.source = source
+        self.version = METADATA_VERSION
+        self.raw = b""
 
     def fail(self, where: str, expected: str, got: object, hint: str) -> CheckpointStorageError:
         return CheckpointStorageError(
             f"malformed checkpoint metadata {self.source}: expected {expected} at {where}; got {got}; hint: {hint}"
         )
 
-    def _corrupt(self, where: str, expected: str, got: object) -> CheckpointStorageError:
-        return self.fail(
-            where,
-            expected,
-            _short(got),
-            "the file is damaged or was not written by strom; restore from another checkpoint or savepoint",
+    def _corrupt(self, where: str, expected: str, got: object) -> CorruptStateError:
+        checkpoint_id = self._checkpoint_id_of_path()
+        return CorruptStateError(
+            f"malformed checkpoint metadata {self._file(checkpoint_id)}: expected {expected} at {where}; got "
+            f"{_short(got)}; "
+            f"hint: the file is damaged or was not written by strom; {older_checkpoint_hint(checkpoint_id)}",
+            file=self.source,
+            checkpoint_id=checkpoint_id,
         )
 
+    def _file(self, checkpoint_id: int) -> str:
+        return f"{self.source} (checkpoint {checkpoint_id})" if checkpoint_id >= 0 else self.source
+
+    def _checkpoint_id_of_path(self) -> int:
+        """The checkpoint a damaged file belongs to, for the error: from its ``chk-<n>`` directory, else (a
+        savepoint) as far as the file itself tells; -1 if neither does."""
+        match = _CHECKPOINT_DIR.search(self.source)
+        if match:
+            return int(match.group(1))
+        member = _CHECKPOINT_ID_MEMBER.search(self.raw)
+        return int(member.group(1)) if member else -1
+
     def metadata(self, text: str | bytes, location: str | None) -> CheckpointMetadata:
+        self.raw = text.encode("utf-8", "replace") if isinstance(text, str) else text
         try:
             doc = json.loads(text)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise self.fail(
-                "the top level",
-                "a JSON document",
-                f"unparsable content ({e})",
-                "the file is truncated or not a strom _metadata file; restore from another checkpoint or savepoint",
+            checkpoint_id = self._checkpoint_id_of_path()
+            raise CorruptStateError(
+                f"malformed checkpoint metadata {self._file(checkpoint_id)}: expected a JSON document; got "
+                f"unparsable content ({e}); hint: the file is truncated, damaged or not a strom _metadata file; "
+                f"{older_checkpoint_hint(checkpoint_id)}",
+                file=self.source,
+                checkpoint_id=checkpoint_id,
             ) from None
         if not isinstance(doc, dict):
             raise self._corrupt("the top level", "a JSON object", doc)
         if doc.get("format") != METADATA_FORMAT:
             raise self._corrupt("format", repr(METADATA_FORMAT), doc.get("format"))
         version = doc.get("version")
-        if version != METADATA_VERSION:
+        if type(version) is not int or version not in (METADATA_VERSION, _UNVERIFIED_VERSION):
             raise self.fail(
                 "version",
-                f"format version {METADATA_VERSION}",
+                f"format version {_UNVERIFIED_VERSION} or {METADATA_VERSION}",
                 _short(version),
-                "the checkpoint was written by another strom version; restore it with that version",
+                "the checkpoint was written by another strom version — restore it with that version — or the file "
+                "is damaged; restore from another checkpoint or savepoint",
+            )
+        self.version = version
+        if version == METADATA_VERSION:
+            self.verify(doc)
+        else:
+            log.warning(
+                "checkpoint metadata %s was written without checksums (format version %d, before strom checked "
+                "its state files): its state is restored unverified",
+                self.source,
+                version,
             )
         checkpoint_id = self.integer(doc, "checkpoint_id", "", minimum=0)
         job_id = self.string(doc, "job_id", "")
@@ -196,6 +257,21 @@ class _Parser:
             is_savepoint=is_savepoint,
             operator_states=ops,
             external_pointer=pointer,
+        )
+
+    def verify(self, doc: dict[str, Any]) -> None:
+        """The document's own checksum, checked before any of its values is used."""
+        stored = doc.get("checksum")
+        actual = _document_checksum(doc)
+        if stored == actual:
+            return
+        checkpoint_id = self._checkpoint_id_of_path()
+        raise CorruptStateError(
+            f"expected the checkpoint metadata {self._file(checkpoint_id)} to have the "
+            f"{CHECKSUM_ALGORITHM} checksum it records ({_short(stored)}); got {actual}; hint: the file was damaged "
+            f"after it was written — {older_checkpoint_hint(checkpoint_id)}",
+            file=self.source,
+            checkpoint_id=checkpoint_id,
         )
 
     def integer(self, obj: dict[str, Any], key: str, where: str, *, minimum: int) -> int:
@@ -256,8 +332,13 @@ class _Parser:
         uri = self.string(raw, "uri", where)
         size = self.integer(raw, "size", where, minimum=0)
         offset = self.integer(raw, "offset", where, minimum=0) if "offset" in raw else 0
+        digest: str | None = None
+        if self.version != _UNVERIFIED_VERSION:
+            digest = raw.get("checksum")
+            if not isinstance(digest, str) or not _DIGEST.match(digest):
+                raise self._corrupt(_at(where, "checksum"), f"an {CHECKSUM_ALGORITHM} digest (16 hex digits)", digest)
         if not _is_absolute(uri):
             if any(part in ("", ".", "..") for part in uri.split("/")):
                 raise self._corrupt(_at(where, "uri"), "a file name inside the checkpoint directory", uri)
             uri = base + uri
-        return StateHandle(uri=uri, size=size, offset=offset)
+        return StateHandle(uri=uri, size=size, offset=offset, checksum=digest)

@@ -7,7 +7,9 @@ Layout, through fsspec (``file://``, a plain local path, ``memory://``, ``s3://`
     <execution.checkpointing.dir>/<job id>/chk-<n>/_metadata          written last, by the JobMaster
     <savepoint target dir>/savepoint-<job id[:6]>-<random hex>/...    a savepoint: same content, never pruned
 
-A ``chk-<n>`` directory without ``_metadata`` is a checkpoint that never completed. A
+Every state file and each key-group slice of one carries an xxh3-64 checksum in its handle, taken as the bytes
+are written and verified as they are read (:mod:`strom.runtime.checkpoint.checksum`); ``_metadata`` carries its
+own. A ``chk-<n>`` directory without ``_metadata`` is a checkpoint that never completed. A
 :class:`CheckpointStorageLocation` holds only its directory URI, so it pickles into checkpoint barriers and
 reaches the TaskManager processes; each call opens the file system anew.
 """
@@ -26,7 +28,14 @@ from typing import Any
 
 import fsspec.core
 
-from strom.exceptions import CheckpointStorageError, ConfigurationError
+from strom.exceptions import CheckpointStorageError, ConfigurationError, CorruptStateError
+from strom.runtime.checkpoint.checksum import (
+    ChecksumWriter,
+    checksum,
+    describe_state,
+    older_checkpoint_hint,
+    verify_checksum,
+)
 from strom.runtime.checkpoint.metadata import CheckpointMetadata, StateHandle
 
 __all__ = [
@@ -151,24 +160,26 @@ class CheckpointStorageLocation:
     uri: str
 
     def write_state(self, name: str, data: bytes) -> StateHandle:
-        """Write one state file ``<uri>/<name>`` and return its handle."""
+        """Write one state file ``<uri>/<name>`` and return its handle, with the checksum of ``data``."""
         _check_name(name)
         fs, directory = _fs(self.uri)
         target = _join(self.uri, name)
+        data = data if isinstance(data, bytes) else bytes(data)
         try:
             fs.makedirs(directory, exist_ok=True)
-            fs.pipe_file(_join(directory, name), data if isinstance(data, bytes) else bytes(data))
+            fs.pipe_file(_join(directory, name), data)
         except OSError as e:
             raise CheckpointStorageError(
                 f"expected to write the state file {target}; got {e!r}; "
                 "hint: check that execution.checkpointing.dir is writable from every TaskManager"
             ) from e
-        return StateHandle(uri=target, size=len(data))
+        return StateHandle(uri=target, size=len(data), checksum=checksum(data))
 
     def write_state_slices(self, name: str, parts: Mapping[int, bytes]) -> dict[int, StateHandle]:
         """Write ``parts`` (e.g. the key groups of one operator subtask) one after the other into one file
-        ``<uri>/<name>``; return a handle per part, a slice of that file. One file instead of one per part:
-        writing is a few system calls, which matters when the writing thread competes for the GIL."""
+        ``<uri>/<name>``; return a handle per part, a slice of that file with the part's checksum (taken piece by
+        piece as the part is written). One file instead of one per part: writing is a few system calls, which
+        matters when the writing thread competes for the GIL."""
         if not parts:
             return {}
         _check_name(name)
@@ -179,9 +190,10 @@ class CheckpointStorageLocation:
         try:
             fs.makedirs(directory, exist_ok=True)
             with fs.open(_join(directory, name), "wb") as f:  # streamed: no joined copy of the whole state
+                writer = ChecksumWriter(f)
                 for key, data in parts.items():
-                    f.write(data)
-                    handles[key] = StateHandle(uri=target, size=len(data), offset=offset)
+                    digest = writer.write(data)
+                    handles[key] = StateHandle(uri=target, size=len(data), offset=offset, checksum=digest)
                     offset += len(data)
         except OSError as e:
             raise CheckpointStorageError(
@@ -221,8 +233,11 @@ class CheckpointStorageLocation:
         _remove_tree(self.uri)
 
 
-def read_state(handle: StateHandle) -> bytes:
-    """The bytes of a state file (or of its slice), checked against the size recorded when it was written."""
+def read_state(handle: StateHandle, *, operator_id: str = "", checkpoint_id: int = -1, what: str = "state") -> bytes:
+    """The bytes of a state file (or of its slice), checked against the size and the checksum recorded when it
+    was written. A mismatch raises :class:`CorruptStateError` naming the file, ``operator_id`` and
+    ``checkpoint_id``; ``what`` names the bytes in it (e.g. ``"keyed state of key group 7"``). Handles of
+    checkpoints written before checksums (``checksum`` None) are checked by size only."""
     fs, path = _fs(handle.uri)
     try:
         data: bytes = fs.cat_file(path, start=handle.offset, end=handle.offset + handle.size)
@@ -235,10 +250,24 @@ def read_state(handle: StateHandle) -> bytes:
         raise CheckpointStorageError(
             f"expected to read the state file {handle.uri}; got {e!r}; hint: check the file system is reachable"
         ) from e
+    end = handle.offset + handle.size
     if len(data) != handle.size:
-        raise CheckpointStorageError(
-            f"state file {handle.uri}: expected {handle.size} bytes got {len(data)}; "
-            "hint: the file was truncated or overwritten; restore from another checkpoint or savepoint"
+        raise CorruptStateError(
+            f"state file {handle.uri}: expected {handle.size} bytes got {len(data)} (at offset {handle.offset}: "
+            f"{describe_state(what, operator_id, checkpoint_id)}); hint: the file was truncated or overwritten — "
+            f"{older_checkpoint_hint(checkpoint_id)}",
+            file=handle.uri,
+            operator_id=operator_id,
+            checkpoint_id=checkpoint_id,
+        )
+    if handle.checksum is not None:
+        verify_checksum(
+            data,
+            handle.checksum,
+            file=handle.uri,
+            what=f"{what} (bytes {handle.offset}–{end} of the file)",
+            operator_id=operator_id,
+            checkpoint_id=checkpoint_id,
         )
     return data
 

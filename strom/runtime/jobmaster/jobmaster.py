@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from strom.config import CheckpointingOptions, Configuration, millis
-from strom.exceptions import CheckpointError, UserFunctionError
+from strom.exceptions import CheckpointError, CorruptStateError, UserFunctionError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration, CheckpointStats
@@ -409,6 +409,11 @@ class JobMaster:
         if self.checkpoints is not None:
             self.checkpoints.stop_periodic()
             self.checkpoints.abort_all("the job fails over")
+        if isinstance(error, CorruptStateError):
+            # a restart would restore the same damaged file again: fail whatever the restart strategy allows
+            # (Flink's SuppressRestartsException)
+            self.fail_job(f"{text}\n\n{self._retained_before(error.checkpoint_id)}", error)
+            return
         strategy = self.restart_strategy
         strategy.notify_failure(error if error is not None else text, int(time.monotonic() * 1000))
         if not strategy.can_restart():
@@ -424,6 +429,18 @@ class JobMaster:
         g.transition_state(JobStatus.RESTARTING)
         self._cancel_executions()
         self._check_terminal()
+
+    def _retained_before(self, checkpoint_id: int) -> str:
+        """Which retained checkpoints of this job a restore could use instead of a damaged one."""
+        older = [
+            m
+            for m in (self.checkpoints.storage.completed() if self.checkpoints is not None else [])
+            if m.checkpoint_id < checkpoint_id
+        ]
+        if not older:
+            return f"The job is not restarted: checkpoint {checkpoint_id} is damaged."
+        listed = ", ".join(m.external_pointer for m in reversed(older))
+        return f"The job is not restarted: checkpoint {checkpoint_id} is damaged. Older retained checkpoints: {listed}"
 
     def _schedule_restart(self) -> None:
         if self._restart_scheduled:

@@ -320,23 +320,42 @@ class Task:
 
     # -- state restore (task thread, INITIALIZING) ----------------------------------------------------
     def _initialize_state(self, invokable: StreamTask) -> None:
-        """Read this subtask's share of the restored checkpoint and hand it to each operator."""
+        """Read this subtask's share of the restored checkpoint and hand it to each operator.
+
+        Every read verifies its checksum, and all of it is read before the first operator sees any: a damaged
+        file raises :class:`CorruptStateError` before user code runs, and the JobMaster fails the job without
+        a restart (a restart would read the same bytes)."""
         restore = self.tdd.restore
+        states: list[OperatorRestoreState | None] = []
         for op in invokable.chain.operators:
-            state: OperatorRestoreState | None = None
-            if restore is not None:
-                d = restore.get(op.operator_id)
-                if d is not None:
-                    state = OperatorRestoreState(
-                        checkpoint_id=d.checkpoint_id,
-                        keyed={kg: read_state(h) for kg, h in d.keyed},
-                        operator=tuple(read_state(h) if h is not None else b"" for h in d.operator),
-                        old_parallelism=d.old_parallelism,
-                    )
-            op.initialize_state(state)
-        head = restore.get(invokable.chain.head.operator_id) if restore is not None else None
+            d = restore.get(op.operator_id) if restore is not None else None
+            if d is None:
+                states.append(None)
+                continue
+            read = functools.partial(read_state, operator_id=op.operator_id, checkpoint_id=d.checkpoint_id)
+            states.append(
+                OperatorRestoreState(
+                    checkpoint_id=d.checkpoint_id,
+                    keyed={kg: read(h, what=f"keyed state of key group {kg}") for kg, h in d.keyed},
+                    operator=tuple(
+                        read(h, what=f"operator state of old subtask {j}") if h is not None else b""
+                        for j, h in enumerate(d.operator)
+                    ),
+                    old_parallelism=d.old_parallelism,
+                )
+            )
+        head_id = invokable.chain.head.operator_id
+        head = restore.get(head_id) if restore is not None else None
         if head is not None and head.channel is not None:
-            invokable.recovered_channel_state = ChannelState.from_bytes(read_state(head.channel))
+            blob = read_state(
+                head.channel,
+                operator_id=head_id,
+                checkpoint_id=head.checkpoint_id,
+                what="in-flight data (channel state)",
+            )
+            invokable.recovered_channel_state = ChannelState.from_bytes(blob)
+        for op, state in zip(invokable.chain.operators, states, strict=True):
+            op.initialize_state(state)
 
     # -- cancellation (any thread) -----------------------------------------------------------------
     def cancel_execution(self) -> None:

@@ -12,6 +12,7 @@ import fsspec
 import pytest
 
 from strom.exceptions import CheckpointStorageError, ConfigurationError
+from strom.runtime.checkpoint.checksum import checksum
 from strom.runtime.checkpoint.metadata import CheckpointMetadata, OperatorState, StateHandle
 from strom.runtime.checkpoint.storage import (
     CheckpointStorage,
@@ -114,7 +115,7 @@ def test_location_pickles_as_its_uri_only(tmp_path: Path) -> None:
     location = CheckpointStorage(str(tmp_path), JOB).initialize_location(1)
     clone = pickle.loads(pickle.dumps(location))
     assert clone == location
-    assert clone.write_state("s", b"abc") == StateHandle(uri=f"{location.uri}/s", size=3)
+    assert clone.write_state("s", b"abc") == StateHandle(uri=f"{location.uri}/s", size=3, checksum=checksum(b"abc"))
 
 
 def test_metadata_is_written_last_and_atomically(tmp_path: Path) -> None:
