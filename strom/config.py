@@ -117,6 +117,13 @@ class ExecutionOptions:
         1024,
         "Most records per batch (a source's poll, a network buffer); buffers are also cut at the segment size.",
     )
+    BATCH_BYTES: ConfigOption[int] = _opt(
+        "execution.batch-bytes",
+        int,
+        1024 * 1024,
+        "Estimated bytes (sys.getsizeof) at which a source's poll or an operator's output batch is cut, whatever "
+        "its record count: large records make short batches, so a task's memory does not grow with record size.",
+    )
     CANCELLATION_TIMEOUT: ConfigOption[float] = _opt(
         "task.cancellation.timeout",
         float,
