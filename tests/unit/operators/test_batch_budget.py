@@ -1,5 +1,6 @@
-"""Batches are bounded by estimated bytes as well as by records: large records make short batches at the source
-and after the operators that make records (map, flat_map, process), small records keep full batches."""
+"""Batches are bounded by estimated bytes as well as by records: large records make short batches at the source,
+after the operators that make records (map, flat_map, process) and in the collect sink; small records keep full
+batches."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from strom.connectors import DataGeneratorSource, NumberSequenceSource
 from strom.runtime.operators.base import StreamingRuntimeContext, StreamOperator, TaskInfo
 from strom.runtime.operators.batch_budget import FIRST_BATCH, BatchBudget, sizeof
 from strom.runtime.operators.simple import ProcessOperator, StreamFlatMap, StreamMap
+from strom.runtime.operators.sink import CollectSinkOperator
 from strom.runtime.operators.source import InputStatus, SourceOperator
 from strom.runtime.streamrecord import TimestampedBatch
 
@@ -145,3 +147,37 @@ def test_the_budget_follows_the_records_and_estimates_nested_sizes() -> None:
     parts = list(b.slices(ts))
     assert [list(p) for p in parts] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     assert [p.timestamps for p in parts] == [[10, 11, 12, 13], [14, 15, 16, 17], [18, 19]]  # type: ignore[attr-defined]
+
+
+def test_the_collect_sink_ships_large_records_in_small_batches() -> None:
+    sent: list[Any] = []
+
+    class Gateway:
+        def send_event_to_coordinator(self, event: object) -> None:
+            sent.append(event)
+
+    op = CollectSinkOperator("sink-1")
+    _set_up(op)
+    op.gateway = Gateway()
+    op.open()
+    for i in range(40):
+        op.process_batch([bytes([i]) * BIG])
+    op.finish()
+    assert [r for e in sent for r in e.records] == [bytes([i]) * BIG for i in range(40)]
+    assert max(len(e.records) for e in sent) == MIB // (BIG + 33)
+
+
+def test_the_collect_sink_ships_small_records_a_thousand_at_a_time() -> None:
+    sent: list[Any] = []
+
+    class Gateway:
+        def send_event_to_coordinator(self, event: object) -> None:
+            sent.append(event)
+
+    op = CollectSinkOperator("sink-1")
+    _set_up(op)
+    op.gateway = Gateway()
+    op.open()
+    for _ in range(4):
+        op.process_batch(list(range(512)))
+    assert [len(e.records) for e in sent] == [1024, 1024]
