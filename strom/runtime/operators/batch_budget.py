@@ -6,7 +6,7 @@ four small fields 200 KB. Sources size their polls with it and the operators tha
 (map, flat_map, process) their input slices: their output is what grows.
 
 Sizes are estimates, as cheap as a batch allows. Records are not serialized here (a batch that stays in its
-TaskManager never is); ``sys.getsizeof`` of a few records of a batch, descending two levels into tuples,
+TaskManager never is); ``sys.getsizeof`` of the middle record of a batch, descending two levels into tuples,
 lists, dicts and instance dicts, is taken every :data:`SAMPLE_EVERY`-th batch. The first batch holds at most
 :data:`FIRST_BATCH` records: nothing is known of the records before it.
 
@@ -31,31 +31,40 @@ __all__ = ["FIRST_BATCH", "SAMPLE_EVERY", "BatchBudget", "estimate_record_bytes"
 #: records of the first batch, before anything is known of their size
 FIRST_BATCH = 16
 #: batches between two estimates (the first batch is always measured)
-SAMPLE_EVERY = 4
+SAMPLE_EVERY = 8
 #: elements of a container looked at; the rest are assumed alike
 _HEAD = 8
 
 _getsizeof = sys.getsizeof
+#: types whose size ``sys.getsizeof`` tells in full
+_FLAT = frozenset({int, float, str, bytes, bytearray, bool, complex, type(None)})
 
 
 def sizeof(value: Any, depth: int = 2) -> int:
     """Estimated bytes of ``value`` and of what it holds, ``depth`` levels down (the first few elements of a
     container stand for all of them)."""
     n = _getsizeof(value)
-    if depth <= 0:
-        return n
     t = type(value)
+    if depth <= 0 or t in _FLAT:
+        return n
+    flat = _FLAT
     if t is tuple or t is list:
         k = len(value)
         if k:
             head = value[:_HEAD] if k > _HEAD else value
-            n += sum([sizeof(x, depth - 1) for x in head]) * k // len(head)
+            inner = 0
+            for x in head:
+                inner += _getsizeof(x) if type(x) in flat else sizeof(x, depth - 1)
+            n += inner * k // len(head)
     elif t is dict:
         k = len(value)
         if k:
             items = list(value.items())[:_HEAD] if k > _HEAD else value.items()
-            n += sum([sizeof(a, depth - 1) + sizeof(b, depth - 1) for a, b in items]) * k // len(items)
-    else:
+            inner = 0
+            for a, b in items:
+                inner += sizeof(a, depth - 1) + sizeof(b, depth - 1)
+            n += inner * k // len(items)
+    elif t.__dictoffset__:  # instances with a __dict__ (asking the others for one would raise and catch)
         d = getattr(value, "__dict__", None)
         if type(d) is dict:
             n += sizeof(d, depth - 1)
@@ -63,11 +72,8 @@ def sizeof(value: Any, depth: int = 2) -> int:
 
 
 def estimate_record_bytes(batch: list[Any]) -> float:
-    """Bytes per record of ``batch`` (non-empty), from its first and last record."""
-    n = len(batch)
-    if n == 1:
-        return float(sizeof(batch[0]))
-    return (sizeof(batch[0]) + sizeof(batch[n - 1])) / 2
+    """Bytes per record of ``batch`` (non-empty), from its middle record."""
+    return float(sizeof(batch[len(batch) // 2]))
 
 
 class BatchBudget:

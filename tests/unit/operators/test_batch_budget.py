@@ -10,7 +10,7 @@ import pytest
 
 from strom.connectors import DataGeneratorSource, NumberSequenceSource
 from strom.runtime.operators.base import StreamingRuntimeContext, StreamOperator, TaskInfo
-from strom.runtime.operators.batch_budget import FIRST_BATCH, BatchBudget, sizeof
+from strom.runtime.operators.batch_budget import FIRST_BATCH, SAMPLE_EVERY, BatchBudget, sizeof
 from strom.runtime.operators.simple import ProcessOperator, StreamFlatMap, StreamMap
 from strom.runtime.operators.sink import CollectSinkOperator
 from strom.runtime.operators.source import InputStatus, SourceOperator
@@ -138,7 +138,7 @@ def test_the_budget_follows_the_records_and_estimates_nested_sizes() -> None:
     assert b.records == FIRST_BATCH
     b.observe([(1, "a")] * 16, 16)
     assert b.records == 1024  # small records: the record count bounds
-    for _ in range(4):  # re-estimated every few batches
+    for _ in range(SAMPLE_EVERY):  # re-estimated every few batches
         b.observe([(1, [b"x" * BIG])] * 4, 2)  # two records per input, nested two levels down
     assert b.records == MIB // (2 * (BIG + 33) + 56 + 64 + 28)
     assert sizeof({"k": "v" * 1000}) > 1000 and sizeof(list(range(1000))) > 8 * 1000 + 28 * 1000
