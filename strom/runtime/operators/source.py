@@ -72,13 +72,16 @@ class SourceOperator(StreamOperator):
         self._reader_context = reader_context = SourceReaderContext(
             subtask_index=ctx.info.subtask_index,
             parallelism=ctx.info.parallelism,
-            batch_size=budget.records,
+            batch_size=budget.max_records,
         )
         try:
             self._reader = self.source.create_reader(reader_context)
             self._reader.add_splits(self.splits)
         except Exception as exc:
             raise self.user_error(exc, None) from exc
+        # a reader that takes batch_size once, when created, polls full batches as before (emitted in slices);
+        # one that reads it at every poll follows the budget from the first poll on
+        reader_context.batch_size = budget.records
         if self.watermark_strategy is not None:
             from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
 

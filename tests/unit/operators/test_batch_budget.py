@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from strom.api.source import Source, SourceReader, SourceReaderContext, SourceSplit
 from strom.connectors import DataGeneratorSource, NumberSequenceSource
 from strom.runtime.operators.base import StreamingRuntimeContext, StreamOperator, TaskInfo
 from strom.runtime.operators.batch_budget import FIRST_BATCH, SAMPLE_EVERY, BatchBudget, sizeof
@@ -181,3 +182,34 @@ def test_the_collect_sink_ships_small_records_a_thousand_at_a_time() -> None:
     for _ in range(4):
         op.process_batch(list(range(512)))
     assert [len(e.records) for e in sent] == [1024, 1024]
+
+
+class _OnceReader(SourceReader[int]):
+    """Takes ``batch_size`` once, when created (as readers written before it adapted do)."""
+
+    def __init__(self, context: SourceReaderContext) -> None:
+        self.batch_size = context.batch_size
+        self.next = 0
+
+    def add_splits(self, splits: Any) -> None:
+        pass
+
+    def poll_batch(self) -> list[int] | None:
+        if self.next >= 4096:
+            return None
+        self.next += self.batch_size
+        return list(range(self.next - self.batch_size, self.next))
+
+
+class _OnceSource(Source[int]):
+    def create_splits(self, parallelism: int) -> list[SourceSplit]:
+        return [SourceSplit(split_id="once")]
+
+    def create_reader(self, context: SourceReaderContext) -> SourceReader[int]:
+        return _OnceReader(context)
+
+
+def test_a_reader_that_reads_batch_size_once_still_polls_full_batches() -> None:
+    out = _run_source(SourceOperator(_OnceSource()), [SourceSplit(split_id="once")])
+    assert out.values() == list(range(4096))
+    assert [len(b) for b in out.batches] == [1024] * 4
