@@ -236,6 +236,14 @@ class ExecutionOptions:
         "strom's own: most records per batch (a source's poll, a network buffer); buffers are also cut at the "
         "segment size.",
     )
+    BATCH_BYTES: ConfigOption[int] = _opt(
+        "execution.batch-bytes",
+        MemorySize,
+        "1 mb",
+        "strom's own: estimated size (sys.getsizeof) at which a source's poll or an operator's output batch is cut, "
+        "whatever its record count: large records make short batches, so a task's memory does not grow with "
+        "record size.",
+    )
     CANCELLATION_TIMEOUT: ConfigOption[timedelta] = _opt(
         "task.cancellation.timeout",
         timedelta,

@@ -203,6 +203,7 @@ class StreamExecutionEnvironment:
         runtime_config: dict[str, object] = {
             "buffer_timeout_ms": millis(c.get(ExecutionOptions.BUFFER_TIMEOUT)),
             "batch_size": c.get(ExecutionOptions.BATCH_SIZE),
+            "batch_bytes": c.get(ExecutionOptions.BATCH_BYTES),
             "buffers_per_channel": c.get(NetworkOptions.BUFFERS_PER_CHANNEL),
             "floating_buffers_per_gate": c.get(NetworkOptions.FLOATING_BUFFERS_PER_GATE),
             "max_buffers_per_channel": c.get(NetworkOptions.MAX_BUFFERS_PER_CHANNEL),

@@ -3,7 +3,8 @@
 
 A serializer turns a whole batch (a list of records) into bytes and back, so a columnar format (Arrow
 record batches, later) can encode a batch at once. Batches between tasks of the same TaskManager are
-handed over as objects and never serialized.
+handed over as objects; only a sample of their records is serialized, to size network buffers and to fail a
+stream whose records cannot be serialized however its channels run.
 """
 
 from __future__ import annotations

@@ -47,8 +47,12 @@ class SourceSplit:
     payload: Any = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SourceReaderContext:
+    """What a reader knows of its subtask. ``batch_size`` is the most records the next ``poll_batch`` should
+    return: at most ``execution.batch-size``, lowered by the runtime when records are large so that a batch
+    stays within ``execution.batch-bytes``. Read it at every poll."""
+
     subtask_index: int
     parallelism: int
     batch_size: int
@@ -63,7 +67,8 @@ class SourceReader(ABC, Generic[T]):
 
     @abstractmethod
     def poll_batch(self) -> list[T] | None:
-        """Up to ``context.batch_size`` records; ``[]`` = none available now; ``None`` = end of input."""
+        """Up to ``context.batch_size`` records (read it at every call: it follows the records' size); ``[]`` =
+        none available now; ``None`` = end of input."""
 
     def snapshot_state(self, checkpoint_id: int) -> list[SourceSplit]:
         """The splits not yet finished, each with its current position, as immutable copies.

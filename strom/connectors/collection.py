@@ -33,12 +33,12 @@ class CollectionSource(Source[T], Generic[T]):
         return [SourceSplit(split_id=_SPLIT_ID, payload=0)]
 
     def create_reader(self, context: SourceReaderContext) -> SourceReader[T]:
-        return _CollectionReader(self.elements, context.batch_size)
+        return _CollectionReader(self.elements, context)
 
 
 class _CollectionReader(SourceReader[Any]):
-    def __init__(self, elements: list[Any], batch_size: int) -> None:
-        self.batch_size = batch_size
+    def __init__(self, elements: list[Any], context: SourceReaderContext) -> None:
+        self._context = context  # its batch_size follows the size of the records
         self._elements = elements
         self._pending: list[tuple[str, int]] = []
         """(split id, offset of the next element) of the splits not yet finished, first one being read."""
@@ -59,7 +59,7 @@ class _CollectionReader(SourceReader[Any]):
         if not self._pending:
             return None
         split_id, offset = self._pending[0]
-        end = min(offset + self.batch_size, len(self._elements))
+        end = min(offset + self._context.batch_size, len(self._elements))
         batch = self._elements[offset:end]
         if end >= len(self._elements):
             self._pending.pop(0)

@@ -80,7 +80,7 @@ class DataGeneratorSource(Source[T], Generic[T]):
     def create_reader(self, context: SourceReaderContext) -> SourceReader[T]:
         rate = None if self.records_per_second is None else self.records_per_second / max(context.parallelism, 1)
         return _GeneratorReader(
-            self.generator_function, context.batch_size, rate, self.clock if self.clock is not None else time.monotonic
+            self.generator_function, context, rate, self.clock if self.clock is not None else time.monotonic
         )
 
 
@@ -88,11 +88,11 @@ class _GeneratorReader(IndexRangeReader[Any]):
     def __init__(
         self,
         generator_function: Callable[[int], Any],
-        batch_size: int,
+        context: SourceReaderContext,
         rate: float | None,
         clock: Callable[[], float],
     ) -> None:
-        super().__init__(batch_size)
+        super().__init__(context)
         self._fn = generator_function
         self._rate = rate
         self._clock = clock

@@ -39,7 +39,7 @@ class NumberSequenceSource(Source[int]):
         return contiguous_range_splits("seq", self.start, self.end + 1, parallelism)
 
     def create_reader(self, context: SourceReaderContext) -> SourceReader[int]:
-        return _SequenceReader(context.batch_size)
+        return _SequenceReader(context)
 
 
 def contiguous_range_splits(prefix: str, start: int, stop: int, parallelism: int) -> list[SourceSplit]:
@@ -59,8 +59,8 @@ class IndexRangeReader(SourceReader[T], Generic[T]):
     unread rest of each range. Subclasses turn ``[lo, end)`` into records (:meth:`produce`) and may cap a
     batch below ``batch_size`` (:meth:`available`)."""
 
-    def __init__(self, batch_size: int) -> None:
-        self.batch_size = batch_size
+    def __init__(self, context: SourceReaderContext) -> None:
+        self._context = context
         self._ranges: list[tuple[str, int, int]] = []
         """(split id, next index, end index) of the unfinished splits; the first is being read."""
 
@@ -79,6 +79,11 @@ class IndexRangeReader(SourceReader[T], Generic[T]):
             lo, hi = payload
             if lo < hi:
                 self._ranges.append((split.split_id, lo, hi))
+
+    @property
+    def batch_size(self) -> int:
+        """Records of the next batch at most: the context's, which follows the size of the records."""
+        return self._context.batch_size
 
     def poll_batch(self) -> list[T] | None:
         if not self._ranges:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["TimestampedBatch", "timestamps_of"]
+__all__ = ["TimestampedBatch", "short_repr", "timestamps_of"]
 
 
 class TimestampedBatch(list):  # type: ignore[type-arg]
@@ -40,3 +40,12 @@ class TimestampedBatch(list):  # type: ignore[type-arg]
 def timestamps_of(batch: list[Any]) -> list[int | None] | None:
     """The timestamps of ``batch``, or ``None`` for a plain batch."""
     return batch.timestamps if type(batch) is TimestampedBatch else None
+
+
+def short_repr(value: Any, limit: int = 120) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages that name a record."""
+    try:
+        text = repr(value)
+    except Exception:  # a user __repr__ may itself fail
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

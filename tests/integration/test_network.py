@@ -3,8 +3,10 @@ pass, oversized frames fail the job cleanly, buffer-timeout 0 delivers at once, 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import statistics
 import threading
 import time
@@ -24,6 +26,7 @@ from strom import (
     WatermarkStrategy,
 )
 from strom.api.source import Source, SourceReader, SourceReaderContext, SourceSplit
+from strom.connectors import DataGeneratorSource
 
 HALF = 500_000_000  # from_sequence(0, 2 * HALF - 1) at parallelism 2: subtask 0 reads [0, HALF), subtask 1 the rest
 
@@ -270,3 +273,89 @@ def _causes(exc: BaseException) -> list[BaseException]:
         exc = exc.__cause__
         out.append(exc)
     return out
+
+
+RECORD_BYTES = 200_000
+
+
+class SlowCount(MapFunction):
+    """Sleeps 2 ms per record and keeps only its index: a sink far slower than its sources."""
+
+    def map(self, value: tuple[int, bytes]) -> int:
+        time.sleep(0.002)
+        assert len(value[1]) == RECORD_BYTES
+        return value[0]
+
+
+def _sample_peak_rss(pids: list[int], stop: threading.Event, peak: dict[int, float]) -> None:
+    while not stop.is_set():
+        for pid in pids:
+            with contextlib.suppress(psutil.Error):  # a TaskManager that has just exited
+                peak[pid] = max(peak.get(pid, 0.0), psutil.Process(pid).memory_info().rss / 2**20)
+        stop.wait(0.01)
+
+
+@pytest.mark.timeout(120)
+def test_large_records_behind_a_slow_sink_stay_within_the_task_managers_buffers() -> None:
+    # Two source subtasks generate 200 KB records for a sink in another slot sharing group that takes 2 ms per
+    # record: 3 slots on two-slot TaskManagers = 2 processes. Sources used to poll 1,024 records (200 MB) and
+    # buffers to hold 1,024 records whatever their size; batches are bounded by bytes now, so a TaskManager's
+    # in-flight memory is its buffer pools x one 200 KB record (an idle TaskManager takes ~45 MiB).
+    bound_mib = 100.0
+    count = 1_200
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"taskmanager.numberOfTaskSlots": 2}))
+    env.set_parallelism(2)
+    source = DataGeneratorSource(lambda i: (i, bytes([i % 251]) * RECORD_BYTES), count)
+    stream = (
+        env.from_source(source, WatermarkStrategy.no_watermarks(), "large records")
+        .rebalance()
+        .map(SlowCount())
+        .name("slow sink")
+        .set_parallelism(1)
+        .slot_sharing_group("sink")
+    )
+    peak: dict[int, float] = {}
+    stop = threading.Event()
+    with stream.execute_and_collect() as results:
+        pids = results.client.task_manager_pids()
+        sampler = threading.Thread(target=_sample_peak_rss, args=(pids, stop, peak), daemon=True)
+        sampler.start()
+        try:
+            got = list(results)
+        finally:
+            stop.set()
+            sampler.join(timeout=10)
+    assert sorted(got) == list(range(count))
+    assert len(pids) == 2 and set(peak) == set(pids)
+    assert all(rss < bound_mib for rss in peak.values()), f"TaskManager peak RSS {peak} MiB (bound {bound_mib})"
+
+
+def _attach_a_lock_at_record_7(i: int) -> tuple[int, Any]:
+    return (i, threading.Lock()) if i % 50 == 7 else (i, "fine")
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("channels", ["local", "remote"])
+def test_an_unpicklable_record_fails_the_job_the_same_way_on_local_and_remote_channels(channels: str) -> None:
+    # parallelism 2 and a rebalance: with one TaskManager (2 slots, one slot sharing group) every channel stays in
+    # the process and batches are handed over as objects; with the consumer in its own group there are two
+    # TaskManagers and records cross. Either way the first batch the producer emits is checked, and the job fails
+    # naming the operator, its subtask, the record and its position in the operator's output.
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"taskmanager.numberOfTaskSlots": 2}))
+    env.set_parallelism(2)
+    consumer = env.from_sequence(0, 99).map(_attach_a_lock_at_record_7).name("attach a lock").rebalance().map(len)
+    if channels == "remote":
+        consumer = consumer.slot_sharing_group("other")
+    with consumer.execute_and_collect() as results:
+        pids = results.client.task_manager_pids()
+        with pytest.raises(JobExecutionError) as info:
+            list(results)
+    assert len(pids) == (1 if channels == "local" else 2)
+    text = str(info.value) + "".join(str(c) for c in _causes(info.value))
+    assert re.search(
+        r"the output of operator 'attach a lock' \(subtask [12]\) cannot leave its TaskManager: expected records "
+        r"PickleBatchSerializer\(\) can serialize; got output record #7 \(\((7|57), <unlocked _thread\.lock object",
+        text,
+    ), text
+    assert "TypeError: cannot pickle '_thread.lock' object" in text
+    assert "must be picklable" in text and "set_serializer" in text

@@ -2,10 +2,13 @@
 
 Records collect per channel and leave as one buffer when the channel holds a buffer's worth: about
 ``taskmanager.memory.segment-size`` serialized bytes, at most ``execution.batch-size`` records. The
-records-per-buffer figure adapts to the stream: every ``SAMPLE_EVERY``-th buffer is serialized once with
-the stream's serializer to measure bytes per record (a sample that cannot be serialized is ignored: a
-stream that stays in one TaskManager need not be serializable). A single record larger than a segment
-travels as a buffer of its own.
+records-per-buffer figure adapts to the stream and is known before the first buffer fills: the first batch
+the writer is given, and every ``SAMPLE_EVERY``-th after, is measured before it is routed — by the bytes per
+record the partition saw serializing for remote consumers, or else by serializing its first records with the
+stream's serializer (``SAMPLE_RECORDS`` of them, or only the first when that one fills a good part of a
+segment). The sample is also a check: records that cannot be serialized fail the job whether their channels
+stay in this TaskManager or not, with an error naming the record and its position in the operator's output.
+A single record larger than a segment travels as a buffer of its own.
 
 :meth:`flush` hands over partial buffers: on the buffer timeout, at the end of input, or after every emit
 when the buffer timeout is 0. Emitting blocks while the partition's buffer pool is exhausted
@@ -30,6 +33,8 @@ from strom.runtime.streamrecord import TimestampedBatch
 __all__ = ["RecordWriter"]
 
 SAMPLE_EVERY = 16
+#: records serialized to measure a batch of small records
+SAMPLE_RECORDS = 64
 
 
 class RecordWriter:
@@ -59,10 +64,14 @@ class RecordWriter:
         self._touts: list[list[Any]] | None = None
         self.records_per_buffer = self.max_records
         self._until_sample = 0
+        self._checked = False  # whether a sample of the records was serialized yet
         self.num_records_out = 0
         self.num_buffers_out = 0
 
     def emit(self, batch: list[Any]) -> None:
+        self._until_sample -= 1
+        if self._until_sample < 0:
+            self._sample(batch)
         outs = self._outs
         touts = self._touts
         try:
@@ -116,22 +125,31 @@ class RecordWriter:
                 touts[c] = ts[start:]
 
     def _send(self, c: int, buf: list[Any]) -> None:
-        self._until_sample -= 1
-        if self._until_sample < 0:
-            self._until_sample = SAMPLE_EVERY - 1
-            self._sample(buf)
         self.num_buffers_out += 1
         self.partition.emit(c, buf)
 
-    def _sample(self, buf: list[Any]) -> None:
+    def _sample(self, batch: list[Any]) -> None:
+        """Size buffers for the records of ``batch`` (before it is routed), checking that they serialize."""
+        if not batch:
+            return
+        self._until_sample = SAMPLE_EVERY - 1
         per_record = self.partition.observed_bytes_per_record  # measured for free by remote serialization
-        if per_record <= 0.0:
-            try:
-                per_record = len(self.partition.serializer.serialize(buf)) / len(buf)
-            except Exception:
-                return
+        if per_record <= 0.0 or not self._checked:
+            per_record = self._measure(batch)
+            self._checked = True
         per_record = max(1.0, per_record)
         self.records_per_buffer = max(1, min(self.max_records, int(self.segment_size / per_record)))
+
+    def _measure(self, batch: list[Any]) -> float:
+        serialize = self.partition.serializer.serialize
+        try:
+            first = len(serialize(batch[:1]))
+            if len(batch) == 1 or first * 4 >= self.segment_size:
+                return float(first)
+            k = min(len(batch), SAMPLE_RECORDS)
+            return len(serialize(batch[:k])) / k
+        except Exception as exc:
+            raise self.partition.serialization_error(batch, exc, first_position=self.num_records_out) from exc
 
     def flush(self) -> None:
         outs = self._outs

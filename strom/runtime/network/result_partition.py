@@ -31,6 +31,7 @@ from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.exceptions import SerializationError, TaskCancelledError
 from strom.runtime.metrics.timer_gauge import TimerGauge
 from strom.runtime.network.events import END_OF_PARTITION, EndOfPartitionEvent, RuntimeEvent
+from strom.runtime.streamrecord import short_repr
 
 __all__ = [
     "PartitionReleasedError",
@@ -231,14 +232,36 @@ class ResultPartition:
         try:
             data = self.serializer.serialize(batch)
         except Exception as exc:
-            raise SerializationError(
-                f"the output of operator '{self.producer_name}' (subtask {self.partition_id.producer_subtask + 1}) "
-                f"cannot leave its TaskManager: expected records {self.serializer!r} can serialize; got {exc!r}; "
-                "hint: records crossing TaskManagers must be picklable (or set a serializer with "
-                "DataStream.set_serializer())"
-            ) from exc
+            raise self.serialization_error(batch, exc) from exc
         self.observed_bytes_per_record = len(data) / max(1, len(batch))
         return data
+
+    def serialization_error(
+        self, batch: list[Any], exc: BaseException, *, first_position: int | None = None
+    ) -> SerializationError:
+        """The error for ``exc``, raised serializing ``batch``: it names the first record the serializer refuses
+        on its own (its repr and position: ``first_position`` is the output position of ``batch[0]`` when
+        known, else the index in the buffer counts), what failed, and the fix."""
+        index, cause = -1, exc
+        for i, record in enumerate(batch):
+            try:
+                self.serializer.serialize([record])
+            except Exception as e:
+                index, cause = i, e
+                break
+        if index < 0:
+            what = f"a batch of {len(batch)} records, each of which serializes on its own,"
+        elif first_position is not None:
+            what = f"output record #{first_position + index} ({short_repr(batch[index], 200)}), which"
+        else:
+            what = f"record {index + 1} of a buffer of {len(batch)} ({short_repr(batch[index], 200)}), which"
+        return SerializationError(
+            f"the output of operator '{self.producer_name}' (subtask {self.partition_id.producer_subtask + 1}) "
+            f"cannot leave its TaskManager: expected records {self.serializer!r} can serialize; got {what} "
+            f"failed with {type(cause).__name__}: {cause}; hint: records crossing TaskManagers must be picklable, "
+            "and any channel may cross them: make the record's type picklable (plain tuples, dicts, dataclasses), "
+            "or set a BatchSerializer for the stream with DataStream.set_serializer()"
+        )
 
     def broadcast_event(self, event: RuntimeEvent) -> None:
         for sp in self.subpartitions:

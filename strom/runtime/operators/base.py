@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from strom.api.functions import RuntimeContext
 from strom.exceptions import InvalidProgramError, UserFunctionError
+from strom.runtime.operators.batch_budget import BatchBudget
+from strom.runtime.streamrecord import short_repr
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
 if TYPE_CHECKING:
@@ -82,6 +84,8 @@ class TaskInfo:
     attempt_number: int
     state_backend: str = "hashmap"  # state.backend.type
     auto_watermark_interval_ms: int = 200  # pipeline.auto-watermark-interval
+    batch_size: int = 1024  # execution.batch-size
+    batch_bytes: int = 1 << 20  # execution.batch-bytes
 
 
 class StreamingRuntimeContext(RuntimeContext):
@@ -147,11 +151,21 @@ class StreamOperator(ABC):
         self.restored_checkpoint_id: int | None = None
         self.current_watermark = LONG_MIN
         self.time_service_manager: InternalTimeServiceManager | None = None
+        #: input records per ``process_batch`` so that the output stays within ``execution.batch-bytes``
+        self.output_budget = BatchBudget(1 << 20)
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def setup(self, runtime_context: StreamingRuntimeContext, output: Output) -> None:
         self.runtime_context = runtime_context
         self.output = output
+        self.output_budget = BatchBudget(runtime_context.info.batch_bytes)
+
+    def process_in_slices(self, batch: list[Any]) -> None:
+        """``process_batch`` of ``batch`` a slice at a time: what an operator emits for one batch stays within
+        ``execution.batch-bytes`` (operators whose records grow call it when ``len(batch) >
+        self.output_budget.records`` and ``self.output_budget.observe(out, len(batch))`` on their output)."""
+        for part in self.output_budget.slices(batch):
+            self.process_batch(part)
 
     def open(self) -> None:
         """Called before the first batch."""
@@ -262,7 +276,7 @@ class StreamOperator(ABC):
         if batch is not None:
             idx = next((i for i, v in enumerate(batch) if v is record), -1)
             pos = self._records_in + idx if idx >= 0 else self._records_in
-            where = f" on input record #{pos} ({_short_repr(record)})" if idx >= 0 else f" near input #{pos}"
+            where = f" on input record #{pos} ({short_repr(record)})" if idx >= 0 else f" near input #{pos}"
         subtask = f"subtask {info.subtask_index + 1}/{info.parallelism}" if info else "subtask ?"
         attempt = info.attempt_number if info else 0
         tb = "".join(traceback.format_exception(exc))
@@ -276,14 +290,6 @@ class StreamOperator(ABC):
             attempt=attempt,
             user_traceback=tb,
         )
-
-
-def _short_repr(value: Any, limit: int = 120) -> str:
-    try:
-        text = repr(value)
-    except Exception:  # a user __repr__ may itself fail
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class _UnsetOutput:

@@ -230,6 +230,10 @@ class KeyedProcessOperator(UserTimersOperator, _KeyedUdfOperator):
         super().open()
 
     def process_batch(self, batch: list[Any]) -> None:
+        budget = self.output_budget
+        if len(batch) > budget.records:
+            self.process_in_slices(batch)
+            return
         key_of = self._key
         f = self._fn
         ctx = self._ctx
@@ -252,4 +256,5 @@ class KeyedProcessOperator(UserTimersOperator, _KeyedUdfOperator):
         except Exception as exc:
             raise self.user_error(self._explain(exc, v), batch, v) from exc
         self._records_in += len(batch)
+        budget.observe(collector.values, len(batch))
         collector.flush(self.output)

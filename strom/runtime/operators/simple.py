@@ -126,6 +126,10 @@ class StreamMap(AbstractUdfStreamOperator):
         self._fn: Callable[[Any], Any] = as_callable(fn, MapFunction, "map", "map()")
 
     def process_batch(self, batch: list[Any]) -> None:
+        budget = self.output_budget
+        if len(batch) > budget.records:
+            self.process_in_slices(batch)
+            return
         f = self._fn
         out: list[Any] = []
         append = out.append
@@ -136,6 +140,7 @@ class StreamMap(AbstractUdfStreamOperator):
         except Exception as exc:
             raise self.user_error(exc, batch, v) from exc
         self._records_in += len(batch)
+        budget.observe(out, len(batch))
         if type(batch) is TimestampedBatch:
             out = TimestampedBatch(out, batch.timestamps)  # 1:1, so the timestamps are the input's
         self.output.emit(out)
@@ -176,6 +181,10 @@ class StreamFlatMap(AbstractUdfStreamOperator):
         self._fn: Callable[[Any], Any] = as_callable(fn, FlatMapFunction, "flat_map", "flat_map()")
 
     def process_batch(self, batch: list[Any]) -> None:
+        budget = self.output_budget
+        if len(batch) > budget.records:
+            self.process_in_slices(batch)
+            return
         f = self._fn
         out: list[Any] = []
         extend = out.extend
@@ -198,6 +207,7 @@ class StreamFlatMap(AbstractUdfStreamOperator):
         except Exception as exc:
             raise self.user_error(exc, batch, v) from exc
         self._records_in += len(batch)
+        budget.observe(out, len(batch))
         if out:
             self.output.emit(out)
 
@@ -268,6 +278,10 @@ class ProcessOperator(AbstractUdfStreamOperator):
         super().open()
 
     def process_batch(self, batch: list[Any]) -> None:
+        budget = self.output_budget
+        if len(batch) > budget.records:
+            self.process_in_slices(batch)
+            return
         f = self._fn
         ctx = self._ctx
         assert ctx is not None
@@ -284,4 +298,5 @@ class ProcessOperator(AbstractUdfStreamOperator):
         except Exception as exc:
             raise self.user_error(exc, batch, v) from exc
         self._records_in += len(batch)
+        budget.observe(collector.values, len(batch))
         collector.flush(self.output)

@@ -284,7 +284,9 @@ class CollectSinkOperator(StreamOperator):
     def process_batch(self, batch: list[Any]) -> None:
         self._buffer.extend(batch)
         self._records_in += len(batch)
-        if len(self._buffer) >= self.batch_size:
+        budget = self.output_budget  # large records leave in smaller batches (execution.batch-bytes)
+        budget.observe(batch, len(batch))
+        if len(self._buffer) >= min(self.batch_size, budget.records):
             self._send(end=False)
 
     def flush(self) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from strom.api.source import Source, SourceReader, SourceReaderContext, SourceSplit
 from strom.api.state import ListState, ListStateDescriptor
 from strom.runtime.operators.base import ChainingStrategy, StreamOperator
+from strom.runtime.operators.batch_budget import BatchBudget
 
 LONG_MAX = (1 << 63) - 1
 
@@ -27,7 +28,12 @@ class InputStatus(enum.Enum):
 class SourceOperator(StreamOperator):
     """Polls its reader for batches. At a checkpoint the reader's unfinished splits, with their positions,
     go into the list state ``SourceReaderState`` (as Flink's ``SourceOperator``); a restored subtask reads
-    the splits of that state instead of those assigned at scheduling, so a rescaled job redistributes them."""
+    the splits of that state instead of those assigned at scheduling, so a rescaled job redistributes them.
+
+    A poll is bounded by records (``execution.batch-size``) and by estimated bytes (``execution.batch-bytes``):
+    a :class:`~strom.runtime.operators.batch_budget.BatchBudget` follows the size of the records polled and
+    sets the reader context's ``batch_size`` for the next poll. A batch larger than that (a reader that does
+    not read ``batch_size``) is emitted in slices of it."""
 
     chaining_strategy = ChainingStrategy.HEAD
 
@@ -38,7 +44,8 @@ class SourceOperator(StreamOperator):
         self.watermark_strategy = watermark_strategy
         self._timestamps: Any = None  # a TimestampsAndWatermarksOperator fed by this source
         self.splits: Sequence[SourceSplit] = ()
-        self.batch_size = 512
+        self._budget = BatchBudget(1 << 20)
+        self._reader_context: SourceReaderContext | None = None
         self._reader: SourceReader[Any] | None = None
         self._split_state: ListState[Any] | None = None
 
@@ -61,17 +68,20 @@ class SourceOperator(StreamOperator):
     def open(self) -> None:
         ctx = self.runtime_context
         assert ctx is not None
+        self._budget = budget = BatchBudget(ctx.info.batch_bytes, max_records=ctx.info.batch_size)
+        self._reader_context = reader_context = SourceReaderContext(
+            subtask_index=ctx.info.subtask_index,
+            parallelism=ctx.info.parallelism,
+            batch_size=budget.max_records,
+        )
         try:
-            self._reader = self.source.create_reader(
-                SourceReaderContext(
-                    subtask_index=ctx.info.subtask_index,
-                    parallelism=ctx.info.parallelism,
-                    batch_size=self.batch_size,
-                )
-            )
+            self._reader = self.source.create_reader(reader_context)
             self._reader.add_splits(self.splits)
         except Exception as exc:
             raise self.user_error(exc, None) from exc
+        # a reader that takes batch_size once, when created, polls full batches as before (emitted in slices);
+        # one that reads it at every poll follows the budget from the first poll on
+        reader_context.batch_size = budget.records
         if self.watermark_strategy is not None:
             from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
 
@@ -92,12 +102,23 @@ class SourceOperator(StreamOperator):
             return InputStatus.END_OF_INPUT
         if not batch:
             return InputStatus.NOTHING_AVAILABLE
+        budget = self._budget
+        budget.observe(batch, len(batch))
+        assert self._reader_context is not None
+        self._reader_context.batch_size = budget.records
+        if len(batch) > budget.records:  # the reader did not follow batch_size
+            for part in budget.slices(batch):
+                self._emit(part)
+        else:
+            self._emit(batch)
+        return InputStatus.MORE_AVAILABLE
+
+    def _emit(self, batch: list[Any]) -> None:
         self._records_in += len(batch)
         if self._timestamps is not None:
             self._timestamps.process_batch(batch)
         else:
             self.output.emit(batch)
-        return InputStatus.MORE_AVAILABLE
 
     def emit_max_watermark(self) -> None:
         """The end of input: event time ends (Flink's ``advanceToEndOfEventTime``)."""

@@ -225,6 +225,8 @@ class Task:
             attempt_number=tdd.attempt_number,
             state_backend=str(cfg.get("state_backend", "hashmap")),
             auto_watermark_interval_ms=int(cfg.get("auto_watermark_interval_ms", 200)),
+            batch_size=int(cfg["batch_size"]),
+            batch_bytes=int(cfg.get("batch_bytes", 1 << 20)),
         )
         partitions: dict[str, tuple[ResultPartition, bytes]] = {}
         buffers_per_channel = int(cfg["buffers_per_channel"])
@@ -280,7 +282,6 @@ class Task:
         }
         if tdd.chain[0].is_source:
             head.splits = tdd.source_splits  # type: ignore[attr-defined]
-            head.batch_size = batch_size  # type: ignore[attr-defined]
             return SourceStreamTask(chain, self.mailbox, **common)
         gate = InputGate(0, self.mailbox.signal_input_available, floating_buffers=floating)
         channels: list[InputChannel] = []

@@ -316,7 +316,8 @@ class OneInputStreamTask(StreamTask):
 
     def _record(self, channel: int, batch: list[Any]) -> None:
         """Before its barrier: part of the unaligned checkpoint's input channel state. Records that cannot be
-        pickled (a stream that never leaves its TaskManager need not be picklable) abort the checkpoint."""
+        pickled (a stream may have a serializer of its own, and the writer only checks a sample of local
+        records) abort the checkpoint."""
         try:
             self._channel_state[channel].append(pickle.dumps(batch, protocol=5))
         except Exception as exc:
