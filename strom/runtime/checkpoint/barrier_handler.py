@@ -75,10 +75,15 @@ class ChannelStateComplete:
 
 @dataclass(frozen=True, slots=True)
 class AbortCheckpoint:
-    """The checkpoint cannot complete here: decline it and send a cancel marker downstream."""
+    """The checkpoint cannot complete here: decline it and send a cancel marker downstream.
+
+    ``counts`` is False where the decline is no checkpoint failure of its own (Flink's
+    ``CheckpointFailureManager`` ignores ``CHECKPOINT_DECLINED_SUBSUMED``): a newer checkpoint's barrier or cancel
+    marker overtook it here, or an upstream task declined it already."""
 
     checkpoint_id: int
     reason: str
+    counts: bool = True
 
 
 BarrierHandlerAction = (
@@ -113,7 +118,9 @@ class BarrierAligner:
         actions: list[BarrierHandlerAction] = []
         if checkpoint_id > self.current:
             if self.aligning:
-                actions += self._abort(f"checkpoint {checkpoint_id} began before {self.current} was aligned")
+                actions += self._abort(
+                    f"checkpoint {checkpoint_id} began before {self.current} was aligned", counts=False
+                )
             self.current = checkpoint_id
             self.aligning = True
             self.unaligned = unaligned
@@ -137,12 +144,14 @@ class BarrierAligner:
         if checkpoint_id > self.current:
             actions: list[BarrierHandlerAction] = []
             if self.aligning:
-                actions += self._abort(f"checkpoint {checkpoint_id} was cancelled before {self.current} aligned")
+                actions += self._abort(
+                    f"checkpoint {checkpoint_id} was cancelled before {self.current} aligned", counts=False
+                )
             self.current = checkpoint_id
             self.aligning = False
             self.arrived = set()
-            return [*actions, AbortCheckpoint(checkpoint_id, "cancelled upstream")]
-        return self._abort("cancelled upstream")
+            return [*actions, AbortCheckpoint(checkpoint_id, "cancelled upstream", counts=False)]
+        return self._abort("cancelled upstream", counts=False)
 
     def on_end_of_partition(self, channel: int) -> list[BarrierHandlerAction]:
         self.finished.add(channel)
@@ -158,12 +167,12 @@ class BarrierAligner:
             return [ChannelStateComplete(self.current)]
         return [UnblockAllChannels(), TriggerCheckpoint(self.current)]
 
-    def _abort(self, reason: str) -> list[BarrierHandlerAction]:
+    def _abort(self, reason: str, *, counts: bool) -> list[BarrierHandlerAction]:
         self.aligning = False
         self.arrived = set()
         if self.unaligned:
-            return [AbortCheckpoint(self.current, reason)]
-        return [UnblockAllChannels(), AbortCheckpoint(self.current, reason)]
+            return [AbortCheckpoint(self.current, reason, counts)]
+        return [UnblockAllChannels(), AbortCheckpoint(self.current, reason, counts)]
 
 
 class BarrierTracker:
@@ -195,7 +204,7 @@ class BarrierTracker:
         actions = self._drop_older_than(checkpoint_id, f"checkpoint {checkpoint_id} was cancelled first")
         self.pending.pop(checkpoint_id, None)
         self.latest = checkpoint_id
-        return [*actions, AbortCheckpoint(checkpoint_id, "cancelled upstream")]
+        return [*actions, AbortCheckpoint(checkpoint_id, "cancelled upstream", counts=False)]
 
     def on_end_of_partition(self, channel: int) -> list[BarrierHandlerAction]:
         self.finished.add(channel)
@@ -216,4 +225,4 @@ class BarrierTracker:
         older = sorted(c for c in self.pending if c < checkpoint_id)
         for c in older:
             del self.pending[c]
-        return [AbortCheckpoint(c, reason) for c in older]
+        return [AbortCheckpoint(c, reason, counts=False) for c in older]

@@ -393,9 +393,7 @@ class OneInputStreamTask(StreamTask):
                 self._channel_state = {}
                 self._forget_barriers(action.checkpoint_id)
                 assert self.subtask_checkpoint is not None
-                # a cancel marker from upstream: that task declined already, this is no new failure
-                upstream = action.reason == "cancelled upstream"
-                self.subtask_checkpoint.abort(action.checkpoint_id, action.reason, counts=not upstream)
+                self.subtask_checkpoint.abort(action.checkpoint_id, action.reason, counts=action.counts)
 
     def _forget_barriers(self, up_to: int) -> None:
         for cid in [c for c in self._barriers if c <= up_to]:

@@ -118,6 +118,9 @@ def test_a_newer_barrier_aborts_an_alignment_in_progress() -> None:
     assert h.on_barrier(0, 1) == [BlockChannel(0)]
     actions = h.on_barrier(1, 2)
     assert isinstance(actions[1], AbortCheckpoint) and actions[1].checkpoint_id == 1
+    # subsumed, not failed (Flink's CHECKPOINT_DECLINED_SUBSUMED): it does not count against the tolerable
+    # failures, or a savepoint triggered while a periodic checkpoint aligns would fail the job over
+    assert actions[1].counts is False
     assert actions[2] == BlockChannel(1)
     assert h.on_barrier(0, 1) == []  # the old barrier is obsolete
     assert h.on_barrier(0, 2) == [UnblockAllChannels(), TriggerCheckpoint(2)]
@@ -126,7 +129,7 @@ def test_a_newer_barrier_aborts_an_alignment_in_progress() -> None:
 def test_a_cancel_marker_aborts_and_later_barriers_of_it_are_ignored() -> None:
     h = BarrierAligner(3)
     h.on_barrier(0, 5)
-    assert h.on_cancel_marker(1, 5) == [UnblockAllChannels(), AbortCheckpoint(5, "cancelled upstream")]
+    assert h.on_cancel_marker(1, 5) == [UnblockAllChannels(), AbortCheckpoint(5, "cancelled upstream", counts=False)]
     assert h.on_barrier(2, 5) == []
     assert h.on_cancel_marker(2, 5) == []
     assert h.on_barrier(0, 6) == [BlockChannel(0)]
@@ -213,7 +216,7 @@ def test_unaligned_triggers_on_the_first_barrier_and_records_the_others() -> Non
     # a newer barrier aborts an unaligned checkpoint still owed barriers; no channel was ever blocked
     assert h.on_barrier(0, 5, unaligned=True) == [TriggerCheckpoint(5, unaligned=True, record_channels=frozenset({1}))]
     assert h.on_barrier(1, 6, unaligned=True) == [
-        AbortCheckpoint(5, "checkpoint 6 began before 5 was aligned"),
+        AbortCheckpoint(5, "checkpoint 6 began before 5 was aligned", counts=False),
         TriggerCheckpoint(6, unaligned=True, record_channels=frozenset({0})),
     ]
 
