@@ -427,10 +427,9 @@ def test_a_savepoint_with_a_flipped_bit_in_keyed_state_fails_the_job(
 ) -> None:
     damaged, checkpoint_id = _damaged_copy(taken.savepoint, tmp_path / "savepoint", "sums-keyed-1", offset)
     error = _restore_damaged(tmp_path, damaged.parent)
-    assert isinstance(error, JobExecutionError)  # a task found it reading its state
+    assert isinstance(error, CorruptStateError)  # found by the JobMaster before any task was deployed
     _assert_damage_named(error, damaged, "sums", checkpoint_id)
-    assert "The job is not restarted" in str(error)
-    assert not (tmp_path / "out").exists() or not committed_rows(tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # no task ran: the sink never opened its directory
 
 
 @pytest.mark.slow
@@ -443,9 +442,9 @@ def test_a_flipped_bit_in_in_flight_data_of_an_unaligned_checkpoint_fails_the_jo
     assert largest.stat().st_size > 1000, "the checkpoint should hold in-flight records"
     damaged, checkpoint_id = _damaged_copy(taken.checkpoint, tmp_path / "checkpoint", largest.name, offset)
     error = _restore_damaged(tmp_path, damaged.parent)
-    assert isinstance(error, JobExecutionError)
+    assert isinstance(error, CorruptStateError)  # found by the JobMaster before any task was deployed
     _assert_damage_named(error, damaged, largest.name.split("-channel-")[0], checkpoint_id)
-    assert "The job is not restarted" in str(error)
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.timeout(120)
@@ -464,3 +463,66 @@ def test_a_flipped_bit_in_metadata_fails_the_restore_before_any_task_starts(
     error = _restore_damaged(tmp_path, damaged.parent)
     assert isinstance(error, CorruptStateError)  # raised by the submission: no task was deployed
     _assert_damage_named(error, damaged, "", checkpoint_id)
+
+
+class _DamageOnCompletion(MapFunction, CheckpointListener):
+    """Subtask 0, once the first checkpoint covering its records completes: flips one bit in the middle of each
+    keyed-state file of operator 'sums' in that checkpoint, then fails, so the job restores from it (a min pause
+    of minutes keeps a newer checkpoint from completing first)."""
+
+    def __init__(self, checkpoints: Path) -> None:
+        self.checkpoints = checkpoints
+        self.seen = 0
+
+    def open(self, runtime_context: Any) -> None:
+        self.subtask = runtime_context.get_index_of_this_subtask()
+
+    def map(self, value: tuple[int, int, int]) -> tuple[int, int, int]:
+        self.seen += 1
+        return value
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        done = self.checkpoints / "damaged"
+        if self.subtask != 0 or self.seen == 0 or done.exists():
+            return
+        files = sorted(self.checkpoints.glob(f"*/chk-{checkpoint_id}/sums-keyed-*"))
+        assert files, f"no keyed state of 'sums' in checkpoint {checkpoint_id}"
+        for f in files:
+            data = bytearray(f.read_bytes())
+            data[len(data) // 2] ^= 0x10
+            f.write_bytes(bytes(data))
+        done.write_text("\n".join(str(f) for f in files))
+        raise RuntimeError(f"failing over onto the damaged checkpoint {checkpoint_id}")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_failover_onto_a_damaged_checkpoint_fails_the_job_without_restarting_it(tmp_path: Path) -> None:
+    """The restore a failover starts is checked by the tasks as they read their state: the job fails — whatever
+    restarts the strategy still allows — naming the damaged file, and never finishes on wrong state."""
+    checkpoints, out = tmp_path / "checkpoints", tmp_path / "out"
+    env = chaos_env(CheckpointingMode.EXACTLY_ONCE)  # fixed-delay, 20 restarts allowed
+    env.set_parallelism(2)
+    cfg = env.get_checkpoint_config()
+    cfg.set_checkpoint_storage(str(checkpoints))
+    cfg.set_checkpoint_interval(200)
+    cfg.set_min_pause_between_checkpoints(600_000)
+    (
+        env.from_source(DataGeneratorSource(event, 10**9, records_per_second=20_000), source_name="events")
+        .uid("events")
+        .map(lambda e: (e[0], e[1], e[1]))
+        .key_by(lambda e: e[0])
+        .reduce(lambda a, b: (b[0], b[1], a[2] + b[1]))
+        .uid("sums")
+        .map(_DamageOnCompletion(checkpoints))
+        .uid("damage")
+        .sink_to(FileSink.for_row_format(str(out), JsonLinesEncoder()).build())
+        .uid("files")
+    )
+    with pytest.raises(JobExecutionError) as info:
+        env.execute("failover onto damage")
+    damaged = (checkpoints / "damaged").read_text().split("\n")
+    corrupt = info.value.__cause__
+    assert isinstance(corrupt, CorruptStateError), info.value
+    assert corrupt.file in damaged and corrupt.operator_id == "sums"
+    assert "The job is not restarted" in str(info.value)

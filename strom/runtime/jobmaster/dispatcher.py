@@ -7,12 +7,14 @@ updates and operator events for the JobMasters.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from strom.exceptions import RpcError
 from strom.graph.job_graph import JobGraph
+from strom.runtime.checkpoint.storage import verify_state_files
 from strom.runtime.deployment import TaskExecutionState
 from strom.runtime.jobmaster.jobmaster import JobMaster, JobResult
 from strom.runtime.jobmaster.resource_manager import ResourceManager
@@ -76,6 +78,11 @@ class Dispatcher:
             slot_timeout=self.slot_timeout,
             default_checkpoint_dir=self.default_checkpoint_dir,
         )
+        if jm.restore_from is not None:
+            # a savepoint or retained checkpoint the user names: every state file is checked before any task is
+            # deployed (off the loop: it reads the whole state once); a damaged one fails the submission
+            checked = await asyncio.to_thread(verify_state_files, jm.restore_from)
+            log.info("job %s: %d bytes of state to restore verified", job_graph.job_id, checked)
         self.job_masters[job_graph.job_id] = jm
         await jm.start()
         return job_graph.job_id
