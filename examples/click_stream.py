@@ -75,11 +75,21 @@ class WithWindow(ProcessWindowFunction):
 
 
 def fmt(ms: int) -> str:
-    return f"{ms // 60_000:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
+    sign, ms = ("-" if ms < 0 else ""), abs(ms)
+    return f"{sign}{ms // 60_000:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
 
 
 def main() -> None:
-    config = Configuration({"taskmanager.numberOfTaskSlots": 1, "pipeline.auto-watermark-interval": 100})
+    config = Configuration(
+        {
+            "taskmanager.numberOfTaskSlots": 1,
+            "pipeline.auto-watermark-interval": "100 ms",
+            # a bounded restart strategy: a record that fails every attempt fails the job instead of looping
+            "restart-strategy.type": "fixed-delay",
+            "restart-strategy.fixed-delay.attempts": 3,
+            "restart-strategy.fixed-delay.delay": "1 s",
+        }
+    )
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(2)
     env.enable_checkpointing(500)
