@@ -181,7 +181,7 @@ RUNNING_JOB = textwrap.dedent(
 
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(2)
-    env.from_sequence(0, 10**9).map(slow).add_sink(sink)
+    env.from_sequence(0, 10**9).map(slow).add_sink(sink).set_parallelism(1)  # one sink: one line on stdout
     env.execute("endless")
     """
 )
@@ -194,11 +194,16 @@ def test_ctrl_c_prints_one_line_and_exits_130(tmp_path: Path, via: str) -> None:
     script.write_text(RUNNING_JOB)
     cmd = [sys.executable, str(script)] if via == "python" else [sys.executable, "-m", "strom.cli", "run", str(script)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "RUNNING"
-    tms = [p.pid for p in _task_managers_of(proc.pid)]
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "RUNNING"
+        tms = [p.pid for p in _task_managers_of(proc.pid)]
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:  # a failed check leaves no client (nor, through its stdin, TaskManagers) running
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
     # `strom run` exits 130; a plain script ends by SIGINT as Python does on Ctrl-C (130 in a shell)
     assert proc.returncode == (130 if via == "strom run" else -signal.SIGINT), err
     lines = err.splitlines()
