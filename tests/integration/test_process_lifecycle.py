@@ -261,3 +261,64 @@ def test_the_next_run_removes_the_temporary_checkpoints_of_a_killed_client(tmp_p
     assert next_run.returncode == 0, next_run.stderr
     assert not left.exists()
     assert _temp_checkpoint_dirs(tmp) == []  # the next run's own went when it closed
+
+
+def _uncommitted(out: Path) -> list[str]:
+    """The FileSink's hidden files in ``out``: in-progress and pending parts, owner markers."""
+    return sorted(f.name for f in out.iterdir() if f.name.startswith("."))
+
+
+def _committed(out: Path) -> dict[str, bytes]:
+    return {f.name: f.read_bytes() for f in out.iterdir() if not f.name.startswith(".")}
+
+
+def _freeze_with_parts_in_progress(client: subprocess.Popen[bytes], out: Path) -> list[psutil.Process]:
+    """SIGSTOP the client and its TaskManagers at a moment when ``out`` holds committed and in-progress parts
+    (nothing moves any more: what is there now is what a SIGKILL leaves)."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert time.monotonic() < deadline, "expected committed and in-progress parts within 60 s"
+        procs = [psutil.Process(client.pid), *_task_managers_of(client.pid)]
+        for p in procs:
+            p.suspend()
+        if _committed(out) and any(n.endswith(".inprogress") for n in _uncommitted(out)):
+            return procs
+        for p in reversed(procs):
+            p.resume()
+        time.sleep(0.05)
+
+
+@pytest.mark.timeout(120)
+def test_the_next_run_removes_the_uncommitted_parts_of_a_killed_client(tmp_path: Path) -> None:
+    """A FileSink job checkpointing into the client's temporary directory (no execution.checkpointing.dir):
+    once its client is SIGKILLed, nothing can restore those checkpoints, so the next strom run on the machine —
+    any job — removes the job's in-progress and pending parts with their owner markers; the committed parts stay
+    as they were."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    script = tmp_path / "job.py"
+    script.write_text(CHECKPOINTING_JOB)
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    out = tmp_path / "out"
+    killed = subprocess.Popen([sys.executable, str(script), str(out), str(10**9)], stdout=subprocess.PIPE, env=env)
+    try:
+        assert killed.stdout is not None
+        assert killed.stdout.readline().strip() == b"RUNNING"
+        frozen = _freeze_with_parts_in_progress(killed, out)
+    finally:
+        killed.kill()
+        killed.wait(timeout=10)
+        killed.stdout.close()  # type: ignore[union-attr]
+    assert _gone([p.pid for p in frozen[1:]], 15)
+    committed = _committed(out)
+    left = _uncommitted(out)
+    assert any(n.endswith(".inprogress") for n in left)
+
+    next_run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "out2"), "10"], capture_output=True, env=env, timeout=90
+    )
+    assert next_run.returncode == 0, next_run.stderr
+    assert _uncommitted(out) == []
+    assert _committed(out) == committed
+    assert _uncommitted(tmp_path / "out2") == []  # a job that ends commits everything and leaves no marker
+    assert _temp_checkpoint_dirs(tmp) == []
