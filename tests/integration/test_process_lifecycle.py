@@ -322,3 +322,92 @@ def test_the_next_run_removes_the_uncommitted_parts_of_a_killed_client(tmp_path:
     assert _committed(out) == committed
     assert _uncommitted(tmp_path / "out2") == []  # a job that ends commits everything and leaves no marker
     assert _temp_checkpoint_dirs(tmp) == []
+
+
+SAVEPOINT_JOB = textwrap.dedent(
+    """
+    import os, sys, time
+    from strom import CheckpointListener, Configuration, DataGeneratorSource, MapFunction, StreamExecutionEnvironment
+    from strom.connectors.file_system import FileSink, SimpleStringEncoder
+    from strom.exceptions import CheckpointError
+
+    out, mode, savepoints = sys.argv[1:4]
+    COUNT = 20_000
+
+    class HoldNotifications(MapFunction, CheckpointListener):
+        # chained before the sink: a completed checkpoint's notification stops here, so the sink never commits
+        def map(self, value):
+            return value
+
+        def notify_checkpoint_complete(self, checkpoint_id):
+            if mode == "savepoint":
+                time.sleep(60)
+
+    # a lost part fails the restore at once, not restart after restart
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"restart-strategy.type": "none"}))
+    env.set_parallelism(2)
+    # no execution.checkpointing.dir: checkpoints in the client's temporary directory; no periodic one before
+    # the savepoint in the first run
+    env.enable_checkpointing(3_600_000 if mode == "savepoint" else 100)
+    source = DataGeneratorSource(lambda i: i, COUNT, 2_000 if mode == "savepoint" else None)
+    (
+        env.from_source(source, source_name="numbers").uid("numbers")
+        .map(HoldNotifications()).uid("hold")
+        .sink_to(FileSink.for_row_format(out, SimpleStringEncoder()).build()).uid("files")
+    )
+    if mode == "savepoint":
+        client = env.execute_async("savepoint")
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                path = client.trigger_savepoint(savepoints)
+                break
+            except CheckpointError:  # not every task runs yet
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        print(path, flush=True)
+        client.get_job_execution_result()  # the test kills us first
+    else:
+        env.execute("restored", savepoint_path=savepoints)
+    """
+)
+
+
+@pytest.mark.timeout(120)
+def test_a_savepoint_taken_with_temporary_checkpoints_restores_exactly_after_its_client_was_killed(
+    tmp_path: Path,
+) -> None:
+    """The client dies after the savepoint completed but before the sink committed it: the next run sweeps the
+    parts written after the savepoint, never the savepoint's own; restoring from it commits them."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    script = tmp_path / "job.py"
+    script.write_text(SAVEPOINT_JOB)
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    out = tmp_path / "out"
+    first = subprocess.Popen(
+        [sys.executable, str(script), str(out), "savepoint", str(tmp_path / "savepoints")],
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        assert first.stdout is not None
+        savepoint = first.stdout.readline().strip()
+        assert savepoint, "the first run printed no savepoint"
+        tms = [p.pid for p in _task_managers_of(first.pid)]
+    finally:
+        first.kill()
+        first.wait(timeout=10)
+        first.stdout.close()  # type: ignore[union-attr]
+    assert _gone(tms, 15)
+    assert _committed(out) == {}  # the savepoint's parts wait, uncommitted, for a restore
+
+    restored = subprocess.run(
+        [sys.executable, str(script), str(out), "restore", savepoint], capture_output=True, env=env, timeout=90
+    )
+    assert restored.returncode == 0, restored.stderr
+    rows = sorted(int(line) for data in _committed(out).values() for line in data.decode().splitlines())
+    assert rows == list(range(20_000))
+    assert _uncommitted(out) == []
+    assert _temp_checkpoint_dirs(tmp) == []
