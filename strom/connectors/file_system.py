@@ -17,11 +17,20 @@ Once the checkpoint is complete the committer renames it to ``<base>/<prefix>-<w
 
 Nothing uncommitted is ever visible under a final name. On restore, the in-progress files of the writers
 recorded in the restored checkpoint that no committable of it references (records written after that
-checkpoint, to be replayed) are deleted; in-progress files of attempts that never completed a checkpoint
-stay behind as hidden leftovers and are ignored, as Flink ignores them. Without checkpointing the parts
-are committed at end of input (Flink's BATCH mode). Several subtasks share the base directory; names never
-collide across subtasks, attempts and restores. Rolling on size or age is checked when records arrive (no
-timers), and a part is never empty.
+checkpoint, to be replayed) are deleted. Without checkpointing the parts are committed at end of input
+(Flink's BATCH mode). Several subtasks share the base directory; names never collide across subtasks, attempts
+and restores. Rolling on size or age is checked when records arrive (no timers), and a part is never empty.
+
+Uncommitted parts are kept only where a later run could restore them. A job without
+``execution.checkpointing.dir`` checkpoints into its client's temporary directory, which nothing restores once
+that client is gone; its writers name that directory in an owner marker ``<base>/.strom-owner-<writer id>``
+beside their parts. Once the client is gone — killed, or ended — the next strom run on the machine (when its
+cluster starts, whatever job it runs) or the next writer into the same base path removes the in-progress and
+pending parts of that marker, then the marker. Never removed: anything while its client lives (a failover
+restores and commits it), committed parts, files strom did not write, parts marked on another host, the parts
+a savepoint references (the writer drops its marker at a savepoint and goes on under a fresh id), and the parts
+of jobs with configured checkpoint storage — there, in-progress files of attempts that never completed a
+checkpoint stay behind as hidden leftovers, as in Flink.
 """
 
 from __future__ import annotations
@@ -527,7 +536,9 @@ def remove_abandoned_parts_of(temporary_checkpoint_dir: str) -> list[str]:
 
 # -- the sink and its builder --------------------------------------------------------------------------------
 class FileSink(TwoPhaseCommittingSink[Any, FileCommittable]):
-    """Exactly-once part files under ``base_path``; build one with :meth:`for_row_format`."""
+    """Exactly-once part files under ``base_path``; build one with :meth:`for_row_format`. With the checkpoints
+    in the client's temporary directory, the uncommitted parts of a client that is gone are removed by the next
+    run (see the module documentation)."""
 
     def __init__(
         self,
