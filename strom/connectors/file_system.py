@@ -24,9 +24,10 @@ and restores. Rolling on size or age is checked when records arrive (no timers),
 Uncommitted parts are kept only where a later run could restore them. A job without
 ``execution.checkpointing.dir`` checkpoints into its client's temporary directory, which nothing restores once
 that client is gone; its writers name that directory in an owner marker ``<base>/.strom-owner-<writer id>``
-beside their parts. Once the client is gone — killed, or ended — the next strom run on the machine (when its
-cluster starts, whatever job it runs) or the next writer into the same base path removes the in-progress and
-pending parts of that marker, then the marker. Never removed: anything while its client lives (a failover
+beside their parts. The client's cluster removes the in-progress and pending parts of those markers, then the
+markers, when it closes (a cancelled or failed job's pending parts); when the client was killed, the next strom
+run on the machine does (when its cluster starts, whatever job it runs), or the next writer into the same base
+path, whichever comes first. Never removed: anything while its client lives (a failover
 restores and commits it), committed parts, files strom did not write, parts marked on another host, the parts
 a savepoint references (the writer drops its marker at a savepoint and goes on under a fresh id), and the parts
 of jobs with configured checkpoint storage — there, in-progress files of attempts that never completed a

@@ -342,8 +342,9 @@ class ActiveCluster(ABC):
                 if not loop.is_running():
                     loop.close()
             if self._checkpoint_dir:
+                os.close(self._checkpoint_dir_lock)  # abandoned now: nothing restores its checkpoints any more
+                remove_abandoned_parts_of(self._checkpoint_dir)  # what a cancelled or failed job left pending
                 shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
-                os.close(self._checkpoint_dir_lock)
 
     def __enter__(self) -> ActiveCluster:
         return self.start()

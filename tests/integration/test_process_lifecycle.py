@@ -16,7 +16,17 @@ from typing import Any
 import psutil
 import pytest
 
-from strom import Configuration, JobExecutionError, StreamExecutionEnvironment
+from strom import (
+    CheckpointedFunction,
+    CheckpointListener,
+    Configuration,
+    DataGeneratorSource,
+    FileSink,
+    JobExecutionError,
+    MapFunction,
+    SimpleStringEncoder,
+    StreamExecutionEnvironment,
+)
 from strom.config import ClusterOptions, HeartbeatOptions, RestartStrategyOptions, TaskManagerOptions
 from strom.runtime.execution_state import JobStatus
 
@@ -411,3 +421,42 @@ def test_a_savepoint_taken_with_temporary_checkpoints_restores_exactly_after_its
     assert rows == list(range(20_000))
     assert _uncommitted(out) == []
     assert _temp_checkpoint_dirs(tmp) == []
+
+
+class _FailOnCommit(MapFunction, CheckpointedFunction, CheckpointListener):
+    """Chained before the sink: fails the task on the notification of the first checkpoint that covered records,
+    before the sink could commit them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.at: dict[int, int] = {}
+
+    def initialize_state(self, context: Any) -> None:
+        pass
+
+    def snapshot_state(self, context: Any) -> None:
+        self.at[context.checkpoint_id] = self.count
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        if self.at.get(checkpoint_id, 0) > 0:
+            raise RuntimeError("failed before the sink committed")
+
+    def map(self, value: int) -> int:
+        self.count += 1
+        return value
+
+
+@pytest.mark.timeout(60)
+def test_a_client_that_ends_removes_the_parts_its_failed_job_left_pending(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"restart-strategy.type": "none"}))
+    env.set_parallelism(1)
+    env.enable_checkpointing(100)  # into the client's temporary directory
+    (
+        env.from_source(DataGeneratorSource(lambda i: i, 10**6, 1_000), source_name="numbers")
+        .map(_FailOnCommit())
+        .sink_to(FileSink.for_row_format(str(out), SimpleStringEncoder()).build())
+    )
+    with pytest.raises(JobExecutionError, match="failed before the sink committed"):
+        env.execute("failing")
+    assert os.listdir(out) == []  # its checkpoints went with the cluster: nothing could commit those parts

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -403,6 +404,7 @@ def test_a_savepoint_keeps_its_parts_when_the_client_dies(tmp_path: Path, client
     _crash(op)
     assert len([n for n in _hidden(out) if n.endswith(".inprogress")]) == 3  # a (the savepoint's), b, c
     die()
+    shutil.rmtree(checkpoints)  # as the next cluster start does
 
     _start(_operator(_string_sink(out), attempt=1)).close()  # a later run writing into the directory
     [kept] = _hidden(out)
