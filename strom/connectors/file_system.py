@@ -27,11 +27,11 @@ that client is gone; its writers name that directory in an owner marker ``<base>
 beside their parts. The client's cluster removes the in-progress and pending parts of those markers, then the
 markers, when it closes (a cancelled or failed job's pending parts); when the client was killed, the next strom
 run on the machine does (when its cluster starts, whatever job it runs), or the next writer into the same base
-path, whichever comes first. Never removed: anything while its client lives (a failover
-restores and commits it), committed parts, files strom did not write, parts marked on another host, the parts
-a savepoint references (the writer drops its marker at a savepoint and goes on under a fresh id), and the parts
-of jobs with configured checkpoint storage — there, in-progress files of attempts that never completed a
-checkpoint stay behind as hidden leftovers, as in Flink.
+path, whichever comes first. Never removed: anything while its client lives (a failover restores and commits
+it), committed parts, files strom did not write, parts marked on another host, the parts a savepoint
+references (the writer drops its marker at a savepoint and goes on under a fresh id), and the parts of jobs
+with configured checkpoint storage — there, in-progress files of attempts that never completed a checkpoint
+stay behind as hidden leftovers, as in Flink.
 """
 
 from __future__ import annotations
@@ -438,8 +438,7 @@ class FileWriter(StatefulSinkWriter[Any, FileWriterState], PrecommittingSinkWrit
 
     def _mark(self) -> None:
         """Before the first part: name the temporary checkpoint directory beside the parts, and this directory
-        inside that one, so the next writer here or the next cluster start removes the parts once it is
-        abandoned."""
+        inside that one, so the parts go once that directory is abandoned (:func:`remove_abandoned_parts`)."""
         owner = {
             "checkpoints": self.temporary_checkpoint_dir,
             "host": socket.gethostname(),
@@ -520,7 +519,8 @@ def remove_abandoned_parts(directory: str) -> list[str]:
 
 def remove_abandoned_parts_of(temporary_checkpoint_dir: str) -> list[str]:
     """:func:`remove_abandoned_parts` in every FileSink directory the jobs of ``temporary_checkpoint_dir``
-    wrote into (the cluster start calls it before removing that abandoned directory)."""
+    wrote into (a closing cluster calls it for its own directory, a starting one for a killed client's, before
+    removing the directory)."""
     registry = os.path.join(temporary_checkpoint_dir, _SINK_DIRECTORIES)
     try:
         entries = os.listdir(registry)
@@ -538,8 +538,8 @@ def remove_abandoned_parts_of(temporary_checkpoint_dir: str) -> list[str]:
 # -- the sink and its builder --------------------------------------------------------------------------------
 class FileSink(TwoPhaseCommittingSink[Any, FileCommittable]):
     """Exactly-once part files under ``base_path``; build one with :meth:`for_row_format`. With the checkpoints
-    in the client's temporary directory, the uncommitted parts of a client that is gone are removed by the next
-    run (see the module documentation)."""
+    in the client's temporary directory, the uncommitted parts go with the client: when its cluster closes or,
+    if it was killed, with the next run (see the module documentation)."""
 
     def __init__(
         self,

@@ -40,7 +40,6 @@ from strom.config_units import format_duration
 from strom.connectors.file_system import remove_abandoned_parts_of
 from strom.exceptions import ClusterError, ConfigurationError
 from strom.runtime.checkpoint.temporary_dir import (
-    TEMP_CHECKPOINTS_PREFIX,
     create_temporary_checkpoint_dir,
     is_abandoned,
     owner_pid,
@@ -136,7 +135,7 @@ def remove_abandoned_checkpoint_dirs(tmp: str | None = None) -> list[str]:
     except OSError:
         return removed
     for name in names:
-        if not name.startswith(TEMP_CHECKPOINTS_PREFIX) or owner_pid(name) is None:
+        if owner_pid(name) is None:  # not named strom-checkpoints-<pid>-*
             continue
         path = os.path.join(tmp, name)
         with contextlib.suppress(OSError):
