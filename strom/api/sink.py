@@ -12,8 +12,9 @@ A plain :class:`Sink` creates one :class:`SinkWriter` per subtask. Two refinemen
 
 Order of calls per subtask (``SinkWriterOperator``): on restore, the recovered committables are committed
 first, *then* ``restore_writer`` creates the writer; at a checkpoint ``flush(False)``, ``prepare_commit()``,
-``snapshot_state(checkpoint_id)``; at end of input ``flush(True)`` and ``prepare_commit()`` — those
-committables are committed with the final checkpoint (or at once when the job runs without checkpoints).
+``snapshot_state(checkpoint_id)`` (and ``on_savepoint_snapshot(checkpoint_id)`` for a savepoint); at end of
+input ``flush(True)`` and ``prepare_commit()`` — those committables are committed with the final checkpoint
+(or at once when the job runs without checkpoints).
 
     class UpperCaseFiles(TwoPhaseCommittingSink[str, str]):
         def create_writer(self, context): return MyPrecommittingWriter(context)
@@ -47,6 +48,10 @@ class SinkWriterContext:
     subtask_index: int
     parallelism: int
     attempt_number: int
+    #: strom's: the client's temporary directory the job checkpoints into when no ``execution.checkpointing.dir``
+    #: is set (:mod:`strom.runtime.checkpoint.temporary_dir`; nothing restores those checkpoints once the client
+    #: is gone); ``""`` with configured checkpoint storage or without checkpointing
+    temporary_checkpoint_dir: str = ""
 
 
 class SinkWriter(ABC, Generic[T]):
@@ -61,6 +66,11 @@ class SinkWriter(ABC, Generic[T]):
 
     def flush(self, end_of_input: bool) -> None:
         """Flush buffered data; ``end_of_input`` is true once no more records will come."""
+
+    def on_savepoint_snapshot(self, checkpoint_id: int) -> None:
+        """strom's: the checkpoint just snapshotted (after ``prepare_commit`` and ``snapshot_state``) is savepoint
+        ``checkpoint_id``, which outlives the job and its client; a writer that cleans up after dead clients
+        must leave what it referenced. Default: nothing."""
 
     def close(self) -> None:
         """Release resources."""

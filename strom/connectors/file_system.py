@@ -17,11 +17,21 @@ Once the checkpoint is complete the committer renames it to ``<base>/<prefix>-<w
 
 Nothing uncommitted is ever visible under a final name. On restore, the in-progress files of the writers
 recorded in the restored checkpoint that no committable of it references (records written after that
-checkpoint, to be replayed) are deleted; in-progress files of attempts that never completed a checkpoint
-stay behind as hidden leftovers and are ignored, as Flink ignores them. Without checkpointing the parts
-are committed at end of input (Flink's BATCH mode). Several subtasks share the base directory; names never
-collide across subtasks, attempts and restores. Rolling on size or age is checked when records arrive (no
-timers), and a part is never empty.
+checkpoint, to be replayed) are deleted. Without checkpointing the parts are committed at end of input
+(Flink's BATCH mode). Several subtasks share the base directory; names never collide across subtasks, attempts
+and restores. Rolling on size or age is checked when records arrive (no timers), and a part is never empty.
+
+Uncommitted parts are kept only where a later run could restore them. A job without
+``execution.checkpointing.dir`` checkpoints into its client's temporary directory, which nothing restores once
+that client is gone; its writers name that directory in an owner marker ``<base>/.strom-owner-<writer id>``
+beside their parts. The client's cluster removes the in-progress and pending parts of those markers, then the
+markers, when it closes (a cancelled or failed job's pending parts); when the client was killed, the next strom
+run on the machine does (when its cluster starts, whatever job it runs), or the next writer into the same base
+path, whichever comes first. Never removed: anything while its client lives (a failover restores and commits
+it), committed parts, files strom did not write, parts marked on another host, the parts a savepoint
+references (the writer drops its marker at a savepoint and goes on under a fresh id), and the parts of jobs
+with configured checkpoint storage — there, in-progress files of attempts that never completed a checkpoint
+stay behind as hidden leftovers, as in Flink.
 """
 
 from __future__ import annotations
@@ -29,9 +39,11 @@ from __future__ import annotations
 import codecs
 import contextlib
 import csv
+import hashlib
 import io
 import json
 import os
+import socket
 import time
 import urllib.parse
 import uuid
@@ -48,6 +60,7 @@ from strom.api.sink import (
     TwoPhaseCommittingSink,
 )
 from strom.exceptions import InvalidProgramError, SerializationError, StromError
+from strom.runtime.checkpoint.temporary_dir import is_abandoned
 
 if TYPE_CHECKING:
     from strom.runtime.rpc.heartbeat import Clock
@@ -65,11 +78,18 @@ __all__ = [
     "OutputFileConfig",
     "RowFormatBuilder",
     "SimpleStringEncoder",
+    "remove_abandoned_parts",
+    "remove_abandoned_parts_of",
 ]
 
 T = TypeVar("T")
 
 _IN_PROGRESS = ".inprogress"
+#: beside the parts of a writer whose job checkpoints into the client's temporary directory:
+#: ``.strom-owner-<writer id>``, naming that directory (the parts go once it is abandoned)
+_OWNER_MARKER = ".strom-owner-"
+#: inside that temporary checkpoint directory: one file per FileSink directory its jobs wrote into
+_SINK_DIRECTORIES = "file-sinks"
 
 
 # -- encoders --------------------------------------------------------------------------------------------------
@@ -290,6 +310,7 @@ class FileWriter(StatefulSinkWriter[Any, FileWriterState], PrecommittingSinkWrit
         rolling_policy: DefaultRollingPolicy,
         clock: Clock | None = None,
         recovered_state: list[Any] | None = None,
+        temporary_checkpoint_dir: str = "",
     ) -> None:
         self.directory = directory
         self.encoder = encoder
@@ -297,7 +318,11 @@ class FileWriter(StatefulSinkWriter[Any, FileWriterState], PrecommittingSinkWrit
         self.policy = rolling_policy
         self._now = clock.monotonic if clock is not None else time.monotonic
         self.writer_id = uuid.uuid4().hex
+        #: the job checkpoints into this temporary directory of its client: mark the parts with it
+        self.temporary_checkpoint_dir = temporary_checkpoint_dir
+        self._marked = False  # the owner marker of ``writer_id`` exists
         os.makedirs(directory, exist_ok=True)
+        remove_abandoned_parts(directory)
         if recovered_state:
             self._delete_dead_parts({s.writer_id for s in recovered_state if isinstance(s, FileWriterState)})
         self._next_part = 0
@@ -338,6 +363,8 @@ class FileWriter(StatefulSinkWriter[Any, FileWriterState], PrecommittingSinkWrit
         self._part_size += len(data)
 
     def _open_part(self) -> BinaryIO:
+        if self.temporary_checkpoint_dir and not self._marked:
+            self._mark()
         n = self._next_part
         self._next_part += 1
         name = f"{self.config.part_prefix}-{self.writer_id}-{n}{self.config.part_suffix}"
@@ -375,8 +402,20 @@ class FileWriter(StatefulSinkWriter[Any, FileWriterState], PrecommittingSinkWrit
     def snapshot_state(self, checkpoint_id: int) -> list[FileWriterState]:
         return [FileWriterState(writer_id=self.writer_id)]
 
+    def on_savepoint_snapshot(self, checkpoint_id: int) -> None:
+        """The parts just handed to savepoint ``checkpoint_id`` must outlive the client: unmark them, and go on
+        under a fresh writer id (whose parts get a marker of their own). Every part of the old id is in the
+        savepoint: the operator rolled the open one before the snapshot."""
+        if not self._marked or self._file is not None or self._rolled:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._marker_path())
+        self.writer_id = uuid.uuid4().hex
+        self._marked = False
+
     def close(self) -> None:
-        """Drop what no checkpoint references: the open part and parts rolled since the last checkpoint."""
+        """Drop what no checkpoint references: the open part and parts rolled since the last checkpoint; and
+        the owner marker once no part of this writer is left uncommitted."""
         f, part = self._file, self._part
         self._file, self._part = None, None
         dead, self._rolled = self._rolled, []
@@ -386,6 +425,35 @@ class FileWriter(StatefulSinkWriter[Any, FileWriterState], PrecommittingSinkWrit
         for p in dead:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(p.pending_path)
+        if self._marked and not any(_parts_of(self.directory, self._parts_lead())):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._marker_path())
+
+    # -- owner markers: parts that only the client's temporary checkpoints could restore -------------
+    def _parts_lead(self) -> str:
+        return f".{self.config.part_prefix}-{self.writer_id}-"
+
+    def _marker_path(self) -> str:
+        return os.path.join(self.directory, f"{_OWNER_MARKER}{self.writer_id}")
+
+    def _mark(self) -> None:
+        """Before the first part: name the temporary checkpoint directory beside the parts, and this directory
+        inside that one, so the parts go once that directory is abandoned (:func:`remove_abandoned_parts`)."""
+        owner = {
+            "checkpoints": self.temporary_checkpoint_dir,
+            "host": socket.gethostname(),
+            "parts": self._parts_lead(),
+        }
+        with open(self._marker_path(), "x", encoding="utf-8") as f:
+            f.write(json.dumps(owner))
+        self._marked = True
+        registry = os.path.join(self.temporary_checkpoint_dir, _SINK_DIRECTORIES)
+        entry = os.path.join(registry, hashlib.sha256(self.directory.encode()).hexdigest()[:32])
+        if not os.path.exists(entry):  # best effort: the next writer here sweeps without it
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(registry)
+            with contextlib.suppress(FileExistsError), open(entry, "x", encoding="utf-8") as f:
+                f.write(self.directory)
 
     def _delete_dead_parts(self, writer_ids: set[str]) -> None:
         """Delete the in-progress parts of the restored checkpoint's writers. Its committables were committed
@@ -401,11 +469,77 @@ class FileWriter(StatefulSinkWriter[Any, FileWriterState], PrecommittingSinkWrit
             if writer_id in writer_ids:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(os.path.join(self.directory, name))
+        for writer_id in writer_ids:  # nothing of theirs is left to sweep
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(self.directory, f"{_OWNER_MARKER}{writer_id}"))
+
+
+def _parts_of(directory: str, lead: str) -> list[str]:
+    """The uncommitted (in-progress or pending) parts in ``directory`` whose names start with ``lead``."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    return [os.path.join(directory, n) for n in names if n.startswith(lead) and n.endswith(_IN_PROGRESS)]
+
+
+def remove_abandoned_parts(directory: str) -> list[str]:
+    """Remove the uncommitted parts in ``directory`` that only an abandoned temporary checkpoint directory
+    could have restored — written by jobs of a client that is gone — with their owner markers; returns the
+    parts. Parts without a marker (of jobs with configured checkpoint storage, or handed to a savepoint),
+    markers of another host or of a live client, committed parts and other files are never touched."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    host = socket.gethostname()
+    removed: list[str] = []
+    for name in names:
+        if not name.startswith(_OWNER_MARKER):
+            continue
+        marker = os.path.join(directory, name)
+        writer_id = name[len(_OWNER_MARKER) :]
+        try:
+            with open(marker, encoding="utf-8") as f:
+                owner = json.load(f)
+            checkpoints, lead = str(owner["checkpoints"]), str(owner["parts"])
+            same_host = owner["host"] == host
+        except (OSError, ValueError, TypeError, KeyError):
+            continue  # gone meanwhile, or not written whole: not ours to judge
+        if not same_host or not lead.endswith(f"-{writer_id}-") or os.sep in lead or not is_abandoned(checkpoints):
+            continue
+        for part in _parts_of(directory, lead):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(part)
+                removed.append(part)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(marker)
+    return removed
+
+
+def remove_abandoned_parts_of(temporary_checkpoint_dir: str) -> list[str]:
+    """:func:`remove_abandoned_parts` in every FileSink directory the jobs of ``temporary_checkpoint_dir``
+    wrote into (a closing cluster calls it for its own directory, a starting one for a killed client's, before
+    removing the directory)."""
+    registry = os.path.join(temporary_checkpoint_dir, _SINK_DIRECTORIES)
+    try:
+        entries = os.listdir(registry)
+    except OSError:
+        return []
+    removed: list[str] = []
+    for entry in entries:
+        with contextlib.suppress(OSError, ValueError):
+            with open(os.path.join(registry, entry), encoding="utf-8") as f:
+                directory = f.read()
+            removed.extend(remove_abandoned_parts(directory))
+    return removed
 
 
 # -- the sink and its builder --------------------------------------------------------------------------------
 class FileSink(TwoPhaseCommittingSink[Any, FileCommittable]):
-    """Exactly-once part files under ``base_path``; build one with :meth:`for_row_format`."""
+    """Exactly-once part files under ``base_path``; build one with :meth:`for_row_format`. With the checkpoints
+    in the client's temporary directory, the uncommitted parts go with the client: when its cluster closes or,
+    if it was killed, with the next run (see the module documentation)."""
 
     def __init__(
         self,
@@ -434,12 +568,12 @@ class FileSink(TwoPhaseCommittingSink[Any, FileCommittable]):
         return RowFormatBuilder(base_path=_local_path(base_path), encoder=encoder)
 
     def create_writer(self, context: SinkWriterContext) -> FileWriter:
-        return self._writer(None)
+        return self._writer(context, None)
 
     def restore_writer(self, context: SinkWriterContext, recovered_state: list[Any]) -> FileWriter:
-        return self._writer(recovered_state)
+        return self._writer(context, recovered_state)
 
-    def _writer(self, recovered_state: list[Any] | None) -> FileWriter:
+    def _writer(self, context: SinkWriterContext, recovered_state: list[Any] | None) -> FileWriter:
         return FileWriter(
             directory=self.base_path,
             encoder=self.encoder,
@@ -447,6 +581,7 @@ class FileSink(TwoPhaseCommittingSink[Any, FileCommittable]):
             rolling_policy=self.rolling_policy,
             clock=self.clock,
             recovered_state=recovered_state,
+            temporary_checkpoint_dir=context.temporary_checkpoint_dir,
         )
 
     def create_committer(self) -> FileCommitter:

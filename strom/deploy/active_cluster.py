@@ -22,7 +22,6 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
-import fcntl
 import logging
 import os
 import secrets
@@ -38,7 +37,13 @@ from typing import Any, TypeVar
 
 from strom.config import ClusterOptions, Configuration, ExecutionOptions, HeartbeatOptions, TaskManagerOptions
 from strom.config_units import format_duration
+from strom.connectors.file_system import remove_abandoned_parts_of
 from strom.exceptions import ClusterError, ConfigurationError
+from strom.runtime.checkpoint.temporary_dir import (
+    create_temporary_checkpoint_dir,
+    is_abandoned,
+    owner_pid,
+)
 from strom.runtime.jobmaster.dispatcher import Dispatcher
 from strom.runtime.jobmaster.slot_manager import TaskManagerRegistration
 from strom.runtime.rpc.auth import new_secret
@@ -117,26 +122,12 @@ def _configure_client_logging(config: Configuration) -> None:
         strom_log.addHandler(handler)
 
 
-#: the temporary checkpoint directory of a cluster: ``<tmp>/strom-checkpoints-<pid>-<random>``
-_TEMP_CHECKPOINTS_PREFIX = "strom-checkpoints-"
-#: inside it, locked (``flock``) by the owning process for as long as it lives
-_OWNER_LOCK = ".owner.lock"
-
-
-def _create_temp_checkpoint_dir() -> tuple[str, int]:
-    """A fresh temporary checkpoint directory and the descriptor of its owner lock, held until the cluster
-    closes — or its process dies, however: the kernel then releases the lock."""
-    path = tempfile.mkdtemp(prefix=f"{_TEMP_CHECKPOINTS_PREFIX}{os.getpid()}-")
-    fd = os.open(os.path.join(path, _OWNER_LOCK), os.O_CREAT | os.O_RDWR, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    return path, fd
-
-
 def remove_abandoned_checkpoint_dirs(tmp: str | None = None) -> list[str]:
     """Remove the temporary checkpoint directories of dead processes (a client killed before it could clean
     up); returns them. Only strom's own, of this user: named ``strom-checkpoints-<pid>-*`` with an owner
     lock nobody holds, or — not yet locked by a process that just made one — whose pid is not running. A
-    user-configured ``execution.checkpointing.dir`` is never touched."""
+    user-configured ``execution.checkpointing.dir`` is never touched. The uncommitted part files that the
+    FileSinks of such a directory's jobs left behind go first (:func:`remove_abandoned_parts_of`)."""
     tmp = tmp or tempfile.gettempdir()
     removed: list[str] = []
     try:
@@ -144,39 +135,17 @@ def remove_abandoned_checkpoint_dirs(tmp: str | None = None) -> list[str]:
     except OSError:
         return removed
     for name in names:
-        pid_text = name[len(_TEMP_CHECKPOINTS_PREFIX) :].split("-", 1)[0]
-        if not name.startswith(_TEMP_CHECKPOINTS_PREFIX) or not pid_text.isdigit():
+        if owner_pid(name) is None:  # not named strom-checkpoints-<pid>-*
             continue
         path = os.path.join(tmp, name)
         with contextlib.suppress(OSError):
-            if os.lstat(path).st_uid == os.getuid() and _abandoned(path, int(pid_text)):
+            if os.lstat(path).st_uid == os.getuid() and is_abandoned(path):
+                parts = remove_abandoned_parts_of(path)
+                if parts:
+                    log.info("removed %d part file(s) that a killed client's jobs never committed", len(parts))
                 shutil.rmtree(path, ignore_errors=True)
                 removed.append(path)
     return removed
-
-
-def _abandoned(path: str, pid: int) -> bool:
-    try:
-        fd = os.open(os.path.join(path, _OWNER_LOCK), os.O_RDWR)
-    except FileNotFoundError:
-        return pid != os.getpid() and not _pid_running(pid)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False  # its owner lives
-    finally:
-        os.close(fd)  # also releases the lock just taken
-    return True
-
-
-def _pid_running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 async def _finish_remaining_tasks(timeout: float = 5.0) -> None:
@@ -239,7 +208,7 @@ class ActiveCluster(ABC):
         """A temporary checkpoint directory, created on first use, removed on close."""
         with self._lock:
             if not self._checkpoint_dir:
-                self._checkpoint_dir, self._checkpoint_dir_lock = _create_temp_checkpoint_dir()
+                self._checkpoint_dir, self._checkpoint_dir_lock = create_temporary_checkpoint_dir()
             return self._checkpoint_dir
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -372,8 +341,9 @@ class ActiveCluster(ABC):
                 if not loop.is_running():
                     loop.close()
             if self._checkpoint_dir:
+                os.close(self._checkpoint_dir_lock)  # abandoned now: nothing restores its checkpoints any more
+                remove_abandoned_parts_of(self._checkpoint_dir)  # what a cancelled or failed job left pending
                 shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
-                os.close(self._checkpoint_dir_lock)
 
     def __enter__(self) -> ActiveCluster:
         return self.start()

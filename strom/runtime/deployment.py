@@ -50,6 +50,9 @@ class CheckpointingSettings:
     """Whether and how the job checkpoints, as its tasks need to know."""
 
     exactly_once: bool = True
+    #: the client's temporary checkpoint directory when no ``execution.checkpointing.dir`` is set (nothing
+    #: restores its checkpoints once the client is gone: a FileSink marks its parts with it); ``""`` otherwise
+    temporary_dir: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,7 +16,17 @@ from typing import Any
 import psutil
 import pytest
 
-from strom import Configuration, JobExecutionError, StreamExecutionEnvironment
+from strom import (
+    CheckpointedFunction,
+    CheckpointListener,
+    Configuration,
+    DataGeneratorSource,
+    FileSink,
+    JobExecutionError,
+    MapFunction,
+    SimpleStringEncoder,
+    StreamExecutionEnvironment,
+)
 from strom.config import ClusterOptions, HeartbeatOptions, RestartStrategyOptions, TaskManagerOptions
 from strom.runtime.execution_state import JobStatus
 
@@ -266,3 +276,192 @@ def test_the_next_run_removes_the_temporary_checkpoints_of_a_killed_client(tmp_p
     assert next_run.returncode == 0, next_run.stderr
     assert not left.exists()
     assert _temp_checkpoint_dirs(tmp) == []  # the next run's own went when it closed
+
+
+def _uncommitted(out: Path) -> list[str]:
+    """The FileSink's hidden files in ``out``: in-progress and pending parts, owner markers."""
+    return sorted(f.name for f in out.iterdir() if f.name.startswith("."))
+
+
+def _committed(out: Path) -> dict[str, bytes]:
+    return {f.name: f.read_bytes() for f in out.iterdir() if not f.name.startswith(".")}
+
+
+def _freeze_with_parts_in_progress(client: subprocess.Popen[bytes], out: Path) -> list[psutil.Process]:
+    """SIGSTOP the client and its TaskManagers at a moment when ``out`` holds committed and in-progress parts
+    (nothing moves any more: what is there now is what a SIGKILL leaves)."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert time.monotonic() < deadline, "expected committed and in-progress parts within 60 s"
+        procs = [psutil.Process(client.pid), *_task_managers_of(client.pid)]
+        for p in procs:
+            p.suspend()
+        if _committed(out) and any(n.endswith(".inprogress") for n in _uncommitted(out)):
+            return procs
+        for p in reversed(procs):
+            p.resume()
+        time.sleep(0.05)
+
+
+@pytest.mark.timeout(120)
+def test_the_next_run_removes_the_uncommitted_parts_of_a_killed_client(tmp_path: Path) -> None:
+    """A FileSink job checkpointing into the client's temporary directory (no execution.checkpointing.dir):
+    once its client is SIGKILLed, nothing can restore those checkpoints, so the next strom run on the machine —
+    any job — removes the job's in-progress and pending parts with their owner markers; the committed parts stay
+    as they were."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    script = tmp_path / "job.py"
+    script.write_text(CHECKPOINTING_JOB)
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    out = tmp_path / "out"
+    killed = subprocess.Popen([sys.executable, str(script), str(out), str(10**9)], stdout=subprocess.PIPE, env=env)
+    try:
+        assert killed.stdout is not None
+        assert killed.stdout.readline().strip() == b"RUNNING"
+        frozen = _freeze_with_parts_in_progress(killed, out)
+    finally:
+        killed.kill()
+        killed.wait(timeout=10)
+        killed.stdout.close()  # type: ignore[union-attr]
+    assert _gone([p.pid for p in frozen[1:]], 15)
+    committed = _committed(out)
+    left = _uncommitted(out)
+    assert any(n.endswith(".inprogress") for n in left)
+
+    next_run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "out2"), "10"], capture_output=True, env=env, timeout=90
+    )
+    assert next_run.returncode == 0, next_run.stderr
+    assert _uncommitted(out) == []
+    assert _committed(out) == committed
+    assert _uncommitted(tmp_path / "out2") == []  # a job that ends commits everything and leaves no marker
+    assert _temp_checkpoint_dirs(tmp) == []
+
+
+SAVEPOINT_JOB = textwrap.dedent(
+    """
+    import os, sys, time
+    from strom import CheckpointListener, Configuration, DataGeneratorSource, MapFunction, StreamExecutionEnvironment
+    from strom.connectors.file_system import FileSink, SimpleStringEncoder
+    from strom.exceptions import CheckpointError
+
+    out, mode, savepoints = sys.argv[1:4]
+    COUNT = 20_000
+
+    class HoldNotifications(MapFunction, CheckpointListener):
+        # chained before the sink: a completed checkpoint's notification stops here, so the sink never commits
+        def map(self, value):
+            return value
+
+        def notify_checkpoint_complete(self, checkpoint_id):
+            if mode == "savepoint":
+                time.sleep(60)
+
+    # a lost part fails the restore at once, not restart after restart
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"restart-strategy.type": "none"}))
+    env.set_parallelism(2)
+    # no execution.checkpointing.dir: checkpoints in the client's temporary directory; no periodic one before
+    # the savepoint in the first run
+    env.enable_checkpointing(3_600_000 if mode == "savepoint" else 100)
+    source = DataGeneratorSource(lambda i: i, COUNT, 2_000 if mode == "savepoint" else None)
+    (
+        env.from_source(source, source_name="numbers").uid("numbers")
+        .map(HoldNotifications()).uid("hold")
+        .sink_to(FileSink.for_row_format(out, SimpleStringEncoder()).build()).uid("files")
+    )
+    if mode == "savepoint":
+        client = env.execute_async("savepoint")
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                path = client.trigger_savepoint(savepoints)
+                break
+            except CheckpointError:  # not every task runs yet
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        print(path, flush=True)
+        client.get_job_execution_result()  # the test kills us first
+    else:
+        env.execute("restored", savepoint_path=savepoints)
+    """
+)
+
+
+@pytest.mark.timeout(120)
+def test_a_savepoint_taken_with_temporary_checkpoints_restores_exactly_after_its_client_was_killed(
+    tmp_path: Path,
+) -> None:
+    """The client dies after the savepoint completed but before the sink committed it: the next run sweeps the
+    parts written after the savepoint, never the savepoint's own; restoring from it commits them."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    script = tmp_path / "job.py"
+    script.write_text(SAVEPOINT_JOB)
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    out = tmp_path / "out"
+    first = subprocess.Popen(
+        [sys.executable, str(script), str(out), "savepoint", str(tmp_path / "savepoints")],
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        assert first.stdout is not None
+        savepoint = first.stdout.readline().strip()
+        assert savepoint, "the first run printed no savepoint"
+        tms = [p.pid for p in _task_managers_of(first.pid)]
+    finally:
+        first.kill()
+        first.wait(timeout=10)
+        first.stdout.close()  # type: ignore[union-attr]
+    assert _gone(tms, 15)
+    assert _committed(out) == {}  # the savepoint's parts wait, uncommitted, for a restore
+
+    restored = subprocess.run(
+        [sys.executable, str(script), str(out), "restore", savepoint], capture_output=True, env=env, timeout=90
+    )
+    assert restored.returncode == 0, restored.stderr
+    rows = sorted(int(line) for data in _committed(out).values() for line in data.decode().splitlines())
+    assert rows == list(range(20_000))
+    assert _uncommitted(out) == []
+    assert _temp_checkpoint_dirs(tmp) == []
+
+
+class _FailOnCommit(MapFunction, CheckpointedFunction, CheckpointListener):
+    """Chained before the sink: fails the task on the notification of the first checkpoint that covered records,
+    before the sink could commit them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.at: dict[int, int] = {}
+
+    def initialize_state(self, context: Any) -> None:
+        pass
+
+    def snapshot_state(self, context: Any) -> None:
+        self.at[context.checkpoint_id] = self.count
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        if self.at.get(checkpoint_id, 0) > 0:
+            raise RuntimeError("failed before the sink committed")
+
+    def map(self, value: int) -> int:
+        self.count += 1
+        return value
+
+
+@pytest.mark.timeout(60)
+def test_a_client_that_ends_removes_the_parts_its_failed_job_left_pending(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"restart-strategy.type": "none"}))
+    env.set_parallelism(1)
+    env.enable_checkpointing(100)  # into the client's temporary directory
+    (
+        env.from_source(DataGeneratorSource(lambda i: i, 10**6, 1_000), source_name="numbers")
+        .map(_FailOnCommit())
+        .sink_to(FileSink.for_row_format(str(out), SimpleStringEncoder()).build())
+    )
+    with pytest.raises(JobExecutionError, match="failed before the sink committed"):
+        env.execute("failing")
+    assert os.listdir(out) == []  # its checkpoints went with the cluster: nothing could commit those parts

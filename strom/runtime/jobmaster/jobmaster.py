@@ -144,7 +144,8 @@ class JobMaster:
             exactly_once=mode == "EXACTLY_ONCE",
             unaligned=unaligned,
         )
-        base = c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY) or (default_dir() if default_dir else "")
+        configured = c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY)
+        base = configured or (default_dir() if default_dir else "")
         if not base:
             raise CheckpointError(
                 "expected a checkpoint directory; got none; hint: set execution.checkpointing.dir "
@@ -157,7 +158,9 @@ class JobMaster:
         self.checkpoints = CheckpointDriver(
             self, config, storage, first_checkpoint_id=first_id, on_global_failure=self._checkpoint_failure
         )
-        self.scheduler.checkpointing = CheckpointingSettings(exactly_once=config.exactly_once)
+        self.scheduler.checkpointing = CheckpointingSettings(
+            exactly_once=config.exactly_once, temporary_dir="" if configured else base
+        )
 
     def _check_savepoint_matches(self, metadata: CheckpointMetadata) -> None:
         """Every operator state of the savepoint must find its operator (by uid), unless allowed otherwise."""

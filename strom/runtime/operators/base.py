@@ -32,6 +32,7 @@ from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 if TYPE_CHECKING:
     from strom.api.state import StateDescriptor
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
+    from strom.runtime.network.events import CheckpointOptions
     from strom.runtime.operators.timer_service import InternalTimerService, InternalTimeServiceManager, Triggerable
     from strom.runtime.state.operator_state_backend import OperatorStateBackend
     from strom.runtime.state.state_backend import KeyedStateBackend
@@ -235,6 +236,10 @@ class StreamOperator(ABC):
                 subtask_index=info.subtask_index if info else 0,
                 parallelism=info.parallelism if info else 1,
             )
+
+    def prepare_snapshot_pre_barrier(self, checkpoint_id: int, options: CheckpointOptions) -> None:
+        """Right before :meth:`snapshot_state` of ``checkpoint_id`` (Flink's ``prepareSnapshotPreBarrier``, with
+        the checkpoint's options, which Flink hands to ``snapshotState``: whether it is a savepoint)."""
 
     def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
         """The operator's state now, as bytes; ``None`` when it has none. Runs between two batches."""

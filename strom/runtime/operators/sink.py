@@ -26,6 +26,7 @@ from strom.runtime.operators.simple import AbstractUdfStreamOperator
 
 if TYPE_CHECKING:
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
+    from strom.runtime.network.events import CheckpointOptions
 
 __all__ = [
     "CollectBatchEvent",
@@ -60,6 +61,9 @@ class SinkWriterOperator(StreamOperator):
         super().__init__()
         self.sink = sink
         self.checkpointing_enabled: bool = False
+        #: set by the runtime: the client's temporary checkpoint directory, when the job checkpoints there
+        self.temporary_checkpoint_dir = ""
+        self._savepoint_id: int | None = None  # the checkpoint being taken is this savepoint
         self._writer: SinkWriter[Any] | None = None
         self._committer: Committer[Any] | None = None
         self._pending: dict[int, list[_Pending]] = {}  # checkpoint id -> committables awaiting its completion
@@ -124,6 +128,9 @@ class SinkWriterOperator(StreamOperator):
                 committer.close()
 
     # -- checkpoints ---------------------------------------------------------------------------------
+    def prepare_snapshot_pre_barrier(self, checkpoint_id: int, options: CheckpointOptions) -> None:
+        self._savepoint_id = checkpoint_id if options.is_savepoint else None
+
     def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
         writer = self._writer
         two_phase = isinstance(self.sink, TwoPhaseCommittingSink)
@@ -138,6 +145,8 @@ class SinkWriterOperator(StreamOperator):
                 self._unassigned = []
             if isinstance(writer, StatefulSinkWriter):
                 writer_state = list(writer.snapshot_state(checkpoint_id))
+            if writer is not None and self._savepoint_id == checkpoint_id:
+                writer.on_savepoint_snapshot(checkpoint_id)
         except Exception as exc:
             raise self.user_error(exc, None) from exc
         if two_phase or isinstance(writer, StatefulSinkWriter) or self._pending:
@@ -162,6 +171,7 @@ class SinkWriterOperator(StreamOperator):
             subtask_index=ctx.info.subtask_index,
             parallelism=ctx.info.parallelism,
             attempt_number=ctx.info.attempt_number,
+            temporary_checkpoint_dir=self.temporary_checkpoint_dir if self.checkpointing_enabled else "",
         )
         try:
             if recovered_state is None:

@@ -31,6 +31,7 @@ from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.network.record_writer import RecordWriter
 from strom.runtime.network.result_partition import ResultPartition
 from strom.runtime.operators.base import OperatorEventGateway, StreamOperator, TaskInfo
+from strom.runtime.operators.sink import SinkWriterOperator
 from strom.runtime.operators.two_input import TwoInputStreamOperator
 from strom.runtime.tasks.mailbox import TaskMailbox
 from strom.runtime.tasks.operator_chain import OperatorChain
@@ -269,8 +270,9 @@ class Task:
         if tdd.checkpointing is not None:
             assert self.responder is not None
             for op in chain.operators:
-                if hasattr(op, "checkpointing_enabled"):
+                if isinstance(op, SinkWriterOperator):
                     op.checkpointing_enabled = True  # a two-phase-commit sink commits on checkpoints
+                    op.temporary_checkpoint_dir = tdd.checkpointing.temporary_dir
             checkpoint_coordinator = SubtaskCheckpointCoordinator(
                 chain, self.partitions, subtask_index=tdd.subtask_index, task_name=self.name, responder=self.responder
             )

@@ -110,6 +110,7 @@ class SubtaskCheckpointCoordinator:
         snapshots: dict[str, OperatorSnapshot] = {}
         try:
             for op in self.chain.operators:
+                op.prepare_snapshot_pre_barrier(cid, barrier.options)
                 snap = op.snapshot_state(cid, barrier.timestamp_ms)
                 if snap is not None:
                     snapshots[op.operator_id] = snap

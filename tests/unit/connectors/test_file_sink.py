@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,8 @@ from strom.connectors import (
 from strom.connectors.file_system import FileCommittable, FileCommitter, FileWriter
 from strom.exceptions import InvalidProgramError, SerializationError, StromError, UserFunctionError
 from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
+from strom.runtime.checkpoint.temporary_dir import create_temporary_checkpoint_dir
+from strom.runtime.network.events import CheckpointOptions
 from strom.runtime.operators.base import StreamingRuntimeContext, TaskInfo
 from strom.runtime.operators.sink import SinkWriterOperator
 
@@ -49,10 +53,17 @@ class _ManualClock:
 
 
 def _operator(
-    sink: Any, *, subtask: int = 0, parallelism: int = 1, attempt: int = 0, checkpointing: bool = True
+    sink: Any,
+    *,
+    subtask: int = 0,
+    parallelism: int = 1,
+    attempt: int = 0,
+    checkpointing: bool = True,
+    temporary_dir: str = "",
 ) -> SinkWriterOperator:
     op = SinkWriterOperator(sink)
     op.checkpointing_enabled = checkpointing
+    op.temporary_checkpoint_dir = temporary_dir  # "": the user configured the checkpoint storage
     info = TaskInfo(
         job_id="job-1",
         job_name="files",
@@ -290,6 +301,138 @@ def test_a_missing_part_fails_the_commit(tmp_path: Path) -> None:
     with pytest.raises(UserFunctionError, match="the records of this part are lost"):
         op.notify_checkpoint_complete(1)
     op.close()
+
+
+# -- parts that only the client's temporary checkpoints could restore ------------------------------------------
+@pytest.fixture
+def client_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A client's temporary checkpoint directory and a function that lets go of it, as the client's death does
+    (the kernel releases the owner lock of a dead process the same way)."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    path, lock = create_temporary_checkpoint_dir()
+    held = [lock]
+
+    def die() -> None:
+        os.close(held.pop())
+
+    yield path, die
+    if held:
+        die()
+
+
+def _committed_files(d: Path) -> dict[str, bytes]:
+    return {n: (d / n).read_bytes() for n in _visible(d)}
+
+
+def test_the_uncommitted_parts_of_a_dead_client_go_with_the_next_writer(tmp_path: Path, client_dir: Any) -> None:
+    checkpoints, die = client_dir
+    out = tmp_path / "out"
+    op = _start(_operator(_string_sink(out), temporary_dir=checkpoints))
+    op.process_batch(["a"])
+    _snapshot(op, 1)
+    op.notify_checkpoint_complete(1)
+    op.process_batch(["b"])
+    _snapshot(op, 2)  # pending: the notification never arrives
+    op.process_batch(["c"])  # in progress
+    _crash(op)
+    configured = _start(_operator(_string_sink(out), subtask=1, parallelism=2))  # execution.checkpointing.dir set
+    configured.process_batch(["d"])
+    _snapshot(configured, 7)
+    configured.process_batch(["e"])
+    _crash(configured)
+    configured_id = configured._writer.writer_id  # type: ignore[union-attr]
+    assert _lines(out) == ["a"]
+    elsewhere = "f" * 32  # a writer on another machine sharing the directory: its client is not ours to judge
+    owner = {"checkpoints": checkpoints, "host": "another-host", "parts": f".part-{elsewhere}-"}
+    (out / f".strom-owner-{elsewhere}").write_text(json.dumps(owner))
+    (out / f".part-{elsewhere}-0.inprogress").write_text("x\n")
+    (out / ".notes").write_text("not strom's")
+    (out / "data.txt").write_text("not strom's either")
+    committed = _committed_files(out)
+    uncommitted = [n for n in _hidden(out) if n.endswith(".inprogress")]
+    assert len(uncommitted) == 5
+
+    _start(_operator(_string_sink(out), attempt=1)).close()  # the client lives: its job may still restore them
+    assert [n for n in _hidden(out) if n.endswith(".inprogress")] == uncommitted
+
+    die()
+    _start(_operator(_string_sink(out), attempt=1)).close()  # any writer into the directory
+    assert _committed_files(out) == committed
+    kept = [n for n in uncommitted if configured_id in n or elsewhere in n]
+    assert _hidden(out) == sorted([".notes", f".strom-owner-{elsewhere}", *kept])
+
+
+def test_a_failover_while_the_client_lives_commits_the_pending_parts_exactly_once(
+    tmp_path: Path, client_dir: Any
+) -> None:
+    checkpoints, _ = client_dir
+    out = tmp_path / "out"
+    snaps = []
+    for i in range(2):
+        op = _start(_operator(_string_sink(out), subtask=i, parallelism=2, temporary_dir=checkpoints))
+        op.process_batch([f"{i}-a"])
+        snaps.append(_snapshot(op, 1))  # complete, not notified
+        op.process_batch([f"{i}-lost"])
+        _crash(op)
+    restore = _restore(1, *snaps)
+    ops = [
+        _start(_operator(_string_sink(out), subtask=i, parallelism=2, attempt=1, temporary_dir=checkpoints), restore)
+        for i in range(2)
+    ]
+    for i, op in enumerate(ops):
+        op.process_batch([f"{i}-lost"])  # replayed
+        _snapshot(op, 2)
+        op.notify_checkpoint_complete(2)
+        op.finish()
+        op.close()
+    assert _lines(out) == ["0-a", "0-lost", "1-a", "1-lost"]
+    assert [n for n in _hidden(out) if n.endswith(".inprogress")] == []
+
+
+def test_a_savepoint_keeps_its_parts_when_the_client_dies(tmp_path: Path, client_dir: Any) -> None:
+    checkpoints, die = client_dir
+    out = tmp_path / "out"
+    op = _start(_operator(_string_sink(out), temporary_dir=checkpoints))
+    op.process_batch(["a"])
+    op.prepare_snapshot_pre_barrier(1, CheckpointOptions(is_savepoint=True))
+    savepoint = _snapshot(op, 1)  # complete, but the client dies before its notification commits "a"
+    op.process_batch(["b"])
+    op.prepare_snapshot_pre_barrier(2, CheckpointOptions())
+    _snapshot(op, 2)
+    op.process_batch(["c"])
+    _crash(op)
+    assert len([n for n in _hidden(out) if n.endswith(".inprogress")]) == 3  # a (the savepoint's), b, c
+    die()
+    shutil.rmtree(checkpoints)  # as the next cluster start does
+
+    _start(_operator(_string_sink(out), attempt=1)).close()  # a later run writing into the directory
+    [kept] = _hidden(out)
+    assert kept.endswith(".inprogress")
+
+    restored = _start(_operator(_string_sink(out)), _restore(1, savepoint))
+    restored.process_batch(["b", "c"])
+    _snapshot(restored, 2)
+    restored.notify_checkpoint_complete(2)
+    restored.finish()
+    restored.close()
+    assert _lines(out) == ["a", "b", "c"]
+    assert _hidden(out) == []
+
+
+def test_a_finished_job_leaves_no_owner_marker(tmp_path: Path, client_dir: Any) -> None:
+    checkpoints, _ = client_dir
+    out = tmp_path / "out"
+    op = _start(_operator(_string_sink(out), temporary_dir=checkpoints))
+    op.process_batch(["1"])
+    _snapshot(op, 1)
+    op.process_batch(["2"])
+    op.finish()
+    _snapshot(op, 2)  # the final checkpoint
+    op.notify_checkpoint_complete(2)
+    op.close()
+    assert _lines(out) == ["1", "2"]
+    assert _hidden(out) == []
 
 
 # -- the committer ---------------------------------------------------------------------------------------------
