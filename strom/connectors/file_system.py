@@ -23,15 +23,16 @@ and restores. Rolling on size or age is checked when records arrive (no timers),
 
 Uncommitted parts are kept only where a later run could restore them. A job without
 ``execution.checkpointing.dir`` checkpoints into its client's temporary directory, which nothing restores once
-that client is gone; its writers name that directory in an owner marker ``<base>/.strom-owner-<writer id>``
-beside their parts. The client's cluster removes the in-progress and pending parts of those markers, then the
-markers, when it closes (a cancelled or failed job's pending parts); when the client was killed, the next strom
-run on the machine does (when its cluster starts, whatever job it runs), or the next writer into the same base
-path, whichever comes first. Never removed: anything while its client lives (a failover restores and commits
-it), committed parts, files strom did not write, parts marked on another host, the parts a savepoint
-references (the writer drops its marker at a savepoint and goes on under a fresh id), and the parts of jobs
-with configured checkpoint storage — there, in-progress files of attempts that never completed a checkpoint
-stay behind as hidden leftovers, as in Flink.
+that client is gone, and a job without checkpointing commits only at end of input; the writers of both name the
+client's temporary directory (whose owner lock tells whether the client lives) in an owner marker
+``<base>/.strom-owner-<writer id>`` beside their parts. The client's cluster removes the in-progress and pending
+parts of those markers, then the markers, when it closes (a cancelled or failed job's pending parts); when the
+client was killed, the next strom run on the machine does (when its cluster starts, whatever job it runs), or the
+next writer into the same base path, whichever comes first. Never removed: anything while its client lives (a
+failover restores and commits it), committed parts, files strom did not write, parts marked on another host, the
+parts a savepoint references (the writer drops its marker at a savepoint and goes on under a fresh id), and the
+parts of jobs with configured checkpoint storage — there, in-progress files of attempts that never completed a
+checkpoint stay behind as hidden leftovers, as in Flink.
 """
 
 from __future__ import annotations

@@ -50,9 +50,6 @@ class CheckpointingSettings:
     """Whether and how the job checkpoints, as its tasks need to know."""
 
     exactly_once: bool = True
-    #: the client's temporary checkpoint directory when no ``execution.checkpointing.dir`` is set (nothing
-    #: restores its checkpoints once the client is gone: a FileSink marks its parts with it); ``""`` otherwise
-    temporary_dir: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,6 +84,9 @@ class TaskDeploymentDescriptor:
     config: dict[str, Any]
     checkpointing: CheckpointingSettings | None = None  # None: the job does not checkpoint
     restore: dict[str, OperatorRestoreDescriptor] | None = None  # operator id -> its state; None: fresh start
+    #: the client's temporary directory when nothing restores the job's output once the client is gone (no
+    #: checkpointing, or checkpoints in that directory): a FileSink marks its parts with it; ``""`` otherwise
+    temporary_dir: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

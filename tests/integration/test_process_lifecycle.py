@@ -233,7 +233,8 @@ CHECKPOINTING_JOB = textwrap.dedent(
         return x
 
     env = StreamExecutionEnvironment.get_execution_environment()
-    env.enable_checkpointing(100)
+    if sys.argv[3:] != ["--no-checkpoints"]:
+        env.enable_checkpointing(100)
     env.from_sequence(0, int(sys.argv[2])).map(slow).sink_to(
         FileSink.for_row_format(sys.argv[1], SimpleStringEncoder()).build()
     )
@@ -287,16 +288,18 @@ def _committed(out: Path) -> dict[str, bytes]:
     return {f.name: f.read_bytes() for f in out.iterdir() if not f.name.startswith(".")}
 
 
-def _freeze_with_parts_in_progress(client: subprocess.Popen[bytes], out: Path) -> list[psutil.Process]:
-    """SIGSTOP the client and its TaskManagers at a moment when ``out`` holds committed and in-progress parts
-    (nothing moves any more: what is there now is what a SIGKILL leaves)."""
+def _freeze_with_parts_in_progress(
+    client: subprocess.Popen[bytes], out: Path, *, committed: bool = True
+) -> list[psutil.Process]:
+    """SIGSTOP the client and its TaskManagers at a moment when ``out`` holds in-progress parts, and committed
+    ones if ``committed`` (nothing moves any more: what is there now is what a SIGKILL leaves)."""
     deadline = time.monotonic() + 60
     while True:
         assert time.monotonic() < deadline, "expected committed and in-progress parts within 60 s"
         procs = [psutil.Process(client.pid), *_task_managers_of(client.pid)]
         for p in procs:
             p.suspend()
-        if _committed(out) and any(n.endswith(".inprogress") for n in _uncommitted(out)):
+        if (_committed(out) or not committed) and any(n.endswith(".inprogress") for n in _uncommitted(out)):
             return procs
         for p in reversed(procs):
             p.resume()
@@ -304,22 +307,26 @@ def _freeze_with_parts_in_progress(client: subprocess.Popen[bytes], out: Path) -
 
 
 @pytest.mark.timeout(120)
-def test_the_next_run_removes_the_uncommitted_parts_of_a_killed_client(tmp_path: Path) -> None:
-    """A FileSink job checkpointing into the client's temporary directory (no execution.checkpointing.dir):
-    once its client is SIGKILLed, nothing can restore those checkpoints, so the next strom run on the machine —
-    any job — removes the job's in-progress and pending parts with their owner markers; the committed parts stay
-    as they were."""
+@pytest.mark.parametrize("checkpoints", ["temporary", "none"])
+def test_the_next_run_removes_the_uncommitted_parts_of_a_killed_client(tmp_path: Path, checkpoints: str) -> None:
+    """A FileSink job checkpointing into the client's temporary directory (no execution.checkpointing.dir), or
+    not checkpointing at all: once its client is SIGKILLed, nothing can restore its output, so the next strom run
+    on the machine — any job — removes the job's in-progress and pending parts with their owner markers; the
+    committed parts stay as they were."""
+    flags = ["--no-checkpoints"] if checkpoints == "none" else []
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     script = tmp_path / "job.py"
     script.write_text(CHECKPOINTING_JOB)
     env = {**os.environ, "TMPDIR": str(tmp)}
     out = tmp_path / "out"
-    killed = subprocess.Popen([sys.executable, str(script), str(out), str(10**9)], stdout=subprocess.PIPE, env=env)
+    killed = subprocess.Popen(
+        [sys.executable, str(script), str(out), str(10**9), *flags], stdout=subprocess.PIPE, env=env
+    )
     try:
         assert killed.stdout is not None
         assert killed.stdout.readline().strip() == b"RUNNING"
-        frozen = _freeze_with_parts_in_progress(killed, out)
+        frozen = _freeze_with_parts_in_progress(killed, out, committed=checkpoints != "none")
     finally:
         killed.kill()
         killed.wait(timeout=10)

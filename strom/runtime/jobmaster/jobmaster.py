@@ -70,6 +70,18 @@ class _CollectBuffer:
         self.ended = 0
 
 
+def _client_temporary_dir(default_dir: Callable[[], str] | None) -> str:
+    """The client's temporary directory, whose owner lock tells whether the client lives — for a job that does
+    not checkpoint, whose uncommitted output nothing restores once the client is gone. ``""`` where the cluster
+    has none (Spark off local mode: no directory of the driver reaches the executors)."""
+    if default_dir is None:
+        return ""
+    try:
+        return default_dir()
+    except CheckpointError:
+        return ""
+
+
 class JobMaster:
     def __init__(
         self,
@@ -120,6 +132,7 @@ class JobMaster:
         interval = millis(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL))
         if interval <= 0:
             self.scheduler.checkpointing = None
+            self.scheduler.temporary_dir = _client_temporary_dir(default_dir)
             return
         mode = c.get(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE).upper()
         if mode not in ("EXACTLY_ONCE", "AT_LEAST_ONCE"):
@@ -158,9 +171,8 @@ class JobMaster:
         self.checkpoints = CheckpointDriver(
             self, config, storage, first_checkpoint_id=first_id, on_global_failure=self._checkpoint_failure
         )
-        self.scheduler.checkpointing = CheckpointingSettings(
-            exactly_once=config.exactly_once, temporary_dir="" if configured else base
-        )
+        self.scheduler.checkpointing = CheckpointingSettings(exactly_once=config.exactly_once)
+        self.scheduler.temporary_dir = "" if configured else base
 
     def _check_savepoint_matches(self, metadata: CheckpointMetadata) -> None:
         """Every operator state of the savepoint must find its operator (by uid), unless allowed otherwise."""

@@ -45,6 +45,8 @@ class DefaultScheduler:
         self.rm = resource_manager
         self.slot_timeout = slot_timeout
         self.checkpointing: CheckpointingSettings | None = None
+        #: the client's temporary directory, when nothing restores the job's output without the client
+        self.temporary_dir = ""
         #: the state each operator of an execution restores (the JobMaster's latest completed checkpoint)
         self.restore_provider: Callable[[Execution], dict[str, OperatorRestoreDescriptor] | None] = lambda ex: None
 
@@ -142,5 +144,6 @@ class DefaultScheduler:
             source_splits=ev.source_splits,
             config=dict(jg.config),
             checkpointing=self.checkpointing,
+            temporary_dir=self.temporary_dir,
             restore=self.restore_provider(ex),
         )

@@ -61,7 +61,8 @@ class SinkWriterOperator(StreamOperator):
         super().__init__()
         self.sink = sink
         self.checkpointing_enabled: bool = False
-        #: set by the runtime: the client's temporary checkpoint directory, when the job checkpoints there
+        #: set by the runtime: the client's temporary directory, when nothing restores the job's output once the
+        #: client is gone (the job checkpoints there, or not at all)
         self.temporary_checkpoint_dir = ""
         self._savepoint_id: int | None = None  # the checkpoint being taken is this savepoint
         self._writer: SinkWriter[Any] | None = None
@@ -171,7 +172,7 @@ class SinkWriterOperator(StreamOperator):
             subtask_index=ctx.info.subtask_index,
             parallelism=ctx.info.parallelism,
             attempt_number=ctx.info.attempt_number,
-            temporary_checkpoint_dir=self.temporary_checkpoint_dir if self.checkpointing_enabled else "",
+            temporary_checkpoint_dir=self.temporary_checkpoint_dir,
         )
         try:
             if recovered_state is None:

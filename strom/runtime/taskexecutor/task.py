@@ -267,12 +267,13 @@ class Task:
         head = chain.head
         self.metrics.head_operator = head
         checkpoint_coordinator: SubtaskCheckpointCoordinator | None = None
+        for op in chain.operators:
+            if isinstance(op, SinkWriterOperator):
+                # a two-phase-commit sink commits on checkpoints
+                op.checkpointing_enabled = tdd.checkpointing is not None
+                op.temporary_checkpoint_dir = tdd.temporary_dir
         if tdd.checkpointing is not None:
             assert self.responder is not None
-            for op in chain.operators:
-                if isinstance(op, SinkWriterOperator):
-                    op.checkpointing_enabled = True  # a two-phase-commit sink commits on checkpoints
-                    op.temporary_checkpoint_dir = tdd.checkpointing.temporary_dir
             checkpoint_coordinator = SubtaskCheckpointCoordinator(
                 chain, self.partitions, subtask_index=tdd.subtask_index, task_name=self.name, responder=self.responder
             )
