@@ -11,14 +11,16 @@ context environment), so the program itself needs no change to run on another ta
 from __future__ import annotations
 
 import argparse
+import logging
 import runpy
 import sys
+import traceback
 from pathlib import Path
 
 from strom.api.environment import TARGETS, StreamExecutionEnvironment
 from strom.api.job_client import interrupted_job
 from strom.config import ClusterOptions, Configuration, DeploymentOptions, SparkOptions, TaskManagerOptions
-from strom.exceptions import ConfigurationError
+from strom.exceptions import ConfigurationError, JobExecutionError
 
 
 def _configuration(ns: argparse.Namespace) -> Configuration:
@@ -78,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
             job = interrupted_job(interrupt)
             print(f"job {job} cancelled" if job is not None else "strom run: interrupted", file=sys.stderr)
             return 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
+        except JobExecutionError as failed:  # strom's message (with the user's traceback, if theirs); no frames
+            print(f"strom run: {failed}", file=sys.stderr)  # of strom's client waits unless logging at DEBUG
+            if logging.getLogger("strom").isEnabledFor(logging.DEBUG):
+                traceback.print_exception(failed, file=sys.stderr)
+            return 1
         return 0
     from strom.examples_demo import run_demo
 

@@ -48,3 +48,33 @@ def test_user_info_logs_reach_the_client_at_the_configured_level(tmp_path: Path)
     assert info.returncode == 0, info.stderr
     assert "myjob.enrich: enriching 1" in info.stderr
     assert "myjob.enrich: enriching 2" in info.stderr
+
+
+BAD_TIMESTAMPS_JOB = textwrap.dedent(
+    """
+    from strom import StreamExecutionEnvironment, WatermarkStrategy
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda e, ts: str(e))
+    env.from_collection([1, 2, 3]).assign_timestamps_and_watermarks(strategy).add_sink(lambda v: None)
+    env.execute("bad timestamps")
+    """
+)
+
+
+@pytest.mark.timeout(120)
+def test_a_failed_job_prints_stroms_message_and_no_traceback(tmp_path: Path) -> None:
+    """A failure that is no user function's: `strom run` prints strom's message (which operator, which record,
+    the hint) and exits 1; tracebacks of strom's own frames appear only at logging.level DEBUG."""
+    run = _strom_run(tmp_path, BAD_TIMESTAMPS_JOB)
+    assert run.returncode == 1, run.stderr
+    first = run.stderr.splitlines()[0]
+    assert first.startswith("strom run: job 'bad timestamps' (") and "failed" in first, run.stderr
+    assert "timestamp assigner of operator 'Timestamps/Watermarks'" in run.stderr
+    assert "got '1' (str)" in run.stderr and "hint:" in run.stderr
+    assert "Traceback" not in run.stderr and "task.py" not in run.stderr, run.stderr
+
+    debug = _strom_run(tmp_path, BAD_TIMESTAMPS_JOB, "-D", "logging.level=DEBUG")
+    assert debug.returncode == 1
+    assert "strom run: job 'bad timestamps'" in debug.stderr
+    assert "Traceback" in debug.stderr  # the TaskManager's log and the client's, at DEBUG
