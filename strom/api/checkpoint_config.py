@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from strom.api._time import duration_argument
-from strom.config import CheckpointingOptions, millis
+from strom.config import CheckpointingOptions, ConfigOption, millis
 from strom.exceptions import InvalidProgramError
 from strom.runtime.checkpoint.storage import ExternalizedCheckpointRetention
 
@@ -72,13 +72,12 @@ class CheckpointConfig:
     # -- limits ------------------------------------------------------------------------------------
     def set_checkpoint_timeout(self, timeout_ms: int | timedelta | str) -> None:
         """Abort a pending checkpoint after ``timeout_ms``: milliseconds, a ``timedelta`` or ``"10 min"``."""
-        timeout = duration_argument(CheckpointingOptions.CHECKPOINTING_TIMEOUT, timeout_ms, "a checkpoint timeout")
-        if timeout < timedelta(0):
-            raise InvalidProgramError(
-                f"expected a checkpoint timeout >= 0 ms; got {timeout_ms!r}; hint: a pending checkpoint is "
-                "aborted after it"
-            )
-        self._config.set(CheckpointingOptions.CHECKPOINTING_TIMEOUT, timeout)
+        self._set_duration(
+            CheckpointingOptions.CHECKPOINTING_TIMEOUT,
+            timeout_ms,
+            "a checkpoint timeout",
+            "a pending checkpoint is aborted after it",
+        )
 
     def get_checkpoint_timeout(self) -> int:
         """The checkpoint timeout in milliseconds."""
@@ -86,13 +85,20 @@ class CheckpointConfig:
 
     def set_min_pause_between_checkpoints(self, min_pause_ms: int | timedelta | str) -> None:
         """Least time between the end of one checkpoint and the next: milliseconds, a ``timedelta`` or ``"1 s"``."""
-        pause = duration_argument(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS, min_pause_ms, "a minimum pause")
-        if pause < timedelta(0):
-            raise InvalidProgramError(
-                f"expected a minimum pause >= 0 ms; got {min_pause_ms!r}; hint: the time between the end of one "
-                "checkpoint and the next"
-            )
-        self._config.set(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS, pause)
+        self._set_duration(
+            CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS,
+            min_pause_ms,
+            "a minimum pause",
+            "the time between the end of one checkpoint and the next",
+        )
+
+    def _set_duration(
+        self, option: ConfigOption[timedelta], value: int | timedelta | str, what: str, hint: str
+    ) -> None:
+        duration = duration_argument(option, value, what)
+        if duration < timedelta(0):
+            raise InvalidProgramError(f"expected {what} >= 0 ms; got {value!r}; hint: {hint}")
+        self._config.set(option, duration)
 
     def set_max_concurrent_checkpoints(self, max_concurrent: int) -> None:
         if _non_negative_int(max_concurrent, "a number of concurrent checkpoints", "1 or more") < 1:
