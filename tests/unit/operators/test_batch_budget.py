@@ -150,7 +150,8 @@ def test_the_budget_follows_the_records_and_estimates_nested_sizes() -> None:
     assert [p.timestamps for p in parts] == [[10, 11, 12, 13], [14, 15, 16, 17], [18, 19]]  # type: ignore[attr-defined]
 
 
-def test_the_collect_sink_ships_large_records_in_small_batches() -> None:
+def _collect_sink() -> tuple[CollectSinkOperator, list[Any]]:
+    """An open collect sink and the events it sends to its coordinator."""
     sent: list[Any] = []
 
     class Gateway:
@@ -161,6 +162,11 @@ def test_the_collect_sink_ships_large_records_in_small_batches() -> None:
     _set_up(op)
     op.gateway = Gateway()
     op.open()
+    return op, sent
+
+
+def test_the_collect_sink_ships_large_records_in_small_batches() -> None:
+    op, sent = _collect_sink()
     for i in range(40):
         op.process_batch([bytes([i]) * BIG])
     op.finish()
@@ -169,16 +175,7 @@ def test_the_collect_sink_ships_large_records_in_small_batches() -> None:
 
 
 def test_the_collect_sink_ships_small_records_a_thousand_at_a_time() -> None:
-    sent: list[Any] = []
-
-    class Gateway:
-        def send_event_to_coordinator(self, event: object) -> None:
-            sent.append(event)
-
-    op = CollectSinkOperator("sink-1")
-    _set_up(op)
-    op.gateway = Gateway()
-    op.open()
+    op, sent = _collect_sink()
     for _ in range(4):
         op.process_batch(list(range(512)))
     assert [len(e.records) for e in sent] == [1024, 1024]

@@ -7,6 +7,7 @@ import asyncio
 import gc
 import logging
 import pickle
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -52,6 +53,28 @@ def _remote_channel(
         cancel_request=cm.cancel_request,
     )
     channel.initial_credit = gate.credit.add_channel(index, 2)
+    return channel
+
+
+async def _channel_against(
+    rogue: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+) -> RemoteInputChannel:
+    """A remote channel of a fresh manager that requests its subpartition from the producer ``rogue`` and is
+    polled once it has been woken (by data or by a failure)."""
+    server = await asyncio.start_server(rogue, "127.0.0.1", 0)
+    cm = await _manager()
+    woke = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    gate = InputGate(0, lambda: loop.call_soon_threadsafe(woke.set), floating_buffers=2)
+    channel = _remote_channel(cm, gate, 0, server.sockets[0].getsockname()[:2])
+    gate.set_channels([channel])
+    gate.request_partitions()
+    try:
+        await asyncio.wait_for(woke.wait(), 5)
+    finally:
+        await cm.close()
+        server.close()
+        await server.wait_closed()
     return channel
 
 
@@ -105,31 +128,7 @@ def test_a_bad_frame_from_the_producer_fails_the_channel_with_the_reason(caplog:
             finally:
                 writer.close()
 
-        server = await asyncio.start_server(rogue, "127.0.0.1", 0)
-        cm = await _manager()
-        woke = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        gate = InputGate(0, lambda: loop.call_soon_threadsafe(woke.set), floating_buffers=2)
-        channel = RemoteInputChannel(
-            gate,
-            0,
-            ResultPartitionID("r", 0, "a" * 32),
-            0,
-            serializer=PickleBatchSerializer(),
-            request=lambda ch: cm.request_subpartition(ch, server.sockets[0].getsockname()[:2]),
-            recycle=cm.recycle,
-            cancel_request=cm.cancel_request,
-        )
-        channel.initial_credit = gate.credit.add_channel(0, 2)
-        gate.set_channels([channel])
-        gate.request_partitions()
-        try:
-            await asyncio.wait_for(woke.wait(), 5)
-        finally:
-            await cm.close()
-            server.close()
-            await server.wait_closed()
-        return channel
+        return await _channel_against(rogue)
 
     with caplog.at_level(logging.ERROR):
         channel = asyncio.run(scenario())
@@ -202,21 +201,7 @@ def test_a_garbled_response_fails_the_channels_of_that_connection_with_one_logge
             finally:
                 writer.close()
 
-        server = await asyncio.start_server(rogue, "127.0.0.1", 0)
-        cm = await _manager()
-        woke = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        gate = InputGate(0, lambda: loop.call_soon_threadsafe(woke.set), floating_buffers=2)
-        channel = _remote_channel(cm, gate, 0, server.sockets[0].getsockname()[:2])
-        gate.set_channels([channel])
-        gate.request_partitions()
-        try:
-            await asyncio.wait_for(woke.wait(), 5)
-        finally:
-            await cm.close()
-            server.close()
-            await server.wait_closed()
-        return channel
+        return await _channel_against(rogue)
 
     with caplog.at_level(logging.WARNING):
         channel = asyncio.run(scenario())
