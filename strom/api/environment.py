@@ -27,7 +27,7 @@ from strom.api.datastream import DataStream
 from strom.api.eventtime import WatermarkStrategy
 from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult, mark_job_interrupted
 from strom.api.source import Source
-from strom.api.transformations import SourceTransformation, Transformation
+from strom.api.transformations import SourceTransformation, Transformation, operator_of
 from strom.config import (
     CheckpointingOptions,
     ClusterOptions,
@@ -231,12 +231,22 @@ class StreamExecutionEnvironment:
         self, job_name: str | None = None, *, savepoint_path: str | None = None, allow_non_restored_state: bool = False
     ) -> JobClient:
         """Start the job and return at once with a :class:`JobClient`."""
+        self._validate_connectors()
         job_graph = self.get_job_graph(job_name, clear=True)
         if savepoint_path is not None:  # for this job only, not for later ones of this environment
             job_graph.job_configuration[CheckpointingOptions.SAVEPOINT_PATH.key] = savepoint_path
         if allow_non_restored_state:
             job_graph.job_configuration[CheckpointingOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE.key] = True
         return self._submit(job_graph)
+
+    def _validate_connectors(self) -> None:
+        """Sources and sinks check their paths and URL schemes here, in the client, before a cluster starts."""
+        for t in self._transformations:
+            operator = operator_of(t)
+            for connector in (getattr(operator, "source", None), getattr(operator, "sink", None)):
+                check = getattr(connector, "validate", None)
+                if callable(check):
+                    check()
 
     def _submit(self, job_graph: JobGraph) -> JobClient:
         target = self._config.get(DeploymentOptions.TARGET)

@@ -104,6 +104,10 @@ class Sink(ABC, Generic[T]):
         rescale possibly the state of several old writers, or none). The default ignores the state."""
         return self.create_writer(context)
 
+    def validate(self) -> None:
+        """Called in the client by ``execute()``, before any cluster starts: raise a ``StromError`` for output
+        that cannot be written (a URL scheme without its fsspec package, say)."""
+
 
 class CommitRequest(Generic[CommT]):
     """One committable handed to :meth:`Committer.commit`, with a way to report how its commit went.
