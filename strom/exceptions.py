@@ -30,6 +30,7 @@ __all__ = [
     "CheckpointStorageError",
     "ClusterError",
     "ConfigurationError",
+    "ConnectorError",
     "CorruptStateError",
     "FrameError",
     "InvalidProgramError",
@@ -122,6 +123,11 @@ def _rebuild_user_function_error(
 
 class SerializationError(StromError):
     """A record, a user function or a message could not be (de)serialized."""
+
+
+class ConnectorError(StromError):
+    """A connector cannot reach or understand its external system: a path that does not exist, a URL scheme
+    without its package, a record that does not fit its format (names the file, line or row, and column)."""
 
 
 class CheckpointError(StromError):
