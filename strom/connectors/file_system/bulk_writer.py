@@ -28,6 +28,9 @@ class BulkWriter(ABC):
     def finish(self) -> None:
         """Write everything left and the format's trailer; do not close the stream."""
 
+    def discard(self) -> None:
+        """The part is dropped (nothing references it): release resources; the stream is discarded next."""
+
 
 class BulkWriterFactory(ABC):
     @abstractmethod

@@ -222,6 +222,7 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
             try:
                 part.bulk.finish()
             except BaseException:
+                part.bulk.discard()
                 self.storage.discard(part.stream, part.path)
                 raise
         self.storage.close_for_commit(part.stream)
@@ -277,6 +278,8 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
         errors: list[BaseException] = []
         for part in parts:
             try:
+                if part.bulk is not None:
+                    part.bulk.discard()
                 self.storage.discard(part.stream, part.path)
             except Exception as exc:
                 errors.append(exc)
