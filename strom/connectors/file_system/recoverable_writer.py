@@ -195,6 +195,8 @@ class ObjectStoreRecoverableWriter(RecoverableWriter):
         abort = getattr(stream, "discard", None)  # fsspec's buffered files abort their multipart upload
         if callable(abort):
             abort()
+            with contextlib.suppress(AttributeError):
+                stream.closed = True  # type: ignore[misc]  # fsspec: discarded, not to be closed (uploaded) again
         else:
             stream.close()
             self.delete(path)
