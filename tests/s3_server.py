@@ -113,7 +113,7 @@ class S3Bucket:
 
         return s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False, **self.storage_options)
 
-    def keys(self, prefix: str = "") -> list[str]:
+    def list_keys(self, prefix: str = "") -> list[str]:
         """Every object key under ``prefix`` (relative to the bucket), sorted."""
         fs = self.filesystem()
         root = f"{self.name}/{prefix}".rstrip("/")

@@ -84,7 +84,7 @@ def test_parquet_on_s3_survives_a_killed_task_manager_exactly_once(s3_server: S3
         .build()
     )
     run_with_a_kill(failover_env(), sink)
-    keys = s3_server.keys("out")
+    keys = s3_server.list_keys("out")
     staging = [k for k in keys if k.rsplit("/", 1)[-1].startswith(".")]
     parts = [k for k in keys if k not in staging]
     assert staging == [] and parts and all(k.endswith(".parquet") for k in parts)

@@ -59,11 +59,11 @@ def _snapshot(op: SinkWriterOperator, checkpoint_id: int) -> OperatorSnapshot:
 
 
 def _visible(bucket: S3Bucket, prefix: str = "out") -> list[str]:
-    return [k for k in bucket.keys(prefix) if not k.rsplit("/", 1)[-1].startswith(".")]
+    return [k for k in bucket.list_keys(prefix) if not k.rsplit("/", 1)[-1].startswith(".")]
 
 
 def _hidden(bucket: S3Bucket, prefix: str = "out") -> list[str]:
-    return [k for k in bucket.keys(prefix) if k.rsplit("/", 1)[-1].startswith(".")]
+    return [k for k in bucket.list_keys(prefix) if k.rsplit("/", 1)[-1].startswith(".")]
 
 
 def _json_sink(bucket: S3Bucket, **kw: Any) -> FileSink:
@@ -75,11 +75,11 @@ def _json_sink(bucket: S3Bucket, **kw: Any) -> FileSink:
 def test_nothing_is_visible_on_s3_until_the_checkpoint_completes(s3_server: S3Bucket) -> None:
     op = _operator(_json_sink(s3_server))
     op.process_batch([{"a": 1}, {"b": 2}])
-    assert s3_server.keys() == []  # the open part is an unfinished upload: no object, no listing
+    assert s3_server.list_keys() == []  # the open part is an unfinished upload: no object, no listing
     _snapshot(op, 1)
     assert _visible(s3_server) == [] and len(_hidden(s3_server)) == 1  # the staging object
     op.notify_checkpoint_complete(1)
-    [key] = s3_server.keys()
+    [key] = s3_server.list_keys()
     assert s3_server.read(key) == b'{"a":1}\n{"b":2}\n'
     op.close()
 
@@ -99,7 +99,7 @@ def test_a_commit_repeated_after_a_crash_between_copy_and_delete_cleans_up(s3_se
     committer.commit([request])
     assert _hidden(s3_server) == [] and [s3_server.read(k) for k in _visible(s3_server)] == [b'"x"\n']
     committer.commit([CommitRequest(committable)])  # and again: nothing happens
-    assert [s3_server.read(k) for k in s3_server.keys()] == [b'"x"\n']
+    assert [s3_server.read(k) for k in s3_server.list_keys()] == [b'"x"\n']
     fs.rm_file(committable.final_path)
     with pytest.raises(StromError, match="expected it or its pending file"):
         committer.commit([CommitRequest(committable)])
@@ -131,7 +131,7 @@ def test_a_failed_writer_aborts_its_open_uploads(s3_server: S3Bucket) -> None:
     op = _operator(_json_sink(s3_server))
     op.process_batch([1])
     op.close()  # a failure: nothing checkpointed
-    assert s3_server.keys() == []
+    assert s3_server.list_keys() == []
     fs = s3_server.filesystem()
     uploads = fs.call_s3("list_multipart_uploads", Bucket=s3_server.name).get("Uploads", [])
     assert uploads == []
@@ -146,7 +146,7 @@ def test_parquet_parts_on_s3_are_valid_files(s3_server: S3Bucket) -> None:
     op.process_batch([(i, f"n{i}") for i in range(1000)])
     _snapshot(op, 1)
     op.notify_checkpoint_complete(1)
-    [key] = s3_server.keys()
+    [key] = s3_server.list_keys()
     with s3_server.filesystem().open(f"{s3_server.name}/{key}", "rb") as f:
         table = pq.read_table(f)
     assert table.to_pylist() == [{"id": i, "name": f"n{i}"} for i in range(1000)]
