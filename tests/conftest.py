@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 from processes import running_task_managers
+from s3_server import MotoS3Server, S3Bucket, moto_s3_server, s3_bucket
 
 
 @pytest.fixture(autouse=True)
@@ -19,3 +20,20 @@ def no_leaked_task_managers() -> Iterator[None]:
             p.kill()
     psutil.wait_procs(leaked, timeout=10)  # reaps them (our descendants' children are their parents' to reap)
     assert not leaked, f"TaskManager processes left running: {[p.pid for p in leaked]}"
+
+
+@pytest.fixture(scope="session")
+def _moto_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MotoS3Server]:
+    with moto_s3_server(str(tmp_path_factory.mktemp("moto"))) as server:
+        yield server
+
+
+@pytest.fixture
+def s3_server(_moto_server: MotoS3Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Bucket]:
+    """A fresh bucket on a real S3-compatible server (moto, a child process on 127.0.0.1): hand
+    ``s3_server.storage_options`` to connectors; its credentials and endpoint are also in this process's
+    environment for the test (TaskManagers inherit it). The bucket is emptied and deleted afterwards."""
+    with s3_bucket(_moto_server) as bucket:
+        for name, value in bucket.env.items():
+            monkeypatch.setenv(name, value)
+        yield bucket

@@ -25,7 +25,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
 __all__ = [
     "CommitRequest",
@@ -52,6 +55,9 @@ class SinkWriterContext:
     #: is set (:mod:`strom.runtime.checkpoint.temporary_dir`; nothing restores those checkpoints once the client
     #: is gone); ``""`` with configured checkpoint storage or without checkpointing
     temporary_checkpoint_dir: str = ""
+    #: the task's processing-time service (Flink's ``WriterInitContext.getProcessingTimeService``): callbacks run
+    #: on the task thread, between records and checkpoints; ``None`` outside a task
+    processing_time_service: ProcessingTimeService | None = None
 
 
 class SinkWriter(ABC, Generic[T]):

@@ -173,6 +173,7 @@ class SinkWriterOperator(StreamOperator):
             parallelism=ctx.info.parallelism,
             attempt_number=ctx.info.attempt_number,
             temporary_checkpoint_dir=self.temporary_checkpoint_dir,
+            processing_time_service=ctx.processing_time_service,
         )
         try:
             if recovered_state is None:

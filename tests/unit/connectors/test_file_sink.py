@@ -27,7 +27,7 @@ from strom.connectors import (
     SimpleStringEncoder,
 )
 from strom.connectors.file_system import FileCommittable, FileCommitter, FileWriter
-from strom.exceptions import InvalidProgramError, SerializationError, StromError, UserFunctionError
+from strom.exceptions import ConnectorError, InvalidProgramError, SerializationError, StromError, UserFunctionError
 from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
 from strom.runtime.checkpoint.temporary_dir import create_temporary_checkpoint_dir
 from strom.runtime.network.events import CheckpointOptions
@@ -86,8 +86,9 @@ def _start(op: SinkWriterOperator, restore: OperatorRestoreState | None = None) 
 def _crash(op: SinkWriterOperator) -> None:
     """The process dies: the OS closes the open part file; nothing of the operator runs any more."""
     writer = op._writer
-    if isinstance(writer, FileWriter) and writer._file is not None:
-        writer._file.close()
+    if isinstance(writer, FileWriter):
+        for part in writer._parts.values():
+            part.stream.close()
 
 
 def _snapshot(op: SinkWriterOperator, checkpoint_id: int) -> OperatorSnapshot:
@@ -585,8 +586,8 @@ def test_parts_roll_on_age(tmp_path: Path) -> None:
 
 
 def test_builder_rejects_misuse(tmp_path: Path) -> None:
-    with pytest.raises(InvalidProgramError, match="local paths and file:// URIs"):
-        FileSink.for_row_format("s3://bucket/out", JsonLinesEncoder())
+    with pytest.raises(ConnectorError, match="URL scheme fsspec knows"):  # at execute(), before any cluster
+        FileSink.for_row_format("nosuchscheme://bucket/out", JsonLinesEncoder()).build().validate()
     with pytest.raises(InvalidProgramError, match="expects an Encoder"):
         FileSink.for_row_format(str(tmp_path), "json")  # type: ignore[arg-type]
     with pytest.raises(InvalidProgramError, match="positive int"):

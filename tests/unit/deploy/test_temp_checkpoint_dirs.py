@@ -66,8 +66,8 @@ def test_the_parts_a_dead_owners_file_sinks_left_go_with_its_directory(
     writer.write_batch(["pending"])
     writer.prepare_commit()
     writer.write_batch(["in progress"])
-    assert writer._file is not None
-    writer._file.close()  # the TaskManager dies with its client: the kernel closes the open part
+    [part] = writer._parts.values()
+    part.stream.close()  # the TaskManager dies with its client: the kernel closes the open part
     (out / "part-committed").write_text("committed\n")
     assert len(os.listdir(out)) == 4  # two parts, the owner marker, the committed part
     assert remove_abandoned_checkpoint_dirs() == []  # its owner lives

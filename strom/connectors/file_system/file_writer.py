@@ -1,0 +1,332 @@
+"""``FileWriter``: the writer of a FileSink subtask — one open part file per active bucket (Flink's
+``FileWriter`` with its ``FileWriterBucket`` s).
+
+Records go to the bucket their :class:`BucketAssigner` names (``<base>/<bucket id>/``); each bucket has at
+most one open part, ``.<prefix>-<writer id>-<n><suffix>.inprogress``, encoded row by row (an
+:class:`Encoder`) or by a :class:`BulkWriter`. A part rolls — is finished, made durable and closed, and
+becomes a pending :class:`FileCommittable` — when the :class:`RollingPolicy` says so before records are
+appended, when the writer's processing-time check finds it too old or inactive (a timer on the task's
+``ProcessingTimeService`` every ``bucket_check_interval_ms``: no new records are needed), and at every
+checkpoint. Buckets without an open part are forgotten. Names never collide across subtasks, attempts and
+restores (each writer has a random id); a part is never empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import reprlib
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from strom.api.sink import PrecommittingSinkWriter, StatefulSinkWriter
+from strom.connectors.file_system.bucket_assigners import (
+    BasePathBucketAssigner,
+    BucketAssigner,
+    BucketAssignerContext,
+)
+from strom.connectors.file_system.bulk_writer import BulkWriter, BulkWriterFactory
+from strom.connectors.file_system.encoders import Encoder
+from strom.connectors.file_system.file_committer import FileCommittable
+from strom.connectors.file_system.output_file_config import OutputFileConfig
+from strom.connectors.file_system.owner_markers import (
+    IN_PROGRESS,
+    mark,
+    remove_abandoned_parts,
+    uncommitted_parts,
+    unmark,
+)
+from strom.connectors.file_system.recoverable_writer import LocalRecoverableWriter, RecoverableWriter
+from strom.connectors.file_system.rolling_policy import PartFileInfo, RollingPolicy
+from strom.exceptions import InvalidProgramError
+
+if TYPE_CHECKING:
+    from strom.runtime.rpc.heartbeat import Clock
+    from strom.runtime.tasks.processing_time_service import ProcessingTimeService
+
+__all__ = ["FileWriter", "FileWriterState"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileWriterState:
+    """What a checkpoint keeps of a writer: its id, so a restore can delete the writer's dead parts."""
+
+    writer_id: str
+
+
+class _PartFile:
+    """An open part (Flink's ``InProgressFileWriter``)."""
+
+    __slots__ = ("bulk", "info", "part", "path", "stream")
+
+    def __init__(self, path: str, part: FileCommittable, stream: BinaryIO, info: PartFileInfo) -> None:
+        self.path = path  # on the writer's filesystem
+        self.part = part
+        self.stream = stream
+        self.info = info
+        self.bulk: BulkWriter | None = None
+
+
+class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWriter[Any, FileWriterState]):
+    def __init__(
+        self,
+        *,
+        directory: str,
+        output_file_config: OutputFileConfig,
+        rolling_policy: RollingPolicy,
+        encoder: Encoder[Any] | None = None,
+        bulk_writer_factory: BulkWriterFactory | None = None,
+        bucket_assigner: BucketAssigner | None = None,
+        storage: RecoverableWriter | None = None,
+        clock: Clock | None = None,
+        recovered_state: list[Any] | None = None,
+        temporary_checkpoint_dir: str = "",
+        processing_time_service: ProcessingTimeService | None = None,
+        bucket_check_interval_ms: int = 60_000,
+    ) -> None:
+        if (encoder is None) == (bulk_writer_factory is None):
+            raise InvalidProgramError(
+                "a FileWriter expects either an encoder or a bulk writer factory; got "
+                f"{'both' if encoder is not None else 'neither'}; hint: FileSink.for_row_format or for_bulk_format"
+            )
+        self.directory = directory
+        self.storage = storage or LocalRecoverableWriter()
+        self.encoder = encoder
+        self.bulk_writer_factory = bulk_writer_factory
+        self.config = output_file_config
+        self.policy = rolling_policy
+        self.assigner = bucket_assigner or BasePathBucketAssigner()
+        self._single_bucket = type(self.assigner) is BasePathBucketAssigner
+        self._context = BucketAssignerContext()
+        self._now = clock.monotonic if clock is not None else time.monotonic
+        self.writer_id = uuid.uuid4().hex
+        #: the job checkpoints into this temporary directory of its client: mark the parts with it
+        self.temporary_checkpoint_dir = temporary_checkpoint_dir
+        self._marked = False  # the owner marker of ``writer_id`` exists
+        if self.storage.is_local:
+            os.makedirs(directory, exist_ok=True)
+        remove_abandoned_parts(directory, self.storage)
+        if recovered_state:
+            self._delete_dead_parts({s.writer_id for s in recovered_state if isinstance(s, FileWriterState)})
+        self._next_part = 0
+        self._parts: dict[str, _PartFile] = {}  # bucket id -> its open part
+        self._directories: dict[str, str] = {}  # bucket id -> its directory (checked once)
+        self._marked_directories: set[str] = set()  # where parts of a marked writer id may be left
+        self._rolled: list[FileCommittable] = []  # closed parts not yet handed to a checkpoint
+        self._closed = False
+        self._timers = processing_time_service
+        self._check_interval_ms = bucket_check_interval_ms
+        if processing_time_service is not None:
+            now = processing_time_service.get_current_processing_time()
+            processing_time_service.register_timer(now + bucket_check_interval_ms, self._on_timer)
+
+    # -- records -------------------------------------------------------------------------------------
+    def write(self, element: Any) -> None:
+        self.write_batch([element])
+
+    def write_batch(self, elements: list[Any]) -> None:
+        if not elements:
+            return
+        if self._single_bucket:
+            self._write("", elements)
+            return
+        ids = self.assigner.get_bucket_ids(elements, self._context)
+        first = ids[0]
+        if ids.count(first) == len(ids):
+            self._write(first, elements)
+            return
+        groups: dict[str, list[Any]] = {}
+        for bucket_id, e in zip(ids, elements, strict=True):
+            groups.setdefault(bucket_id, []).append(e)
+        for bucket_id, group in groups.items():
+            self._write(bucket_id, group)
+
+    def _write(self, bucket_id: str, elements: list[Any]) -> None:
+        if self.encoder is None:
+            self._write_bulk(bucket_id, elements)
+            return
+        data = self.encoder.encode_batch(elements)
+        if not data:
+            return
+        now = self._now_ms()
+        part = self._parts.get(bucket_id)
+        info = part.info if part is not None else PartFileInfo(bucket_id, now, now, 0)
+        if not self.policy.should_roll_on_event(info, len(data), now):
+            self._append(bucket_id, part, elements, data, now)
+        elif len(elements) == 1:
+            if part is not None:
+                self._roll(bucket_id)
+            self._append(bucket_id, None, elements, data, now)
+        else:  # the batch does not fit into the open part: roll at record boundaries
+            for e in elements:
+                self._write(bucket_id, [e])
+
+    def _append(self, bucket_id: str, part: _PartFile | None, elements: list[Any], data: bytes, now: float) -> None:
+        if part is None:
+            part = self._open_part(bucket_id, elements[0], now)
+        part.stream.write(data)
+        part.info.size += len(data)
+        part.info.last_update_time = now
+
+    def _write_bulk(self, bucket_id: str, elements: list[Any]) -> None:
+        now = self._now_ms()
+        part = self._parts.get(bucket_id)
+        if part is not None and self.policy.should_roll_on_event(part.info, 0, now):
+            self._roll(bucket_id)
+            part = None
+        if part is None:
+            part = self._open_part(bucket_id, elements[0], now)
+        assert part.bulk is not None
+        part.bulk.add_elements(elements)
+        part.info.size = part.stream.tell()
+        part.info.last_update_time = now
+
+    def _now_ms(self) -> float:
+        return self._now() * 1000.0
+
+    # -- part files ----------------------------------------------------------------------------------
+    def _bucket_directory(self, bucket_id: str, element: Any) -> str:
+        directory = self._directories.get(bucket_id)
+        if directory is None:
+            _check_bucket_id(bucket_id, element)
+            directory = self.storage.join(self.directory, bucket_id) if bucket_id else self.directory
+            self._directories[bucket_id] = directory
+        return directory
+
+    def _open_part(self, bucket_id: str, element: Any, now: float) -> _PartFile:
+        if self.temporary_checkpoint_dir and not self._marked:
+            mark(self.storage, self.directory, self.writer_id, self._parts_lead(), self.temporary_checkpoint_dir)
+            self._marked = True
+        directory = self._bucket_directory(bucket_id, element)
+        if self._marked:
+            self._marked_directories.add(directory)
+        n = self._next_part
+        self._next_part += 1
+        name = f"{self.config.part_prefix}-{self.writer_id}-{n}{self.config.part_suffix}"
+        path = self.storage.join(directory, f".{name}{IN_PROGRESS}")
+        committable = FileCommittable(
+            pending_path=self.storage.url(path), final_path=self.storage.url(self.storage.join(directory, name))
+        )
+        stream = self.storage.open(path)
+        part = _PartFile(path, committable, stream, PartFileInfo(bucket_id, now, now, 0))
+        self._parts[bucket_id] = part  # before the bulk writer: close() discards it if creating that fails
+        if self.bulk_writer_factory is not None:
+            part.bulk = self.bulk_writer_factory.create(stream)
+        return part
+
+    def _roll(self, bucket_id: str) -> None:
+        part = self._parts.pop(bucket_id)
+        if part.bulk is not None:
+            try:
+                part.bulk.finish()
+            except BaseException:
+                part.bulk.discard()
+                self.storage.discard(part.stream, part.path)
+                raise
+        self.storage.close_for_commit(part.stream)
+        self._rolled.append(part.part)
+
+    def on_processing_time(self) -> None:
+        """Roll the parts the policy finds too old or inactive (called by the writer's timer)."""
+        now = self._now_ms()
+        for bucket_id, part in list(self._parts.items()):
+            if self.policy.should_roll_on_processing_time(part.info, now):
+                self._roll(bucket_id)
+
+    def _on_timer(self, time_ms: int) -> None:
+        if self._closed or self._timers is None:
+            return
+        self.on_processing_time()
+        self._timers.register_timer(time_ms + self._check_interval_ms, self._on_timer)
+
+    # -- checkpoints ---------------------------------------------------------------------------------
+    def flush(self, end_of_input: bool) -> None:
+        for part in self._parts.values():
+            if part.bulk is None:
+                part.stream.flush()
+
+    def prepare_commit(self) -> list[FileCommittable]:
+        for bucket_id in list(self._parts):
+            self._roll(bucket_id)
+        if len(self._directories) > 1024:  # date-time buckets: forget those of the past
+            self._directories.clear()
+        out, self._rolled = self._rolled, []
+        return out
+
+    def snapshot_state(self, checkpoint_id: int) -> list[FileWriterState]:
+        return [FileWriterState(writer_id=self.writer_id)]
+
+    def on_savepoint_snapshot(self, checkpoint_id: int) -> None:
+        """The parts just handed to savepoint ``checkpoint_id`` must outlive the client: unmark them, and go on
+        under a fresh writer id (whose parts get a marker of their own). Every part of the old id is in the
+        savepoint: the operator rolled the open ones before the snapshot."""
+        if not self._marked or self._parts or self._rolled:
+            return
+        unmark(self.storage, self.directory, self.writer_id)
+        self.writer_id = uuid.uuid4().hex
+        self._marked = False
+        self._marked_directories.clear()
+
+    def close(self) -> None:
+        """Drop what no checkpoint references: the open parts and parts rolled since the last checkpoint; and
+        the owner marker once no part of this writer is left uncommitted."""
+        self._closed = True
+        parts, self._parts = list(self._parts.values()), {}
+        dead, self._rolled = self._rolled, []
+        errors: list[BaseException] = []
+        for part in parts:
+            try:
+                if part.bulk is not None:
+                    part.bulk.discard()
+                self.storage.discard(part.stream, part.path)
+            except Exception as exc:
+                errors.append(exc)
+        for p in dead:
+            with contextlib.suppress(FileNotFoundError):
+                self.storage.delete(self._path_of(p.pending_path))
+        if self._marked:
+            directories = self._marked_directories | {self.directory}
+            if not uncommitted_parts(self.storage, directories, self._parts_lead()):
+                unmark(self.storage, self.directory, self.writer_id)
+        if errors:
+            raise errors[0]
+
+    # -- restore -------------------------------------------------------------------------------------
+    def _parts_lead(self) -> str:
+        return f".{self.config.part_prefix}-{self.writer_id}-"
+
+    def _path_of(self, url: str) -> str:
+        if self.storage.is_local:
+            return url
+        return url.split("://", 1)[1] if "://" in url else url
+
+    def _delete_dead_parts(self, writer_ids: set[str]) -> None:
+        """Delete the in-progress and pending parts of the restored checkpoint's writers, in every bucket. Its
+        committables were committed before this writer was created, so whatever uncommitted part of those
+        writers is left holds records written after the checkpoint, which the sources replay."""
+        if not writer_ids:
+            return
+        lead = f".{self.config.part_prefix}-"
+        for directory, name in list(self.storage.walk(self.directory)):
+            dead = name.startswith(lead) and name.endswith(IN_PROGRESS)
+            if dead and name[len(lead) :].split("-", 1)[0] in writer_ids:
+                self.storage.delete(self.storage.join(directory, name))
+        for writer_id in writer_ids:  # nothing of theirs is left to sweep
+            unmark(self.storage, self.directory, writer_id)
+
+
+def _check_bucket_id(bucket_id: Any, element: Any) -> None:
+    if (
+        isinstance(bucket_id, str)
+        and "\\" not in bucket_id
+        and "\0" not in bucket_id
+        and (bucket_id == "" or all(c not in ("", ".", "..") for c in bucket_id.split("/")))
+    ):
+        return
+    raise InvalidProgramError(
+        f"expected a bucket id that is a relative path of non-empty components without '.' or '..'; got "
+        f"{bucket_id!r} for the record {reprlib.repr(element)}; hint: return '' for the base path itself, "
+        "'a/b' to nest"
+    )

@@ -1,0 +1,1 @@
+"""File formats of the file connector (PyFlink's ``pyflink.datastream.formats``)."""
