@@ -40,12 +40,12 @@ class StreamFormatSplitReader:
         fs: Any,
         fs_path: str,
         context: SourceReaderContext,
-        block_size: int = BLOCK_SIZE,
+        block_size: int | None = None,
     ) -> None:
         self._split = split
         self._format = stream_format
         self._context = context
-        self._block_size = block_size
+        self._block_size = block_size or BLOCK_SIZE
         position = split.position
         self._stream: IO[bytes] = open_decompressed(fs, fs_path, split.path)
         try:
