@@ -146,9 +146,7 @@ def test_invalid_lines_to_side_output_once_across_restore(tmp_path: Path) -> Non
         rejected = [r for _, r in first.side + second.side]
         assert [r.line for r in rejected] == [4, 14, 24, 34]  # each once, in order
         assert {tag_id for tag_id, _ in first.side + second.side} == {"invalid"}
-    assert rejected[0] == InvalidRecord(
-        path=str(tmp_path / "d.csv"), line=4, raw="3,broken", reason=rejected[0].reason
-    )
+    assert rejected[0] == InvalidRecord(path=str(tmp_path / "d.csv"), line=4, raw="3,broken", reason=rejected[0].reason)
     assert "expected 3 fields" in rejected[0].reason
 
 
