@@ -182,6 +182,54 @@ class CsvSchemaBuilder:
         return len(self._columns)
 
 
+#: column types the pyarrow parser converts exactly as the Python converters do
+_ARROW_TYPES = ("STRING", "BIGINT", "DOUBLE", "BOOLEAN")
+
+
+class _ArrowCsvParser:
+    """pyarrow's CSV parser for the plain cases (UTF-8, no escape char, null literal or comments; string,
+    integer, float and boolean columns): it parses and converts a block in C++, about 3x the csv module's
+    speed. A block it rejects (a wrong field count, a value that does not convert, an integer beyond 64 bits)
+    is parsed again by the csv module, which finds and reports the line; on RFC 4180 input both give the same
+    records."""
+
+    def __init__(self, schema: CsvSchema) -> None:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        arrow_types = {"STRING": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_()}
+        names = schema.field_names()
+        self._pa = pa
+        self._pacsv = pacsv
+        self._names = names
+        self._parse = pacsv.ParseOptions(
+            delimiter=schema.column_separator,
+            quote_char=schema.quote_char or False,
+            double_quote=True,
+            newlines_in_values=True,
+            ignore_empty_lines=True,
+        )
+        self._convert = pacsv.ConvertOptions(
+            column_types={c.name: arrow_types[c.type.name] for c in schema.columns},
+            null_values=[""],
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=True,
+            true_values=["true", "True", "TRUE"],
+            false_values=["false", "False", "FALSE"],
+        )
+
+    def parse(self, data: bytes) -> list[list[Any]] | None:
+        """The converted columns of ``data``, or ``None`` when pyarrow rejects it."""
+        read = self._pacsv.ReadOptions(column_names=self._names, use_threads=False, block_size=len(data) + 1)
+        try:
+            table = self._pacsv.read_csv(
+                self._pa.py_buffer(data), read_options=read, parse_options=self._parse, convert_options=self._convert
+            )
+        except (self._pa.ArrowInvalid, self._pa.ArrowNotImplementedError):
+            return None
+        return [column.to_pylist() for column in table.columns]
+
+
 class CsvReaderFormat(LineFormat):
     """The ``StreamFormat`` of CSV files with a :class:`CsvSchema`: records are named rows."""
 
@@ -212,6 +260,16 @@ class CsvReaderFormat(LineFormat):
             "strict": False,
         }
 
+        self._arrow: Any = None
+        if (
+            self.charset == "utf-8"
+            and schema.escape_char is None
+            and schema.null_value is None
+            and not schema.allow_comments
+            and all(c.array_separator is None and c.type.name in _ARROW_TYPES for c in schema.columns)
+        ):
+            self._arrow = _ArrowCsvParser(schema)
+
     @staticmethod
     def for_schema(schema: CsvSchema) -> CsvReaderFormat:
         return CsvReaderFormat(schema)
@@ -237,6 +295,15 @@ class CsvReaderFormat(LineFormat):
 
     # -- parsing -----------------------------------------------------------------------------------
     def parse_block(self, text: str, info: BlockInfo) -> ParsedBlock:
+        s = self.schema
+        if (
+            self._arrow is not None
+            and info.data
+            and not (info.at_file_start and (s.use_header or s.skip_first_data_row))
+        ):
+            columns = self._arrow.parse(info.data)
+            if columns is not None:
+                return list(map(self._make, zip(*columns, strict=True))), []
         rows = self._drop_non_records(list(csv.reader(io.StringIO(text, newline=""), **self._dialect)), info)
         if rows is not None:
             n = len(self._names)

@@ -111,7 +111,7 @@ class StreamFormatSplitReader:
                 f"expected text in {self._format.charset}; got {exc.reason} (byte {block[exc.start : exc.end]!r}) "
                 f"at {self._split.path}:{line}; hint: pass the file's charset to the format (charset_name=...)"
             ) from None
-        info = BlockInfo(self._split.path, self._line, self._offset == 0)
+        info = BlockInfo(self._split.path, self._line, self._offset == 0, block)
         self._records, self._invalid = self._format.parse_block(text, info)
         self._invalid_keys = [k for k, _ in self._invalid]
         self._taken = 0

@@ -39,12 +39,13 @@ class InvalidRecord:
 
 @dataclass(frozen=True, slots=True)
 class BlockInfo:
-    """Where a block of text comes from: the file's URL, the line number of its first line, and whether it
-    starts the file (so a header is there)."""
+    """Where a block of text comes from: the file's URL, the line number of its first line, whether it
+    starts the file (so a header is there), and its bytes before decoding (for parsers of bytes)."""
 
     path: str
     first_line: int
     at_file_start: bool
+    data: bytes = b""
 
 
 #: records of a block, and the rejected ones as ``(records before it, InvalidRecord)``
