@@ -60,9 +60,18 @@ from strom.api.interval_join import IntervalJoin, IntervalJoined
 from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult, TaskMetrics
 from strom.api.join import CoGroupedStreams, JoinedStreams
 from strom.api.output_tag import OutputTag
+from strom.api.row import Row, RowKind
 from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.api.sink import Sink, SinkWriter, SinkWriterContext
-from strom.api.source import Source, SourceReader, SourceReaderContext, SourceSplit
+from strom.api.source import (
+    Source,
+    SourceEvent,
+    SourceReader,
+    SourceReaderContext,
+    SourceSplit,
+    SplitEnumerator,
+    SplitEnumeratorContext,
+)
 from strom.api.state import (
     AggregateFunction,
     AggregatingState,
@@ -114,8 +123,28 @@ from strom.api.windowing.functions import (
 )
 from strom.config import Configuration
 from strom.connectors.datagen import DataGeneratorSource
-from strom.connectors.file_system import CsvEncoder, FileSink, JsonLinesEncoder, SimpleStringEncoder
-from strom.exceptions import CheckpointError, InvalidProgramError, JobExecutionError, StromError, UserFunctionError
+from strom.connectors.file_system import (
+    BucketAssigner,
+    CsvEncoder,
+    DefaultRollingPolicy,
+    Encoder,
+    FileSink,
+    FileSource,
+    JsonLinesEncoder,
+    OnCheckpointRollingPolicy,
+    OutputFileConfig,
+    RollingPolicy,
+    SimpleStringEncoder,
+    StreamFormat,
+)
+from strom.exceptions import (
+    CheckpointError,
+    ConnectorError,
+    InvalidProgramError,
+    JobExecutionError,
+    StromError,
+    UserFunctionError,
+)
 from strom.runtime.execution_state import JobStatus
 
 __version__ = "0.1.0"
@@ -132,6 +161,7 @@ __all__ = [
     "BroadcastProcessFunction",
     "BroadcastState",
     "BroadcastStream",
+    "BucketAssigner",
     "CheckpointConfig",
     "CheckpointError",
     "CheckpointListener",
@@ -145,6 +175,7 @@ __all__ = [
     "CoProcessFunction",
     "Configuration",
     "ConnectedStreams",
+    "ConnectorError",
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
     "CountEvictor",
@@ -153,14 +184,17 @@ __all__ = [
     "DataGeneratorSource",
     "DataStream",
     "DataStreamSink",
+    "DefaultRollingPolicy",
     "DeltaEvictor",
     "DynamicEventTimeSessionWindows",
     "DynamicProcessingTimeSessionWindows",
+    "Encoder",
     "EventTimeSessionWindows",
     "EventTimeTrigger",
     "Evictor",
     "ExternalizedCheckpointRetention",
     "FileSink",
+    "FileSource",
     "FilterFunction",
     "FlatJoinFunction",
     "FlatMapFunction",
@@ -188,6 +222,8 @@ __all__ = [
     "MapFunction",
     "MapState",
     "MapStateDescriptor",
+    "OnCheckpointRollingPolicy",
+    "OutputFileConfig",
     "OutputTag",
     "PickleBatchSerializer",
     "ProcessAllWindowFunction",
@@ -202,6 +238,9 @@ __all__ = [
     "ReducingState",
     "ReducingStateDescriptor",
     "RichFunction",
+    "RollingPolicy",
+    "Row",
+    "RowKind",
     "RuntimeContext",
     "SimpleStringEncoder",
     "Sink",
@@ -211,12 +250,16 @@ __all__ = [
     "SlidingEventTimeWindows",
     "SlidingProcessingTimeWindows",
     "Source",
+    "SourceEvent",
     "SourceReader",
     "SourceReaderContext",
     "SourceSplit",
+    "SplitEnumerator",
+    "SplitEnumeratorContext",
     "StateTtlConfig",
     "StateVisibility",
     "StreamExecutionEnvironment",
+    "StreamFormat",
     "StromError",
     "TaskMetrics",
     "TimeDomain",

@@ -155,6 +155,17 @@ class StreamExecutionEnvironment:
         """The integers ``start..end`` inclusive, generated in parallel by the source subtasks."""
         return self.from_source(NumberSequenceSource(start, end), source_name="Sequence Source")
 
+    def read_text_file(self, file_path: str, charset_name: str = "UTF-8") -> DataStream[str]:
+        """The lines of the file (or the files under the directory; any fsspec URL) as ``str`` without their
+        terminators, as PyFlink's ``read_text_file``: a bounded ``FileSource`` of the text line format."""
+        from strom.connectors.file_system.source import FileSource
+        from strom.connectors.file_system.stream_format import StreamFormat
+
+        source: FileSource[str] = FileSource.for_record_stream_format(
+            StreamFormat.text_line_format(charset_name), file_path
+        ).build()
+        return self.from_source(source, source_name=f"File Source {file_path}")
+
     def from_source(
         self, source: Source[Any], watermark_strategy: Any = None, source_name: str = "Custom Source"
     ) -> DataStream[Any]:

@@ -1,5 +1,6 @@
-"""Flink's file connector (PyFlink's ``pyflink.datastream.connectors.file_system``): ``FileSink`` here; the
-``FileSource`` and its formats follow. Paths are local paths or fsspec URLs."""
+"""Flink's file connector (PyFlink's ``pyflink.datastream.connectors.file_system``): ``FileSource`` with its
+stream and bulk formats, and ``FileSink`` with its encoders, bulk writers, bucket assigners, rolling policies and
+output file config. Paths are local paths or fsspec URLs."""
 
 from strom.connectors.file_system.bucket_assigners import (
     BasePathBucketAssigner,
@@ -8,8 +9,14 @@ from strom.connectors.file_system.bucket_assigners import (
     DateTimeBucketAssigner,
     FieldBucketAssigner,
 )
+from strom.connectors.file_system.bulk_format import BulkFormat
 from strom.connectors.file_system.bulk_writer import BulkWriter, BulkWriterFactory
 from strom.connectors.file_system.encoders import CsvEncoder, Encoder, JsonLinesEncoder, SimpleStringEncoder
+from strom.connectors.file_system.enumerator import (
+    ContinuousFileSplitEnumerator,
+    PendingSplitsCheckpoint,
+    StaticFileSplitEnumerator,
+)
 from strom.connectors.file_system.file_committer import FileCommittable, FileCommitter
 from strom.connectors.file_system.file_writer import FileWriter, FileWriterState
 from strom.connectors.file_system.output_file_config import OutputFileConfig, OutputFileConfigBuilder
@@ -21,14 +28,20 @@ from strom.connectors.file_system.rolling_policy import (
     RollingPolicy,
 )
 from strom.connectors.file_system.sink import BulkFormatBuilder, FileSink, RowFormatBuilder
+from strom.connectors.file_system.source import FileSource, FileSourceBuilder
+from strom.connectors.file_system.split import CheckpointedPosition, FileSourceSplit
+from strom.connectors.file_system.stream_format import InvalidRecord, StreamFormat, TextLineInputFormat
 
 __all__ = [
     "BasePathBucketAssigner",
     "BucketAssigner",
     "BucketAssignerContext",
+    "BulkFormat",
     "BulkFormatBuilder",
     "BulkWriter",
     "BulkWriterFactory",
+    "CheckpointedPosition",
+    "ContinuousFileSplitEnumerator",
     "CsvEncoder",
     "DateTimeBucketAssigner",
     "DefaultRollingPolicy",
@@ -37,16 +50,24 @@ __all__ = [
     "FileCommittable",
     "FileCommitter",
     "FileSink",
+    "FileSource",
+    "FileSourceBuilder",
+    "FileSourceSplit",
     "FileWriter",
     "FileWriterState",
+    "InvalidRecord",
     "JsonLinesEncoder",
     "OnCheckpointRollingPolicy",
     "OutputFileConfig",
     "OutputFileConfigBuilder",
     "PartFileInfo",
+    "PendingSplitsCheckpoint",
     "RollingPolicy",
     "RowFormatBuilder",
     "SimpleStringEncoder",
+    "StaticFileSplitEnumerator",
+    "StreamFormat",
+    "TextLineInputFormat",
     "remove_abandoned_parts",
     "remove_abandoned_parts_of",
 ]
