@@ -44,3 +44,29 @@ def committed_rows(directory: Path) -> list[tuple[Any, ...]]:
         if not f.name.startswith("."):
             rows.extend(tuple(json.loads(line)) for line in f.read_text().splitlines())
     return rows
+
+
+def _completed_ids(client: Any) -> set[int]:
+    return {c.checkpoint_id for c in client.get_checkpoint_statistics() if c.status == "COMPLETED"}
+
+
+def kill_task_managers(client: Any, kills: int, rng: random.Random, killed: list[int]) -> None:
+    """Three times: once the (restarted) job runs fully again — a new checkpoint completed, which takes every
+    task RUNNING — wait a random moment, then SIGKILL one TaskManager process."""
+    seen: set[int] = set()
+    for _ in range(kills):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (_completed_ids(client) - seen):
+            if client.get_job_status().is_globally_terminal:
+                return
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0.1, 0.8))
+        if client.get_job_status().is_globally_terminal:
+            return
+        seen = _completed_ids(client)
+        pids = client.live_task_manager_pids()
+        if not pids:
+            return
+        victim = rng.choice(pids)
+        os.kill(victim, signal.SIGKILL)
+        killed.append(victim)

@@ -42,6 +42,16 @@ class JsonLinesReaderFormat(LineFormat):
             self._make = row_factory([name for name, _ in self.columns])
         self._decode = json.JSONDecoder().decode
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Shipped to TaskManagers by cloudpickle: the decoder (a C scanner) is made again there."""
+        state = dict(self.__dict__)
+        state.pop("_decode", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._decode = json.JSONDecoder().decode
+
     @staticmethod
     def for_schema(schema: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> JsonLinesReaderFormat:
         return JsonLinesReaderFormat(schema)

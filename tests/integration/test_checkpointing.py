@@ -10,11 +10,9 @@ computed here, and any lost or repeated record shows as a missing, extra or wron
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import random
 import shutil
-import signal
 import threading
 import time
 from collections import Counter
@@ -23,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from failover import committed_rows, completed_checkpoints, kill_a_task_manager
+from failover import committed_rows, completed_checkpoints, kill_a_task_manager, kill_task_managers
 
 from strom import (
     BatchSerializer,
@@ -89,32 +87,6 @@ def chaos_env(mode: CheckpointingMode) -> StreamExecutionEnvironment:
     return env
 
 
-def _completed_ids(client: Any) -> set[int]:
-    return {c.checkpoint_id for c in client.get_checkpoint_statistics() if c.status == "COMPLETED"}
-
-
-def _kill_task_managers(client: Any, kills: int, rng: random.Random, killed: list[int]) -> None:
-    """Three times: once the (restarted) job runs fully again — a new checkpoint completed, which takes every
-    task RUNNING — wait a random moment, then SIGKILL one TaskManager process."""
-    seen: set[int] = set()
-    for _ in range(kills):
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (_completed_ids(client) - seen):
-            if client.get_job_status().is_globally_terminal:
-                return
-            time.sleep(0.02)
-        time.sleep(rng.uniform(0.1, 0.8))
-        if client.get_job_status().is_globally_terminal:
-            return
-        seen = _completed_ids(client)
-        pids = client.live_task_manager_pids()
-        if not pids:
-            return
-        victim = rng.choice(pids)
-        os.kill(victim, signal.SIGKILL)
-        killed.append(victim)
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("mode", [CheckpointingMode.EXACTLY_ONCE, CheckpointingMode.AT_LEAST_ONCE])
@@ -125,7 +97,7 @@ def test_chaos_three_task_manager_kills(tmp_path: Path, mode: CheckpointingMode)
     running_sums_job(env, count, out, records_per_second=100_000)
     client = env.execute_async("chaos")
     killed: list[int] = []
-    killer = threading.Thread(target=_kill_task_managers, args=(client, 3, random.Random(7), killed))
+    killer = threading.Thread(target=kill_task_managers, args=(client, 3, random.Random(7), killed))
     killer.start()
     try:
         result = client.get_job_execution_result()
