@@ -14,13 +14,14 @@ from __future__ import annotations
 import csv
 import tempfile
 from collections import Counter
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from strom import (
+    Configuration,
     FileSink,
     FileSource,
     OutputFileConfig,
@@ -53,7 +54,9 @@ def main() -> None:
     views_dir, out_dir = work / "views", work / "per-minute"
     write_page_views(views_dir)
 
-    env = StreamExecutionEnvironment.get_execution_environment()
+    # a bounded restart strategy: a record that fails every attempt fails the job instead of looping
+    config = Configuration({"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 3})
+    env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(2)
     env.enable_checkpointing(1000)  # the Parquet sink commits a part file per subtask at every checkpoint
 
@@ -104,7 +107,8 @@ def main() -> None:
     assert got == {k: (expected[k], total_ms[k]) for k in expected}, "the Parquet output differs from a plain count"
     busiest = max(got, key=lambda k: got[k][0])
     print(f"{table.num_rows} (page, minute) rows in {len(list(out_dir.glob('*.parquet')))} Parquet files: {out_dir}")
-    print(f"busiest: {busiest[0]} in minute {busiest[1]} with {got[busiest][0]} views; matches a plain count")
+    when = datetime.fromtimestamp(busiest[1] / 1000, tz=UTC).strftime("%H:%M")
+    print(f"busiest: {busiest[0]} at {when} UTC with {got[busiest][0]} views; the output matches a plain count")
 
 
 if __name__ == "__main__":
