@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark clean
+.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-files clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -52,6 +52,9 @@ bench-instructions: $(STAMP)  # W2 work per event in CPU instructions (valgrind)
 
 bench-spark: $(SPARK_STAMP)  # Spark local mode: TaskManager startup, W2 vs the MiniCluster; its section of docs/benchmarks.md (~3 min)
 	$(BIN)/python benchmarks/spark.py --write-docs
+
+bench-files: $(STAMP)  # FileSource reads (CSV, JSON lines, Parquet) and the Parquet sink vs plain reads; its section (~3 min)
+	$(BIN)/python benchmarks/files.py --write-docs
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
