@@ -15,7 +15,6 @@ from strom.runtime.operators.batch_budget import FIRST_BATCH, SAMPLE_EVERY, Batc
 from strom.runtime.operators.simple import ProcessOperator, StreamFlatMap, StreamMap
 from strom.runtime.operators.sink import CollectSinkOperator
 from strom.runtime.operators.source import InputStatus, SourceOperator
-from strom.runtime.source.events import AddSplitEvent, NoMoreSplitsEvent, ReaderRegistrationEvent
 from strom.runtime.streamrecord import TimestampedBatch
 
 pytestmark = pytest.mark.timeout(60)
@@ -63,27 +62,11 @@ def _set_up(op: StreamOperator, *, batch_bytes: int = MIB, batch_size: int = 102
     return out
 
 
-class _Enumerator:
-    """Stands in for the JobMaster: answers the reader's registration with its splits and "no more splits"."""
-
-    def __init__(self, op: SourceOperator, splits: Any) -> None:
-        self.op = op
-        self.splits = splits
-        self.registered = False
-
-    def send_event_to_coordinator(self, operator_id: str, event: object) -> None:
-        assert isinstance(event, ReaderRegistrationEvent)
-        self.registered = True
-
-
 def _run_source(op: SourceOperator, splits: Any, out: Batches | None = None) -> Batches:
     out = _set_up(op) if out is None else out
-    op.gateway = enumerator = _Enumerator(op, splits)
+    op.splits = splits
     op.initialize_state(None)
     op.open()
-    assert enumerator.registered
-    op.handle_operator_event(AddSplitEvent(tuple(splits)))
-    op.handle_operator_event(NoMoreSplitsEvent())
     while op.emit_next() is not InputStatus.END_OF_INPUT:
         pass
     op.close()
@@ -172,7 +155,7 @@ def _collect_sink() -> tuple[CollectSinkOperator, list[Any]]:
     sent: list[Any] = []
 
     class Gateway:
-        def send_event_to_coordinator(self, operator_id: str, event: object) -> None:
+        def send_event_to_coordinator(self, event: object) -> None:
             sent.append(event)
 
     op = CollectSinkOperator("sink-1")
