@@ -65,8 +65,6 @@ class CheckpointDriver:
         self.on_global_failure = on_global_failure
         self._locations: dict[int, CheckpointStorageLocation] = {}
         self._metadata: dict[int, CheckpointMetadata] = {}
-        #: checkpoint id -> operator id -> the coordinator state snapshotted when the checkpoint was triggered
-        self._coordinator_states: dict[int, dict[str, bytes]] = {}
         self._timeouts: dict[int, asyncio.TimerHandle] = {}
         self._savepoints: dict[int, asyncio.Future[str]] = {}
         self._periodic: asyncio.Task[None] | None = None
@@ -176,15 +174,6 @@ class CheckpointDriver:
 
     def _trigger_tasks(self, action: TriggerTasks) -> None:
         cid = action.checkpoint_id
-        # the coordinators first, on the loop: every operator event sent before this point reaches its task
-        # before the trigger below (one ordered connection, mail of one priority), so each split is in exactly
-        # one of the two snapshots (Flink's OperatorCoordinatorCheckpoints)
-        try:
-            self._coordinator_states[cid] = self.jm.snapshot_coordinators(cid)
-        except Exception as exc:
-            log.warning("checkpoint %d: an operator coordinator could not snapshot its state: %r", cid, exc)
-            self._run(self.coordinator.on_finalize_failed(cid, f"an operator coordinator failed to snapshot: {exc!r}"))
-            return
         options = CheckpointOptions(
             is_savepoint=action.is_savepoint,
             exactly_once=self.config.exactly_once,
@@ -213,8 +202,8 @@ class CheckpointDriver:
         try:
             if location is None:
                 raise CheckpointError(f"checkpoint {cid} has no storage location")
-            coordinator_states = self._coordinator_states.pop(cid, {})
-            metadata = await asyncio.to_thread(self._write_checkpoint, pending, location, coordinator_states)
+            metadata = self._build_metadata(pending, location.uri)
+            await asyncio.to_thread(location.write_metadata, metadata)
         except Exception as exc:
             log.warning("checkpoint %d could not be finalized: %s", cid, exc)
             self._run(self.coordinator.on_finalize_failed(cid, repr(exc)))
@@ -222,20 +211,7 @@ class CheckpointDriver:
         self._metadata[cid] = metadata
         self._run(self.coordinator.on_finalized(cid, _now_ms()))
 
-    def _write_checkpoint(
-        self, pending: PendingCheckpoint, location: Any, coordinator_states: dict[str, bytes]
-    ) -> CheckpointMetadata:
-        """In a worker thread: the coordinators' state files, then ``_metadata`` naming every file."""
-        coordinators = {
-            op_id: location.write_state(f"coordinator-{op_id}", data) for op_id, data in coordinator_states.items()
-        }
-        metadata = self._build_metadata(pending, location.uri, coordinators)
-        location.write_metadata(metadata)
-        return metadata
-
-    def _build_metadata(
-        self, pending: PendingCheckpoint, pointer: str, coordinators: dict[str, StateHandle] | None = None
-    ) -> CheckpointMetadata:
+    def _build_metadata(self, pending: PendingCheckpoint, pointer: str) -> CheckpointMetadata:
         keyed: dict[str, dict[int, StateHandle]] = {}
         operator: dict[str, dict[int, StateHandle]] = {}
         channel: dict[str, dict[int, StateHandle]] = {}
@@ -249,9 +225,6 @@ class CheckpointDriver:
                     operator.setdefault(op_id, {})[subtask] = handles.operator
                 if handles.channel is not None:
                     channel.setdefault(op_id, {})[subtask] = handles.channel
-        for op_id in coordinators or {}:
-            if op_id not in shape:  # its subtasks had all finished: only the coordinator has state
-                shape[op_id] = self.jm.operator_parallelism(op_id)
         ops = {
             op_id: OperatorState(
                 operator_id=op_id,
@@ -260,7 +233,6 @@ class CheckpointDriver:
                 keyed=keyed.get(op_id, {}),
                 operator=operator.get(op_id, {}),
                 channel=channel.get(op_id, {}),
-                coordinator=(coordinators or {}).get(op_id),
             )
             for op_id, (p, mp) in shape.items()
         }
@@ -303,7 +275,6 @@ class CheckpointDriver:
 
     def _dispose(self, checkpoint_id: int) -> None:
         self._metadata.pop(checkpoint_id, None)
-        self._coordinator_states.pop(checkpoint_id, None)
         location = self._locations.pop(checkpoint_id, None)
         if location is not None:
             asyncio.get_running_loop().create_task(_dispose(location, checkpoint_id))

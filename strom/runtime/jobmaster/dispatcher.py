@@ -149,8 +149,8 @@ class Dispatcher:
             jm.update_task_execution_state(state)
 
     @rpc_method
-    async def send_operator_event(self, job_id: str, attempt_id: str, operator_id: str, event: Any) -> None:
-        await self.job_master(job_id).send_operator_event(attempt_id, operator_id, event)
+    async def send_operator_event(self, job_id: str, attempt_id: str, event: Any) -> None:
+        await self.job_master(job_id).send_operator_event(attempt_id, event)
 
     @rpc_method
     def acknowledge_checkpoint(

@@ -24,7 +24,7 @@ from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration, CheckpointStats
 from strom.runtime.checkpoint.metadata import CheckpointMetadata
-from strom.runtime.checkpoint.storage import CheckpointStorage, read_state, resolve_checkpoint_pointer
+from strom.runtime.checkpoint.storage import CheckpointStorage, resolve_checkpoint_pointer
 from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, JobStatus
 from strom.runtime.jobmaster.checkpoint_driver import CheckpointDriver
@@ -37,9 +37,7 @@ from strom.runtime.jobmaster.restart_strategy import (
     restart_strategy_from_configuration,
 )
 from strom.runtime.jobmaster.scheduler import DefaultScheduler
-from strom.runtime.operators.coordination import OperatorCoordinator
 from strom.runtime.operators.sink import CollectBatchEvent
-from strom.runtime.source.coordinator import NOT_RESTORED, SourceCoordinator, restored_enumerator_state
 from strom.runtime.state.key_groups import compute_key_group_range_for_operator_index
 
 __all__ = ["JobMaster", "JobResult"]
@@ -84,38 +82,6 @@ def _client_temporary_dir(default_dir: Callable[[], str] | None) -> str:
         return ""
 
 
-class _CoordinatorContext:
-    """A coordinator's line to its operator's subtasks (Flink's ``OperatorCoordinatorHolder`` gateway)."""
-
-    def __init__(self, jm: JobMaster, vertex_id: str, operator_id: str, operator_name: str) -> None:
-        self._jm = jm
-        self._vertex_id = vertex_id
-        self._operator_id = operator_id
-        self._operator_name = operator_name
-
-    @property
-    def operator_id(self) -> str:
-        return self._operator_id
-
-    @property
-    def operator_name(self) -> str:
-        return self._operator_name
-
-    def current_parallelism(self) -> int:
-        return self._jm.graph.job_vertices[self._vertex_id].parallelism
-
-    def send_event(self, subtask: int, event: object) -> bool:
-        jm = self._jm
-        ex = jm.graph.job_vertices[self._vertex_id].task_vertices[subtask].current_execution
-        if ex is None or ex.slot is None or ex.state.is_terminal or jm.graph.state is not JobStatus.RUNNING:
-            return False
-        jm.call_task_nowait(ex.attempt_id, "send_operator_event", self._operator_id, event)
-        return True
-
-    def fail_job(self, text: str, error: BaseException | None) -> None:
-        self._jm.handle_global_failure(text, error)
-
-
 class JobMaster:
     def __init__(
         self,
@@ -146,8 +112,6 @@ class JobMaster:
         self._restart_scheduled = False
         self.result: asyncio.Future[JobResult] = asyncio.get_running_loop().create_future()
         self.collect: dict[str, _CollectBuffer] = {}
-        #: operator id -> its coordinator (the sources' split enumerators), created in start()
-        self.coordinators: dict[str, OperatorCoordinator] = {}
         self._start_time = time.monotonic()
         self._pids: dict[str, int] = {}
         for v in job_graph.vertices.values():
@@ -279,50 +243,7 @@ class JobMaster:
     # -- start -------------------------------------------------------------------------------------
     async def start(self) -> None:
         self.graph.transition_state(JobStatus.RUNNING)
-        await self._start_coordinators()
-        if self.graph.state is JobStatus.RUNNING:
-            await self._schedule()
-
-    async def _start_coordinators(self) -> None:
-        """One SourceCoordinator per source, restored from the job's savepoint or retained checkpoint, if any: an
-        operator of it without coordinator state (an older checkpoint) restores with state ``None``."""
-        md = self.restore_from
-        for jv in self.job_graph.vertices.values():
-            if jv.source is None:
-                continue
-            head = jv.chain[0]
-            state: Any = NOT_RESTORED
-            st = md.operator_states.get(head.operator_id) if md is not None else None
-            if md is not None and st is not None:
-                data = None
-                if st.coordinator is not None:
-                    data = await asyncio.to_thread(
-                        read_state,
-                        st.coordinator,
-                        operator_id=head.operator_id,
-                        checkpoint_id=md.checkpoint_id,
-                        what="source coordinator state",
-                    )
-                state = restored_enumerator_state(data)
-            context = _CoordinatorContext(self, jv.id, head.operator_id, head.name)
-            coordinator = SourceCoordinator(context, jv.source, state)  # type: ignore[arg-type]
-            self.coordinators[head.operator_id] = coordinator
-            coordinator.start()
-
-    def snapshot_coordinators(self, checkpoint_id: int) -> dict[str, bytes]:
-        """Every coordinator's state for ``checkpoint_id``: taken on the loop before the tasks are triggered."""
-        out: dict[str, bytes] = {}
-        for operator_id, coordinator in self.coordinators.items():
-            data = coordinator.checkpoint_coordinator(checkpoint_id)
-            if data is not None:
-                out[operator_id] = data
-        return out
-
-    def operator_parallelism(self, operator_id: str) -> tuple[int, int]:
-        for jv in self.job_graph.vertices.values():
-            if any(c.operator_id == operator_id for c in jv.chain):
-                return jv.parallelism, jv.max_parallelism
-        raise KeyError(operator_id)
+        await self._schedule()
 
     async def _schedule(self) -> None:
         try:
@@ -373,9 +294,6 @@ class JobMaster:
         """A checkpoint is durable: the next restart restores it."""
         if not metadata.is_savepoint:
             self.restore_from = metadata
-            # a savepoint is never restored by a failover: its assignments stay in the tracker until a checkpoint
-            for coordinator in self.coordinators.values():
-                coordinator.notify_checkpoint_complete(metadata.checkpoint_id)
 
     def trigger_savepoint(self, target_dir: str) -> asyncio.Future[str]:
         if self.checkpoints is None:
@@ -557,14 +475,8 @@ class JobMaster:
         self.num_restarts += 1
         self.graph.reset_executions_for_restart()
         self._task_metrics.clear()
-        restored = self.restore_from.checkpoint_id if self.restore_from is not None else None
-        # the splits assigned after the restored checkpoint go back to the enumerators before readers register
-        for operator_id, coordinator in self.coordinators.items():
-            coordinator.start()  # an enumerator that failed to start is created again
-            parallelism, _ = self.operator_parallelism(operator_id)
-            for subtask in range(parallelism):
-                coordinator.subtask_reset(subtask, restored)
         self.graph.transition_state(JobStatus.RUNNING)
+        restored = self.restore_from.checkpoint_id if self.restore_from is not None else None
         log.info("job %s: restart #%d, restoring checkpoint %s", self.job_id, self.num_restarts, restored)
         await self._schedule()
 
@@ -646,8 +558,6 @@ class JobMaster:
         log.info("job %s %s", self.job_id, status.value)
         if self.checkpoints is not None:
             self.checkpoints.close()
-        for coordinator in self.coordinators.values():
-            coordinator.close()
         for buf in self.collect.values():
             self._end_collect(buf)
         asyncio.get_running_loop().create_task(self._release(status))
@@ -675,23 +585,10 @@ class JobMaster:
                     )
                 )
 
-    # -- operator events ---------------------------------------------------------------------------
-    async def send_operator_event(self, attempt_id: str, operator_id: str, event: object) -> None:
-        """An event from a subtask to its operator's coordinator; events of attempts that are not current any
-        more (a failover replaced them) are dropped."""
-        if isinstance(event, CollectBatchEvent):
-            await self._collect_batch(event)
-            return
-        ex = self.graph.executions.get(attempt_id)
-        if ex is None or ex.vertex.current_execution is not ex or self.graph.state is not JobStatus.RUNNING:
-            return
-        coordinator = self.coordinators.get(operator_id)
-        if coordinator is None:
-            raise TypeError(f"expected an operator with a coordinator; got an event for operator {operator_id!r}")
-        coordinator.handle_event_from_operator(ex.vertex.subtask_index, event)
-
     # -- collect sinks -----------------------------------------------------------------------------
-    async def _collect_batch(self, event: CollectBatchEvent) -> None:
+    async def send_operator_event(self, attempt_id: str, event: object) -> None:
+        if not isinstance(event, CollectBatchEvent):
+            raise TypeError(f"expected a CollectBatchEvent; got {type(event).__name__}")
         buf = self.collect.get(event.sink_id)
         if buf is None or buf.ended >= buf.producers:
             return

@@ -70,9 +70,8 @@ class Output(Protocol):
 
 
 class OperatorEventGateway(Protocol):
-    def send_event_to_coordinator(self, operator_id: str, event: object) -> None:
-        """Deliver ``event`` to the coordinator of operator ``operator_id`` on the JobMaster; blocks until the
-        JobMaster accepted it (see :mod:`strom.runtime.operators.coordination`)."""
+    def send_event_to_coordinator(self, event: object) -> None:
+        """Deliver ``event`` to this operator's coordinator on the JobMaster; blocks until accepted."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,8 +146,6 @@ class StreamOperator(ABC):
         self.output: Output = _UnsetOutput()
         self.runtime_context: StreamingRuntimeContext | None = None
         self.operator_id = ""
-        #: to this operator's coordinator on the JobMaster (set by the OperatorChain)
-        self.gateway: OperatorEventGateway | None = None
         self._records_in = 0  # input position of the first record of the current batch
         self.keyed_backend: KeyedStateBackend | None = None  # set in setup() by keyed operators
         self._operator_state_backend: OperatorStateBackend | None = None
@@ -264,10 +261,6 @@ class StreamOperator(ABC):
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Checkpoint ``checkpoint_id`` is complete on the JobMaster: side effects may be committed."""
-
-    def handle_operator_event(self, event: object) -> None:
-        """An event from this operator's coordinator, on the task thread, between two units of input."""
-        raise TypeError(f"operator '{self.name}' has no coordinator; got a {type(event).__name__}")
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         """Checkpoint ``checkpoint_id`` was aborted: what was prepared for it will not be committed."""

@@ -21,7 +21,7 @@ from strom.api.sink import (
 )
 from strom.api.state import ListState, ListStateDescriptor
 from strom.exceptions import InvalidProgramError
-from strom.runtime.operators.base import StreamOperator
+from strom.runtime.operators.base import OperatorEventGateway, StreamOperator
 from strom.runtime.operators.simple import AbstractUdfStreamOperator
 
 if TYPE_CHECKING:
@@ -290,6 +290,7 @@ class CollectSinkOperator(StreamOperator):
         super().__init__()
         self.sink_id = sink_id
         self.batch_size = batch_size
+        self.gateway: OperatorEventGateway | None = None
         self._buffer: list[Any] = []
 
     def process_batch(self, batch: list[Any]) -> None:
@@ -311,11 +312,10 @@ class CollectSinkOperator(StreamOperator):
         assert self.gateway is not None and self.runtime_context is not None
         records, self._buffer = self._buffer, []
         self.gateway.send_event_to_coordinator(
-            self.operator_id,
             CollectBatchEvent(
                 sink_id=self.sink_id,
                 subtask_index=self.runtime_context.info.subtask_index,
                 records=records,
                 end=end,
-            ),
+            )
         )

@@ -1,24 +1,15 @@
-"""``SourceOperator``: reads the splits its enumerator assigns to its subtask through a ``SourceReader``
-(Flink's ``SourceOperator``; the enumerator runs on the JobManager, see :mod:`strom.runtime.source.coordinator`)."""
+"""``SourceOperator``: reads the splits assigned to its subtask through a ``SourceReader``."""
 
 from __future__ import annotations
 
 import enum
-import socket
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from strom.api.source import Source, SourceEvent, SourceReader, SourceReaderContext, SourceSplit
+from strom.api.source import Source, SourceReader, SourceReaderContext, SourceSplit
 from strom.api.state import ListState, ListStateDescriptor
 from strom.runtime.operators.base import ChainingStrategy, StreamOperator
 from strom.runtime.operators.batch_budget import BatchBudget
-from strom.runtime.source.events import (
-    AddSplitEvent,
-    NoMoreSplitsEvent,
-    ReaderRegistrationEvent,
-    RequestSplitEvent,
-    SourceEventWrapper,
-)
 
 LONG_MAX = (1 << 63) - 1
 
@@ -35,10 +26,7 @@ class InputStatus(enum.Enum):
 
 
 class SourceOperator(StreamOperator):
-    """Opens its reader with the splits it restores, registers it with the enumerator, and polls it for batches;
-    splits, "no more splits" and custom events from the enumerator arrive as operator events between polls. The
-    input ends when the reader returns ``None`` after "no more splits" (a reader returning ``None`` earlier is
-    polled again: more splits may come). At a checkpoint the reader's unfinished splits, with their positions,
+    """Polls its reader for batches. At a checkpoint the reader's unfinished splits, with their positions,
     go into the list state ``SourceReaderState`` (as Flink's ``SourceOperator``); a restored subtask reads
     the splits of that state instead of those assigned at scheduling, so a rescaled job redistributes them.
 
@@ -55,12 +43,7 @@ class SourceOperator(StreamOperator):
         #: the WatermarkStrategy of ``from_source(...)``, applied to every polled batch (as Flink's SourceOperator)
         self.watermark_strategy = watermark_strategy
         self._timestamps: Any = None  # a TimestampsAndWatermarksOperator fed by this source
-        #: the splits this subtask restores (its share of the checkpointed reader state)
         self.splits: Sequence[SourceSplit] = ()
-        self._no_more_splits = False
-        #: nothing to read until an operator event arrives (an unanswered split request, an exhausted reader)
-        self.waiting_for_event = False
-        self._host = ""
         self._budget = BatchBudget(1 << 20)
         self._reader_context: SourceReaderContext | None = None
         self._reader: SourceReader[Any] | None = None
@@ -86,26 +69,14 @@ class SourceOperator(StreamOperator):
         ctx = self.runtime_context
         assert ctx is not None
         self._budget = budget = BatchBudget(ctx.info.batch_bytes, max_records=ctx.info.batch_size)
-        self._host = socket.gethostname()
         self._reader_context = reader_context = SourceReaderContext(
             subtask_index=ctx.info.subtask_index,
             parallelism=ctx.info.parallelism,
             batch_size=budget.max_records,
-            local_host_name=self._host,
-            split_request_sender=self._send_split_request,
-            source_event_sender=self._send_source_event,
-            side_output_emitter=self.output.emit_side,
         )
         try:
-            self._reader = reader = self.source.create_reader(reader_context)
-            if self.splits:
-                reader.add_splits(list(self.splits))
-        except Exception as exc:
-            raise self.user_error(exc, None) from exc
-        # registered before it starts, so that a reader may ask for splits in start() (as Flink's SourceOperator)
-        self._send(ReaderRegistrationEvent(ctx.info.subtask_index, self._host))
-        try:
-            reader.start()
+            self._reader = self.source.create_reader(reader_context)
+            self._reader.add_splits(self.splits)
         except Exception as exc:
             raise self.user_error(exc, None) from exc
         # a reader that takes batch_size once, when created, polls full batches as before (emitted in slices);
@@ -128,10 +99,7 @@ class SourceOperator(StreamOperator):
         except Exception as exc:
             raise self.user_error(exc, None) from exc
         if batch is None:
-            if self._no_more_splits:
-                return InputStatus.END_OF_INPUT
-            self.waiting_for_event = True  # more splits may come: the next event wakes the task
-            return InputStatus.NOTHING_AVAILABLE
+            return InputStatus.END_OF_INPUT
         if not batch:
             return InputStatus.NOTHING_AVAILABLE
         budget = self._budget
@@ -151,44 +119,6 @@ class SourceOperator(StreamOperator):
             self._timestamps.process_batch(batch)
         else:
             self.output.emit(batch)
-
-    # -- operator events --------------------------------------------------------------------------
-    def _send(self, event: object) -> None:
-        if self.gateway is None:
-            raise RuntimeError(f"source '{self.name}' has no gateway to its enumerator (set up outside a task)")
-        self.gateway.send_event_to_coordinator(self.operator_id, event)
-
-    def _send_split_request(self) -> None:
-        self.waiting_for_event = True
-        self._send(RequestSplitEvent(self._host))
-
-    def _send_source_event(self, event: SourceEvent) -> None:
-        self._send(SourceEventWrapper(event))
-
-    def handle_operator_event(self, event: object) -> None:
-        reader = self._reader
-        assert reader is not None
-        self.waiting_for_event = False
-        try:
-            if isinstance(event, AddSplitEvent):
-                reader.add_splits(list(event.splits))
-            elif isinstance(event, NoMoreSplitsEvent):
-                self._no_more_splits = True
-                reader.notify_no_more_splits()
-            elif isinstance(event, SourceEventWrapper):
-                reader.handle_source_events(event.event)
-            else:
-                raise TypeError(f"expected an event of the split enumerator; got {type(event).__name__}")
-        except Exception as exc:
-            raise self.user_error(exc, None) from exc
-
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        super().notify_checkpoint_complete(checkpoint_id)
-        if self._reader is not None:
-            try:
-                self._reader.notify_checkpoint_complete(checkpoint_id)
-            except Exception as exc:
-                raise self.user_error(exc, None) from exc
 
     def emit_max_watermark(self) -> None:
         """The end of input: event time ends (Flink's ``advanceToEndOfEventTime``)."""

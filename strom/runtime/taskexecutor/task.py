@@ -33,7 +33,7 @@ from strom.runtime.network.result_partition import ResultPartition
 from strom.runtime.operators.base import OperatorEventGateway, StreamOperator, TaskInfo
 from strom.runtime.operators.sink import SinkWriterOperator
 from strom.runtime.operators.two_input import TwoInputStreamOperator
-from strom.runtime.tasks.mailbox import MAX_PRIORITY, MailboxClosedError, TaskMailbox
+from strom.runtime.tasks.mailbox import TaskMailbox
 from strom.runtime.tasks.operator_chain import OperatorChain
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 from strom.runtime.tasks.stream_task import OneInputStreamTask, SourceStreamTask, StreamTask, TwoInputStreamTask
@@ -152,25 +152,6 @@ class Task:
                 pid=self.pid,
             )
         )
-
-    def deliver_operator_event(self, operator_id: str, event: object) -> bool:
-        """Any thread: hand an operator event to the task thread (as urgent mail, in order with checkpoint
-        triggers); ``False`` if the task takes no more mail."""
-
-        def deliver() -> None:
-            invokable = self.invokable
-            assert invokable is not None  # mail runs only in the mailbox loop, after set-up
-            for op in invokable.chain.operators:
-                if op.operator_id == operator_id:
-                    op.handle_operator_event(event)
-                    return
-            raise TypeError(f"expected operator {operator_id!r} in task '{self.name}'; got an event for it")
-
-        try:
-            self.mailbox.put(deliver, f"operator event {type(event).__name__}", MAX_PRIORITY)
-        except MailboxClosedError:
-            return False
-        return True
 
     # -- the task thread ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -303,6 +284,7 @@ class Task:
             "checkpoint_coordinator": checkpoint_coordinator,
         }
         if tdd.chain[0].is_source:
+            head.splits = tdd.source_splits  # type: ignore[attr-defined]
             return SourceStreamTask(chain, self.mailbox, **common)
         gate = InputGate(0, self.mailbox.signal_input_available, floating_buffers=floating)
         channels: list[InputChannel] = []

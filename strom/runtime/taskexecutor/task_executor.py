@@ -41,11 +41,11 @@ class _OperatorEventGateway:
         self.job_id = job_id
         self.attempt_id = attempt_id
 
-    def send_event_to_coordinator(self, operator_id: str, event: object) -> None:
+    def send_event_to_coordinator(self, event: object) -> None:
         ex = self.executor
         assert ex.jm is not None and ex.loop is not None
         fut = asyncio.run_coroutine_threadsafe(
-            ex.jm.call("send_operator_event", self.job_id, self.attempt_id, operator_id, event, timeout=None), ex.loop
+            ex.jm.call("send_operator_event", self.job_id, self.attempt_id, event, timeout=None), ex.loop
         )
         while True:
             try:
@@ -240,13 +240,6 @@ class TaskExecutor:
         if task is None or task.state is not ExecutionState.RUNNING or task.invokable is None:
             return False
         return task.invokable.trigger_checkpoint_async(checkpoint_id, timestamp_ms, options)
-
-    @rpc_method
-    def send_operator_event(self, attempt_id: str, operator_id: str, event: object) -> bool:
-        """An event from an operator's coordinator: mail to the task, behind the checkpoint triggers sent before
-        it (same connection, same priority); ``False`` when the task is gone."""
-        task = self.tasks.get(attempt_id)
-        return task is not None and task.deliver_operator_event(operator_id, event)
 
     @rpc_method
     def notify_checkpoint_complete(self, attempt_id: str, checkpoint_id: int) -> None:

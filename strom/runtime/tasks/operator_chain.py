@@ -115,7 +115,8 @@ class OperatorChain:
                 side.setdefault(tag_id, []).append(self._writer(make_writer, rid, op))
             ctx = StreamingRuntimeContext(info, operator_name=op.name)
             ctx.processing_time_service = self.processing_time_service
-            op.gateway = gateway
+            if isinstance(op, CollectSinkOperator):
+                op.gateway = gateway
             op.setup(ctx, _ChainOutput(main, side))
         self.head = self.operators[0]
 

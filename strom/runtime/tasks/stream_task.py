@@ -59,9 +59,6 @@ from strom.runtime.watermark.status_watermark_valve import StatusWatermarkValve,
 __all__ = ["OneInputStreamTask", "SourceStreamTask", "StreamTask", "TwoInputStreamTask"]
 
 _IDLE_WAIT = 1.0
-_MIN_EMPTY_WAIT = 0.001
-_MAX_EMPTY_WAIT = 0.004
-_EVENT_WAIT = 0.1  # a source waiting for an operator event (mail wakes it at once)
 _END_OF_DATA = EndOfData()
 
 
@@ -251,27 +248,17 @@ class SourceStreamTask(StreamTask):
         head = chain.head
         assert isinstance(head, SourceOperator)
         self.source_operator: SourceOperator = head
-        self._empty_wait = _MIN_EMPTY_WAIT
 
     def process_input(self) -> InputStatus:
         status = self.source_operator.emit_next()
         if status is InputStatus.END_OF_INPUT:
             self.source_operator.emit_max_watermark()
         elif status is InputStatus.NOTHING_AVAILABLE:
-            # a source without data now. Waiting for its enumerator (an unanswered split request, an exhausted
-            # reader): the event is mail and wakes the task. Otherwise poll again soon, backing off from 1 ms to
-            # 4 ms while it stays empty (a rate-limited source polls on time, an idle one ~250 times a second)
-            head = self.source_operator
-            if head.waiting_for_event:
-                wait = _EVENT_WAIT
-            else:
-                wait = self._empty_wait
-                self._empty_wait = min(wait * 2, _MAX_EMPTY_WAIT)
+            # a source without data now: poll again soon (sources with a wake-up signal come later)
             self.idle.mark_start()
-            self.mailbox.wait(wait)
+            self.mailbox.wait(0.001)
             self.idle.mark_end()
             return InputStatus.MORE_AVAILABLE
-        self._empty_wait = _MIN_EMPTY_WAIT
         return status
 
 
