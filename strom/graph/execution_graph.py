@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 from strom.graph.job_graph import DistributionPattern, JobEdge, JobGraph, JobVertex
 from strom.runtime.execution_state import ExecutionState, JobStatus, check_job_transition, check_transition
@@ -56,7 +55,6 @@ class ExecutionVertex:
     #: per input edge: (result id, [(producer subtask, subpartition index), ...])
     inputs: list[tuple[str, list[tuple[int, int]]]] = field(default_factory=list)
     current_execution: Execution | None = None
-    source_splits: tuple[Any, ...] = ()
 
     @property
     def name(self) -> str:
@@ -109,12 +107,7 @@ class ExecutionGraph:
         for edge in job_graph.edges():
             self._producers[edge.result_id] = self.job_vertices[edge.source_vertex_id]
             self._connect(edge)
-        for ejv in self.job_vertices.values():
-            source = ejv.job_vertex.source
-            if source is not None:
-                splits = list(source.create_splits(ejv.parallelism))  # type: ignore[attr-defined]
-                for ev in ejv.task_vertices:
-                    ev.source_splits = tuple(s for k, s in enumerate(splits) if k % ejv.parallelism == ev.subtask_index)
+        for ejv in self.job_vertices.values():  # sources get their splits from their enumerators (JobMaster)
             for ev in ejv.task_vertices:
                 self._new_execution(ev)
 

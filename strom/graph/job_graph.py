@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 import cloudpickle
 
@@ -87,6 +88,8 @@ class JobVertex:
     source: object | None = None
     #: ids of the collect sinks in this chain (execute_and_collect)
     collect_sink_ids: list[str] = field(default_factory=list)
+    #: operator id -> the provider of its coordinator on the JobMaster (sources, collect sinks)
+    coordinator_providers: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -186,6 +189,11 @@ class StreamingJobGraphGenerator:
                 is_source=head.is_source,
                 source=getattr(head.operator, "source", None) if head.is_source else None,
                 collect_sink_ids=[n.operator.sink_id for n in members if isinstance(n.operator, CollectSinkOperator)],
+                coordinator_providers={
+                    n.operator.operator_id: n.operator.coordinator_provider()
+                    for n in members
+                    if hasattr(n.operator, "coordinator_provider")
+                },
             )
         for e, rid in pending_edges:
             pointwise = e.partitioner.is_pointwise

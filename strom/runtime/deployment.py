@@ -80,7 +80,6 @@ class TaskDeploymentDescriptor:
     chain: tuple[Any, ...]  # ChainedOperatorConfig, operators still serialized
     produced_partitions: tuple[ResultPartitionDeploymentDescriptor, ...]
     input_gates: tuple[InputGateDeploymentDescriptor, ...]
-    source_splits: tuple[Any, ...]
     config: dict[str, Any]
     checkpointing: CheckpointingSettings | None = None  # None: the job does not checkpoint
     restore: dict[str, OperatorRestoreDescriptor] | None = None  # operator id -> its state; None: fresh start

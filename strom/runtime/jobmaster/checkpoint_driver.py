@@ -2,7 +2,9 @@
 (seed 002, the JobMaster's half: ``triggerCheckpoint`` → ``receiveAcknowledgeMessage`` →
 ``completePendingCheckpoint`` → ``sendAcknowledgeMessages``).
 
-The pure coordinator decides; this class sends the trigger RPCs to the source tasks, arms the timeouts,
+The pure coordinator decides; this class snapshots the operator coordinators (on the loop, before anything
+else), queues the triggers to the source tasks behind the operator events sent before that snapshot (the
+JobMaster's ordered :class:`SubtaskGateways`), writes each coordinator's state file, arms the timeouts,
 writes ``_metadata`` (off the loop) once every task has acknowledged, records the completed checkpoint in
 the :class:`CheckpointStorage` (which prunes to the retained number), notifies every task of completion or
 abortion, deletes the files of aborted checkpoints, resolves savepoint requests and hands a
@@ -35,6 +37,7 @@ from strom.runtime.checkpoint.coordinator import (
 from strom.runtime.checkpoint.metadata import CheckpointMetadata, OperatorState, StateHandle
 from strom.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from strom.runtime.network.events import CheckpointOptions
+from strom.runtime.operators.coordination import TriggerCheckpointMessage
 
 if TYPE_CHECKING:
     from strom.runtime.jobmaster.jobmaster import JobMaster
@@ -68,6 +71,8 @@ class CheckpointDriver:
         self._timeouts: dict[int, asyncio.TimerHandle] = {}
         self._savepoints: dict[int, asyncio.Future[str]] = {}
         self._periodic: asyncio.Task[None] | None = None
+        #: checkpoint id -> the task writing its coordinators' state files (operator id -> handle)
+        self._coordinator_writes: dict[int, asyncio.Task[dict[str, StateHandle]]] = {}
         self._closed = False
 
     # -- periodic triggering ----------------------------------------------------------------------------
@@ -142,6 +147,9 @@ class CheckpointDriver:
         for handle in self._timeouts.values():
             handle.cancel()
         self._timeouts.clear()
+        for writes in self._coordinator_writes.values():
+            writes.cancel()
+        self._coordinator_writes.clear()
 
     # -- statistics --------------------------------------------------------------------------------------
     def statistics(self) -> list[CheckpointStats]:
@@ -174,27 +182,37 @@ class CheckpointDriver:
 
     def _trigger_tasks(self, action: TriggerTasks) -> None:
         cid = action.checkpoint_id
+        location = self._locations.get(cid)
+        try:
+            # first the coordinators, with no await before the triggers are queued: every split assigned before
+            # this snapshot reaches its reader before the trigger, every later one after it
+            snapshots = self.jm.snapshot_coordinators(cid)
+        except Exception as exc:
+            log.warning("checkpoint %d: snapshotting an operator coordinator failed: %r", cid, exc)
+            if action.executions:
+                reason = f"an operator coordinator could not be snapshotted: {exc!r}"
+                self._run(self.coordinator.receive_decline(cid, action.executions[0], reason))
+            return
+        if snapshots and location is not None:
+            self._coordinator_writes[cid] = asyncio.get_running_loop().create_task(
+                asyncio.to_thread(_write_coordinator_states, location, snapshots)
+            )
         options = CheckpointOptions(
             is_savepoint=action.is_savepoint,
             exactly_once=self.config.exactly_once,
             unaligned=self.config.unaligned and not action.is_savepoint,  # savepoints are always aligned
-            location=self._locations.get(cid),
+            location=location,
         )
+        message = TriggerCheckpointMessage(checkpoint_id=cid, timestamp_ms=action.timestamp_ms, options=options)
         for attempt_id in action.executions:
 
-            async def trigger(attempt_id: str = attempt_id) -> None:
-                try:
-                    accepted = await self.jm.call_task(
-                        attempt_id, "trigger_checkpoint", cid, action.timestamp_ms, options
-                    )
-                except Exception as exc:
-                    accepted, why = False, f"the trigger RPC failed: {exc}"
-                else:
-                    why = "the task was not running"
-                if not accepted:
-                    self._run(self.coordinator.receive_decline(cid, attempt_id, why, counts=False))
+            def on_result(accepted: Any, error: BaseException | None, attempt_id: str = attempt_id) -> None:
+                if accepted:
+                    return
+                why = f"the trigger RPC failed: {error}" if error is not None else "the task was not running"
+                self._run(self.coordinator.receive_decline(cid, attempt_id, why, counts=False))
 
-            asyncio.get_running_loop().create_task(trigger())
+            self.jm.gateways.send(attempt_id, message, on_result)
 
     async def _finalize(self, pending: PendingCheckpoint) -> None:
         cid = pending.checkpoint_id
@@ -202,7 +220,9 @@ class CheckpointDriver:
         try:
             if location is None:
                 raise CheckpointError(f"checkpoint {cid} has no storage location")
-            metadata = self._build_metadata(pending, location.uri)
+            writes = self._coordinator_writes.pop(cid, None)
+            coordinator_states = await writes if writes is not None else {}
+            metadata = self._build_metadata(pending, location.uri, coordinator_states)
             await asyncio.to_thread(location.write_metadata, metadata)
         except Exception as exc:
             log.warning("checkpoint %d could not be finalized: %s", cid, exc)
@@ -211,7 +231,9 @@ class CheckpointDriver:
         self._metadata[cid] = metadata
         self._run(self.coordinator.on_finalized(cid, _now_ms()))
 
-    def _build_metadata(self, pending: PendingCheckpoint, pointer: str) -> CheckpointMetadata:
+    def _build_metadata(
+        self, pending: PendingCheckpoint, pointer: str, coordinator_states: dict[str, StateHandle] | None = None
+    ) -> CheckpointMetadata:
         keyed: dict[str, dict[int, StateHandle]] = {}
         operator: dict[str, dict[int, StateHandle]] = {}
         channel: dict[str, dict[int, StateHandle]] = {}
@@ -225,6 +247,10 @@ class CheckpointDriver:
                     operator.setdefault(op_id, {})[subtask] = handles.operator
                 if handles.channel is not None:
                     channel.setdefault(op_id, {})[subtask] = handles.channel
+        coordinator_states = coordinator_states or {}
+        for op_id in coordinator_states:
+            if op_id not in shape:  # no subtask acknowledged state for it (all finished before)
+                shape[op_id] = self.jm.operator_shape(op_id)
         ops = {
             op_id: OperatorState(
                 operator_id=op_id,
@@ -233,6 +259,7 @@ class CheckpointDriver:
                 keyed=keyed.get(op_id, {}),
                 operator=operator.get(op_id, {}),
                 channel=channel.get(op_id, {}),
+                coordinator=coordinator_states.get(op_id),
             )
             for op_id, (p, mp) in shape.items()
         }
@@ -256,6 +283,7 @@ class CheckpointDriver:
             except Exception as exc:  # pruning older checkpoints failed: the new one still counts
                 log.warning("checkpoint %d: pruning older checkpoints failed: %s", cid, exc)
         log.info("checkpoint %d complete (%s)", cid, metadata.external_pointer)
+        self.jm.notify_coordinators_checkpoint_complete(cid)  # the enumerators first, as Flink
         for attempt_id in action.executions:
             self.jm.call_task_nowait(attempt_id, "notify_checkpoint_complete", cid)
         fut = self._savepoints.pop(cid, None)
@@ -267,6 +295,7 @@ class CheckpointDriver:
         cid = action.checkpoint_id
         self._cancel_timeout(cid)
         log.info("checkpoint %d aborted: %s", cid, action.reason)
+        self.jm.notify_coordinators_checkpoint_aborted(cid)
         for attempt_id in action.executions:
             self.jm.call_task_nowait(attempt_id, "notify_checkpoint_aborted", cid)
         fut = self._savepoints.pop(cid, None)
@@ -275,6 +304,9 @@ class CheckpointDriver:
 
     def _dispose(self, checkpoint_id: int) -> None:
         self._metadata.pop(checkpoint_id, None)
+        writes = self._coordinator_writes.pop(checkpoint_id, None)
+        if writes is not None:
+            writes.cancel()
         location = self._locations.pop(checkpoint_id, None)
         if location is not None:
             asyncio.get_running_loop().create_task(_dispose(location, checkpoint_id))
@@ -283,6 +315,11 @@ class CheckpointDriver:
         handle = self._timeouts.pop(checkpoint_id, None)
         if handle is not None:
             handle.cancel()
+
+
+def _write_coordinator_states(location: CheckpointStorageLocation, states: dict[str, bytes]) -> dict[str, StateHandle]:
+    """One state file per coordinator, with its checksum (worker thread)."""
+    return {op_id: location.write_state(f"{op_id}-coordinator", data) for op_id, data in states.items()}
 
 
 async def _dispose(location: Any, checkpoint_id: int) -> None:

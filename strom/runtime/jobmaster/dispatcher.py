@@ -149,8 +149,9 @@ class Dispatcher:
             jm.update_task_execution_state(state)
 
     @rpc_method
-    async def send_operator_event(self, job_id: str, attempt_id: str, event: Any) -> None:
-        await self.job_master(job_id).send_operator_event(attempt_id, event)
+    async def send_operator_events(self, job_id: str, attempt_id: str, events: list[Any]) -> None:
+        """Events of one attempt's operators to their coordinators, in order."""
+        await self.job_master(job_id).send_operator_events(attempt_id, events)
 
     @rpc_method
     def acknowledge_checkpoint(

@@ -1,12 +1,18 @@
 """``JobMaster``: runs one job — builds its ExecutionGraph, schedules it, follows every task's state,
-drives its checkpoints, restarts it after failures, fails or cancels it as a whole, and serves its
-collect sinks.
+drives its checkpoints, restarts it after failures, fails or cancels it as a whole, and holds its operator
+coordinators (source split enumerators, collect sinks: :mod:`strom.runtime.operators.coordination`).
 
 Everything runs on the JobManager's event loop. A task failure, the loss of a TaskManager that ran a task
 or too many failed checkpoints is a *global failure*: when the restart strategy allows, every task is
 cancelled and, after the strategy's backoff, the whole graph is deployed again with new attempts, each
 restoring its share of the latest completed checkpoint (Flink's restart-all failover). Otherwise the job
-fails; its result carries the root cause with the user's traceback.
+fails; its result carries the root cause with the user's traceback. The coordinators live on across restarts:
+each restarted subtask is reset in its coordinator (a source's enumerator gets back the splits assigned since
+the restored checkpoint) before its new attempt is deployed; a coordinator that itself failed is reset to the
+restored checkpoint instead.
+
+Everything the JobMaster sends one attempt — operator events, checkpoint triggers — goes through one ordered
+queue (:class:`SubtaskGateways`); checkpoints snapshot the coordinators before the triggers are queued.
 """
 
 from __future__ import annotations
@@ -24,10 +30,11 @@ from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration, CheckpointStats
 from strom.runtime.checkpoint.metadata import CheckpointMetadata
-from strom.runtime.checkpoint.storage import CheckpointStorage, resolve_checkpoint_pointer
+from strom.runtime.checkpoint.storage import CheckpointStorage, read_state, resolve_checkpoint_pointer
 from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, JobStatus
 from strom.runtime.jobmaster.checkpoint_driver import CheckpointDriver
+from strom.runtime.jobmaster.operator_coordinator_holder import OperatorCoordinatorHolder
 from strom.runtime.jobmaster.resource_manager import ResourceManager
 from strom.runtime.jobmaster.restart_strategy import (
     NoRestartBackoffTimeStrategy,
@@ -37,14 +44,14 @@ from strom.runtime.jobmaster.restart_strategy import (
     restart_strategy_from_configuration,
 )
 from strom.runtime.jobmaster.scheduler import DefaultScheduler
-from strom.runtime.operators.sink import CollectBatchEvent
+from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways
+from strom.runtime.operators.coordination import OperatorEventDelivery
+from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
 from strom.runtime.state.key_groups import compute_key_group_range_for_operator_index
 
 __all__ = ["JobMaster", "JobResult"]
 
 log = logging.getLogger(__name__)
-
-_COLLECT_QUEUE_BATCHES = 16
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,15 +66,6 @@ class JobResult:
     task_pids: dict[str, int] = field(default_factory=dict)
     num_restarts: int = 0
     checkpoints: list[CheckpointStats] = field(default_factory=list)
-
-
-class _CollectBuffer:
-    """Bounded hand-off from collect sink subtasks to the client; ``None`` marks the end."""
-
-    def __init__(self, producers: int) -> None:
-        self.queue: asyncio.Queue[list[Any] | None] = asyncio.Queue(maxsize=_COLLECT_QUEUE_BATCHES)
-        self.producers = producers
-        self.ended = 0
 
 
 def _client_temporary_dir(default_dir: Callable[[], str] | None) -> str:
@@ -111,12 +109,27 @@ class JobMaster:
         self.num_restarts = 0
         self._restart_scheduled = False
         self.result: asyncio.Future[JobResult] = asyncio.get_running_loop().create_future()
-        self.collect: dict[str, _CollectBuffer] = {}
         self._start_time = time.monotonic()
         self._pids: dict[str, int] = {}
+        self.gateways = SubtaskGateways(self._deliver, self.is_current_attempt)
+        #: operator id -> its coordinator; vertex id -> the operator ids of its coordinators
+        self.coordinators: dict[str, OperatorCoordinatorHolder] = {}
+        self._coordinators_of: dict[str, list[str]] = {}
+        self.collect: dict[str, CollectSinkOperatorCoordinator] = {}
         for v in job_graph.vertices.values():
-            for sink_id in v.collect_sink_ids:
-                self.collect[sink_id] = _CollectBuffer(v.parallelism)
+            names = {cfg.operator_id: cfg.name for cfg in v.chain}
+            for op_id, provider in v.coordinator_providers.items():
+                holder = OperatorCoordinatorHolder(
+                    provider,
+                    operator_name=names.get(op_id, op_id),
+                    parallelism=v.parallelism,
+                    send=self.gateways.send,
+                    fail_job=self._coordinator_failure,
+                )
+                self.coordinators[op_id] = holder
+                self._coordinators_of.setdefault(v.id, []).append(op_id)
+                if isinstance(holder.coordinator, CollectSinkOperatorCoordinator):
+                    self.collect[holder.coordinator.sink_id] = holder.coordinator
 
     @property
     def status(self) -> JobStatus:
@@ -243,7 +256,121 @@ class JobMaster:
     # -- start -------------------------------------------------------------------------------------
     async def start(self) -> None:
         self.graph.transition_state(JobStatus.RUNNING)
-        await self._schedule()
+        await self._start_coordinators()
+        if self.graph.state is JobStatus.RUNNING:
+            await self._schedule()
+
+    async def _start_coordinators(self) -> None:
+        """Start every coordinator, each restored from its state in the checkpoint the job starts from."""
+        md = self.restore_from
+        for op_id, holder in self.coordinators.items():
+            await self._start_coordinator(op_id, holder, md)
+
+    async def _start_coordinator(
+        self, op_id: str, holder: OperatorCoordinatorHolder, md: CheckpointMetadata | None
+    ) -> None:
+        st = md.operator_states.get(op_id) if md is not None else None
+        if md is None or st is None:
+            holder.start(restore=False)  # not in the checkpoint: created fresh
+            return
+        state: bytes | None = None
+        if st.coordinator is not None:
+            try:
+                state = await asyncio.to_thread(
+                    read_state,
+                    st.coordinator,
+                    operator_id=op_id,
+                    checkpoint_id=md.checkpoint_id,
+                    what="coordinator state",
+                )
+            except Exception as exc:
+                self.handle_global_failure(
+                    f"restoring the coordinator of operator '{holder.operator_name}' failed: {exc}", exc
+                )
+                return
+        holder.start(md.checkpoint_id, state, restore=True)
+
+    def _coordinator_failure(self, cause: BaseException, what: str) -> None:
+        text = f"{what}: {cause}"
+        if isinstance(cause, UserFunctionError) and cause.user_traceback:
+            text = f"{text}\n\nUser function traceback (most recent call last):\n{cause.user_traceback}"
+        self.handle_global_failure(text, cause, summary=f"{what}: {_last_line(str(cause))}")
+
+    # -- operator coordinators -----------------------------------------------------------------------
+    def is_current_attempt(self, attempt_id: str) -> bool:
+        """Whether ``attempt_id`` is its subtask's live attempt (events from or to others are stale)."""
+        ex = self.graph.executions.get(attempt_id)
+        return (
+            ex is not None
+            and ex.vertex.current_execution is ex
+            and ex.state in (ExecutionState.DEPLOYING, ExecutionState.INITIALIZING, ExecutionState.RUNNING)
+            and self.graph.state is JobStatus.RUNNING
+        )
+
+    async def _deliver(self, attempt_id: str, messages: tuple[Any, ...]) -> list[Any]:
+        result: list[Any] = await self.call_task(attempt_id, "deliver_to_task", messages)
+        return result
+
+    async def send_operator_events(self, attempt_id: str, events: list[OperatorEventDelivery]) -> None:
+        """Events from the operators of ``attempt_id`` to their coordinators, handled in order."""
+        for delivery in events:
+            if not self.is_current_attempt(attempt_id):
+                return  # stale: from an attempt of before a restart, or one being cancelled
+            holder = self.coordinators.get(delivery.operator_id)
+            if holder is None:
+                raise ValueError(f"expected an operator with a coordinator; got {delivery.operator_id!r}")
+            subtask = self.graph.executions[attempt_id].vertex.subtask_index
+            await holder.handle_event_from_operator(subtask, attempt_id, delivery.event)
+
+    def snapshot_coordinators(self, checkpoint_id: int) -> dict[str, bytes]:
+        """Checkpoint ``checkpoint_id``: every coordinator's state, taken now, before any task is triggered.
+        Raises if one fails (the checkpoint is declined)."""
+        out: dict[str, bytes] = {}
+        for op_id, holder in self.coordinators.items():
+            state = holder.checkpoint_coordinator(checkpoint_id)
+            if state is not None:
+                out[op_id] = state
+        return out
+
+    def notify_coordinators_checkpoint_complete(self, checkpoint_id: int) -> None:
+        for holder in self.coordinators.values():
+            holder.notify_checkpoint_complete(checkpoint_id)
+
+    def notify_coordinators_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        for holder in self.coordinators.values():
+            holder.notify_checkpoint_aborted(checkpoint_id)
+
+    def operator_shape(self, operator_id: str) -> tuple[int, int]:
+        """(parallelism, max parallelism) of the vertex holding ``operator_id``."""
+        for v in self.job_graph.vertices.values():
+            if any(cfg.operator_id == operator_id for cfg in v.chain):
+                return v.parallelism, v.max_parallelism
+        raise KeyError(operator_id)
+
+    def _coordinators_attempts_failed(self, reason: str) -> None:
+        for vertex_id, op_ids in self._coordinators_of.items():
+            for ev in self.graph.job_vertices[vertex_id].task_vertices:
+                ex = ev.current_execution
+                for op_id in op_ids:
+                    self.coordinators[op_id].execution_attempt_failed(
+                        ev.subtask_index, ex.attempt_id if ex is not None else None, reason
+                    )
+
+    async def _reset_coordinators_for_restart(self) -> None:
+        """Before the new attempts deploy: each subtask is reset to the checkpoint it restores (a coordinator
+        that failed the job itself is reset to that checkpoint as a whole)."""
+        md = self.restore_from
+        restored = md.checkpoint_id if md is not None else None
+        for vertex_id, op_ids in self._coordinators_of.items():
+            parallelism = self.graph.job_vertices[vertex_id].parallelism
+            for op_id in op_ids:
+                holder = self.coordinators[op_id]
+                if holder.failed:
+                    holder.reset_after_failure()
+                    await self._start_coordinator(op_id, holder, md)
+                    continue
+                for i in range(parallelism):
+                    holder.subtask_reset(i, restored)
 
     async def _schedule(self) -> None:
         try:
@@ -385,6 +512,9 @@ class JobMaster:
             target = ExecutionState.CANCELED
         if not ex.transition(target):
             return
+        if target is ExecutionState.RUNNING:
+            for op_id in self._coordinators_of.get(ex.vertex.job_vertex.job_vertex.id, ()):
+                self.coordinators[op_id].execution_attempt_ready(ex.vertex.subtask_index, ex.attempt_id)
         if target is ExecutionState.FINISHED and self.checkpoints is not None:
             self.checkpoints.task_finished(ex.attempt_id)  # a trigger it accepted while closing never runs
         if target is ExecutionState.FAILED:
@@ -442,6 +572,7 @@ class JobMaster:
         g.failure_text = text
         g.failure = error
         g.transition_state(JobStatus.RESTARTING)
+        self._coordinators_attempts_failed("the job fails over")
         self._cancel_executions()
         self._check_terminal()
 
@@ -478,7 +609,9 @@ class JobMaster:
         self.graph.transition_state(JobStatus.RUNNING)
         restored = self.restore_from.checkpoint_id if self.restore_from is not None else None
         log.info("job %s: restart #%d, restoring checkpoint %s", self.job_id, self.num_restarts, restored)
-        await self._schedule()
+        await self._reset_coordinators_for_restart()
+        if self.status is JobStatus.RUNNING:  # a coordinator may have failed the job again
+            await self._schedule()
 
     def fail_job(self, text: str, error: BaseException | None) -> None:
         g = self.graph
@@ -558,8 +691,9 @@ class JobMaster:
         log.info("job %s %s", self.job_id, status.value)
         if self.checkpoints is not None:
             self.checkpoints.close()
-        for buf in self.collect.values():
-            self._end_collect(buf)
+        self.gateways.close()
+        for holder in self.coordinators.values():
+            holder.close()
         asyncio.get_running_loop().create_task(self._release(status))
 
     async def _release(self, status: JobStatus) -> None:
@@ -586,38 +720,9 @@ class JobMaster:
                 )
 
     # -- collect sinks -----------------------------------------------------------------------------
-    async def send_operator_event(self, attempt_id: str, event: object) -> None:
-        if not isinstance(event, CollectBatchEvent):
-            raise TypeError(f"expected a CollectBatchEvent; got {type(event).__name__}")
-        buf = self.collect.get(event.sink_id)
-        if buf is None or buf.ended >= buf.producers:
-            return
-        if event.records:
-            await buf.queue.put(event.records)
-        if event.end:
-            buf.ended += 1
-            if buf.ended == buf.producers:
-                await buf.queue.put(None)
-
-    def _end_collect(self, buf: _CollectBuffer) -> None:
-        if buf.ended < buf.producers:
-            buf.ended = buf.producers
-            # wake a waiting poller; a full queue is drained by poll_collect, which sees the end flag
-            if not buf.queue.full():
-                buf.queue.put_nowait(None)
-
     async def poll_collect(self, sink_id: str, timeout: float) -> tuple[list[Any] | None, bool]:
         """Next batch of a collect sink: ``(records, False)``, or ``(None, True)`` at its end."""
-        buf = self.collect[sink_id]
-        try:
-            item = await asyncio.wait_for(buf.queue.get(), timeout)
-        except TimeoutError:
-            return [], False
-        if item is None:
-            if buf.queue.empty():
-                buf.queue.put_nowait(None)  # later polls see the end too
-            return None, True
-        return item, False
+        return await self.collect[sink_id].poll(timeout)
 
 
 async def _shutdown_storage(storage: CheckpointStorage, status: str, retention: str) -> None:

@@ -141,7 +141,6 @@ class DefaultScheduler:
             chain=tuple(jv.chain),
             produced_partitions=tuple(produced),
             input_gates=tuple(gates),
-            source_splits=ev.source_splits,
             config=dict(jg.config),
             checkpointing=self.checkpointing,
             temporary_dir=self.temporary_dir,

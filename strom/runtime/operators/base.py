@@ -8,7 +8,9 @@ operator of the chain or the task's record writer — and records for a side out
 default advances the operator's event-time timers, then forwards the watermark) and
 ``process_watermark_status`` (forwarded). Between batches, on the task thread, it may be asked to
 ``snapshot_state`` for a checkpoint and told ``notify_checkpoint_complete`` / ``notify_checkpoint_aborted``
-(Flink's ``StreamOperatorStateHandler`` and ``CheckpointListener`` hooks).
+(Flink's ``StreamOperatorStateHandler`` and ``CheckpointListener`` hooks). An operator with a coordinator on the
+JobMaster (``coordinator_provider()``, see :mod:`strom.runtime.operators.coordination`) gets a ``gateway`` to it
+and its events in ``handle_operator_event``, on the task thread too.
 
 User code that raises is wrapped exactly once, here at the operator boundary, in
 :class:`~strom.exceptions.UserFunctionError` naming the operator, subtask, attempt and the input
@@ -41,7 +43,6 @@ LONG_MIN = -(1 << 63)
 
 __all__ = [
     "ChainingStrategy",
-    "OperatorEventGateway",
     "Output",
     "StreamOperator",
     "StreamingRuntimeContext",
@@ -67,11 +68,6 @@ class Output(Protocol):
 
     def emit_watermark_status(self, idle: bool) -> None:
         """The stream turned idle / active."""
-
-
-class OperatorEventGateway(Protocol):
-    def send_event_to_coordinator(self, event: object) -> None:
-        """Deliver ``event`` to this operator's coordinator on the JobMaster; blocks until accepted."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -264,6 +260,12 @@ class StreamOperator(ABC):
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         """Checkpoint ``checkpoint_id`` was aborted: what was prepared for it will not be committed."""
+
+    # -- operator events (task thread) -----------------------------------------------------------------
+    def handle_operator_event(self, event: object) -> None:
+        """An event from this operator's coordinator on the JobMaster (operators with a
+        ``coordinator_provider()``), run as mail between two units of input."""
+        raise TypeError(f"operator '{self.name}' has no coordinator; got an operator event {type(event).__name__}")
 
     # -- errors ------------------------------------------------------------------------------------
     def user_error(

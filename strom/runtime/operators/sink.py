@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from collections.abc import Callable
@@ -21,7 +22,13 @@ from strom.api.sink import (
 )
 from strom.api.state import ListState, ListStateDescriptor
 from strom.exceptions import InvalidProgramError
-from strom.runtime.operators.base import OperatorEventGateway, StreamOperator
+from strom.runtime.operators.base import StreamOperator
+from strom.runtime.operators.coordination import (
+    OperatorCoordinator,
+    OperatorCoordinatorContext,
+    OperatorCoordinatorProvider,
+    OperatorEventGateway,
+)
 from strom.runtime.operators.simple import AbstractUdfStreamOperator
 
 if TYPE_CHECKING:
@@ -31,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CollectBatchEvent",
     "CollectSinkOperator",
+    "CollectSinkOperatorCoordinator",
     "PrintSinkFunction",
     "SinkWriterOperator",
     "StreamSink",
@@ -283,8 +291,66 @@ class CollectBatchEvent:
     end: bool = False
 
 
+_COLLECT_QUEUE_BATCHES = 16
+
+
+class CollectSinkOperatorCoordinator(OperatorCoordinator):
+    """The collect sink's side on the JobMaster: a bounded hand-off of its subtasks' batches to the client
+    (``JobMaster.poll_collect``); ``None`` in the queue marks the end. A full queue holds the sending subtask
+    back (it waits for the event to be accepted)."""
+
+    def __init__(self, sink_id: str, producers: int) -> None:
+        self.sink_id = sink_id
+        self.queue: asyncio.Queue[list[Any] | None] = asyncio.Queue(maxsize=_COLLECT_QUEUE_BATCHES)
+        self.producers = producers
+        self.ended = 0
+
+    async def handle_event_from_operator(self, subtask: int, attempt_id: str, event: object) -> None:
+        if not isinstance(event, CollectBatchEvent):
+            raise TypeError(f"expected a CollectBatchEvent; got {type(event).__name__}")
+        if self.ended >= self.producers:
+            return
+        if event.records:
+            await self.queue.put(event.records)
+        if event.end:
+            self.ended += 1
+            if self.ended == self.producers:
+                await self.queue.put(None)
+
+    def end(self) -> None:
+        """The job ended: wake a waiting poller; a full queue is drained by ``poll``, which sees the end flag."""
+        if self.ended < self.producers:
+            self.ended = self.producers
+            if not self.queue.full():
+                self.queue.put_nowait(None)
+
+    def close(self) -> None:
+        self.end()
+
+    async def poll(self, timeout: float) -> tuple[list[Any] | None, bool]:
+        """Next batch: ``(records, False)``, ``([], False)`` after ``timeout``, or ``(None, True)`` at the end."""
+        try:
+            item = await asyncio.wait_for(self.queue.get(), timeout)
+        except TimeoutError:
+            return [], False
+        if item is None:
+            if self.queue.empty():
+                self.queue.put_nowait(None)  # later polls see the end too
+            return None, True
+        return item, False
+
+
+class _CollectSinkCoordinatorProvider(OperatorCoordinatorProvider):
+    def __init__(self, operator_id: str, sink_id: str) -> None:
+        self.operator_id = operator_id
+        self.sink_id = sink_id
+
+    def create(self, context: OperatorCoordinatorContext) -> OperatorCoordinator:
+        return CollectSinkOperatorCoordinator(self.sink_id, context.current_parallelism())
+
+
 class CollectSinkOperator(StreamOperator):
-    """Ships records to the client through the JobMaster (``execute_and_collect``)."""
+    """Ships records to the client through its coordinator on the JobMaster (``execute_and_collect``)."""
 
     def __init__(self, sink_id: str, batch_size: int = 1024) -> None:
         super().__init__()
@@ -300,6 +366,9 @@ class CollectSinkOperator(StreamOperator):
         budget.observe(batch, len(batch))
         if len(self._buffer) >= min(self.batch_size, budget.records):
             self._send(end=False)
+
+    def coordinator_provider(self) -> OperatorCoordinatorProvider:
+        return _CollectSinkCoordinatorProvider(self.operator_id, self.sink_id)
 
     def flush(self) -> None:
         if self._buffer:

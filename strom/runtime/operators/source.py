@@ -1,8 +1,10 @@
-"""``SourceOperator``: reads the splits assigned to its subtask through a ``SourceReader``."""
+"""``SourceOperator``: reads the splits its enumerator assigns to its subtask through a ``SourceReader`` (Flink's
+``SourceOperator``)."""
 
 from __future__ import annotations
 
 import enum
+import socket
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +12,14 @@ from strom.api.source import Source, SourceReader, SourceReaderContext, SourceSp
 from strom.api.state import ListState, ListStateDescriptor
 from strom.runtime.operators.base import ChainingStrategy, StreamOperator
 from strom.runtime.operators.batch_budget import BatchBudget
+from strom.runtime.operators.coordination import OperatorCoordinatorProvider, OperatorEventGateway
+from strom.runtime.source.event import (
+    AddSplitEvent,
+    NoMoreSplitsEvent,
+    ReaderRegistrationEvent,
+    RequestSplitEvent,
+    SourceEventWrapper,
+)
 
 LONG_MAX = (1 << 63) - 1
 
@@ -26,9 +36,17 @@ class InputStatus(enum.Enum):
 
 
 class SourceOperator(StreamOperator):
-    """Polls its reader for batches. At a checkpoint the reader's unfinished splits, with their positions,
-    go into the list state ``SourceReaderState`` (as Flink's ``SourceOperator``); a restored subtask reads
-    the splits of that state instead of those assigned at scheduling, so a rescaled job redistributes them.
+    """Polls its reader for batches; its splits come from the source's enumerator on the JobMaster.
+
+    At ``open`` it creates the reader, adds the splits restored from the checkpoint, starts the reader and
+    registers it with the enumerator (whose ``add_reader`` runs then); split requests and custom events go to the
+    enumerator through the operator's ``gateway``, and the enumerator's answers (``AddSplitEvent``,
+    ``NoMoreSplitsEvent``, custom events) arrive in ``handle_operator_event`` on the task thread. The input ends
+    when ``poll_batch()`` returns ``None`` *and* the enumerator said no more splits will come; a reader that
+    returns ``None`` before is polled again. At a checkpoint the reader's unfinished splits, with their positions,
+    go into the list state ``SourceReaderState``; a restored subtask adds that state's splits (redistributed on
+    rescale). Without a gateway (the operator driven outside a job, in a unit test) it reads ``splits`` and ends
+    with them.
 
     A poll is bounded by records (``execution.batch-size``) and by estimated bytes (``execution.batch-bytes``):
     a :class:`~strom.runtime.operators.batch_budget.BatchBudget` follows the size of the records polled and
@@ -48,6 +66,14 @@ class SourceOperator(StreamOperator):
         self._reader_context: SourceReaderContext | None = None
         self._reader: SourceReader[Any] | None = None
         self._split_state: ListState[Any] | None = None
+        #: set by the OperatorChain: the line to the source's coordinator
+        self.gateway: OperatorEventGateway | None = None
+        self.no_more_splits = False
+
+    def coordinator_provider(self) -> OperatorCoordinatorProvider:
+        from strom.runtime.source.coordinator import SourceCoordinatorProvider
+
+        return SourceCoordinatorProvider(self.operator_id, self.source)
 
     def initialize_state(self, restore: OperatorRestoreState | None) -> None:
         super().initialize_state(restore)
@@ -69,14 +95,34 @@ class SourceOperator(StreamOperator):
         ctx = self.runtime_context
         assert ctx is not None
         self._budget = budget = BatchBudget(ctx.info.batch_bytes, max_records=ctx.info.batch_size)
+        host = socket.gethostname()
         self._reader_context = reader_context = SourceReaderContext(
             subtask_index=ctx.info.subtask_index,
             parallelism=ctx.info.parallelism,
             batch_size=budget.max_records,
+            local_host_name=host,
+            side_output_emitter=self._emit_side,
         )
+        gateway = self.gateway
+        if gateway is not None:
+            send = gateway.send_event_to_coordinator_nowait
+            reader_context.split_request_sender = lambda: send(RequestSplitEvent(hostname=host))
+            reader_context.source_event_sender = lambda e: send(SourceEventWrapper(event=e))
+        else:
+            self.no_more_splits = True  # standalone: ``splits`` is all there is
         try:
             self._reader = self.source.create_reader(reader_context)
-            self._reader.add_splits(self.splits)
+            if self.splits:
+                self._reader.add_splits(list(self.splits))
+        except Exception as exc:
+            raise self.user_error(exc, None) from exc
+        if gateway is not None:  # before start(): a split request sent in start() follows the registration
+            registration = ReaderRegistrationEvent(subtask_id=ctx.info.subtask_index, location=host)
+            gateway.send_event_to_coordinator_nowait(registration)
+        try:
+            self._reader.start()
+            if gateway is None:
+                self._reader.notify_no_more_splits()
         except Exception as exc:
             raise self.user_error(exc, None) from exc
         # a reader that takes batch_size once, when created, polls full batches as before (emitted in slices);
@@ -99,7 +145,8 @@ class SourceOperator(StreamOperator):
         except Exception as exc:
             raise self.user_error(exc, None) from exc
         if batch is None:
-            return InputStatus.END_OF_INPUT
+            # the reader is done with its splits; without "no more splits" more may come
+            return InputStatus.END_OF_INPUT if self.no_more_splits else InputStatus.NOTHING_AVAILABLE
         if not batch:
             return InputStatus.NOTHING_AVAILABLE
         budget = self._budget
@@ -112,6 +159,33 @@ class SourceOperator(StreamOperator):
         else:
             self._emit(batch)
         return InputStatus.MORE_AVAILABLE
+
+    def handle_operator_event(self, event: object) -> None:
+        reader = self._reader
+        if reader is None:
+            return  # closed
+        try:
+            if isinstance(event, AddSplitEvent):
+                reader.add_splits(list(event.splits))
+            elif isinstance(event, NoMoreSplitsEvent):
+                self.no_more_splits = True
+                reader.notify_no_more_splits()
+            elif isinstance(event, SourceEventWrapper):
+                reader.handle_source_events(event.event)
+            else:
+                raise TypeError(f"expected a source operator event; got {type(event).__name__}")
+        except Exception as exc:
+            raise self.user_error(exc, None) from exc
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        if self._reader is not None:
+            try:
+                self._reader.notify_checkpoint_complete(checkpoint_id)
+            except Exception as exc:
+                raise self.user_error(exc, None) from exc
+
+    def _emit_side(self, tag_id: str, records: list[Any]) -> None:
+        self.output.emit_side(tag_id, records)
 
     def _emit(self, batch: list[Any]) -> None:
         self._records_in += len(batch)

@@ -30,7 +30,8 @@ from strom.runtime.network.input_gate import InputGate
 from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.network.record_writer import RecordWriter
 from strom.runtime.network.result_partition import ResultPartition
-from strom.runtime.operators.base import OperatorEventGateway, StreamOperator, TaskInfo
+from strom.runtime.operators.base import StreamOperator, TaskInfo
+from strom.runtime.operators.coordination import TaskOperatorEventGateway
 from strom.runtime.operators.sink import SinkWriterOperator
 from strom.runtime.operators.two_input import TwoInputStreamOperator
 from strom.runtime.tasks.mailbox import TaskMailbox
@@ -89,7 +90,7 @@ class Task:
         partition_manager: ResultPartitionManager,
         connection_manager: NettyConnectionManager,
         report: Callable[[TaskExecutionState], Future[Any] | None],
-        gateway: OperatorEventGateway,
+        gateway: TaskOperatorEventGateway,
         pid: int,
         responder: CheckpointResponder | None = None,
     ) -> None:
@@ -284,7 +285,6 @@ class Task:
             "checkpoint_coordinator": checkpoint_coordinator,
         }
         if tdd.chain[0].is_source:
-            head.splits = tdd.source_splits  # type: ignore[attr-defined]
             return SourceStreamTask(chain, self.mailbox, **common)
         gate = InputGate(0, self.mailbox.signal_input_available, floating_buffers=floating)
         channels: list[InputChannel] = []

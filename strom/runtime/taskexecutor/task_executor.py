@@ -12,13 +12,17 @@ import asyncio
 import contextlib
 import logging
 import os
+import threading
+from collections.abc import Coroutine
 from concurrent.futures import Future
 from typing import Any
 
+from strom.exceptions import TaskCancelledError
 from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState
 from strom.runtime.network.connection_manager import NettyConnectionManager
 from strom.runtime.network.partition_manager import ResultPartitionManager
+from strom.runtime.operators.coordination import OperatorEventDelivery, TriggerCheckpointMessage
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
 from strom.runtime.taskexecutor.garbage_collection import StreamingGarbageCollection
 from strom.runtime.taskexecutor.log_forwarder import LogForwarder
@@ -34,19 +38,35 @@ JOB_MANAGER = "jobmanager"
 
 
 class _OperatorEventGateway:
-    """Task thread → JobMaster: blocks the task until the JobMaster accepted the event."""
+    """Task thread → JobMaster (Flink's ``TaskOperatorEventGateway``): the events of one attempt, in the order its
+    operators sent them. They queue here and one asyncio task on the TaskManager's loop sends what has queued up
+    as one ``send_operator_events`` call, awaiting it before the next; a sender that waits (the collect sink)
+    blocks until its event was accepted. The drain task is the executor's, cancelled when it closes."""
 
     def __init__(self, executor: TaskExecutor, job_id: str, attempt_id: str) -> None:
         self.executor = executor
         self.job_id = job_id
         self.attempt_id = attempt_id
+        self._lock = threading.Lock()
+        self._queue: list[tuple[str, object, Future[None] | None]] = []
+        self._draining = False
 
-    def send_event_to_coordinator(self, event: object) -> None:
+    def send_operator_event_to_coordinator(self, operator_id: str, event: object, *, wait: bool) -> None:
         ex = self.executor
-        assert ex.jm is not None and ex.loop is not None
-        fut = asyncio.run_coroutine_threadsafe(
-            ex.jm.call("send_operator_event", self.job_id, self.attempt_id, event, timeout=None), ex.loop
-        )
+        loop = ex.loop
+        if loop is None or loop.is_closed() or ex.jm is None:
+            raise TaskCancelledError("the TaskManager is shutting down")
+        fut: Future[None] | None = Future() if wait else None
+        with self._lock:
+            self._queue.append((operator_id, event, fut))
+            start, self._draining = not self._draining, True
+        if start:
+            try:
+                loop.call_soon_threadsafe(self._start_drain)
+            except RuntimeError:  # the loop closed
+                raise TaskCancelledError("the TaskManager is shutting down") from None
+        if fut is None:
+            return
         while True:
             try:
                 fut.result(timeout=0.5)
@@ -55,9 +75,46 @@ class _OperatorEventGateway:
                 task = ex.tasks.get(self.attempt_id)
                 if task is None or task.state is not ExecutionState.RUNNING:
                     fut.cancel()
-                    from strom.exceptions import TaskCancelledError
-
                     raise TaskCancelledError("task stopped while sending to the JobMaster") from None
+
+    def _start_drain(self) -> None:
+        self.executor.spawn(self._drain(), f"operator events of {self.attempt_id}")
+
+    async def _drain(self) -> None:
+        jm = self.executor.jm
+        while True:
+            with self._lock:
+                batch, self._queue = self._queue, []
+                if not batch:
+                    self._draining = False
+                    return
+            error: BaseException | None = None
+            try:
+                if jm is None:
+                    raise TaskCancelledError("no JobManager connection")
+                events = [OperatorEventDelivery(operator_id=op, event=e) for op, e, _ in batch]
+                await jm.call("send_operator_events", self.job_id, self.attempt_id, events, timeout=None)
+            except asyncio.CancelledError:
+                _settle(batch, TaskCancelledError("the TaskManager is shutting down"))
+                raise
+            except Exception as exc:
+                log.log(
+                    logging.DEBUG if self.executor._closed else logging.WARNING,
+                    "operator events of %s to the JobMaster failed: %s",
+                    self.attempt_id,
+                    exc,
+                )
+                error = exc
+            _settle(batch, error)
+
+
+def _settle(batch: list[tuple[str, object, Future[None] | None]], error: BaseException | None) -> None:
+    for _, _, fut in batch:
+        if fut is not None and not fut.done():
+            if error is None:
+                fut.set_result(None)
+            else:
+                fut.set_exception(error)
 
 
 class _CheckpointResponder:
@@ -119,6 +176,7 @@ class TaskExecutor:
             self._monitor, interval=heartbeat_interval, send=self._send_heartbeat, on_timeout=self._jm_lost
         )
         self._closed = False
+        self._background: set[asyncio.Task[None]] = set()  # operator-event senders
         self._gc = StreamingGarbageCollection()
         self._switching = TaskThreadSwitching(switch_interval_ms)
         self._log_forwarder = (
@@ -153,6 +211,8 @@ class TaskExecutor:
         for task in list(self.tasks.values()):
             task.cancel_execution()
         await self._heartbeats.close()
+        for bg in list(self._background):
+            bg.cancel()
         deadline = asyncio.get_running_loop().time() + self.cancellation_timeout
         for task in list(self.tasks.values()):
             remaining = deadline - asyncio.get_running_loop().time()
@@ -231,15 +291,27 @@ class TaskExecutor:
         self._switching.apply()
         task.start_task_thread()
 
-    # -- RPC: checkpoints (seed 002) ---------------------------------------------------------------------
+    # -- RPC: operator events and checkpoint triggers, in order (seed 002) ----------------------------------
     @rpc_method
-    def trigger_checkpoint(self, attempt_id: str, checkpoint_id: int, timestamp_ms: int, options: Any) -> bool:
-        """Start a checkpoint at a task none of whose producers runs (a source, or a task whose inputs all
-        finished); ``False`` if it is not running (the JobMaster declines)."""
+    def deliver_to_task(self, attempt_id: str, messages: tuple[Any, ...]) -> list[bool]:
+        """The JobMaster's messages for one attempt, in the order it sent them, into the task's mailbox in that
+        order: operator events (:class:`OperatorEventDelivery`) and checkpoint triggers
+        (:class:`TriggerCheckpointMessage`, for a task none of whose producers runs). Per message: whether the
+        task took it (a trigger not taken is declined by the JobMaster)."""
         task = self.tasks.get(attempt_id)
-        if task is None or task.state is not ExecutionState.RUNNING or task.invokable is None:
+        return [self._deliver(task, m) for m in messages]
+
+    @staticmethod
+    def _deliver(task: Task | None, message: Any) -> bool:
+        if task is None or task.invokable is None or task.state.is_terminal:
             return False
-        return task.invokable.trigger_checkpoint_async(checkpoint_id, timestamp_ms, options)
+        if isinstance(message, TriggerCheckpointMessage):
+            if task.state is not ExecutionState.RUNNING:
+                return False
+            return task.invokable.trigger_checkpoint_async(message.checkpoint_id, message.timestamp_ms, message.options)
+        if isinstance(message, OperatorEventDelivery):
+            return task.invokable.dispatch_operator_event_async(message.operator_id, message.event)
+        raise TypeError(f"expected an operator event or a checkpoint trigger; got {type(message).__name__}")
 
     @rpc_method
     def notify_checkpoint_complete(self, attempt_id: str, checkpoint_id: int) -> None:
@@ -293,6 +365,16 @@ class TaskExecutor:
         self._shutdown_soon()
 
     # -- task thread → loop ------------------------------------------------------------------------
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        """Loop only: run ``coro`` as a task of this executor (cancelled by ``close``)."""
+        if self._closed:
+            coro.close()
+            return
+        assert self.loop is not None
+        task = self.loop.create_task(coro, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     def call_job_master_threadsafe(self, method: str, *args: Any) -> None:
         """Any thread: call ``method`` on the JobMaster without waiting; failures are logged."""
         loop = self.loop

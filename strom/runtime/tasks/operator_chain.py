@@ -18,11 +18,11 @@ from strom.exceptions import SerializationError
 from strom.graph.job_graph import ChainedOperatorConfig
 from strom.runtime.network.record_writer import RecordWriter
 from strom.runtime.operators.base import (
-    OperatorEventGateway,
     StreamingRuntimeContext,
     StreamOperator,
     TaskInfo,
 )
+from strom.runtime.operators.coordination import OperatorEventGateway, TaskOperatorEventGateway
 from strom.runtime.operators.sink import CollectSinkOperator
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
@@ -95,7 +95,7 @@ class OperatorChain:
         configs: Sequence[ChainedOperatorConfig],
         info: TaskInfo,
         make_writer: Callable[[str, StreamOperator], RecordWriter],
-        gateway: OperatorEventGateway,
+        gateway: TaskOperatorEventGateway,
         processing_time_service: ProcessingTimeService | None = None,
     ) -> None:
         self.configs = list(configs)
@@ -115,10 +115,18 @@ class OperatorChain:
                 side.setdefault(tag_id, []).append(self._writer(make_writer, rid, op))
             ctx = StreamingRuntimeContext(info, operator_name=op.name)
             ctx.processing_time_service = self.processing_time_service
-            if isinstance(op, CollectSinkOperator):
-                op.gateway = gateway
+            if hasattr(op, "coordinator_provider"):  # an operator with a coordinator on the JobMaster
+                op.gateway = OperatorEventGateway(gateway, op.operator_id)  # type: ignore[attr-defined]
             op.setup(ctx, _ChainOutput(main, side))
         self.head = self.operators[0]
+        self._by_id = {op.operator_id: op for op in self.operators}
+
+    def handle_operator_event(self, operator_id: str, event: object) -> None:
+        """Task thread: an event from the coordinator of the operator ``operator_id``."""
+        op = self._by_id.get(operator_id)
+        if op is None:
+            raise ValueError(f"expected an operator of this task; got an event for unknown operator {operator_id!r}")
+        op.handle_operator_event(event)
 
     def _writer(
         self, make_writer: Callable[[str, StreamOperator], RecordWriter], rid: str, op: StreamOperator

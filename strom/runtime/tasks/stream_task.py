@@ -3,8 +3,11 @@
 
 ``restore()`` initializes the operators' state and opens the chain; ``invoke()`` runs the mailbox loop, whose
 default action processes one input buffer (or polls the source once), until the end of input. Mail from
-other threads (checkpoint triggers and notifications, at ``MAX_PRIORITY``) and due processing-time callbacks
-(timers, periodic watermarks) run between two units, on the task thread.
+other threads (checkpoint triggers and notifications, operator events from the JobMaster's coordinators — all at
+``MAX_PRIORITY``, so an event and a trigger run in the order the JobMaster sent them) and due processing-time
+callbacks (timers, periodic watermarks) run between two units, on the task thread. A source task whose reader has
+nothing waits on its mailbox — an operator event (new splits) wakes it — for a time that doubles from
+``_SOURCE_BACKOFF_MIN`` up to ``_SOURCE_BACKOFF_MAX`` while it stays idle and starts over with the next data.
 
 Event time: a one-input task merges the watermarks and watermark statuses of its input channels in a
 :class:`StatusWatermarkValve` and hands the head operator what the valve lets through; a two-input task keeps
@@ -59,6 +62,8 @@ from strom.runtime.watermark.status_watermark_valve import StatusWatermarkValve,
 __all__ = ["OneInputStreamTask", "SourceStreamTask", "StreamTask", "TwoInputStreamTask"]
 
 _IDLE_WAIT = 1.0
+_SOURCE_BACKOFF_MIN = 0.001
+_SOURCE_BACKOFF_MAX = 0.05
 _END_OF_DATA = EndOfData()
 
 
@@ -201,6 +206,14 @@ class StreamTask(ABC):
             lambda: sc.notify_checkpoint_aborted(checkpoint_id), f"checkpoint {checkpoint_id} aborted"
         )
 
+    def dispatch_operator_event_async(self, operator_id: str, event: object) -> bool:
+        """An event from the coordinator of ``operator_id``: mail, at the priority of checkpoint triggers so the
+        two keep the order the JobMaster sent them in; ``False`` if the task can take no mail."""
+        chain = self.chain
+        return self._put_mail(
+            lambda: chain.handle_operator_event(operator_id, event), f"operator event {type(event).__name__}"
+        )
+
     def _put_mail(self, run: Any, description: str) -> bool:
         try:
             self.mailbox.put(run, description, MAX_PRIORITY)
@@ -212,6 +225,10 @@ class StreamTask(ABC):
     @abstractmethod
     def process_input(self) -> InputStatus:
         """The default action: process one unit of input and say whether more may come."""
+
+    def idle_wait(self) -> float:
+        """The longest wait for mail or input after ``process_input`` found nothing."""
+        return _IDLE_WAIT
 
     def run_mailbox_loop(self) -> None:
         processor = self.processor
@@ -235,7 +252,9 @@ class StreamTask(ABC):
                 self.chain.flush()
                 self._last_flush = now
             if status is InputStatus.NOTHING_AVAILABLE:
-                wait = interval - (now - self._last_flush) if interval > 0 else _IDLE_WAIT
+                wait = self.idle_wait()
+                if interval > 0:
+                    wait = min(wait, interval - (now - self._last_flush))
                 wait = timers.seconds_until_next(wait)
                 idle.mark_start()
                 mailbox.wait(max(wait, 0.0005))
@@ -248,18 +267,22 @@ class SourceStreamTask(StreamTask):
         head = chain.head
         assert isinstance(head, SourceOperator)
         self.source_operator: SourceOperator = head
+        self._backoff = 0.0  # the next idle wait; 0: the last poll had data
 
     def process_input(self) -> InputStatus:
         status = self.source_operator.emit_next()
         if status is InputStatus.END_OF_INPUT:
             self.source_operator.emit_max_watermark()
         elif status is InputStatus.NOTHING_AVAILABLE:
-            # a source without data now: poll again soon (sources with a wake-up signal come later)
-            self.idle.mark_start()
-            self.mailbox.wait(0.001)
-            self.idle.mark_end()
-            return InputStatus.MORE_AVAILABLE
+            # no wake-up signal from the reader: poll again after a wait that grows while it stays idle
+            # (events from the enumerator are mail and end the wait at once)
+            self._backoff = min(max(self._backoff * 2, _SOURCE_BACKOFF_MIN), _SOURCE_BACKOFF_MAX)
+        else:
+            self._backoff = 0.0
         return status
+
+    def idle_wait(self) -> float:
+        return self._backoff
 
 
 class OneInputStreamTask(StreamTask):
