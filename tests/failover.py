@@ -70,3 +70,26 @@ def kill_task_managers(client: Any, kills: int, rng: random.Random, killed: list
         victim = rng.choice(pids)
         os.kill(victim, signal.SIGKILL)
         killed.append(victim)
+
+
+def failover_env(parallelism: int = 2, interval_ms: int = 200, attempts: int = 20) -> Any:
+    """An environment for jobs whose TaskManagers get killed: one slot per TaskManager and one TaskManager per
+    subtask (a kill takes one subtask), a lost TaskManager noticed within a second, a bounded fixed-delay restart
+    strategy, checkpoints every ``interval_ms``."""
+    from strom import Configuration, StreamExecutionEnvironment
+
+    config = Configuration(
+        {
+            "taskmanager.numberOfTaskSlots": 1,
+            "minicluster.number-of-taskmanagers": parallelism,
+            "heartbeat.interval": "250 ms",
+            "heartbeat.timeout": "1 s",
+            "restart-strategy.type": "fixed-delay",
+            "restart-strategy.fixed-delay.attempts": attempts,
+            "restart-strategy.fixed-delay.delay": 200,
+        }
+    )
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(parallelism)
+    env.enable_checkpointing(interval_ms)
+    return env

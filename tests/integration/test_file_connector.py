@@ -20,10 +20,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from failover import committed_rows, completed_checkpoints, kill_a_task_manager, kill_task_managers
+from failover import committed_rows, completed_checkpoints, failover_env, kill_a_task_manager, kill_task_managers
 from s3_server import S3Bucket
 
-from strom import Configuration, FileSink, FileSource, JsonLinesEncoder, MapFunction, Row, StreamExecutionEnvironment
+from strom import FileSink, FileSource, JsonLinesEncoder, MapFunction, Row, StreamExecutionEnvironment
 from strom.connectors.file_system import StreamFormat
 from strom.formats import (
     CsvReaderFormat,
@@ -170,24 +170,6 @@ def test_csv_and_parquet_files_on_s3_read_as_plain_reads(tmp_path: Path, s3_serv
 
 
 # -- exactly once ------------------------------------------------------------------------------------------------
-def failover_env(parallelism: int = 2, interval_ms: int = 200) -> StreamExecutionEnvironment:
-    config = Configuration(
-        {
-            "taskmanager.numberOfTaskSlots": 1,
-            "minicluster.number-of-taskmanagers": parallelism,
-            "heartbeat.interval": "250 ms",
-            "heartbeat.timeout": "1 s",
-            "restart-strategy.type": "fixed-delay",
-            "restart-strategy.fixed-delay.attempts": 20,
-            "restart-strategy.fixed-delay.delay": 200,
-        }
-    )
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(parallelism)
-    env.enable_checkpointing(interval_ms)
-    return env
-
-
 class Throttle(MapFunction):
     """Passes records on at about ``rate`` per second per subtask, so that a job lasts long enough to be killed."""
 
@@ -336,3 +318,54 @@ def test_a_savepoint_taken_mid_read_restores_at_another_parallelism(tmp_path: Pa
     got = committed_rows(out)
     assert len(got) == rows
     assert Counter(got) == Counter(tuple(json.loads(json.dumps(t))) for t in expected_tuples(range(rows)))
+
+
+# -- bad input -----------------------------------------------------------------------------------------------------
+def write_with_a_bad_line(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "scores.csv"
+    path.write_text("id,name,score\n1,a,0.5\n2,b,not-a-number\n3,c,1.5\n")
+    return path
+
+
+@pytest.mark.timeout(120)
+def test_a_malformed_csv_line_fails_the_job_naming_file_line_and_column(tmp_path: Path) -> None:
+    from strom import JobExecutionError
+
+    path = write_with_a_bad_line(tmp_path / "in")
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.from_source(source_of("csv", str(tmp_path / "in")), source_name="scores").map(as_plain).print()
+    with pytest.raises(JobExecutionError) as failure:
+        env.execute("bad csv")
+    message = str(failure.value)
+    assert str(path) in message and "line 3" in message and "score" in message, message
+
+
+@pytest.mark.timeout(120)
+def test_a_malformed_csv_line_goes_to_the_side_output_when_asked_and_the_rest_is_read(tmp_path: Path) -> None:
+    from strom import OutputTag
+
+    path = write_with_a_bad_line(tmp_path / "in")
+    bad = OutputTag("bad-lines")
+    fmt = CsvReaderFormat.for_schema(CSV_SCHEMA).with_invalid_records_to(bad)
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    rows = env.from_source(FileSource.for_record_stream_format(fmt, str(tmp_path / "in")).build(), source_name="s")
+    both = rows.map(lambda r: ("row", r.id)).union(rows.get_side_output(bad).map(lambda x: ("bad", x.line, x.raw)))
+    with both.execute_and_collect("bad csv to a side output") as results:
+        got = sorted(results)
+    assert got == [("bad", 3, "2,b,not-a-number"), ("row", 1), ("row", 3)], (got, path)
+
+
+@pytest.mark.timeout(60)
+def test_a_path_that_does_not_exist_fails_execute_before_any_task_manager_starts(tmp_path: Path) -> None:
+    from processes import running_task_managers
+
+    from strom import ConnectorError
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.from_source(source_of("csv", str(tmp_path / "missing")), source_name="nothing").print()
+    with pytest.raises(ConnectorError, match="missing"):
+        env.execute("missing input")
+    assert running_task_managers() == []

@@ -13,10 +13,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from failover import completed_checkpoints, kill_a_task_manager
+from failover import completed_checkpoints, failover_env, kill_a_task_manager
 from s3_server import S3Bucket
 
-from strom import Configuration, DataGeneratorSource, StreamExecutionEnvironment
+from strom import DataGeneratorSource, StreamExecutionEnvironment
 from strom.connectors.file_system import BucketAssigner, FileSink, JsonLinesEncoder, OutputFileConfig
 from strom.formats.parquet_writer import ParquetBulkWriters
 
@@ -28,21 +28,8 @@ def event(i: int) -> tuple[int, int, str]:
     return (i % 5, i, f"e{i}")
 
 
-def failover_env() -> StreamExecutionEnvironment:
-    config = Configuration(
-        {
-            "taskmanager.numberOfTaskSlots": 1,
-            "minicluster.number-of-taskmanagers": 2,
-            "heartbeat.interval": "250 ms",
-            "heartbeat.timeout": "1 s",
-            "restart-strategy.type": "fixed-delay",
-            "restart-strategy.fixed-delay.attempts": 10,
-            "restart-strategy.fixed-delay.delay": 200,
-        }
-    )
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(2)
-    env.enable_checkpointing(200)
+def sink_env() -> StreamExecutionEnvironment:
+    env: StreamExecutionEnvironment = failover_env(attempts=10)
     return env
 
 
@@ -83,7 +70,7 @@ def test_parquet_on_s3_survives_a_killed_task_manager_exactly_once(s3_server: S3
         .with_output_file_config(OutputFileConfig.builder().with_part_suffix(".parquet").build())
         .build()
     )
-    run_with_a_kill(failover_env(), sink)
+    run_with_a_kill(sink_env(), sink)
     keys = s3_server.list_keys("out")
     staging = [k for k in keys if k.rsplit("/", 1)[-1].startswith(".")]
     parts = [k for k in keys if k not in staging]
@@ -105,7 +92,7 @@ def test_bucketed_local_files_survive_a_killed_task_manager_exactly_once(tmp_pat
         .with_bucket_assigner(BucketAssigner.field_bucket_assigner(0))
         .build()
     )
-    run_with_a_kill(failover_env(), sink)
+    run_with_a_kill(sink_env(), sink)
     rows: list[tuple[Any, ...]] = []
     for bucket in sorted(out.iterdir()):
         assert bucket.is_dir() and bucket.name in {"0", "1", "2", "3", "4"}

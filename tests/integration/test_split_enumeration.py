@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from failover import completed_checkpoints, kill_a_task_manager
+from failover import completed_checkpoints, failover_env, kill_a_task_manager
 from pull_source import PullSource
 
 from strom import Configuration, FileSink, JsonLinesEncoder, StreamExecutionEnvironment
@@ -51,20 +51,7 @@ def test_two_readers_pulling_small_splits_read_every_record_once() -> None:
 def test_a_task_manager_killed_mid_read_loses_and_repeats_nothing(tmp_path: Path) -> None:
     source = PullSource(400, 50, per_poll=10, poll_sleep_s=0.002)
     out = tmp_path / "out"
-    config = Configuration(
-        {
-            "taskmanager.numberOfTaskSlots": 1,
-            "minicluster.number-of-taskmanagers": 2,
-            "heartbeat.interval": "250 ms",
-            "heartbeat.timeout": "1 s",
-            "restart-strategy.type": "fixed-delay",
-            "restart-strategy.fixed-delay.attempts": 10,
-            "restart-strategy.fixed-delay.delay": 200,
-        }
-    )
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(2)
-    env.enable_checkpointing(100)
+    env = failover_env(interval_ms=100, attempts=10)
     pull_job(env, source, out)
     client = env.execute_async("pull, killed")
     completed_checkpoints(client, at_least=2)
