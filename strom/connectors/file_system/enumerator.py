@@ -121,7 +121,8 @@ class StaticFileSplitEnumerator(_FileSplitEnumerator):
 
 
 class ContinuousFileSplitEnumerator(_FileSplitEnumerator):
-    """Lists the paths every ``discovery_interval_ms`` and hands out the splits of files not seen before."""
+    """Lists the paths every ``discovery_interval_ms`` and hands out the splits of files not seen before; a file
+    that cannot be split yet (no Parquet footer) is tried again at the next listing."""
 
     def __init__(
         self,
@@ -135,6 +136,9 @@ class ContinuousFileSplitEnumerator(_FileSplitEnumerator):
 
     def start(self) -> None:
         self.context.call_async(self.discover, self._on_discovered, 0, self.discovery_interval_ms)
+
+    def discover(self) -> list[tuple[str, list[FileSourceSplit]]]:
+        return self.file_enumerator.enumerate_splits(skip=self.seen, skip_unreadable=True)
 
     def _on_discovered(self, found: Any, error: BaseException | None) -> None:
         if error is not None:  # as Flink: a failed listing is logged and tried again at the next interval

@@ -8,6 +8,7 @@ Directories are listed recursively; files and directories whose name starts with
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,8 @@ from strom.connectors.file_system import fs as fsspec_urls
 from strom.connectors.file_system.split import FileSourceSplit
 
 __all__ = ["FileEnumerator", "FoundFile", "is_hidden"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +58,27 @@ class FileEnumerator:
                 found.setdefault(url, FoundFile(url, root, int(info.get("size") or 0)))
         return [found[url] for url in sorted(found)]
 
-    def enumerate_splits(self, skip: Collection[str] = ()) -> list[tuple[str, list[FileSourceSplit]]]:
-        """``(url, splits)`` of every file not in ``skip``, in path order."""
+    def enumerate_splits(
+        self, skip: Collection[str] = (), *, skip_unreadable: bool = False
+    ) -> list[tuple[str, list[FileSourceSplit]]]:
+        """``(url, splits)`` of every file not in ``skip``, in path order. With ``skip_unreadable`` (a monitored
+        directory) a file whose splits cannot be made — a Parquet file still being written has no footer yet — is
+        left out with a warning, to be tried again at the next listing, instead of failing the whole listing."""
         result = []
         for file in self.list_files():
             if file.url in skip:
                 continue
             fs, _ = fsspec_urls.resolve(file.url, self.storage_options, role="source path")
-            result.append((file.url, self.create_splits(fs, file.fs_path, file.url, file.size)))
+            try:
+                splits = self.create_splits(fs, file.fs_path, file.url, file.size)
+            except Exception as exc:
+                if not skip_unreadable:
+                    raise
+                log.warning(
+                    "source file %s cannot be split yet (%r); trying it again at the next listing", file.url, exc
+                )
+                continue
+            result.append((file.url, splits))
         return result
 
 

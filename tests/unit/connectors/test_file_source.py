@@ -282,3 +282,29 @@ def test_builder_errors(tmp_path: Path) -> None:
     ).build().discovery_interval_ms == (120_000)
     built = FileSource.for_record_stream_format(fmt, "x").monitor_continuously(10).process_static_file_set().build()
     assert built.get_boundedness() == "BOUNDED"
+
+
+def test_a_parquet_file_still_being_written_does_not_hold_back_the_others(tmp_path: Path) -> None:
+    """A monitored directory: a file without a footer yet is skipped (with a warning) and read once it is whole;
+    the other files are assigned meanwhile. A static source fails on it instead."""
+    pq.write_table(pa.table({"id": [1, 2]}), tmp_path / "a.parquet")
+    (tmp_path / "b.parquet").write_bytes(b"PAR1 half written")
+    ctx = RecordingContext(parallelism=1)
+    source = FileSource.for_bulk_file_format(ParquetColumnarRowInputFormat(), str(tmp_path))
+    enumerator = source.monitor_continuously("1 s").build().create_enumerator(ctx)
+    enumerator.start()
+    enumerator.handle_split_request(0, "h")
+    ctx.run_async()
+    assert ctx.paths() == ["a.parquet"]
+    pq.write_table(pa.table({"id": [3]}), tmp_path / "b.parquet")  # now whole
+    enumerator.handle_split_request(0, "h")
+    ctx.run_async()
+    assert ctx.paths() == ["a.parquet", "b.parquet"]
+
+    static_ctx = RecordingContext(parallelism=1)
+    (tmp_path / "c.parquet").write_bytes(b"PAR1 half written")
+    static = FileSource.for_bulk_file_format(ParquetColumnarRowInputFormat(), str(tmp_path)).build()
+    e = static.create_enumerator(static_ctx)
+    e.start()
+    with pytest.raises(ConnectorError, match=r"expected a Parquet file at .*c\.parquet"):
+        static_ctx.run_async()
