@@ -93,3 +93,26 @@ def test_a_savepoint_taken_mid_read_restores_at_another_parallelism_exactly(
     result = env2.execute("pull, after the savepoint", savepoint_path=savepoint)
     assert result.num_restarts == 0
     assert Counter(committed_ints(out)) == Counter(source.expected())
+
+
+@pytest.mark.timeout(240)
+def test_a_failover_after_a_savepoint_restores_the_checkpoint_before_it_exactly(tmp_path: Path) -> None:
+    """A savepoint is no recovery point (as Flink): after checkpoint 1 a savepoint is taken while the job runs,
+    then a TaskManager is killed — all within the 20 s minimum pause after checkpoint 1, so no checkpoint comes
+    between (the job's final checkpoint comes after it). The job restores checkpoint 1:
+    the splits assigned between the two go back to the enumerator, and the savepoint committed no sink output, so
+    the committed output is exact — neither the splits nor the sink parts of the savepoint are lost or repeated."""
+    source = PullSource(400, 50, per_poll=10, poll_sleep_s=0.002)
+    out = tmp_path / "out"
+    env = failover_env(interval_ms=100, attempts=10)
+    env.get_checkpoint_config().set_min_pause_between_checkpoints(20_000)
+    pull_job(env, source, out)
+    client = env.execute_async("savepoint, then a kill")
+    completed_checkpoints(client, at_least=1)
+    client.trigger_savepoint(str(tmp_path / "savepoints"))
+    kill_a_task_manager(client, seed=3)
+    result = client.get_job_execution_result()
+    assert result.num_restarts >= 1
+    got = committed_ints(out)
+    assert len(got) == len(source.expected())
+    assert sorted(got) == source.expected()

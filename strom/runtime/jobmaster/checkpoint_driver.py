@@ -283,9 +283,14 @@ class CheckpointDriver:
             except Exception as exc:  # pruning older checkpoints failed: the new one still counts
                 log.warning("checkpoint %d: pruning older checkpoints failed: %s", cid, exc)
         log.info("checkpoint %d complete (%s)", cid, metadata.external_pointer)
-        self.jm.notify_coordinators_checkpoint_complete(cid)  # the enumerators first, as Flink
-        for attempt_id in action.executions:
-            self.jm.call_task_nowait(attempt_id, "notify_checkpoint_complete", cid)
+        # a savepoint is no recovery point (a failover restores the latest checkpoint): as Flink (FLINK-25191) it
+        # commits nothing — a split assignment or a sink part it made final would be lost or repeated by a failover
+        # back to the checkpoint before it — except the savepoint of stop-with-savepoint, after which the job ends
+        if not metadata.is_savepoint:
+            self.jm.notify_coordinators_checkpoint_complete(cid)  # the enumerators first, as Flink
+        if not metadata.is_savepoint or self.jm.stopping_with_savepoint:
+            for attempt_id in action.executions:
+                self.jm.call_task_nowait(attempt_id, "notify_checkpoint_complete", cid)
         fut = self._savepoints.pop(cid, None)
         if fut is not None and not fut.done():
             fut.set_result(location.uri if location is not None else metadata.external_pointer)

@@ -434,6 +434,11 @@ class JobMaster:
             return fut
         return self.checkpoints.trigger_checkpoint(is_savepoint=True, target_dir=target_dir)
 
+    @property
+    def stopping_with_savepoint(self) -> bool:
+        """The savepoint being taken ends the job (its completion commits side effects)."""
+        return self._stopping_with_savepoint
+
     async def stop_with_savepoint(self, target_dir: str) -> str:
         """Take a savepoint, then cancel the job (Flink's stop-with-savepoint). Periodic checkpoints stop first:
         one completing after the savepoint would commit output that a job restored from the savepoint emits
