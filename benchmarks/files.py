@@ -37,8 +37,8 @@ from strom import Configuration, Sink, SinkWriter, SinkWriterContext, StreamExec
 
 FILES = 4
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-BEGIN = "<!-- files:begin -->"
-END = "<!-- files:end -->"
+BEGIN = "<!-- file-benchmarks:begin -->"
+END = "<!-- file-benchmarks:end -->"
 SCHEMA = pa.schema([("id", pa.int64()), ("user", pa.string()), ("amount", pa.float64()), ("ts", pa.int64())])
 
 
