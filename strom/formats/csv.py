@@ -268,7 +268,10 @@ class CsvReaderFormat(LineFormat):
             and not schema.allow_comments
             and all(c.array_separator is None and c.type.name in _ARROW_TYPES for c in schema.columns)
         ):
-            self._arrow = _ArrowCsvParser(schema)
+            try:
+                self._arrow = _ArrowCsvParser(schema)
+            except ImportError:  # pyarrow is optional (strom[files]): the csv module parses every block
+                self._arrow = None
 
     @staticmethod
     def for_schema(schema: CsvSchema) -> CsvReaderFormat:
