@@ -240,13 +240,16 @@ class SplitEnumerator(ABC, Generic[SplitT, CheckpointT]):
         change afterwards (return a copy)."""
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        pass
+        """Checkpoint ``checkpoint_id`` completed (not called for savepoints); an enumerator with nothing to
+        confirm ignores it, as by default."""
 
     def handle_source_event(self, subtask_id: int, event: SourceEvent) -> None:
-        pass
+        """A custom event from the reader of ``subtask_id``; ignored by default (readers of most sources send
+        none)."""
 
     def close(self) -> None:
-        pass
+        """The job ended: stop background work; by default there is none (``call_async`` tasks are cancelled by
+        the context)."""
 
 
 class Source(ABC, Generic[T]):

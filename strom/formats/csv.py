@@ -319,7 +319,7 @@ class CsvReaderFormat(LineFormat):
                         for c, values in zip(self.schema.columns, zip(*rows, strict=True), strict=True)
                     ]
                 except _CONVERSION_ERRORS:
-                    pass
+                    pass  # a value does not fit its column: the slow path below finds and reports the line
                 else:
                     return list(map(self._make, zip(*columns, strict=False))), []
         return self._parse_slowly(text, info)

@@ -81,7 +81,7 @@ def skip_bytes(stream: IO[bytes], count: int, url: str) -> None:
             stream.seek(count)
             return
     except (AttributeError, OSError):
-        pass
+        pass  # not seekable after all: read and drop below
     left = count
     while left > 0:
         chunk = stream.read(min(left, 1 << 20))

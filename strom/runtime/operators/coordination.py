@@ -107,7 +107,7 @@ class OperatorCoordinator(ABC):
         return False
 
     def reset_after_failure(self) -> None:
-        pass
+        """Forget the state of a failed run before ``start`` is called again; by default there is none."""
 
     def close(self) -> None:
         """Once, when the job ends; idempotent."""
@@ -121,10 +121,10 @@ class OperatorCoordinator(ABC):
         return None
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        pass
+        """Checkpoint ``checkpoint_id`` completed; a coordinator without checkpointed state ignores it."""
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
-        pass
+        """Checkpoint ``checkpoint_id`` was aborted; a coordinator without checkpointed state ignores it."""
 
     def reset_to_checkpoint(self, checkpoint_id: int, state: bytes | None) -> None:
         """Before ``start``: the job restores checkpoint ``checkpoint_id``, which holds ``state`` for this
