@@ -26,6 +26,7 @@ from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode
 from strom.api.datastream import DataStream
 from strom.api.eventtime import WatermarkStrategy
 from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult, mark_job_interrupted
+from strom.api.output_tag import output_tags_created
 from strom.api.source import Source
 from strom.api.transformations import SourceTransformation, Transformation, operator_of
 from strom.config import (
@@ -221,6 +222,7 @@ class StreamExecutionEnvironment:
             "segment_size": c.get(NetworkOptions.SEGMENT_SIZE),
             "state_backend": validate_state_backend(c.get(StateBackendOptions.STATE_BACKEND)),
             "auto_watermark_interval_ms": millis(c.get(PipelineOptions.AUTO_WATERMARK_INTERVAL)),
+            "yielded_output_tags": output_tags_created(),
         }
         job_graph = StreamingJobGraphGenerator(graph, job_id=uuid.uuid4().hex, config=runtime_config).create_job_graph()
         job_graph.job_configuration = c.to_dict()

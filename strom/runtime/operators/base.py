@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from strom.api.state import StateDescriptor
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
     from strom.runtime.network.events import CheckpointOptions
+    from strom.runtime.operators.collector import TimestampedCollector
     from strom.runtime.operators.timer_service import InternalTimerService, InternalTimeServiceManager, Triggerable
     from strom.runtime.state.operator_state_backend import OperatorStateBackend
     from strom.runtime.state.state_backend import KeyedStateBackend
@@ -83,6 +84,7 @@ class TaskInfo:
     auto_watermark_interval_ms: int = 200  # pipeline.auto-watermark-interval
     batch_size: int = 1024  # execution.batch-size
     batch_bytes: int = 1 << 20  # execution.batch-bytes
+    yielded_output_tags: bool = False  # the client made an OutputTag: process functions may yield (tag, value)
 
 
 class StreamingRuntimeContext(RuntimeContext):
@@ -136,6 +138,8 @@ class StreamOperator(ABC):
     """Base of all operators. Subclasses implement :meth:`process_batch`."""
 
     chaining_strategy: ChainingStrategy = ChainingStrategy.ALWAYS
+    #: set by operators whose user functions emit through a collector (process functions, windows, joins)
+    _collector: TimestampedCollector | None = None
 
     def __init__(self) -> None:
         self.name = type(self).__name__
@@ -156,6 +160,8 @@ class StreamOperator(ABC):
         self.runtime_context = runtime_context
         self.output = output
         self.output_budget = BatchBudget(runtime_context.info.batch_bytes)
+        if self._collector is not None:
+            self._collector.route_tags = runtime_context.info.yielded_output_tags
 
     def process_in_slices(self, batch: list[Any]) -> None:
         """``process_batch`` of ``batch`` a slice at a time: what an operator emits for one batch stays within

@@ -2,6 +2,9 @@
 (Flink's ``TimestampedCollector``): the main output and side outputs, each record stamped with the
 timestamp of the input record (or firing timer) it came from. ``flush`` hands it all downstream as one batch
 per output — a plain list when no record carries a timestamp.
+
+With ``route_tags`` set (the job's client made an ``OutputTag``), a result ``(tag, value)`` whose first element is
+an :class:`~strom.api.output_tag.OutputTag` goes to that side output, as PyFlink's ``yield output_tag, value``.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from strom.api.output_tag import OutputTag
 from strom.runtime.operators.base import Output
 from strom.runtime.streamrecord import TimestampedBatch
 
@@ -16,13 +20,14 @@ __all__ = ["TimestampedCollector"]
 
 
 class TimestampedCollector:
-    __slots__ = ("side", "timed", "timestamps", "values")
+    __slots__ = ("route_tags", "side", "timed", "timestamps", "values")
 
     def __init__(self) -> None:
         self.values: list[Any] = []
         self.timestamps: list[int | None] = []
         self.timed = False  # whether any record so far has a timestamp (timestamps is kept only then)
         self.side: dict[str, TimestampedCollector] = {}
+        self.route_tags = False
 
     def add_all(self, results: Iterable[Any], timestamp: int | None) -> None:
         values = self.values
@@ -63,7 +68,26 @@ class TimestampedCollector:
         self.timed = False
         return batch
 
+    def _route_tagged(self) -> None:
+        """Moves the ``(OutputTag, value)`` results to their side outputs (PyFlink's form of ``ctx.output``)."""
+        values = self.values
+        if OutputTag not in {type(v[0]) for v in values if type(v) is tuple and len(v) == 2}:
+            return
+        timestamps = self.timestamps if self.timed else None
+        self.values, self.timestamps = [], []
+        timed, self.timed = self.timed, False
+        for i, v in enumerate(values):
+            t = timestamps[i] if timestamps is not None else None
+            if type(v) is tuple and len(v) == 2 and type(v[0]) is OutputTag:
+                self.add_side(v[0].tag_id, v[1], t)
+            elif timed:
+                self.add(v, t)
+            else:
+                self.values.append(v)
+
     def flush(self, output: Output) -> None:
+        if self.route_tags and self.values:
+            self._route_tagged()
         if self.values:
             output.emit(self._take())
         if self.side:

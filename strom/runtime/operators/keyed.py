@@ -221,7 +221,7 @@ class KeyedProcessOperator(UserTimersOperator, _KeyedUdfOperator):
         self._fn: Callable[..., Any] = as_callable(fn, KeyedProcessFunction, "process_element", "KeyedStream.process()")
         on_timer = getattr(fn, "on_timer", None)
         self._on_timer: Callable[..., Any] | None = on_timer if callable(on_timer) else None
-        self._collector = TimestampedCollector()
+        self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: KeyedProcessContext | None = None
 
     def open(self) -> None:

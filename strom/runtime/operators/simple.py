@@ -268,7 +268,7 @@ class ProcessOperator(AbstractUdfStreamOperator):
     def __init__(self, fn: object) -> None:
         super().__init__(fn)
         self._fn: Callable[..., Any] = as_callable(fn, ProcessFunction, "process_element", "process()")
-        self._collector = TimestampedCollector()
+        self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: ProcessContext | None = None
 
     def open(self) -> None:

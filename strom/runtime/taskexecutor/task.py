@@ -229,6 +229,7 @@ class Task:
             auto_watermark_interval_ms=int(cfg.get("auto_watermark_interval_ms", 200)),
             batch_size=int(cfg["batch_size"]),
             batch_bytes=int(cfg.get("batch_bytes", 1 << 20)),
+            yielded_output_tags=bool(cfg.get("yielded_output_tags", False)),
         )
         partitions: dict[str, tuple[ResultPartition, bytes]] = {}
         buffers_per_channel = int(cfg["buffers_per_channel"])

@@ -120,7 +120,7 @@ class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
         self._element: Callable[..., Any] = as_callable(fn, self._base, "process_element", what)
         self._broadcast_element: Callable[..., Any] = as_callable(fn, self._base, "process_broadcast_element", what)
         self.descriptors = descriptors
-        self._collector = TimestampedCollector()
+        self._collector: TimestampedCollector = TimestampedCollector()
         self._states: dict[str, tuple[BroadcastState, ReadOnlyBroadcastState]] = {}
         self._ctx: _Context | None = None
 

@@ -100,7 +100,7 @@ class CoStreamFlatMap(_KeyedInputs):
         self._flat2: Callable[[Any], Any] = as_callable(
             fn, CoFlatMapFunction, "flat_map2", "ConnectedStreams.flat_map()"
         )
-        self._collector = TimestampedCollector()
+        self._collector: TimestampedCollector = TimestampedCollector()
 
     def open(self) -> None:
         self._flat1 = self._keyed(self._flat1, self._key1)
@@ -137,7 +137,7 @@ class CoProcessOperator(AbstractUdfTwoInputStreamOperator):
         what = "ConnectedStreams.process()"
         self._fn1: Callable[..., Any] = as_callable(fn, CoProcessFunction, "process_element1", what)
         self._fn2: Callable[..., Any] = as_callable(fn, CoProcessFunction, "process_element2", what)
-        self._collector = TimestampedCollector()
+        self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: ProcessContext | None = None
 
     def open(self) -> None:
@@ -186,7 +186,7 @@ class KeyedCoProcessOperator(UserTimersOperator, AbstractUdfTwoInputStreamOperat
         self.key_selector2 = key_selector2
         self._key1 = key_selector_callable(key_selector1)
         self._key2 = key_selector_callable(key_selector2)
-        self._collector = TimestampedCollector()
+        self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: KeyedProcessContext | None = None
 
     def setup(self, runtime_context: StreamingRuntimeContext, output: Any) -> None:

@@ -138,7 +138,7 @@ class IntervalJoinOperator(AbstractUdfTwoInputStreamOperator):
         self.key_selector2 = key_selector2
         self._key1 = key_selector_callable(key_selector1)
         self._key2 = key_selector_callable(key_selector2)
-        self._collector = TimestampedCollector()
+        self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx = _JoinContext(self._collector)
         self._left: Buffer = {}
         self._right: Buffer = {}

@@ -112,7 +112,7 @@ class WindowOperator(_KeyedUdfOperator):
         self.late_data_tag = late_data_tag
         self.merging = isinstance(assigner, MergingWindowAssigner)
         self.num_late_records_dropped = 0
-        self._collector = TimestampedCollector()
+        self._collector: TimestampedCollector = TimestampedCollector()
         self._fast = False  # decided in open()
         self._store = WindowPanes(self.allowed_lateness)  # the fast path's panes
         # the tumbling fast path's windows by start: one object per window, so the pane maps of a window are found
