@@ -41,6 +41,7 @@ IN1 = TypeVar("IN1")
 IN2 = TypeVar("IN2")
 OUT = TypeVar("OUT")
 K = TypeVar("K")
+V = TypeVar("V")
 
 
 class CoMapFunction(RichFunction, Generic[IN1, IN2, OUT]):
@@ -135,7 +136,7 @@ class ProcessJoinFunction(RichFunction, Generic[IN1, IN2, OUT]):
 # -- broadcast state ------------------------------------------------------------------------------------------
 
 
-class ReadOnlyBroadcastState(ABC):
+class ReadOnlyBroadcastState(ABC, Generic[K, V]):
     """The broadcast state as the non-broadcast side sees it: read only (Flink's ``ReadOnlyBroadcastState``)."""
 
     @abstractmethod
@@ -160,7 +161,7 @@ class ReadOnlyBroadcastState(ABC):
         return iter(self.items())
 
 
-class BroadcastState(ReadOnlyBroadcastState):
+class BroadcastState(ReadOnlyBroadcastState[K, V]):
     """A map every parallel instance holds the same copy of, written only by the broadcast side."""
 
     @abstractmethod
@@ -199,11 +200,11 @@ class BroadcastProcessFunction(RichFunction, Generic[IN1, IN2, OUT]):
 
     class ReadOnlyContext(_BaseBroadcastContext):
         @abstractmethod
-        def get_broadcast_state(self, descriptor: MapStateDescriptor) -> ReadOnlyBroadcastState: ...
+        def get_broadcast_state(self, descriptor: MapStateDescriptor) -> ReadOnlyBroadcastState[Any, Any]: ...
 
     class Context(_BaseBroadcastContext):
         @abstractmethod
-        def get_broadcast_state(self, descriptor: MapStateDescriptor) -> BroadcastState: ...
+        def get_broadcast_state(self, descriptor: MapStateDescriptor) -> BroadcastState[Any, Any]: ...
 
     @abstractmethod
     def process_element(self, value: IN1, ctx: BroadcastProcessFunction.ReadOnlyContext) -> Iterable[OUT] | None: ...
@@ -219,7 +220,7 @@ class KeyedBroadcastProcessFunction(RichFunction, Generic[K, IN1, IN2, OUT]):
 
     class ReadOnlyContext(_BaseBroadcastContext):
         @abstractmethod
-        def get_broadcast_state(self, descriptor: MapStateDescriptor) -> ReadOnlyBroadcastState: ...
+        def get_broadcast_state(self, descriptor: MapStateDescriptor) -> ReadOnlyBroadcastState[Any, Any]: ...
 
         @abstractmethod
         def timer_service(self) -> TimerService: ...
@@ -229,7 +230,7 @@ class KeyedBroadcastProcessFunction(RichFunction, Generic[K, IN1, IN2, OUT]):
 
     class Context(_BaseBroadcastContext):
         @abstractmethod
-        def get_broadcast_state(self, descriptor: MapStateDescriptor) -> BroadcastState: ...
+        def get_broadcast_state(self, descriptor: MapStateDescriptor) -> BroadcastState[Any, Any]: ...
 
         @abstractmethod
         def apply_to_keyed_state(self, state_descriptor: StateDescriptor, function: Callable[[Any, Any], None]) -> None:

@@ -42,6 +42,7 @@ __all__ = [
     "KeySelector",
     "KeyedProcessFunction",
     "MapFunction",
+    "Partitioner",
     "ProcessFunction",
     "ReduceFunction",
     "RichFunction",
@@ -140,6 +141,14 @@ class FilterFunction(RichFunction, Generic[IN]):
 class ReduceFunction(RichFunction, Generic[IN]):
     @abstractmethod
     def reduce(self, value1: IN, value2: IN) -> IN: ...
+
+
+class Partitioner(Function, Generic[K]):
+    """Picks the downstream subtask of a key for ``partition_custom`` (Flink's ``Partitioner``); a plain callable
+    ``(key, num_partitions) -> int`` works as well."""
+
+    @abstractmethod
+    def partition(self, key: K, num_partitions: int) -> int: ...
 
 
 class KeySelector(Function, Generic[IN, K]):

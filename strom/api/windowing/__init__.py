@@ -52,13 +52,14 @@ from strom.api.windowing.triggers import (
     TriggerContext,
     TriggerResult,
 )
-from strom.api.windowing.windows import GlobalWindow, TimestampedValue, TimeWindow, Window
+from strom.api.windowing.windows import CountWindow, GlobalWindow, TimestampedValue, TimeWindow, Window
 
 __all__ = [
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
     "CountEvictor",
     "CountTrigger",
+    "CountWindow",
     "DeltaEvictor",
     "DeltaFunction",
     "DynamicEventTimeSessionWindows",

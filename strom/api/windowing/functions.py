@@ -34,6 +34,7 @@ IN = TypeVar("IN")
 OUT = TypeVar("OUT")
 KEY = TypeVar("KEY")
 W = TypeVar("W")
+W2 = TypeVar("W2")  # the window type of a nested Context: ``ProcessWindowFunction.Context[TimeWindow]``
 
 
 class KeyedStateStore(ABC):
@@ -85,26 +86,27 @@ class _WindowContext(ABC, Generic[W]):
 class ProcessWindowFunction(RichFunction, Generic[IN, OUT, KEY, W]):
     """``process(key, context, elements)`` with the window, times and per-window state in ``context``."""
 
-    class Context(_WindowContext[Any]):
-        """The window, times, per-window and global state, and side outputs of a firing (PyFlink's name)."""
+    class Context(_WindowContext[W2]):
+        """The window, times, per-window and global state, and side outputs of a firing (PyFlink's name;
+        ``ProcessWindowFunction.Context[TimeWindow]`` in annotations, as PyFlink's)."""
 
     @abstractmethod
     def process(
-        self, key: KEY, context: ProcessWindowFunction.Context, elements: Iterable[IN]
+        self, key: KEY, context: ProcessWindowFunction.Context[W], elements: Iterable[IN]
     ) -> Iterable[OUT] | None: ...
 
-    def clear(self, context: ProcessWindowFunction.Context) -> None:
+    def clear(self, context: ProcessWindowFunction.Context[W]) -> None:
         """The window expired: delete what was kept in ``context.window_state()``; the default does nothing."""
 
 
 class ProcessAllWindowFunction(RichFunction, Generic[IN, OUT, W]):
     """``process(context, elements)`` of a non-keyed window."""
 
-    class Context(_WindowContext[Any]):
+    class Context(_WindowContext[W2]):
         """The window, times, state and side outputs of a non-keyed firing (PyFlink's name)."""
 
     @abstractmethod
-    def process(self, context: ProcessAllWindowFunction.Context, elements: Iterable[IN]) -> Iterable[OUT] | None: ...
+    def process(self, context: ProcessAllWindowFunction.Context[W], elements: Iterable[IN]) -> Iterable[OUT] | None: ...
 
-    def clear(self, context: ProcessAllWindowFunction.Context) -> None:
+    def clear(self, context: ProcessAllWindowFunction.Context[W]) -> None:
         """The window expired: delete per-window state; the default does nothing."""

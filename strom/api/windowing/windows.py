@@ -21,7 +21,7 @@ from typing import ClassVar, Generic, TypeVar
 
 from strom.api._time import LONG_MAX, java_rem
 
-__all__ = ["GlobalWindow", "MergeCallback", "TimeWindow", "TimestampedValue", "Window"]
+__all__ = ["CountWindow", "GlobalWindow", "MergeCallback", "TimeWindow", "TimestampedValue", "Window"]
 
 T = TypeVar("T")
 W = TypeVar("W", bound="Window")
@@ -153,6 +153,12 @@ class GlobalWindow(Window):
 
     def __repr__(self) -> str:
         return "GlobalWindow"
+
+
+CountWindow = GlobalWindow
+"""The window of ``count_window``: strom builds count windows as Java Flink does (global windows with a count
+trigger), so their window is the :class:`GlobalWindow`; PyFlink's name for it, for annotations such as
+``WindowFunction[tuple, tuple, str, CountWindow]``."""
 
 
 @dataclass(frozen=True, slots=True)

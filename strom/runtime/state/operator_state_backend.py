@@ -74,7 +74,7 @@ class OperatorListState(ListState[Any]):
         self.elements = []
 
 
-class HeapBroadcastState(BroadcastState):
+class HeapBroadcastState(BroadcastState[Any, Any]):
     """One broadcast state of this subtask: a dict."""
 
     __slots__ = ("entries", "name")

@@ -35,7 +35,7 @@ from strom.runtime.streamrecord import TimestampedBatch
 __all__ = ["CoBroadcastWithKeyedOperator", "CoBroadcastWithNonKeyedOperator"]
 
 
-class _ReadOnlyView(ReadOnlyBroadcastState):
+class _ReadOnlyView(ReadOnlyBroadcastState[Any, Any]):
     """What the data side gets: reads of the broadcast state, no writes."""
 
     __slots__ = ("_state",)
@@ -121,7 +121,7 @@ class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
         self._broadcast_element: Callable[..., Any] = as_callable(fn, self._base, "process_broadcast_element", what)
         self.descriptors = descriptors
         self._collector: TimestampedCollector = TimestampedCollector()
-        self._states: dict[str, tuple[BroadcastState, ReadOnlyBroadcastState]] = {}
+        self._states: dict[str, tuple[BroadcastState[Any, Any], ReadOnlyBroadcastState[Any, Any]]] = {}
         self._ctx: _Context | None = None
 
     def _timer_service(self) -> TimerService | None:
@@ -135,7 +135,9 @@ class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
         self._ctx = _Context(self, self._timer_service())
         super().open()
 
-    def broadcast_state(self, descriptor: MapStateDescriptor) -> tuple[BroadcastState, ReadOnlyBroadcastState]:
+    def broadcast_state(
+        self, descriptor: MapStateDescriptor
+    ) -> tuple[BroadcastState[Any, Any], ReadOnlyBroadcastState[Any, Any]]:
         name = getattr(descriptor, "name", None)
         found = self._states.get(name) if isinstance(name, str) else None
         if found is None:

@@ -60,7 +60,7 @@ class _StateStore(KeyedStateStore):
     get_list_state = get_map_state = get_reducing_state = get_aggregating_state = get_state
 
 
-class WindowContext(ProcessWindowFunction.Context, ProcessAllWindowFunction.Context):
+class WindowContext(ProcessWindowFunction.Context[Any], ProcessAllWindowFunction.Context[Any]):
     def __init__(self, operator: WindowOperator) -> None:
         self._op = operator
         backend = operator.keyed_backend

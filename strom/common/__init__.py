@@ -1,0 +1,24 @@
+"""PyFlink's ``pyflink.common`` module path: the classes a PyFlink program imports from it, re-exported from
+their strom modules (one definition each), so ``from strom.common import Types, WatermarkStrategy`` works as
+``from pyflink.common import ...`` does. See docs/pyflink.md."""
+
+from strom.api.eventtime import WatermarkStrategy
+from strom.api.job_client import JobClient, JobExecutionResult
+from strom.api.row import Row, RowKind
+from strom.config import ConfigOption, Configuration
+from strom.connectors.file_system.bulk_writer import BulkWriterFactory
+from strom.connectors.file_system.encoders import Encoder
+from strom.runtime.execution_state import JobStatus
+
+__all__ = [
+    "BulkWriterFactory",
+    "ConfigOption",
+    "Configuration",
+    "Encoder",
+    "JobClient",
+    "JobExecutionResult",
+    "JobStatus",
+    "Row",
+    "RowKind",
+    "WatermarkStrategy",
+]

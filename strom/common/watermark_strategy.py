@@ -1,0 +1,5 @@
+"""PyFlink's ``pyflink.common.watermark_strategy`` module path (re-exports; see :mod:`strom.api.eventtime`)."""
+
+from strom.api.eventtime import TimestampAssigner, WatermarkStrategy
+
+__all__ = ["TimestampAssigner", "WatermarkStrategy"]

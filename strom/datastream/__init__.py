@@ -1,0 +1,99 @@
+"""PyFlink's ``pyflink.datastream`` module path: a PyFlink DataStream program runs on strom with ``pyflink``
+replaced by ``strom`` in its imports. Every name is re-exported from its strom module (one definition each);
+docs/pyflink.md lists PyFlink's names with their status here."""
+
+from strom.api.broadcast_stream import BroadcastConnectedStream, BroadcastStream
+from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode, ExternalizedCheckpointRetention
+from strom.api.co_functions import (
+    BroadcastProcessFunction,
+    CoFlatMapFunction,
+    CoMapFunction,
+    CoProcessFunction,
+    KeyedBroadcastProcessFunction,
+    KeyedCoProcessFunction,
+)
+from strom.api.connected_streams import ConnectedStreams
+from strom.api.datastream import DataStream, DataStreamSink, KeyedStream
+from strom.api.environment import StreamExecutionEnvironment
+from strom.api.functions import (
+    FilterFunction,
+    FlatMapFunction,
+    KeyedProcessFunction,
+    KeySelector,
+    MapFunction,
+    Partitioner,
+    ProcessFunction,
+    ReduceFunction,
+    RuntimeContext,
+    SinkFunction,
+    TimeDomain,
+    TimerService,
+)
+from strom.api.job_client import CloseableIterator
+from strom.api.output_tag import OutputTag
+from strom.api.state import AggregateFunction
+from strom.api.windowed_stream import AllWindowedStream, WindowedStream
+from strom.api.windowing import (
+    CountWindow,
+    GlobalWindow,
+    MergingWindowAssigner,
+    TimeWindow,
+    Trigger,
+    TriggerResult,
+    Window,
+    WindowAssigner,
+)
+from strom.api.windowing.functions import (
+    AllWindowFunction,
+    ProcessAllWindowFunction,
+    ProcessWindowFunction,
+    WindowFunction,
+)
+
+__all__ = [
+    "AggregateFunction",
+    "AllWindowFunction",
+    "AllWindowedStream",
+    "BroadcastConnectedStream",
+    "BroadcastProcessFunction",
+    "BroadcastStream",
+    "CheckpointConfig",
+    "CheckpointingMode",
+    "CloseableIterator",
+    "CoFlatMapFunction",
+    "CoMapFunction",
+    "CoProcessFunction",
+    "ConnectedStreams",
+    "CountWindow",
+    "DataStream",
+    "DataStreamSink",
+    "ExternalizedCheckpointRetention",
+    "FilterFunction",
+    "FlatMapFunction",
+    "GlobalWindow",
+    "KeySelector",
+    "KeyedBroadcastProcessFunction",
+    "KeyedCoProcessFunction",
+    "KeyedProcessFunction",
+    "KeyedStream",
+    "MapFunction",
+    "MergingWindowAssigner",
+    "OutputTag",
+    "Partitioner",
+    "ProcessAllWindowFunction",
+    "ProcessFunction",
+    "ProcessWindowFunction",
+    "ReduceFunction",
+    "RuntimeContext",
+    "SinkFunction",
+    "StreamExecutionEnvironment",
+    "TimeDomain",
+    "TimeWindow",
+    "TimerService",
+    "Trigger",
+    "TriggerResult",
+    "Window",
+    "WindowAssigner",
+    "WindowFunction",
+    "WindowedStream",
+]

@@ -1,0 +1,24 @@
+"""PyFlink's ``pyflink.datastream.connectors.file_system`` module path (re-exports; see
+:mod:`strom.connectors.file_system`)."""
+
+from strom.connectors.file_system import (
+    BucketAssigner,
+    BulkFormat,
+    FileSink,
+    FileSource,
+    FileSourceBuilder,
+    OutputFileConfig,
+    RollingPolicy,
+    StreamFormat,
+)
+
+__all__ = [
+    "BucketAssigner",
+    "BulkFormat",
+    "FileSink",
+    "FileSource",
+    "FileSourceBuilder",
+    "OutputFileConfig",
+    "RollingPolicy",
+    "StreamFormat",
+]

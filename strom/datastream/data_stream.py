@@ -1,0 +1,19 @@
+"""PyFlink's ``pyflink.datastream.data_stream`` module path: the stream classes (re-exports)."""
+
+from strom.api.broadcast_stream import BroadcastConnectedStream, BroadcastStream
+from strom.api.connected_streams import ConnectedStreams
+from strom.api.datastream import DataStream, DataStreamSink, KeyedStream
+from strom.api.job_client import CloseableIterator
+from strom.api.windowed_stream import AllWindowedStream, WindowedStream
+
+__all__ = [
+    "AllWindowedStream",
+    "BroadcastConnectedStream",
+    "BroadcastStream",
+    "CloseableIterator",
+    "ConnectedStreams",
+    "DataStream",
+    "DataStreamSink",
+    "KeyedStream",
+    "WindowedStream",
+]
