@@ -193,7 +193,11 @@ def _opt(key: str, typ: type, default: Any, description: str, **kw: Any) -> Conf
 
 class CoreOptions:
     DEFAULT_PARALLELISM: ConfigOption[int] = _opt(
-        "parallelism.default", int, 1, "Parallelism of operators that set none."
+        "parallelism.default",
+        int,
+        1,
+        "Parallelism of operators that set none. Unset, a job on the local MiniCluster runs with the number of "
+        "CPU cores the client may use (as Flink's local environment).",
     )
     MAX_PARALLELISM: ConfigOption[int] = _opt(
         "pipeline.max-parallelism",

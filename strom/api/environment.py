@@ -16,6 +16,7 @@ as the job needs, runs the job, stops the cluster and returns the result — or 
 from __future__ import annotations
 
 import math
+import os
 import uuid
 from collections.abc import Iterable
 from datetime import timedelta
@@ -62,6 +63,14 @@ __all__ = ["StreamExecutionEnvironment"]
 TARGETS = ("local", "spark")
 
 
+def local_parallelism() -> int:
+    """The CPU cores this process may run on (``Runtime.availableProcessors()`` in Flink)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 class StreamExecutionEnvironment:
     #: set by ``strom run`` (Flink's context environment): the defaults of every environment the program makes
     _context_configuration: Configuration | None = None
@@ -100,7 +109,12 @@ class StreamExecutionEnvironment:
         return self
 
     def get_parallelism(self) -> int:
-        return self._config.get(CoreOptions.DEFAULT_PARALLELISM)
+        """``parallelism.default`` when configured; otherwise, on the local MiniCluster, the number of CPU cores
+        this process may run on (Flink's ``LocalStreamEnvironment``), and 1 elsewhere (Flink's default)."""
+        c = self._config
+        if c.contains(CoreOptions.DEFAULT_PARALLELISM) or c.get(DeploymentOptions.TARGET) != "local":
+            return c.get(CoreOptions.DEFAULT_PARALLELISM)
+        return local_parallelism()
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
         if not isinstance(max_parallelism, int) or not 1 <= max_parallelism <= 32768:
@@ -197,7 +211,7 @@ class StreamExecutionEnvironment:
         graph = StreamGraphGenerator(
             list(self._transformations),
             job_name=job_name or c.get(PipelineOptions.NAME),
-            default_parallelism=c.get(CoreOptions.DEFAULT_PARALLELISM),
+            default_parallelism=self.get_parallelism(),
             max_parallelism=c.get(CoreOptions.MAX_PARALLELISM),
             chaining_enabled=c.get(PipelineOptions.OPERATOR_CHAINING),
         ).generate()

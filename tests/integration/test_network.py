@@ -112,6 +112,7 @@ def test_backpressure_bounds_memory_and_loses_nothing() -> None:
 @pytest.mark.timeout(90)
 def test_a_ten_megabyte_record_passes_between_task_managers() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)  # one TaskManager per slot sharing group
     size = 10 * 2**20
     stream = (
         env.from_sequence(0, 2)
@@ -201,6 +202,7 @@ class Latency(MapFunction):
 @pytest.mark.timeout(90)
 def test_buffer_timeout_zero_delivers_each_record_at_once() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)  # one TaskManager per slot sharing group
     env.set_buffer_timeout(0)
     source = env.from_source(StampedSource(count=600, rate=300.0), WatermarkStrategy.no_watermarks(), "stamps")
     latencies = source.rebalance().map(Latency()).slot_sharing_group("sink")
@@ -249,6 +251,7 @@ def test_set_serializer_rejects_what_is_not_a_serializer() -> None:
 @pytest.mark.timeout(90)
 def test_records_that_cannot_be_pickled_fail_the_producer_naming_it_and_the_fix() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
     (
         env.from_sequence(0, 99)
         .map(lambda i: (i, threading.Lock()))
