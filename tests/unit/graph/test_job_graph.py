@@ -90,6 +90,7 @@ def test_slot_sharing_group_breaks_the_chain_and_is_inherited_downstream() -> No
 
 def test_forward_with_different_parallelism_is_rejected() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
     env.from_sequence(1, 10).forward().map(lambda x: x).set_parallelism(2).print()
     with pytest.raises(InvalidProgramError, match="forward partitioning needs equal parallelism"):
         env.get_job_graph()
