@@ -225,6 +225,14 @@ class PipelineOptions:
 
 
 class ExecutionOptions:
+    RUNTIME_MODE: ConfigOption[str] = _opt(
+        "execution.runtime-mode",
+        str,
+        "STREAMING",
+        "STREAMING, BATCH or AUTOMATIC. BATCH gives a bounded job Flink's batch results: keyed aggregations emit "
+        "one final value per key, event-time windows and timers fire at the end of input, nothing is late; "
+        "AUTOMATIC runs as STREAMING.",
+    )
     BUFFER_TIMEOUT: ConfigOption[timedelta] = _opt(
         "execution.buffer-timeout.interval",
         timedelta,

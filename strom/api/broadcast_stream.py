@@ -70,8 +70,8 @@ class BroadcastConnectedStream(Generic[IN1, IN2]):
         self.first = first
         self.broadcast_stream = broadcast_stream
 
-    def process(self, func: Any) -> DataStream[Any]:
-        from strom.api.datastream import DataStream, KeyedStream
+    def process(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        from strom.api.datastream import DataStream, KeyedStream, declared_type
 
         first = self.first
         descriptors = self.broadcast_stream.descriptors
@@ -101,5 +101,6 @@ class BroadcastConnectedStream(Generic[IN1, IN2]):
             self.broadcast_stream.get_transformation(),
             operator,
         )
+        t.output_type = operator.output_type = declared_type(output_type, "BroadcastConnectedStream.process()")
         env._add_operator(t)
         return DataStream(env, t)

@@ -56,22 +56,27 @@ class ConnectedStreams(Generic[IN1, IN2]):
         elements of both with equal keys meet in the same subtask and share its keyed state."""
         return ConnectedStreams(self.first.key_by(key_selector1), self.second.key_by(key_selector2))
 
-    def _two_input(self, name: str, operator: StreamOperator) -> DataStream[Any]:
-        from strom.api.datastream import DataStream
+    def _two_input(self, name: str, operator: StreamOperator, output_type: Any = None) -> DataStream[Any]:
+        from strom.api.datastream import DataStream, declared_type
 
         t = TwoInputTransformation(name, self.first.get_transformation(), self.second.get_transformation(), operator)
+        t.output_type = operator.output_type = declared_type(output_type, name)
         self._env._add_operator(t)
         return DataStream(self._env, t)
 
-    def map(self, func: CoMapFunction[IN1, IN2, Any]) -> DataStream[Any]:
+    def map(self, func: CoMapFunction[IN1, IN2, Any], output_type: Any = None) -> DataStream[Any]:
         _check(func, CoMapFunction, "map", "map1(value) and map2(value)")
-        return self._two_input("Co-Map", CoStreamMap(func, *self._key_selectors()))
+        return self._two_input("Co-Map", CoStreamMap(func, *self._key_selectors()), output_type)
 
-    def flat_map(self, func: CoFlatMapFunction[IN1, IN2, Any]) -> DataStream[Any]:
+    def flat_map(self, func: CoFlatMapFunction[IN1, IN2, Any], output_type: Any = None) -> DataStream[Any]:
         _check(func, CoFlatMapFunction, "flat_map", "flat_map1(value) and flat_map2(value)")
-        return self._two_input("Co-Flat Map", CoStreamFlatMap(func, *self._key_selectors()))
+        return self._two_input("Co-Flat Map", CoStreamFlatMap(func, *self._key_selectors()), output_type)
 
-    def process(self, func: CoProcessFunction[IN1, IN2, Any] | KeyedCoProcessFunction[Any, IN1, IN2, Any]) -> Any:
+    def process(
+        self,
+        func: CoProcessFunction[IN1, IN2, Any] | KeyedCoProcessFunction[Any, IN1, IN2, Any],
+        output_type: Any = None,
+    ) -> Any:
         keyed = self._keyed_inputs()
         if isinstance(func, KeyedCoProcessFunction):
             if keyed is None:
@@ -80,14 +85,16 @@ class ConnectedStreams(Generic[IN1, IN2]):
                     "hint: connect(...).key_by(key_selector1, key_selector2).process(...)"
                 )
             return self._two_input(
-                "KeyedCoProcess", KeyedCoProcessOperator(func, keyed[0].key_selector, keyed[1].key_selector)
+                "KeyedCoProcess",
+                KeyedCoProcessOperator(func, keyed[0].key_selector, keyed[1].key_selector),
+                output_type,
             )
         _check(func, CoProcessFunction, "process", "process_element1(value, ctx) and process_element2(value, ctx)")
         if keyed is not None:
             return self._two_input(
-                "Co-Process", KeyedCoProcessOperator(func, keyed[0].key_selector, keyed[1].key_selector)
+                "Co-Process", KeyedCoProcessOperator(func, keyed[0].key_selector, keyed[1].key_selector), output_type
             )
-        return self._two_input("Co-Process", CoProcessOperator(func))
+        return self._two_input("Co-Process", CoProcessOperator(func), output_type)
 
 
 def _check(func: object, base: type, method: str, needs: str) -> None:

@@ -38,6 +38,7 @@ from strom.api.transformations import (
     Transformation,
     UnionTransformation,
 )
+from strom.api.typeinfo import TypeInformation, Types
 from strom.api.windowed_stream import AllWindowedStream, WindowedStream
 from strom.api.windowing.assigners import GlobalWindows, WindowAssigner
 from strom.api.windowing.evictors import CountEvictor
@@ -139,30 +140,52 @@ class DataStream(Generic[T]):
         return self
 
     # -- operators ---------------------------------------------------------------------------------
-    def _one_input(self, name: str, operator: StreamOperator) -> DataStream[Any]:
+    def _one_input(
+        self,
+        name: str,
+        operator: StreamOperator,
+        output_type: TypeInformation | None = None,
+        *,
+        same_type: bool = False,
+    ) -> DataStream[Any]:
+        """Append ``operator``; its records have the declared ``output_type`` (converted at its output), or with
+        ``same_type`` the input's type (values pass unchanged: filters, timestamps)."""
         t = OneInputTransformation(name, self._transformation, operator)
+        if not same_type:
+            t.output_type = declared_type(output_type, name)
+            operator.output_type = t.output_type
         self._env._add_operator(t)
         return DataStream(self._env, t)
 
-    def map(self, func: MapFunction[T, Any] | Callable[[T], Any]) -> DataStream[Any]:
-        return self._one_input("Map", StreamMap(func))
+    def get_type(self) -> TypeInformation:
+        """The declared type of this stream's records (``Types.PICKLED_BYTE_ARRAY()`` when none was declared)."""
+        return self._transformation.output_type or Types.PICKLED_BYTE_ARRAY()
 
-    def flat_map(self, func: FlatMapFunction[T, Any] | Callable[[T], Iterable[Any]]) -> DataStream[Any]:
-        return self._one_input("Flat Map", StreamFlatMap(func))
+    def map(
+        self, func: MapFunction[T, Any] | Callable[[T], Any], output_type: TypeInformation | None = None
+    ) -> DataStream[Any]:
+        return self._one_input("Map", StreamMap(func), output_type)
+
+    def flat_map(
+        self, func: FlatMapFunction[T, Any] | Callable[[T], Iterable[Any]], output_type: TypeInformation | None = None
+    ) -> DataStream[Any]:
+        return self._one_input("Flat Map", StreamFlatMap(func), output_type)
 
     def filter(self, func: FilterFunction[T] | Callable[[T], bool]) -> DataStream[T]:
-        return self._one_input("Filter", StreamFilter(func))
+        return self._one_input("Filter", StreamFilter(func), same_type=True)
 
-    def process(self, func: ProcessFunction[T, Any]) -> DataStream[Any]:
+    def process(self, func: ProcessFunction[T, Any], output_type: TypeInformation | None = None) -> DataStream[Any]:
         if isinstance(func, KeyedProcessFunction):
             raise InvalidProgramError(
                 "a KeyedProcessFunction needs a keyed stream; got a DataStream; hint: key_by(...).process(...)"
             )
-        return self._one_input("Process", ProcessOperator(func))
+        return self._one_input("Process", ProcessOperator(func), output_type)
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy[T]) -> DataStream[T]:
         """Give every record an event timestamp and the stream watermarks, by ``watermark_strategy``."""
-        return self._one_input("Timestamps/Watermarks", TimestampsAndWatermarksOperator(watermark_strategy))
+        return self._one_input(
+            "Timestamps/Watermarks", TimestampsAndWatermarksOperator(watermark_strategy), same_type=True
+        )
 
     def get_side_output(self, output_tag: OutputTag) -> DataStream[Any]:
         """The records this operator emitted to ``output_tag`` (``ctx.output(tag, v)``, late window data)."""
@@ -171,7 +194,9 @@ class DataStream(Generic[T]):
                 f"get_side_output() expects an OutputTag; got a {type(output_tag).__name__}; hint: OutputTag('late')"
             )
         t = self._physical("get_side_output()")
-        return DataStream(self._env, SideOutputTransformation(t, output_tag.tag_id))
+        side = SideOutputTransformation(t, output_tag.tag_id)
+        side.output_type = declared_type(output_tag.type_info, f"OutputTag('{output_tag.tag_id}')")
+        return DataStream(self._env, side)
 
     def window_all(self, window_assigner: WindowAssigner[Any, Any]) -> AllWindowedStream[T]:
         """Windows over the whole (non-keyed) stream, evaluated by one operator instance."""
@@ -182,7 +207,14 @@ class DataStream(Generic[T]):
         """Windows of ``size`` records over the whole stream, every ``slide`` records if given."""
         return _count_window(self.window_all(GlobalWindows.create()), size, slide)
 
-    def key_by(self, key_selector: KeySelector[T, K] | Callable[[T], K]) -> KeyedStream[T, K]:
+    def key_by(
+        self, key_selector: KeySelector[T, K] | Callable[[T], K], key_type: TypeInformation | None = None
+    ) -> KeyedStream[T, K]:
+        """Partition by key. With ``key_type`` the keys are converted to that type (``Types.FLOAT()`` keys are
+        32-bit floats) before they are hashed and handed to keyed functions."""
+        declared = declared_type(key_type, "key_by()")
+        if declared is not None and not declared.is_pickled():
+            key_selector = _TypedKeySelector(key_selector_callable(key_selector), declared.converter())
         selector = key_selector_callable(key_selector)
         partitioner = KeyGroupStreamPartitioner(selector, max_parallelism=0)  # set by the StreamGraph
         return KeyedStream(self._env, PartitionTransformation(self._transformation, partitioner), key_selector)
@@ -275,8 +307,14 @@ class DataStream(Generic[T]):
         self._env._add_operator(t)
         return DataStreamSink(self._env, t)
 
-    def print(self, sink_identifier: str = "") -> DataStreamSink[T]:
-        return self._sink("Print to Std. Out", PrintSinkOperator(PrintSinkFunction(sink_identifier)))
+    def print(self, sink_identifier: str | None = None) -> DataStreamSink[T]:
+        """Each record on stdout, prefixed ``N> `` (the subtask) when the sink runs in parallel; records of a
+        declared type as Flink prints them (a ``Types.TUPLE`` as ``(a,5)``, a row as ``+I[a,5]``), others with
+        ``str()``."""
+        declared = self._transformation.output_type
+        formatter = declared.formatter() if declared is not None and not declared.is_pickled() else None
+        function = PrintSinkFunction(sink_identifier or "", formatter=formatter)
+        return self._sink("Print to Std. Out", PrintSinkOperator(function))
 
     def add_sink(self, sink_function: SinkFunction[T] | Callable[[T], None]) -> DataStreamSink[T]:
         return self._sink("Sink: Unnamed", StreamSink(sink_function))
@@ -311,7 +349,8 @@ class KeyedStream(DataStream[T], Generic[T, K]):
         self.key_selector = key_selector
 
     def _keyed(self, name: str, operator: StreamOperator) -> DataStream[Any]:
-        return self._one_input(name, operator)
+        """A keyed aggregation: its results have the input's declared type (and are converted to it)."""
+        return self._one_input(name, operator, self._transformation.output_type)
 
     def reduce(self, func: ReduceFunction[T] | Callable[[T, T], T]) -> DataStream[T]:
         return self._keyed("Keyed Reduce", StreamGroupedReduce(func, self.key_selector))
@@ -335,10 +374,10 @@ class KeyedStream(DataStream[T], Generic[T, K]):
         agg = ComparableAggregator(field, "max", by=True)
         return self._keyed("Keyed Aggregation", StreamGroupedReduce(agg, self.key_selector))
 
-    def process(self, func: Any) -> DataStream[Any]:
+    def process(self, func: Any, output_type: TypeInformation | None = None) -> DataStream[Any]:
         if isinstance(func, ProcessFunction):
-            return self._one_input("Process", ProcessOperator(func))
-        return self._keyed("KeyedProcess", KeyedProcessOperator(func, self.key_selector))
+            return self._one_input("Process", ProcessOperator(func), output_type)
+        return self._one_input("KeyedProcess", KeyedProcessOperator(func, self.key_selector), output_type)
 
     def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream[T]:
         """Group each key's records into windows (tumbling, sliding, session, global)."""
@@ -356,6 +395,27 @@ class KeyedStream(DataStream[T], Generic[T, K]):
         from strom.api.interval_join import IntervalJoin
 
         return IntervalJoin(self, other)
+
+
+def declared_type(type_info: object, where: str) -> TypeInformation | None:
+    """``type_info`` checked to be a ``TypeInformation`` (or ``None``: no declared type)."""
+    if type_info is None or isinstance(type_info, TypeInformation):
+        return type_info
+    raise InvalidProgramError(
+        f"expected the type of {where} as a TypeInformation; got {type_info!r:.60} ({type(type_info).__name__}); "
+        "hint: Types.INT(), Types.TUPLE([Types.STRING(), Types.INT()]), Types.ROW_NAMED([...], [...])"
+    )
+
+
+class _TypedKeySelector:
+    """A key selector whose keys are converted to the declared ``key_type``."""
+
+    def __init__(self, selector: Callable[[Any], Any], convert: Callable[[Any], Any]) -> None:
+        self.selector = selector
+        self.convert = convert
+
+    def __call__(self, value: Any) -> Any:
+        return self.convert(self.selector(value))
 
 
 def _null_key(value: Any) -> int:

@@ -15,6 +15,7 @@ as the job needs, runs the job, stops the cluster and returns the result — or 
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import uuid
@@ -24,12 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from strom.api._time import duration_argument
 from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode
-from strom.api.datastream import DataStream
-from strom.api.eventtime import WatermarkStrategy
+from strom.api.datastream import DataStream, declared_type
+from strom.api.eventtime import BatchWatermarkStrategy, WatermarkStrategy
+from strom.api.execution_mode import RuntimeExecutionMode
 from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult, mark_job_interrupted
 from strom.api.output_tag import output_tags_created
-from strom.api.source import Source
+from strom.api.source import Boundedness, Source
 from strom.api.transformations import SourceTransformation, Transformation, operator_of
+from strom.api.typeinfo import TypeInformation
 from strom.config import (
     CheckpointingOptions,
     ClusterOptions,
@@ -50,7 +53,10 @@ from strom.exceptions import ConfigurationError, InvalidProgramError
 from strom.graph.job_graph import JobGraph, StreamingJobGraphGenerator
 from strom.graph.stream_graph import StreamGraph, StreamGraphGenerator
 from strom.runtime.jobmaster.scheduler import slots_required
+from strom.runtime.operators.keyed import StreamGroupedReduce
 from strom.runtime.operators.source import SourceOperator
+from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
+from strom.runtime.operators.typed_output import type_mismatch
 from strom.runtime.state.state_backend import validate_state_backend
 
 if TYPE_CHECKING:
@@ -60,7 +66,13 @@ if TYPE_CHECKING:
 
 __all__ = ["StreamExecutionEnvironment"]
 
+log = logging.getLogger(__name__)
+
 TARGETS = ("local", "spark")
+
+
+def _for_batch(strategy: WatermarkStrategy[Any]) -> WatermarkStrategy[Any]:
+    return strategy if isinstance(strategy, BatchWatermarkStrategy) else BatchWatermarkStrategy(strategy)
 
 
 def local_parallelism() -> int:
@@ -157,14 +169,29 @@ class StreamExecutionEnvironment:
         return self
 
     # -- sources -----------------------------------------------------------------------------------
-    def from_collection(self, collection: Iterable[Any]) -> DataStream[Any]:
-        """The elements of ``collection``, in order, from a non-parallel source."""
+    def from_collection(self, collection: Iterable[Any], type_info: TypeInformation | None = None) -> DataStream[Any]:
+        """The elements of ``collection``, in order, from a non-parallel source; with ``type_info`` converted to
+        that type here in the client (``Types.ROW_NAMED(...)`` gives named ``Row``\\ s, ``Types.FLOAT()`` 32-bit
+        floats), as PyFlink does."""
         if isinstance(collection, str | bytes) or not isinstance(collection, Iterable):
             raise InvalidProgramError(
                 f"from_collection expects a list or other iterable of elements; got a {type(collection).__name__}; "
                 "hint: wrap a single value in a list"
             )
-        return self.from_source(CollectionSource(list(collection)), source_name="Collection Source")
+        elements = list(collection)
+        declared = declared_type(type_info, "from_collection()")
+        if declared is not None and not declared.is_pickled():
+            convert = declared.converter()
+            for i, element in enumerate(elements):
+                try:
+                    elements[i] = convert(element)
+                except (TypeError, ValueError, OverflowError) as exc:
+                    raise InvalidProgramError(
+                        type_mismatch(exc, element, declared, f"of from_collection() (element #{i})")
+                    ) from None
+        stream = self.from_source(CollectionSource(elements), source_name="Collection Source")
+        stream.get_transformation().output_type = declared  # converted above: the source emits them as they are
+        return stream
 
     def from_sequence(self, start: int, end: int) -> DataStream[int]:
         """The integers ``start..end`` inclusive, generated in parallel by the source subtasks."""
@@ -182,8 +209,13 @@ class StreamExecutionEnvironment:
         return self.from_source(source, source_name=f"File Source {file_path}")
 
     def from_source(
-        self, source: Source[Any], watermark_strategy: Any = None, source_name: str = "Custom Source"
+        self,
+        source: Source[Any],
+        watermark_strategy: Any = None,
+        source_name: str = "Custom Source",
+        type_info: TypeInformation | None = None,
     ) -> DataStream[Any]:
+        """The records of ``source``; with ``type_info`` they are converted to that type as they leave it."""
         if not isinstance(source, Source):
             raise InvalidProgramError(
                 f"from_source expects a strom Source; got a {type(source).__name__}; "
@@ -197,6 +229,7 @@ class StreamExecutionEnvironment:
             )
         operator = SourceOperator(source, watermark_strategy)
         t = SourceTransformation(f"Source: {source_name}", operator, parallel=source.parallel)
+        t.output_type = operator.output_type = declared_type(type_info, "from_source()")
         if not source.parallel:
             t.parallelism = 1
         self._transformations.append(t)
@@ -206,8 +239,52 @@ class StreamExecutionEnvironment:
         self._transformations.append(t)
 
     # -- compilation -------------------------------------------------------------------------------
+    def set_runtime_mode(self, execution_mode: RuntimeExecutionMode | str) -> StreamExecutionEnvironment:
+        """``STREAMING`` (the default), ``BATCH`` or ``AUTOMATIC`` (``execution.runtime-mode``); see
+        :mod:`strom.api.execution_mode` for what BATCH changes."""
+        try:
+            mode = RuntimeExecutionMode.of(execution_mode)
+        except ValueError as exc:
+            raise InvalidProgramError(str(exc)) from None
+        self._config.set(ExecutionOptions.RUNTIME_MODE, mode.value)
+        return self
+
+    def get_runtime_mode(self) -> RuntimeExecutionMode:
+        try:
+            return RuntimeExecutionMode.of(self._config.get(ExecutionOptions.RUNTIME_MODE))
+        except ValueError as exc:
+            raise InvalidProgramError(str(exc)) from None
+
+    def _batch_execution(self) -> bool:
+        """Whether the job gets BATCH results; checks that every source is bounded then."""
+        if self.get_runtime_mode() is not RuntimeExecutionMode.BATCH:
+            return False
+        for t in self._transformations:
+            op = operator_of(t)
+            if isinstance(op, SourceOperator) and op.source.get_boundedness() != Boundedness.BOUNDED:
+                raise InvalidProgramError(
+                    f"expected only bounded sources in BATCH execution mode; got the unbounded source '{t.name}'; "
+                    "hint: run the job in STREAMING mode, or make the source bounded (e.g. a FileSource without "
+                    "monitor_continuously)"
+                )
+        return True
+
+    def _apply_batch_execution(self) -> None:
+        """BATCH results on the pipelined runtime: keyed aggregations emit only their final values, watermark
+        strategies emit no watermark before the end of input."""
+        for t in self._transformations:
+            op = operator_of(t)
+            if isinstance(op, StreamGroupedReduce):
+                op.batch_results = True
+            elif isinstance(op, TimestampsAndWatermarksOperator):
+                op.strategy = _for_batch(op.strategy)
+            elif isinstance(op, SourceOperator) and op.watermark_strategy is not None:
+                op.watermark_strategy = _for_batch(op.watermark_strategy)
+
     def get_stream_graph(self, job_name: str | None = None, *, clear: bool = False) -> StreamGraph:
         c = self._config
+        if self._batch_execution():
+            self._apply_batch_execution()
         graph = StreamGraphGenerator(
             list(self._transformations),
             job_name=job_name or c.get(PipelineOptions.NAME),
@@ -237,9 +314,15 @@ class StreamExecutionEnvironment:
             "state_backend": validate_state_backend(c.get(StateBackendOptions.STATE_BACKEND)),
             "auto_watermark_interval_ms": millis(c.get(PipelineOptions.AUTO_WATERMARK_INTERVAL)),
             "yielded_output_tags": output_tags_created(),
+            "batch_execution": self.get_runtime_mode() is RuntimeExecutionMode.BATCH,
         }
         job_graph = StreamingJobGraphGenerator(graph, job_id=uuid.uuid4().hex, config=runtime_config).create_job_graph()
         job_graph.job_configuration = c.to_dict()
+        if self.get_runtime_mode() is RuntimeExecutionMode.BATCH and c.contains(
+            CheckpointingOptions.CHECKPOINTING_INTERVAL
+        ):
+            log.info("BATCH execution: checkpointing is not used (Flink's batch jobs do not checkpoint)")
+            job_graph.job_configuration.pop(CheckpointingOptions.CHECKPOINTING_INTERVAL.key, None)
         return job_graph
 
     # -- execution ---------------------------------------------------------------------------------

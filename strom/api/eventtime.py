@@ -561,3 +561,21 @@ def _duration_ms(value: object, what: str, *, allow_zero: bool) -> int:
 
 def _describe(value: object) -> str:
     return f"a {type(value).__name__!r} ({value!r:.60})"
+
+
+@dataclass(frozen=True, slots=True)
+class BatchWatermarkStrategy(WatermarkStrategy[Any]):
+    """``strategy`` in BATCH execution: its timestamps, no watermark before the end of input (Flink's batch mode
+    has a perfect watermark: event time jumps to the end once all input is read)."""
+
+    strategy: WatermarkStrategy[Any]
+
+    def create_watermark_generator(
+        self, context: WatermarkGeneratorSupplierContext | None = None
+    ) -> WatermarkGenerator[Any]:
+        return NoWatermarksGenerator()
+
+    def create_timestamp_assigner(
+        self, context: TimestampAssignerSupplierContext | None = None
+    ) -> TimestampAssigner[Any]:
+        return self.strategy.create_timestamp_assigner(context)

@@ -124,10 +124,12 @@ class IntervalJoined(Generic[T1, T2, K]):
         return self
 
     def process(
-        self, process_join_function: ProcessJoinFunction[T1, T2, Any] | Callable[..., Iterable[Any] | None]
+        self,
+        process_join_function: ProcessJoinFunction[T1, T2, Any] | Callable[..., Iterable[Any] | None],
+        output_type: Any = None,
     ) -> DataStream[Any]:
         """Call ``process_join_function`` for each joined pair; the stream of what it returns or yields."""
-        from strom.api.datastream import DataStream
+        from strom.api.datastream import DataStream, declared_type
 
         fn = process_join_function
         if isinstance(fn, type) or not (isinstance(fn, ProcessJoinFunction) or callable(fn)):
@@ -152,6 +154,7 @@ class IntervalJoined(Generic[T1, T2, K]):
         t = TwoInputTransformation(
             "Interval Join", self.left.get_transformation(), self.right.get_transformation(), operator
         )
+        t.output_type = operator.output_type = declared_type(output_type, "IntervalJoined.process()")
         env._add_operator(t)
         return DataStream(env, t)
 

@@ -16,10 +16,21 @@ __all__ = ["Row", "RowKind", "row_factory"]
 
 
 class RowKind(enum.Enum):
+    """The change a row stands for; ``str()`` is Flink's short form (``+I``, ``-U``, ``+U``, ``-D``), as PyFlink's."""
+
     INSERT = 0
     UPDATE_BEFORE = 1
     UPDATE_AFTER = 2
     DELETE = 3
+
+    def short_string(self) -> str:
+        return _SHORT[self.value]
+
+    def __str__(self) -> str:
+        return _SHORT[self.value]
+
+
+_SHORT = ("+I", "-U", "+U", "-D")
 
 
 def _create_row(fields: list[str] | None, values: Iterable[Any], row_kind: RowKind | None = None) -> Row:

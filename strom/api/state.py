@@ -26,8 +26,10 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
+from strom.api._time import to_millis
 from strom.api.functions import Function, ReduceFunction, as_callable
 
 __all__ = [
@@ -64,6 +66,7 @@ UV = TypeVar("UV")
 class UpdateType(enum.Enum):
     """When the last-access timestamp of an entry is refreshed (Flink's ``StateTtlConfig.UpdateType``)."""
 
+    Disabled = "Disabled"  # TTL off: a config with it is not applied
     OnCreateAndWrite = "OnCreateAndWrite"
     OnReadAndWrite = "OnReadAndWrite"
 
@@ -73,6 +76,12 @@ class StateVisibility(enum.Enum):
 
     NeverReturnExpired = "NeverReturnExpired"
     ReturnExpiredIfNotCleanedUp = "ReturnExpiredIfNotCleanedUp"
+
+
+class TtlTimeCharacteristic(enum.Enum):
+    """The clock of state TTL (``StateTtlConfig.TtlTimeCharacteristic``): processing time, Flink's only one."""
+
+    ProcessingTime = "ProcessingTime"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,24 +114,68 @@ class StateTtlConfig:
             raise TypeError(f"state_visibility must be a StateVisibility; got {self.state_visibility!r}")
 
     @staticmethod
-    def new_builder(ttl_ms: int) -> StateTtlConfigBuilder:
-        return StateTtlConfigBuilder(ttl_ms)
+    def new_builder(ttl: int | timedelta) -> StateTtlConfigBuilder:
+        """``ttl`` in milliseconds or as a ``timedelta`` (``Time.seconds(1)``, ``Duration.of_minutes(5)``)."""
+        return StateTtlConfigBuilder(ttl)
 
     def is_enabled(self) -> bool:
-        return True
+        return self.update_type is not UpdateType.Disabled
+
+    def get_ttl(self) -> timedelta:
+        return timedelta(milliseconds=self.ttl_ms)
+
+    def get_update_type(self) -> UpdateType:
+        return self.update_type
+
+    def get_state_visibility(self) -> StateVisibility:
+        return self.state_visibility
+
+    def get_ttl_time_characteristic(self) -> TtlTimeCharacteristic:
+        return TtlTimeCharacteristic.ProcessingTime
+
+
+# PyFlink's nested names: ``StateTtlConfig.UpdateType.OnReadAndWrite``, ``StateTtlConfig.StateVisibility``, ...
+for _nested in (UpdateType, StateVisibility, TtlTimeCharacteristic):
+    setattr(StateTtlConfig, _nested.__name__, _nested)
 
 
 class StateTtlConfigBuilder:
     """Flink's ``StateTtlConfig.Builder``; every setter returns the builder."""
 
-    def __init__(self, ttl_ms: int) -> None:
-        self._ttl_ms = ttl_ms
+    def __init__(self, ttl: int | timedelta) -> None:
+        self._ttl_ms = _ttl_millis(ttl)
         self._update_type = UpdateType.OnCreateAndWrite
         self._visibility = StateVisibility.NeverReturnExpired
         self._cleanup_full_snapshot = False
 
-    def set_ttl(self, ttl_ms: int) -> StateTtlConfigBuilder:
-        self._ttl_ms = ttl_ms
+    def set_ttl(self, ttl: int | timedelta) -> StateTtlConfigBuilder:
+        self._ttl_ms = _ttl_millis(ttl)
+        return self
+
+    def set_ttl_time_characteristic(self, characteristic: TtlTimeCharacteristic) -> StateTtlConfigBuilder:
+        """Processing time is the only TTL clock, in Flink as here."""
+        if characteristic is not TtlTimeCharacteristic.ProcessingTime:
+            raise TypeError(f"expected TtlTimeCharacteristic.ProcessingTime; got {characteristic!r}")
+        return self
+
+    def use_processing_time(self) -> StateTtlConfigBuilder:
+        return self
+
+    def disable_cleanup_in_background(self) -> StateTtlConfigBuilder:
+        """Accepted: the heap backend cleans expired entries when they are accessed and leaves them out of
+        snapshots; it runs no background cleanup to disable."""
+        return self
+
+    def cleanup_incrementally(
+        self, cleanup_size: int = 5, run_cleanup_for_every_record: bool = False
+    ) -> StateTtlConfigBuilder:
+        """Accepted: expired entries are dropped on access and from every snapshot already."""
+        return self
+
+    def cleanup_in_rocksdb_compact_filter(
+        self, query_time_after_num_entries: int = 1000, periodic_compaction_time: timedelta | None = None
+    ) -> StateTtlConfigBuilder:
+        """Accepted for RocksDB configurations; the heap backend has no compaction."""
         return self
 
     def set_update_type(self, update_type: UpdateType) -> StateTtlConfigBuilder:
@@ -156,6 +209,12 @@ class StateTtlConfigBuilder:
             state_visibility=self._visibility,
             cleanup_in_full_snapshot=self._cleanup_full_snapshot,
         )
+
+
+def _ttl_millis(ttl: object) -> int:
+    if isinstance(ttl, timedelta):
+        return to_millis(ttl, "state TTL")
+    return ttl  # type: ignore[return-value]  # checked by StateTtlConfig
 
 
 # --- user functions -------------------------------------------------------------------------------
@@ -218,10 +277,23 @@ class StateDescriptor:
                 f"enable_time_to_live expects a StateTtlConfig; got a {type(ttl_config).__name__}; "
                 "hint: StateTtlConfig.new_builder(ttl_ms).build()"
             )
-        object.__setattr__(self, "ttl_config", ttl_config)
+        object.__setattr__(self, "ttl_config", ttl_config if ttl_config.is_enabled() else None)
 
     def get_ttl_config(self) -> StateTtlConfig | None:
         return self.ttl_config
+
+    def get_type_info(self) -> Any:
+        """The declared type of the state's values (PyFlink's ``Types``), or ``None``: any Python object."""
+        return None
+
+    def _check_type(self, value: Any, what: str) -> None:
+        from strom.api.typeinfo import TypeInformation
+
+        if value is not None and not isinstance(value, TypeInformation):
+            raise TypeError(
+                f"expected the {what} of state '{self.name}' as a TypeInformation; got {value!r:.60}; "
+                "hint: Types.LONG(), Types.STRING(), Types.TUPLE([...]), or leave it out"
+            )
 
     @property
     def kind(self) -> str:
@@ -233,29 +305,59 @@ class StateDescriptor:
 class ValueStateDescriptor(StateDescriptor):
     """A single value per key; ``value()`` is ``default_value`` (``None``) until the first ``update``.
 
-    The default is returned as is, not copied: prefer immutable defaults."""
+    PyFlink's form ``ValueStateDescriptor("total", Types.FLOAT())`` declares the value type instead (values are
+    stored converted to it); strom's ``ValueStateDescriptor("total", default_value=0)`` gives a default. The
+    default is returned as is, not copied: prefer immutable defaults."""
 
     default_value: Any = None
+    value_type_info: Any = field(default=None, kw_only=True, compare=False)
 
     def __post_init__(self) -> None:
+        from strom.api.typeinfo import TypeInformation
+
         StateDescriptor.__post_init__(self)
-        if isinstance(self.default_value, type):  # PyFlink's ValueStateDescriptor(name, Types.INT()) habit
+        if isinstance(self.default_value, TypeInformation):  # PyFlink: the second argument is the type
+            object.__setattr__(self, "value_type_info", self.default_value)
+            object.__setattr__(self, "default_value", None)
+        if isinstance(self.default_value, type):
             raise TypeError(
-                f"ValueStateDescriptor '{self.name}' takes a default value, not a type; got the class "
-                f"{self.default_value.__name__}; hint: strom needs no type information — "
-                f"ValueStateDescriptor({self.name!r}) (value() is None until the first update), or "
-                f"ValueStateDescriptor({self.name!r}, default_value=0)"
+                f"ValueStateDescriptor '{self.name}' takes a default value or a TypeInformation; got the class "
+                f"{self.default_value.__name__}; hint: ValueStateDescriptor({self.name!r}, Types.LONG()) as in "
+                f"PyFlink, or ValueStateDescriptor({self.name!r}, default_value=0)"
             )
+        self._check_type(self.value_type_info, "value type")
+
+    def get_type_info(self) -> Any:
+        return self.value_type_info
 
 
 @dataclass(frozen=True, slots=True)
 class ListStateDescriptor(StateDescriptor):
-    """A list of elements per key (keyed state), or per subtask (operator state)."""
+    """A list of elements per key (keyed state), or per subtask (operator state); ``elem_type_info`` (PyFlink's
+    second argument) declares the element type."""
+
+    elem_type_info: Any = None
+
+    def __post_init__(self) -> None:
+        StateDescriptor.__post_init__(self)
+        self._check_type(self.elem_type_info, "element type")
+
+    def get_type_info(self) -> Any:
+        return self.elem_type_info
 
 
 @dataclass(frozen=True, slots=True)
 class MapStateDescriptor(StateDescriptor):
-    """A map of user keys to user values per key."""
+    """A map of user keys to user values per key; PyFlink's ``MapStateDescriptor(name, key_type_info,
+    value_type_info)`` declares their types."""
+
+    key_type_info: Any = None
+    value_type_info: Any = None
+
+    def __post_init__(self) -> None:
+        StateDescriptor.__post_init__(self)
+        self._check_type(self.key_type_info, "key type")
+        self._check_type(self.value_type_info, "value type")
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,10 +365,15 @@ class ReducingStateDescriptor(StateDescriptor):
     """One value per key, combined with every ``add`` by ``reduce_function`` (a callable or ReduceFunction)."""
 
     reduce_function: Any = None
+    type_info: Any = None
 
     def __post_init__(self) -> None:
         StateDescriptor.__post_init__(self)
         as_callable(self.reduce_function, ReduceFunction, "reduce", f"ReducingStateDescriptor '{self.name}'")
+        self._check_type(self.type_info, "value type")
+
+    def get_type_info(self) -> Any:
+        return self.type_info
 
     def get_reduce_callable(self) -> Callable[[Any, Any], Any]:
         return as_callable(self.reduce_function, ReduceFunction, "reduce", f"ReducingStateDescriptor '{self.name}'")
@@ -277,9 +384,11 @@ class AggregatingStateDescriptor(StateDescriptor):
     """One accumulator per key, fed by every ``add`` through ``aggregate_function`` (an AggregateFunction)."""
 
     aggregate_function: Any = None
+    state_type_info: Any = None  # PyFlink's name: the type of the accumulator (accepted, not converted)
 
     def __post_init__(self) -> None:
         StateDescriptor.__post_init__(self)
+        self._check_type(self.state_type_info, "accumulator type")
         fn = self.aggregate_function
         if isinstance(fn, AggregateFunction):
             return

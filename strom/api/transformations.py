@@ -8,12 +8,15 @@ create no operator, only change how edges are drawn.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.api.serialization import BatchSerializer
 from strom.exceptions import InvalidProgramError
 from strom.runtime.network.partitioner import StreamPartitioner
 from strom.runtime.operators.base import ChainingStrategy, StreamOperator
+
+if TYPE_CHECKING:
+    from strom.api.typeinfo import TypeInformation
 
 __all__ = [
     "OneInputTransformation",
@@ -41,6 +44,8 @@ class Transformation:
         self.chaining_strategy: ChainingStrategy | None = None
         self.serializer: BatchSerializer | None = None  # how this stream's batches cross the network
         self.non_parallel = False  # an operator that must run as one instance (window_all)
+        #: the declared type of the records (``None``: pickled Python objects)
+        self.output_type: TypeInformation | None = None
 
     @property
     def is_virtual(self) -> bool:
@@ -100,6 +105,7 @@ class PartitionTransformation(Transformation):
     def __init__(self, input: Transformation, partitioner: StreamPartitioner) -> None:
         super().__init__(f"Partition({partitioner.ship_strategy})", [input])
         self.partitioner = partitioner
+        self.output_type = input.output_type
 
     @property
     def is_virtual(self) -> bool:
@@ -121,6 +127,7 @@ class SideOutputTransformation(Transformation):
 class UnionTransformation(Transformation):
     def __init__(self, inputs: list[Transformation]) -> None:
         super().__init__("Union", inputs)
+        self.output_type = inputs[0].output_type
 
     @property
     def is_virtual(self) -> bool:

@@ -30,6 +30,7 @@ from strom.runtime.operators.windowing.window_operator import WindowOperator
 
 if TYPE_CHECKING:
     from strom.api.datastream import DataStream, KeyedStream
+    from strom.api.typeinfo import TypeInformation
 
 __all__ = ["AllWindowedStream", "WindowedStream"]
 
@@ -98,10 +99,16 @@ class _WindowedStreamBase(Generic[T]):
 
     # -- window functions ----------------------------------------------------------------------------
     def reduce(
-        self, reduce_function: ReduceFunction[T] | Callable[[T, T], T], window_function: Any = None
+        self,
+        reduce_function: ReduceFunction[T] | Callable[[T, T], T],
+        window_function: Any = None,
+        output_type: TypeInformation | None = None,
     ) -> DataStream[Any]:
+        """Without a ``window_function`` the results have the input's declared type unless ``output_type`` says."""
         reduce = as_callable(reduce_function, ReduceFunction, "reduce", "window reduce()")
-        return self._build("Window(Reduce)", "reduce", window_function, reduce=reduce)
+        if window_function is None and output_type is None:
+            output_type = self._input.get_transformation().output_type
+        return self._build("Window(Reduce)", "reduce", window_function, output_type, reduce=reduce)
 
     def aggregate(
         self,
@@ -110,25 +117,27 @@ class _WindowedStreamBase(Generic[T]):
         accumulator_type: Any = None,
         output_type: Any = None,
     ) -> DataStream[Any]:
-        """``accumulator_type`` / ``output_type`` are accepted for PyFlink compatibility and not needed."""
+        """``output_type``: the declared type of the results; ``accumulator_type`` is accepted for PyFlink
+        compatibility (accumulators stay in the window state as Python objects)."""
         if not isinstance(aggregate_function, AggregateFunction):
             raise InvalidProgramError(
                 f"expected an AggregateFunction; got {type(aggregate_function).__name__}; hint: subclass "
                 "strom.AggregateFunction with create_accumulator/add/get_result/merge"
             )
-        return self._build("Window(Aggregate)", "aggregate", window_function, aggregate=aggregate_function)
+        return self._build("Window(Aggregate)", "aggregate", window_function, output_type, aggregate=aggregate_function)
 
-    def apply(self, window_function: Any) -> DataStream[Any]:
-        return self._build("Window(Apply)", "list", window_function)
+    def apply(self, window_function: Any, output_type: TypeInformation | None = None) -> DataStream[Any]:
+        return self._build("Window(Apply)", "list", window_function, output_type)
 
-    def process(self, process_window_function: Any) -> DataStream[Any]:
-        return self._build("Window(Process)", "list", process_window_function)
+    def process(self, process_window_function: Any, output_type: TypeInformation | None = None) -> DataStream[Any]:
+        return self._build("Window(Process)", "list", process_window_function, output_type)
 
     def _build(
         self,
         name: str,
         contents: str,
         window_function: Any,
+        output_type: TypeInformation | None,
         *,
         reduce: Callable[[Any, Any], Any] | None = None,
         aggregate: AggregateFunction[Any, Any, Any] | None = None,
@@ -150,7 +159,7 @@ class _WindowedStreamBase(Generic[T]):
             late_data_tag=self._late_tag.tag_id if self._late_tag is not None else None,
         )
         prefix = "Evicting" if evicting else ""
-        stream = self._input._one_input(f"{prefix}{name}", operator)
+        stream = self._input._one_input(f"{prefix}{name}", operator, output_type)
         if not self._keyed:
             t = stream.get_transformation()
             t.parallelism = 1

@@ -5,6 +5,8 @@ their strom modules (one definition each), so ``from strom.common import Types, 
 from strom.api.eventtime import WatermarkStrategy
 from strom.api.job_client import JobClient, JobExecutionResult
 from strom.api.row import Row, RowKind
+from strom.api.time import Duration, Time
+from strom.api.typeinfo import TypeInformation, Types
 from strom.config import ConfigOption, Configuration
 from strom.connectors.file_system.bulk_writer import BulkWriterFactory
 from strom.connectors.file_system.encoders import Encoder
@@ -14,11 +16,15 @@ __all__ = [
     "BulkWriterFactory",
     "ConfigOption",
     "Configuration",
+    "Duration",
     "Encoder",
     "JobClient",
     "JobExecutionResult",
     "JobStatus",
     "Row",
     "RowKind",
+    "Time",
+    "TypeInformation",
+    "Types",
     "WatermarkStrategy",
 ]

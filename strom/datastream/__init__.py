@@ -15,6 +15,7 @@ from strom.api.co_functions import (
 from strom.api.connected_streams import ConnectedStreams
 from strom.api.datastream import DataStream, DataStreamSink, KeyedStream
 from strom.api.environment import StreamExecutionEnvironment
+from strom.api.execution_mode import RuntimeExecutionMode
 from strom.api.functions import (
     FilterFunction,
     FlatMapFunction,
@@ -85,6 +86,7 @@ __all__ = [
     "ProcessWindowFunction",
     "ReduceFunction",
     "RuntimeContext",
+    "RuntimeExecutionMode",
     "SinkFunction",
     "StreamExecutionEnvironment",
     "TimeDomain",

@@ -23,8 +23,10 @@ def main() -> None:
     (
         timed.key_by(lambda e: e[0])
         .window(TumblingEventTimeWindows.of(Time.seconds(5)))
-        .reduce(lambda a, b: (a[0], max(a[1], b[1]), a[2] + b[2]),
-                output_type=Types.TUPLE([Types.STRING(), Types.LONG(), Types.INT()]))
+        .reduce(
+            lambda a, b: (a[0], max(a[1], b[1]), a[2] + b[2]),
+            output_type=Types.TUPLE([Types.STRING(), Types.LONG(), Types.INT()]),
+        )
         .print("window")
     )
     env.execute()

@@ -1,13 +1,14 @@
 """Event-time windows with PyFlink's habits: Time and Duration, a TimestampAssigner subclass, a generic
 ProcessWindowFunction context, typed window results and a windowed aggregate."""
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from strom.common import Duration, Time, Types, WatermarkStrategy
 from strom.common.watermark_strategy import TimestampAssigner
 from strom.datastream import ProcessWindowFunction, StreamExecutionEnvironment
 from strom.datastream.functions import AggregateFunction
 from strom.datastream.window import SlidingEventTimeWindows, TimeWindow, TumblingEventTimeWindows
+
 
 class Ts(TimestampAssigner):
     def extract_timestamp(self, value, record_timestamp) -> int:
@@ -34,8 +35,18 @@ class Average(AggregateFunction):
         return a[0] + b[0], a[1] + b[1]
 
 
-EVENTS = [("a", 1000, 1), ("b", 1500, 2), ("a", 2500, 3), ("a", 4100, 4), ("b", 3900, 5), ("a", 9000, 6),
-          ("a", 8200, 7), ("b", 12000, 8), ("a", 5100, 9), ("b", 15500, 10)]
+EVENTS = [
+    ("a", 1000, 1),
+    ("b", 1500, 2),
+    ("a", 2500, 3),
+    ("a", 4100, 4),
+    ("b", 3900, 5),
+    ("a", 9000, 6),
+    ("a", 8200, 7),
+    ("b", 12000, 8),
+    ("a", 5100, 9),
+    ("b", 15500, 10),
+]
 
 
 def main() -> None:

@@ -18,7 +18,9 @@ def main() -> None:
     people.map(lambda r: (r.name, r.score)).print()  # untyped: Python's str() of a tuple
     people.map(
         lambda r: Row(r.name, r.id * 10, [r.id, r.id + 1], {"k": r.score}),
-        output_type=Types.ROW([Types.STRING(), Types.LONG(), Types.LIST(Types.INT()), Types.MAP(Types.STRING(), Types.DOUBLE())]),
+        output_type=Types.ROW(
+            [Types.STRING(), Types.LONG(), Types.LIST(Types.INT()), Types.MAP(Types.STRING(), Types.DOUBLE())]
+        ),
     ).print()
     people.map(
         lambda r: (r.id, Decimal(r.id) / 8, r.score / 3, r.id % 2 == 0),

@@ -33,6 +33,7 @@ from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
 if TYPE_CHECKING:
     from strom.api.state import StateDescriptor
+    from strom.api.typeinfo import TypeInformation
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
     from strom.runtime.network.events import CheckpointOptions
     from strom.runtime.operators.collector import TimestampedCollector
@@ -85,6 +86,7 @@ class TaskInfo:
     batch_size: int = 1024  # execution.batch-size
     batch_bytes: int = 1 << 20  # execution.batch-bytes
     yielded_output_tags: bool = False  # the client made an OutputTag: process functions may yield (tag, value)
+    batch_execution: bool = False  # execution.runtime-mode: BATCH (timers fire key by key at the end of input)
 
 
 class StreamingRuntimeContext(RuntimeContext):
@@ -140,6 +142,8 @@ class StreamOperator(ABC):
     chaining_strategy: ChainingStrategy = ChainingStrategy.ALWAYS
     #: set by operators whose user functions emit through a collector (process functions, windows, joins)
     _collector: TimestampedCollector | None = None
+    #: the declared type of the operator's output (``output_type=``): its records are converted to it
+    output_type: TypeInformation | None = None
 
     def __init__(self) -> None:
         self.name = type(self).__name__
@@ -158,6 +162,10 @@ class StreamOperator(ABC):
     # -- lifecycle ---------------------------------------------------------------------------------
     def setup(self, runtime_context: StreamingRuntimeContext, output: Output) -> None:
         self.runtime_context = runtime_context
+        if self.output_type is not None and not self.output_type.is_pickled():
+            from strom.runtime.operators.typed_output import TypedOutput
+
+            output = TypedOutput(output, self.output_type, self)
         self.output = output
         self.output_budget = BatchBudget(runtime_context.info.batch_bytes)
         if self._collector is not None:
@@ -203,7 +211,9 @@ class StreamOperator(ABC):
                 self.keyed_backend,  # type: ignore[arg-type]
                 ctx.processing_time_service,
             )
-        return self.time_service_manager.get_internal_timer_service(name, triggerable)
+        service = self.time_service_manager.get_internal_timer_service(name, triggerable)
+        service.batch_order = ctx.info.batch_execution
+        return service
 
     def finish(self) -> None:
         """End of input: emit whatever is buffered."""

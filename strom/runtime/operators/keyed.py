@@ -8,6 +8,7 @@ key and calls the function's ``on_timer``; what that emits carries the timer's t
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -72,12 +73,14 @@ class _KeyedUdfOperator(AbstractUdfStreamOperator):
 
 
 class StreamGroupedReduce(_KeyedUdfOperator):
-    """Running reduce per key: emits the new aggregate for every input record."""
+    """Running reduce per key: emits the new aggregate for every input record. With ``batch_results`` (BATCH
+    execution) it emits only each key's final aggregate, at the end of input, keys in Flink's batch order."""
 
     def __init__(self, fn: object, key_selector: object) -> None:
         super().__init__(fn, key_selector)
         self._reduce: Callable[[Any, Any], Any] = as_callable(fn, ReduceFunction, "reduce", "reduce()")
         self._table: dict[Any, Any] = {}
+        self.batch_results = False
 
     def open(self) -> None:
         super().open()
@@ -90,7 +93,7 @@ class StreamGroupedReduce(_KeyedUdfOperator):
         table = self._table
         get = table.get
         out: list[Any] = []
-        append = out.append
+        append = out.append if not self.batch_results else _discard
         missing = _MISSING
         v = None
         try:
@@ -103,9 +106,33 @@ class StreamGroupedReduce(_KeyedUdfOperator):
         except Exception as exc:
             raise self.user_error(self._explain(exc, v), batch, v) from exc
         self._records_in += len(batch)
+        if self.batch_results:
+            return
         if type(batch) is TimestampedBatch:
             out = TimestampedBatch(out, batch.timestamps)
         self.output.emit(out)
+
+    def finish(self) -> None:
+        if self.batch_results:
+            keys = sorted(self._table, key=batch_key_order)
+            budget = self.output_budget.records
+            for start in range(0, len(keys), budget):
+                self.output.emit([self._table[k] for k in keys[start : start + budget]])
+        super().finish()
+
+
+def _discard(value: Any) -> None:
+    return None
+
+
+def batch_key_order(key: Any) -> bytes:
+    """Flink's order of keys in BATCH execution, where records are sorted by their serialized key: a Python key
+    is pickled (protocol 5, as PyFlink's ``PICKLED_BYTE_ARRAY``) and compared as Java compares ``byte[]``s, bytes
+    signed (so the bytes are flipped at the sign bit to compare unsigned)."""
+    return pickle.dumps(key, protocol=5).translate(_SIGNED)
+
+
+_SIGNED = bytes((b ^ 0x80) for b in range(256))
 
 
 _MISSING = object()

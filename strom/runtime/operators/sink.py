@@ -252,9 +252,13 @@ class StreamSink(AbstractUdfStreamOperator):
 class PrintSinkFunction(SinkFunction[Any]):
     """Writes each record to stdout, prefixed ``"<subtask>> "`` when the sink runs in parallel (as Flink)."""
 
-    def __init__(self, sink_identifier: str = "", to_stderr: bool = False) -> None:
+    def __init__(
+        self, sink_identifier: str = "", to_stderr: bool = False, formatter: Callable[[Any], str] | None = None
+    ) -> None:
         self.sink_identifier = sink_identifier
         self.to_stderr = to_stderr
+        #: how a record of the stream's declared type prints (Flink's rules); ``None``: ``str()``
+        self.formatter = formatter
         self._prefix = ""
 
     def open(self, runtime_context: Any) -> None:
@@ -265,7 +269,8 @@ class PrintSinkFunction(SinkFunction[Any]):
 
     def invoke(self, value: Any, context: Any) -> None:
         stream = sys.stderr if self.to_stderr else sys.stdout
-        stream.write(f"{self._prefix}{value}\n")
+        text = self.formatter(value) if self.formatter is not None else value
+        stream.write(f"{self._prefix}{text}\n")
 
 
 class PrintSinkOperator(StreamSink):
@@ -276,7 +281,11 @@ class PrintSinkOperator(StreamSink):
         assert isinstance(fn, PrintSinkFunction)
         stream = sys.stderr if fn.to_stderr else sys.stdout
         p = fn._prefix
-        stream.write("".join([f"{p}{v}\n" for v in batch]))
+        if fn.formatter is None:
+            stream.write("".join([f"{p}{v}\n" for v in batch]))
+        else:
+            fmt = fn.formatter
+            stream.write("".join([f"{p}{fmt(v)}\n" for v in batch]))
         stream.flush()
         self._records_in += len(batch)
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["InternalTimeServiceManager", "InternalTimer", "InternalTimerService", "Triggerable"]
 
 LONG_MIN = -(1 << 63)
+LONG_MAX = (1 << 63) - 1
 _MISSING: Any = object()
 
 
@@ -106,6 +107,9 @@ class InternalTimerService:
         self._event = _TimerQueue()
         self._processing = _TimerQueue()
         self._scheduled: int | None = None  # the processing time our next callback is registered for
+        #: BATCH execution: the end of input fires the timers key by key (Flink's batch order), each key's event-time
+        #: timers then its processing-time timers, as Flink's ``BatchExecutionInternalTimeService``
+        self.batch_order = False
 
     # -- registration (task thread, current key = the backend's) ---------------------------------------------
     def current_processing_time(self) -> int:
@@ -134,7 +138,35 @@ class InternalTimerService:
     def advance_watermark(self, watermark: int) -> None:
         """Fire every event-time timer with ``timestamp <= watermark``, in order of time."""
         self.current_watermark = watermark
+        if self.batch_order and watermark == LONG_MAX:
+            self._fire_key_by_key()
+            return
         self._fire(self._event, watermark, self.triggerable.on_event_time)
+
+    def _fire_key_by_key(self) -> None:
+        """The end of input in BATCH execution: per key, in Flink's batch key order, its event-time timers in
+        order of time, then its processing-time timers; timers registered meanwhile fire in the next round."""
+        from strom.runtime.operators.keyed import batch_key_order
+
+        backend = self.backend
+        domains = (
+            (self._event, self.triggerable.on_event_time),
+            (self._processing, self.triggerable.on_processing_time),
+        )
+        while any(queue.peek() is not None for queue, _ in domains):
+            per_key: dict[Any, list[tuple[int, int, Any]]] = {}
+            for d, (queue, _) in enumerate(domains):
+                for time, bucket in queue.buckets.items():
+                    for key, namespace in bucket:
+                        per_key.setdefault(key, []).append((d, time, namespace))
+            for key in sorted(per_key, key=batch_key_order):
+                for d, time, namespace in sorted(per_key[key], key=lambda e: (e[0], e[1])):
+                    queue, callback = domains[d]
+                    timers = queue.buckets.get(time)
+                    if timers is None or timers.pop((key, namespace), _MISSING) is _MISSING:
+                        continue  # deleted by an earlier timer
+                    backend.current_key = key
+                    callback(InternalTimer(time, key, namespace))
 
     def _on_processing_time(self, time: int) -> None:
         if self._scheduled == time:

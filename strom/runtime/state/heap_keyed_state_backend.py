@@ -38,6 +38,7 @@ from strom.exceptions import CheckpointError, InvalidProgramError
 from strom.runtime.state.key_groups import assign_to_key_group
 from strom.runtime.state.state_serialization import dump_state, load_state
 from strom.runtime.state.ttl import TtlPolicy, TtlValue, wall_clock_ms
+from strom.runtime.state.typed_state import typed_view
 
 __all__ = [
     "VOID_NAMESPACE",
@@ -128,7 +129,7 @@ class HeapKeyedStateBackend:
                 "across restarts, or give the changed state a new name"
             )
         ttl = TtlPolicy(descriptor.ttl_config, self.ttl_time_provider) if descriptor.ttl_config else None
-        state: Any = _STATE_CLASSES[kind](self, descriptor, ttl)
+        state: Any = typed_view(_STATE_CLASSES[kind](self, descriptor, ttl), descriptor)
         if ttl is not None:
             self._ttl[descriptor.name] = ttl
         self._kinds[descriptor.name] = (kind, has_ttl)

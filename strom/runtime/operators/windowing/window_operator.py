@@ -137,7 +137,8 @@ class WindowOperator(_KeyedUdfOperator):
         self._merging_sets: dict[Any, Any] = backend.get_table(MERGING_WINDOW_SET)
         self.timer_service: InternalTimerService = self.get_internal_timer_service("window-timers", self)
         self.ctx = WindowContext(self)
-        self._fast = self._fast_path_applies()
+        # BATCH execution fires key by key (Flink's batch order) through the timer service, not window by window
+        self._fast = self._fast_path_applies() and not self.runtime_context.info.batch_execution
         if self._fast:
             self._store.absorb(self._table, self.timer_service._event)  # what a restore brought
         try:
