@@ -324,6 +324,7 @@ class DataStream(Generic[T]):
             raise InvalidProgramError(
                 f"sink_to() expects a strom Sink; got a {type(sink).__name__}; hint: use add_sink() for functions"
             )
+        sink.set_input_type(self._transformation.output_type)
         return self._sink("Sink: Writer", SinkWriterOperator(sink))
 
     def execute_and_collect(self, job_execution_name: str | None = None, limit: int | None = None) -> CloseableIterator:

@@ -110,6 +110,10 @@ class Sink(ABC, Generic[T]):
         rescale possibly the state of several old writers, or none). The default ignores the state."""
         return self.create_writer(context)
 
+    def set_input_type(self, type_info: Any) -> None:
+        """The declared type of the records this sink gets (``None``: Python objects), told when the stream is
+        sunk (Flink's ``InputTypeConfigurable``); the default ignores it."""
+
     def validate(self) -> None:
         """Called in the client by ``execute()``, before any cluster starts: raise a ``StromError`` for output
         that cannot be written (a URL scheme without its fsspec package, say)."""

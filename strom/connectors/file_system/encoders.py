@@ -11,6 +11,7 @@ import csv
 import io
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from strom.exceptions import InvalidProgramError, SerializationError
@@ -39,18 +40,21 @@ class Encoder(ABC, Generic[T]):
 
 
 class SimpleStringEncoder(Encoder[Any]):
-    """``str(record)`` and a newline (Flink's default row encoder)."""
+    """``str(record)`` and a newline (Flink's default row encoder). Records of a stream with a declared type are
+    written as Flink's Java side writes them (``formatter``, set when the stream is sunk): a ``Types.TUPLE`` as
+    ``(a,5)``."""
 
-    def __init__(self, charset: str = "utf-8") -> None:
+    def __init__(self, charset: str = "utf-8", formatter: Callable[[Any], str] | None = None) -> None:
         self.charset = _checked_charset(charset)
+        self.formatter: Callable[[Any], str] = formatter or str
 
     def encode(self, record: Any) -> bytes:
-        return f"{record!s}\n".encode(self.charset)
+        return f"{self.formatter(record)}\n".encode(self.charset)
 
     def encode_batch(self, records: list[Any]) -> bytes:
         if not records:
             return b""
-        return ("\n".join(map(str, records)) + "\n").encode(self.charset)
+        return ("\n".join(map(self.formatter, records)) + "\n").encode(self.charset)
 
 
 def _checked_charset(charset: str) -> str:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from strom.api.sink import SinkWriterContext, TwoPhaseCommittingSink
 from strom.connectors.file_system.bucket_assigners import BasePathBucketAssigner, BucketAssigner
 from strom.connectors.file_system.bulk_writer import BulkWriterFactory
-from strom.connectors.file_system.encoders import Encoder
+from strom.connectors.file_system.encoders import Encoder, SimpleStringEncoder
 from strom.connectors.file_system.file_committer import FileCommittable, FileCommitter
 from strom.connectors.file_system.file_writer import FileWriter
 from strom.connectors.file_system.fs import is_local, resolve
@@ -87,6 +87,12 @@ class FileSink(TwoPhaseCommittingSink[Any, FileCommittable]):
         self.storage_options = dict(storage_options or {})
         self.bucket_check_interval_ms = bucket_check_interval_ms
         self.clock = clock
+
+    def set_input_type(self, type_info: Any) -> None:
+        """A typed stream is written as Flink writes it: ``Encoder.simple_string_encoder()`` uses the type's
+        Java ``toString`` (``(a,5)`` for a ``Types.TUPLE``)."""
+        if isinstance(self.encoder, SimpleStringEncoder) and type_info is not None and not type_info.is_pickled():
+            self.encoder = SimpleStringEncoder(self.encoder.charset, formatter=type_info.formatter())
 
     @staticmethod
     def for_row_format(

@@ -693,7 +693,8 @@ class JobMaster:
     def _job_terminated(self, status: JobStatus, *, force: bool = False) -> None:
         if not self.graph.transition_state(status) and not force:
             return
-        log.info("job %s %s", self.job_id, status.value)
+        # a finished job is the client's result, not news: only other ends are logged at INFO (as PyFlink's client)
+        log.log(logging.DEBUG if status is JobStatus.FINISHED else logging.INFO, "job %s %s", self.job_id, status.value)
         if self.checkpoints is not None:
             self.checkpoints.close()
         self.gateways.close()

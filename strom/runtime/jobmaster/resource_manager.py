@@ -91,7 +91,7 @@ class ResourceManager:
             )
         )
         self._monitor.monitor_target(tm_id)
-        log.info("TaskManager %s registered (pid %d, %d slots)", tm_id, pid, num_slots)
+        log.debug("TaskManager %s registered (pid %d, %d slots)", tm_id, pid, num_slots)
         for listener in list(self.registration_listeners):
             listener(self.slot_manager.task_managers[tm_id])
         async with self._changed:

@@ -131,7 +131,7 @@ class RpcServer:
             self._server = await asyncio.start_server(self._handle, self.host, self.port)
             sockname = self._server.sockets[0].getsockname()
             self._address = (str(sockname[0]), int(sockname[1]))
-            log.info("%s: serving rpc on %s:%d", self.name, *self._address)
+            log.debug("%s: serving rpc on %s:%d", self.name, *self._address)
 
     def statistics(self) -> RpcServerStatistics:
         handshakes = self._handshakes.statistics()
