@@ -11,6 +11,8 @@ The configuration reference in ``docs/configuration.md`` is generated from :data
 
 from __future__ import annotations
 
+import builtins
+import logging
 import math
 from dataclasses import dataclass
 from datetime import timedelta
@@ -53,6 +55,11 @@ REGISTRY: dict[str, ConfigOption[Any]] = {}
 DEPRECATED_KEYS: dict[str, ConfigOption[Any]] = {}
 #: unknown keys under this prefix are Spark's own settings, kept as strings for the SparkSession
 SPARK_PASSTHROUGH_PREFIX = "spark."
+#: keys of Flink's options that configure PyFlink's JVM side or the Python workers it starts: accepted (a PyFlink
+#: program sets them) and ignored, as strom runs no JVM
+JVM_ONLY_PREFIXES = ("python.", "pipeline.jars", "pipeline.classpaths", "env.java.", "table.")
+_ABSENT: Any = object()
+_log = logging.getLogger(__name__)
 
 
 #: a bare number below this many milliseconds, for an option that took seconds until strom 0.1.0, is refused
@@ -608,6 +615,10 @@ class Configuration:
         if option is None and key.startswith(SPARK_PASSTHROUGH_PREFIX):
             self._values[key] = str(value).lower() if isinstance(value, bool) else str(value)
             return self
+        if option is None and key.startswith(JVM_ONLY_PREFIXES):
+            _log.info("configuration key '%s' configures PyFlink's JVM side; strom keeps it and ignores it", key)
+            self._values[key] = str(value).lower() if isinstance(value, bool) else str(value)
+            return self
         if option is None:
             near = [k for k in REGISTRY if k.split(".")[-1] == key.split(".")[-1]]
             hint = f"did you mean '{near[0]}'?" if near else "see docs/configuration.md for the known keys"
@@ -620,6 +631,63 @@ class Configuration:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self._values)
+
+    # -- PyFlink's Configuration methods -------------------------------------------------------------------
+    def _raw(self, key: str) -> Any:
+        option = REGISTRY.get(key) or DEPRECATED_KEYS.get(key)
+        return self._values.get(option.key if option is not None else key, _ABSENT)
+
+    def get_string(self, key: str, default_value: str) -> str:
+        """The value of ``key`` in Flink's string form (``"10 s"``, ``"true"``), or ``default_value``."""
+        value = self._raw(key)
+        if value is _ABSENT:
+            return default_value
+        if isinstance(value, timedelta):
+            return format_duration(value)
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    def get_integer(self, key: str, default_value: int) -> int:
+        value = self._raw(key)
+        return default_value if value is _ABSENT else int(value)
+
+    def get_float(self, key: str, default_value: float) -> float:
+        value = self._raw(key)
+        return default_value if value is _ABSENT else float(value)
+
+    def get_boolean(self, key: str, default_value: bool) -> bool:
+        value = self._raw(key)
+        if value is _ABSENT:
+            return default_value
+        return value if isinstance(value, bool) else str(value).strip().lower() == "true"
+
+    def set_integer(self, key: str, value: int) -> Configuration:
+        return self.set_string(key, value)
+
+    def set_float(self, key: str, value: float) -> Configuration:
+        return self.set_string(key, value)
+
+    def set_boolean(self, key: str, value: bool) -> Configuration:
+        return self.set_string(key, value)
+
+    def contains_key(self, key: str) -> bool:
+        return self._raw(key) is not _ABSENT
+
+    def key_set(self) -> builtins.set[str]:
+        return builtins.set(self._values)
+
+    def add_all(self, other: Configuration, prefix: str | None = None) -> Configuration:
+        """Every value of ``other`` (under ``prefix`` + its key, when given) set here."""
+        for key, value in other._values.items():
+            self.set_string(f"{prefix}{key}" if prefix else key, value)
+        return self
+
+    def add_all_to_dict(self, target: dict[str, Any]) -> None:
+        target.update(self._values)
+
+    def remove_config(self, option: ConfigOption[Any] | str) -> bool:
+        """Remove ``option`` (or a key); whether it was set."""
+        key = option.key if isinstance(option, ConfigOption) else option
+        return self._values.pop(key, _ABSENT) is not _ABSENT
 
     def spark_settings(self) -> dict[str, str]:
         """The ``spark.*`` keys that are Spark's own (not strom options), for a SparkSession builder."""

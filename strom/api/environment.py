@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import sys
 import uuid
 from collections.abc import Iterable
 from datetime import timedelta
@@ -31,6 +32,7 @@ from strom.api.execution_mode import RuntimeExecutionMode
 from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult, mark_job_interrupted
 from strom.api.output_tag import output_tags_created
 from strom.api.source import Boundedness, Source
+from strom.api.state_backend import HashMapStateBackend, StateBackend, backend_type
 from strom.api.transformations import SourceTransformation, Transformation, operator_of
 from strom.api.typeinfo import TypeInformation
 from strom.config import (
@@ -239,6 +241,78 @@ class StreamExecutionEnvironment:
         self._transformations.append(t)
 
     # -- compilation -------------------------------------------------------------------------------
+    # -- PyFlink's environment calls --------------------------------------------------------------------
+    def set_state_backend(self, state_backend: StateBackend) -> StreamExecutionEnvironment:
+        """``HashMapStateBackend()`` (the heap backend, ``state.backend.type: hashmap``); RocksDB is refused."""
+        self._config.set(StateBackendOptions.STATE_BACKEND, backend_type(state_backend))
+        return self
+
+    def get_state_backend(self) -> StateBackend:
+        return HashMapStateBackend()
+
+    def add_jars(self, *jars_path: str) -> StreamExecutionEnvironment:
+        """Accepted and ignored: strom runs no JVM, so there is nothing to put JARs on (Kafka and other
+        JVM connectors are not available)."""
+        log.info("add_jars(%s): strom runs no JVM; ignored", ", ".join(jars_path))
+        return self
+
+    def add_classpaths(self, *classpaths: str) -> StreamExecutionEnvironment:
+        """Accepted and ignored, as :meth:`add_jars`."""
+        log.info("add_classpaths(%s): strom runs no JVM; ignored", ", ".join(classpaths))
+        return self
+
+    def set_python_executable(self, python_exec: str) -> StreamExecutionEnvironment:
+        """Accepted and ignored: TaskManagers run the client's interpreter (``sys.executable``)."""
+        log.info("set_python_executable(%s): TaskManagers run the client's interpreter; ignored", python_exec)
+        return self
+
+    def set_python_requirements(
+        self, requirements_file_path: str, requirements_cache_dir: str | None = None
+    ) -> StreamExecutionEnvironment:
+        """Accepted and ignored: install the job's requirements into the environment that runs it."""
+        log.info("set_python_requirements(%s): install them where the job runs; ignored", requirements_file_path)
+        return self
+
+    def add_python_archive(self, archive_path: str, target_dir: str | None = None) -> StreamExecutionEnvironment:
+        """Accepted and ignored: TaskManagers share the client's environment and files."""
+        log.info("add_python_archive(%s): TaskManagers share the client's files; ignored", archive_path)
+        return self
+
+    def add_python_file(self, file_path: str) -> StreamExecutionEnvironment:
+        """Make ``file_path`` (a module, a package directory, or a directory of them) importable by the job's
+        functions: its directory goes on the client's ``sys.path`` and on the ``PYTHONPATH`` the TaskManagers
+        of this machine start with. On Spark, ship files with Spark's own ``--py-files``."""
+        path = os.path.abspath(file_path)
+        if not os.path.exists(path):
+            raise InvalidProgramError(
+                f"add_python_file expects an existing file or directory; got '{file_path}'; hint: a path relative "
+                f"to {os.getcwd()} or an absolute one"
+            )
+        directory = (
+            path
+            if os.path.isdir(path) and not os.path.exists(os.path.join(path, "__init__.py"))
+            else (os.path.dirname(path))
+        )
+        if directory not in sys.path:
+            sys.path.append(directory)
+        parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if directory not in parts:
+            os.environ["PYTHONPATH"] = os.pathsep.join([*parts, directory])
+        return self
+
+    def add_source(
+        self, source_func: Source[Any], source_name: str = "Custom Source", type_info: TypeInformation | None = None
+    ) -> DataStream[Any]:
+        """PyFlink's ``add_source``: here a strom :class:`~strom.api.source.Source` (PyFlink's ``SourceFunction``
+        wraps a Java source, which strom cannot run); the same as ``from_source`` without watermarks."""
+        if not isinstance(source_func, Source):
+            raise InvalidProgramError(
+                f"add_source expects a strom Source; got a {type(source_func).__name__}; hint: PyFlink's "
+                "SourceFunction wraps a Java source function — use a FLIP-27 source with from_source(...) "
+                "(FileSource, NumberSequenceSource, DataGeneratorSource or your own strom.Source)"
+            )
+        return self.from_source(source_func, None, source_name, type_info)
+
     def set_runtime_mode(self, execution_mode: RuntimeExecutionMode | str) -> StreamExecutionEnvironment:
         """``STREAMING`` (the default), ``BATCH`` or ``AUTOMATIC`` (``execution.runtime-mode``); see
         :mod:`strom.api.execution_mode` for what BATCH changes."""

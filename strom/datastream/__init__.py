@@ -33,6 +33,7 @@ from strom.api.functions import (
 from strom.api.job_client import CloseableIterator
 from strom.api.output_tag import OutputTag
 from strom.api.state import AggregateFunction
+from strom.api.state_backend import EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend
 from strom.api.windowed_stream import AllWindowedStream, WindowedStream
 from strom.api.windowing import (
     CountWindow,
@@ -68,10 +69,12 @@ __all__ = [
     "CountWindow",
     "DataStream",
     "DataStreamSink",
+    "EmbeddedRocksDBStateBackend",
     "ExternalizedCheckpointRetention",
     "FilterFunction",
     "FlatMapFunction",
     "GlobalWindow",
+    "HashMapStateBackend",
     "KeySelector",
     "KeyedBroadcastProcessFunction",
     "KeyedCoProcessFunction",
@@ -88,6 +91,7 @@ __all__ = [
     "RuntimeContext",
     "RuntimeExecutionMode",
     "SinkFunction",
+    "StateBackend",
     "StreamExecutionEnvironment",
     "TimeDomain",
     "TimeWindow",
