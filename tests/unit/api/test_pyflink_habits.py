@@ -1,0 +1,124 @@
+"""PyFlink's habits: Time and Duration wherever durations go, StateTtlConfig's builder with its nested enums,
+Configuration's typed getters and setters, the environment calls of a JVM (accepted), state backends, runtime
+modes and typed state descriptors."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from strom import Configuration, InvalidProgramError
+from strom.common import Duration, Time, Types, WatermarkStrategy
+from strom.datastream import (
+    EmbeddedRocksDBStateBackend,
+    HashMapStateBackend,
+    RuntimeExecutionMode,
+    StreamExecutionEnvironment,
+)
+from strom.datastream.state import ListStateDescriptor, MapStateDescriptor, StateTtlConfig, ValueStateDescriptor
+from strom.datastream.window import SlidingEventTimeWindows, TumblingEventTimeWindows
+from strom.exceptions import ConfigurationError
+
+
+def test_time_and_duration_are_timedeltas_accepted_wherever_a_duration_is() -> None:
+    assert Time.seconds(5) == timedelta(seconds=5) and Time.milliseconds(5).to_milliseconds() == 5
+    assert Time.minutes(2).to_milliseconds() == 120_000 and Time.hours(1) == timedelta(hours=1)
+    assert Time.days(1).days == 1 and Time.seconds(61).seconds == 61  # timedelta's fields stay
+    assert Duration.of_millis(1500).to_milliseconds() == 1500 and Duration.of_nanos(2_000_000).to_milliseconds() == 2
+    assert Duration.of_seconds(2) + Duration.of_minutes(1) == timedelta(seconds=62)
+    assert TumblingEventTimeWindows.of(Time.milliseconds(5)).size == 5
+    assert SlidingEventTimeWindows.of(Time.seconds(4), Time.seconds(2)).slide == 2000
+    WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(2)).with_idleness(Time.seconds(1))
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.enable_checkpointing(Time.seconds(3))
+    assert env.get_checkpoint_config().get_checkpoint_interval() == 3000
+    with pytest.raises(TypeError, match="expected an int number of seconds"):
+        Time.seconds(1.5)  # type: ignore[arg-type]
+
+
+def test_state_ttl_config_has_pyflinks_builder_and_nested_names() -> None:
+    config = (
+        StateTtlConfig.new_builder(Time.seconds(1))
+        .set_update_type(StateTtlConfig.UpdateType.OnReadAndWrite)
+        .set_state_visibility(StateTtlConfig.StateVisibility.ReturnExpiredIfNotCleanedUp)
+        .disable_cleanup_in_background()
+        .cleanup_incrementally(10, False)
+        .build()
+    )
+    assert config.ttl_ms == 1000 and config.get_ttl() == timedelta(seconds=1)
+    assert config.get_update_type() is StateTtlConfig.UpdateType.OnReadAndWrite
+    assert config.get_state_visibility() is StateTtlConfig.StateVisibility.ReturnExpiredIfNotCleanedUp
+    descriptor = ValueStateDescriptor("s", Types.FLOAT())
+    descriptor.enable_time_to_live(config)
+    assert descriptor.get_ttl_config() is config and descriptor.get_type_info() == Types.FLOAT()
+    disabled = StateTtlConfig.new_builder(1000).set_update_type(StateTtlConfig.UpdateType.Disabled).build()
+    descriptor.enable_time_to_live(disabled)
+    assert descriptor.get_ttl_config() is None
+
+
+def test_state_descriptors_take_types_as_pyflink_and_defaults_as_strom() -> None:
+    assert ValueStateDescriptor("v", Types.LONG()).default_value is None
+    assert ValueStateDescriptor("v", default_value=0).default_value == 0
+    assert ListStateDescriptor("l", Types.STRING()).get_type_info() == Types.STRING()
+    m = MapStateDescriptor("m", Types.STRING(), Types.INT())
+    assert (m.key_type_info, m.value_type_info) == (Types.STRING(), Types.INT())
+    with pytest.raises(TypeError, match="takes a default value or a TypeInformation; got the class int"):
+        ValueStateDescriptor("v", int)
+    with pytest.raises(TypeError, match="as a TypeInformation"):
+        ListStateDescriptor("l", "STRING")
+
+
+def test_configuration_has_pyflinks_typed_getters_and_setters() -> None:
+    c = Configuration()
+    c.set_integer("parallelism.default", 3).set_boolean("pipeline.operator-chaining.enabled", False)
+    c.set_string("execution.checkpointing.interval", "10 s").set_float("python.fn-execution.memory.fraction", 0.5)
+    assert c.get_integer("parallelism.default", 1) == 3 and c.get_integer("no.such", 7) == 7
+    assert c.get_boolean("pipeline.operator-chaining.enabled", True) is False
+    assert c.get_string("execution.checkpointing.interval", "") == "10 s"
+    assert c.get_float("python.fn-execution.memory.fraction", 0.0) == 0.5  # a JVM-side key: kept, not used
+    assert c.contains_key("parallelism.default") and not c.contains_key("state.backend.type")
+    assert {"parallelism.default", "execution.checkpointing.interval"} <= c.key_set()
+    other = Configuration().add_all(c)
+    assert other.get_integer("parallelism.default", 1) == 3
+    assert other.remove_config("parallelism.default") and not other.contains_key("parallelism.default")
+    with pytest.raises(ConfigurationError, match=r"expected a known configuration key; got 'paralelism\.default'"):
+        c.set_integer("paralelism.default", 2)
+
+
+def test_jvm_calls_are_accepted_and_python_files_become_importable(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("PYTHONPATH", "")
+    env = StreamExecutionEnvironment.get_execution_environment()
+    with caplog.at_level(logging.INFO):
+        env.add_jars("file:///x.jar").add_classpaths("file:///y").set_python_executable("python3")
+        env.set_python_requirements("requirements.txt").add_python_archive("venv.zip")
+    assert sum("ignored" in r.getMessage() for r in caplog.records) == 5
+    module = tmp_path / "helper_mod_for_strom.py"
+    module.write_text("VALUE = 42\n")
+    env.add_python_file(str(module))
+    assert str(tmp_path) in sys.path and str(tmp_path) in __import__("os").environ["PYTHONPATH"]
+    assert __import__("helper_mod_for_strom").VALUE == 42
+    with pytest.raises(InvalidProgramError, match="expects an existing file or directory"):
+        env.add_python_file(str(tmp_path / "missing.py"))
+
+
+def test_state_backends_and_runtime_modes() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_state_backend(HashMapStateBackend())
+    assert env.get_config().get_string("state.backend.type", "") == "hashmap"
+    with pytest.raises(InvalidProgramError, match="EmbeddedRocksDBStateBackend, which is not built yet"):
+        env.set_state_backend(EmbeddedRocksDBStateBackend())
+    assert env.get_runtime_mode() is RuntimeExecutionMode.STREAMING
+    assert env.set_runtime_mode(RuntimeExecutionMode.BATCH).get_runtime_mode() is RuntimeExecutionMode.BATCH
+    configured = StreamExecutionEnvironment.get_execution_environment(
+        Configuration({"execution.runtime-mode": "automatic"})
+    )
+    assert configured.get_runtime_mode() is RuntimeExecutionMode.AUTOMATIC
+    with pytest.raises(InvalidProgramError, match="expected a runtime mode STREAMING, BATCH or AUTOMATIC"):
+        env.set_runtime_mode("MICRO_BATCH")

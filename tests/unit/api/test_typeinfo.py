@@ -1,0 +1,122 @@
+"""PyFlink's Types: values are converted as PyFlink's coders give them back, and printed as Flink's Java side
+prints them (Tuple.toString, Double/Float.toString, Row as PyFlink's print)."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import math
+
+import pytest
+
+from strom import Row
+from strom.api.typeinfo import TypeInformation, Types, java_double_string, java_float_string
+from strom.common import Types as CommonTypes
+from strom.common.typeinfo import Types as TypeinfoTypes
+
+
+def test_the_pyflink_paths_name_the_same_types() -> None:
+    assert CommonTypes is Types is TypeinfoTypes
+    assert Types.INT() == Types.INT() and Types.INT() != Types.LONG()
+    assert Types.TUPLE([Types.STRING(), Types.INT()]) == Types.TUPLE([Types.STRING(), Types.INT()])
+    assert isinstance(Types.ROW_NAMED(["a"], [Types.INT()]), TypeInformation)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (110.1, "110.1"),
+        (1e10, "1.0E10"),
+        (1e-4, "1.0E-4"),
+        (0.001, "0.001"),
+        (1234567.0, "1234567.0"),
+        (12345678.0, "1.2345678E7"),
+        (-1.5e-7, "-1.5E-7"),
+        (100.0, "100.0"),
+        (0.1 + 0.2, "0.30000000000000004"),
+        (3.3333333333333335e9, "3.3333333333333335E9"),
+        (0.0, "0.0"),
+        (-0.0, "-0.0"),
+        (math.inf, "Infinity"),
+        (-math.inf, "-Infinity"),
+        (math.nan, "NaN"),
+    ],
+)
+def test_doubles_print_as_javas_double_to_string(value: float, text: str) -> None:
+    assert java_double_string(value) == text
+
+
+def test_floats_are_32_bits_and_print_as_javas_float_to_string() -> None:
+    f = Types.FLOAT().converter()
+    assert f(110.1) == 110.0999984741211 and f(2.25) == 2.25 and f(3) == 3.0
+    assert [java_float_string(f(v)) for v in (110.1, 0.1, 1e10, 16777217.0)] == [
+        "110.1",
+        "0.1",
+        "1.0E10",
+        "1.6777216E7",
+    ]
+    with pytest.raises(ValueError, match="within 32 bits"):
+        f(1e39)
+    with pytest.raises(TypeError, match="expected a float for FLOAT; got 'x'"):
+        f("x")
+
+
+@pytest.mark.parametrize(
+    ("kind", "low", "high"),
+    [
+        (Types.BYTE(), -128, 127),
+        (Types.SHORT(), -(2**15), 2**15 - 1),
+        (Types.INT(), -(2**31), 2**31 - 1),
+        (Types.LONG(), -(2**63), 2**63 - 1),
+    ],
+)
+def test_integer_types_hold_their_java_range_and_nothing_else(kind: TypeInformation, low: int, high: int) -> None:
+    convert = kind.converter()
+    assert convert(low) == low and convert(high) == high
+    for outside in (low - 1, high + 1):
+        with pytest.raises(ValueError, match=r"expected an int in \["):
+            convert(outside)
+    with pytest.raises(TypeError, match="expected an int"):
+        convert(1.5)
+    with pytest.raises(TypeError, match="expected an int"):
+        convert(True)
+
+
+def test_tuples_convert_their_fields_and_print_as_flinks_tuple() -> None:
+    t = Types.TUPLE([Types.STRING(), Types.INT(), Types.FLOAT(), Types.BOOLEAN(), Types.DOUBLE()])
+    value = t.converter()(["a", 5, 1.1, True, 2])
+    assert value == ("a", 5, 1.100000023841858, True, 2.0) and type(value) is tuple
+    assert t.formatter()(value) == "(a,5,1.1,true,2.0)"
+    with pytest.raises(TypeError, match="a tuple of 5 fields"):
+        t.converter()(("a", 5))
+    with pytest.raises(TypeError, match="in the tuple"):
+        t.converter()(("a", "five", 1.0, True, 2.0))
+
+
+def test_named_rows_give_rows_with_attributes_and_print_as_pyflinks_print() -> None:
+    t = Types.ROW_NAMED(["id", "name", "score"], [Types.INT(), Types.STRING(), Types.FLOAT()])
+    row = t.converter()((1, "ann", 1.1))
+    assert isinstance(row, Row) and row.id == 1 and row.name == "ann" and row.score == 1.100000023841858
+    assert t.formatter()(row) == "+I[1,ann,1.100000023841858]"
+    assert t.get_field_names() == ["id", "name", "score"]
+    positional = Types.ROW([Types.STRING(), Types.LIST(Types.INT())]).converter()(Row("x", (1, 2)))
+    assert tuple(positional) == ("x", [1, 2])
+    with pytest.raises(ValueError, match="one str name per field"):
+        Types.ROW_NAMED(["a"], [Types.INT(), Types.INT()])
+
+
+def test_collections_decimals_and_times() -> None:
+    m = Types.MAP(Types.STRING(), Types.LONG())
+    assert m.formatter()(m.converter()({"a": 1, "b": 2})) == "{a=1, b=2}"
+    arrays = [Types.LIST(Types.INT()), Types.PRIMITIVE_ARRAY(Types.INT()), Types.BASIC_ARRAY(Types.INT())]
+    assert {a.formatter()(a.converter()((1, 2))) for a in arrays} == {"[1, 2]"}
+    d = Types.BIG_DEC()
+    assert d.formatter()(d.converter()(decimal.Decimal("0.125"))) == "0.125"
+    assert d.formatter()(decimal.Decimal("1E+3")) == "1E+3"  # BigDecimal.toString of unscaled 1, scale -3
+    ts = Types.SQL_TIMESTAMP()
+    assert ts.formatter()(datetime.datetime(2021, 1, 1)) == "2021-01-01 00:00:00.0"
+    assert ts.formatter()(datetime.datetime(2021, 1, 1, 1, 2, 3, 450000)) == "2021-01-01 01:02:03.45"
+    assert Types.SQL_DATE().formatter()(datetime.date(2021, 2, 3)) == "2021-02-03"
+    assert Types.PICKLED_BYTE_ARRAY().converter()({"any": object}) == {"any": object}
+    with pytest.raises(TypeError, match="expected a str for STRING"):
+        Types.STRING().converter()(5)
