@@ -2,6 +2,8 @@
 replaced by ``strom`` in its imports. Every name is re-exported from its strom module (one definition each);
 docs/pyflink.md lists PyFlink's names with their status here."""
 
+from strom.api.async_data_stream import AsyncDataStream
+from strom.api.async_function import AsyncFunction, AsyncRetryPredicate, AsyncRetryStrategy
 from strom.api.broadcast_stream import BroadcastConnectedStream, BroadcastStream
 from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode, ExternalizedCheckpointRetention
 from strom.api.co_functions import (
@@ -51,11 +53,16 @@ from strom.api.windowing.functions import (
     ProcessWindowFunction,
     WindowFunction,
 )
+from strom.datastream import async_retry_predicates  # PyFlink imports it from here
 
 __all__ = [
     "AggregateFunction",
     "AllWindowFunction",
     "AllWindowedStream",
+    "AsyncDataStream",
+    "AsyncFunction",
+    "AsyncRetryPredicate",
+    "AsyncRetryStrategy",
     "BroadcastConnectedStream",
     "BroadcastProcessFunction",
     "BroadcastStream",
@@ -102,4 +109,5 @@ __all__ = [
     "WindowAssigner",
     "WindowFunction",
     "WindowedStream",
+    "async_retry_predicates",
 ]

@@ -1,5 +1,6 @@
 """PyFlink's ``pyflink.datastream.functions`` module path: the user-function interfaces (re-exports)."""
 
+from strom.api.async_function import AsyncFunction, AsyncRetryPredicate, AsyncRetryStrategy
 from strom.api.co_functions import (
     BroadcastProcessFunction,
     CoFlatMapFunction,
@@ -32,6 +33,9 @@ from strom.api.windowing.functions import (
 __all__ = [
     "AggregateFunction",
     "AllWindowFunction",
+    "AsyncFunction",
+    "AsyncRetryPredicate",
+    "AsyncRetryStrategy",
     "BroadcastProcessFunction",
     "CoFlatMapFunction",
     "CoMapFunction",

@@ -4,6 +4,7 @@ annotations PyFlink programs write are subscriptable; the local default parallel
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from collections.abc import Iterable
 
@@ -14,23 +15,29 @@ from strom import Configuration, StreamExecutionEnvironment
 
 PATHS = [
     "strom.common",
+    "strom.common.time",
+    "strom.common.typeinfo",
     "strom.common.configuration",
     "strom.common.job_status",
     "strom.common.serialization",
     "strom.common.types",
     "strom.common.watermark_strategy",
     "strom.datastream",
+    "strom.datastream.async_data_stream",
+    "strom.datastream.async_retry_predicates",
     "strom.datastream.checkpoint_config",
     "strom.datastream.checkpointing_mode",
     "strom.datastream.connectors",
     "strom.datastream.connectors.file_system",
     "strom.datastream.connectors.number_seq",
     "strom.datastream.data_stream",
+    "strom.datastream.execution_mode",
     "strom.datastream.externalized_checkpoint_retention",
     "strom.datastream.formats.csv",
     "strom.datastream.formats.parquet",
     "strom.datastream.functions",
     "strom.datastream.output_tag",
+    "strom.datastream.state_backend",
     "strom.datastream.state",
     "strom.datastream.stream_execution_environment",
     "strom.datastream.time_domain",
@@ -45,6 +52,9 @@ def test_each_pyflink_module_path_re_exports_strom_classes_without_defining_its_
     assert module.__all__, path
     for name in module.__all__:
         value = getattr(module, name)
+        if inspect.ismodule(value):  # strom.datastream.async_retry_predicates: a module path of its own
+            assert value.__name__.startswith("strom.datastream.")
+            continue
         home = getattr(value, "__module__", "")
         assert home.startswith(("strom.api", "strom.config", "strom.connectors", "strom.formats", "strom.runtime")), (
             f"{path}.{name} is defined in {home}, not re-exported"
