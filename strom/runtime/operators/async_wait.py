@@ -28,7 +28,7 @@ from strom.api.state import ListStateDescriptor
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.async_queue import AsyncElement, StreamElementQueue
 from strom.runtime.operators.base import ChainingStrategy, StreamOperator
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import TimestampedBatch, short_repr
 
 __all__ = ["AsyncWaitOperator"]
 
@@ -201,7 +201,8 @@ class AsyncWaitOperator(StreamOperator):
 
     def _complete(self, element: AsyncElement, outcome: list[Any] | _Failure) -> None:
         if isinstance(outcome, _Failure):
-            raise self.user_error(outcome.error, None, element.value) from outcome.error
+            role = f"async_invoke of operator '{self.name}' for the input {short_repr(element.value)}"
+            raise self.user_error(outcome.error, None, role=role) from outcome.error
         self._queue.complete(element, outcome)
 
     def _drain(self) -> None:
