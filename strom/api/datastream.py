@@ -102,6 +102,14 @@ class DataStream(Generic[T]):
         self._physical("name()").name = name
         return self
 
+    def get_name(self) -> str:
+        return self._transformation.name
+
+    def set_description(self, description: str) -> DataStream[T]:
+        """A longer description of the operator (kept with it, as Flink's, for plans and the web UI)."""
+        self._physical("set_description()").description = description
+        return self
+
     def uid(self, uid: str) -> DataStream[T]:
         self._physical("uid()").uid = uid
         return self

@@ -242,6 +242,30 @@ class StreamExecutionEnvironment:
 
     # -- compilation -------------------------------------------------------------------------------
     # -- PyFlink's environment calls --------------------------------------------------------------------
+    def configure(self, configuration: Configuration) -> StreamExecutionEnvironment:
+        """Set every option of ``configuration`` on this environment (Flink's ``configure``)."""
+        self._config.add_all(configuration)
+        return self
+
+    def get_checkpoint_interval(self) -> int:
+        return self.get_checkpoint_config().get_checkpoint_interval()
+
+    def get_checkpointing_mode(self) -> CheckpointingMode:
+        return self.get_checkpoint_config().get_checkpointing_mode()
+
+    def is_chaining_enabled(self) -> bool:
+        return bool(self._config.get(PipelineOptions.OPERATOR_CHAINING))
+
+    def is_unaligned_checkpoints_enabled(self) -> bool:
+        return self.get_checkpoint_config().is_unaligned_checkpoints_enabled()
+
+    def get_default_local_parallelism(self) -> int:
+        """The local MiniCluster's parallelism when none is configured: the CPU cores."""
+        return local_parallelism()
+
+    def close(self) -> None:
+        """Nothing to release: every ``execute()`` starts and stops its own cluster."""
+
     def set_state_backend(self, state_backend: StateBackend) -> StreamExecutionEnvironment:
         """``HashMapStateBackend()`` (the heap backend, ``state.backend.type: hashmap``); RocksDB is refused."""
         self._config.set(StateBackendOptions.STATE_BACKEND, backend_type(state_backend))

@@ -80,6 +80,17 @@ class Row:
 
         return {k: conv(v) for k, v in zip(self._fields, self._values, strict=False)}
 
+    @staticmethod
+    def of_kind(row_kind: RowKind, *args: Any) -> Row:
+        """A positional row of ``row_kind`` (PyFlink's ``Row.of_kind``)."""
+        row = Row(*args)
+        row.set_row_kind(row_kind)
+        return row
+
+    def get_fields_by_names(self, names: list[str]) -> list[Any]:
+        """The values of the fields ``names``, in that order."""
+        return [getattr(self, n) for n in names]
+
     def get_row_kind(self) -> RowKind:
         return self._row_kind
 

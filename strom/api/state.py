@@ -139,7 +139,7 @@ for _nested in (UpdateType, StateVisibility, TtlTimeCharacteristic):
     setattr(StateTtlConfig, _nested.__name__, _nested)
 
 
-class StateTtlConfigBuilder:
+class StateTtlConfigBuilder:  # also StateTtlConfig.Builder
     """Flink's ``StateTtlConfig.Builder``; every setter returns the builder."""
 
     def __init__(self, ttl: int | timedelta) -> None:
@@ -492,3 +492,6 @@ class MapState(State, Generic[UK, UV]):
 
     @abstractmethod
     def is_empty(self) -> bool: ...
+
+
+StateTtlConfig.Builder = StateTtlConfigBuilder  # type: ignore[attr-defined]  # PyFlink's nested name

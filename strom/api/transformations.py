@@ -46,6 +46,7 @@ class Transformation:
         self.non_parallel = False  # an operator that must run as one instance (window_all)
         #: the declared type of the records (``None``: pickled Python objects)
         self.output_type: TypeInformation | None = None
+        self.description = ""
 
     @property
     def is_virtual(self) -> bool:

@@ -97,6 +97,13 @@ class _WindowedStreamBase(Generic[T]):
         self._late_tag = output_tag
         return self
 
+    def get_execution_environment(self) -> Any:
+        return self._input.get_execution_environment()
+
+    def get_input_type(self) -> Any:
+        """The declared type of the windowed records (``Types.PICKLED_BYTE_ARRAY()`` when none)."""
+        return self._input.get_type()
+
     # -- window functions ----------------------------------------------------------------------------
     def reduce(
         self,

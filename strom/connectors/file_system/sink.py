@@ -285,3 +285,8 @@ def _options(storage_options: Mapping[str, Any] | None) -> dict[str, Any]:
             "hint: {'endpoint_url': 'http://127.0.0.1:9000', 'key': ..., 'secret': ...}"
         )
     return dict(storage_options or {})
+
+
+# PyFlink's nested names: FileSink.RowFormatBuilder, FileSink.BulkFormatBuilder
+FileSink.RowFormatBuilder = RowFormatBuilder  # type: ignore[attr-defined]
+FileSink.BulkFormatBuilder = BulkFormatBuilder  # type: ignore[attr-defined]
