@@ -55,6 +55,7 @@ BAD_TIMESTAMPS_JOB = textwrap.dedent(
     from strom import StreamExecutionEnvironment, WatermarkStrategy
 
     env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)  # one subtask: the first bad record is the first element
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda e, ts: str(e))
     env.from_collection([1, 2, 3]).assign_timestamps_and_watermarks(strategy).add_sink(lambda v: None)
     env.execute("bad timestamps")
