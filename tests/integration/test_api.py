@@ -185,6 +185,7 @@ def test_several_slots_per_task_manager() -> None:
 @pytest.mark.timeout(60)
 def test_execute_and_collect_with_limit_stops_the_job() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)  # one subtask reads the sequence in order
     with env.from_sequence(0, 10**9).execute_and_collect(limit=5) as results:
         assert list(results) == [0, 1, 2, 3, 4]
 
