@@ -1,20 +1,31 @@
-"""``AsyncDataStream`` (PyFlink 2.x): async I/O on a stream — each input's results come from a coroutine.
+"""``AsyncDataStream``: applies an :class:`~strom.api.async_function.AsyncFunction` to a stream (PyFlink 2.x's
+``AsyncDataStream``, same names and argument order).
 
-    results = AsyncDataStream.unordered_wait(stream, Lookup(), Time.seconds(10), capacity=100,
-                                             output_type=Types.STRING())
+    >>> import asyncio
+    >>> from datetime import timedelta
+    >>> class Enrich(AsyncFunction):
+    ...     async def async_invoke(self, value):
+    ...         await asyncio.sleep(0.01)  # a lookup in a remote service
+    ...         return [(value, value * value)]
+    >>> env = StreamExecutionEnvironment.get_execution_environment()          # doctest: +SKIP
+    >>> stream = env.from_collection(range(100))                                # doctest: +SKIP
+    >>> AsyncDataStream.ordered_wait(stream, Enrich(), timedelta(seconds=5), capacity=20).print()  # doctest: +SKIP
 
-``ordered_wait`` keeps input order; ``unordered_wait`` emits results as they complete, never across a
-watermark. The ``*_with_retry`` forms take an :class:`~strom.api.async_function.AsyncRetryStrategy`. See
-:mod:`strom.runtime.operators.async_wait` for how it runs and is checkpointed.
+``ordered_wait`` emits each record's results in input order; ``unordered_wait`` as they complete (never across a
+watermark). At most ``capacity`` records are in flight per subtask; the task stops reading input while that many
+wait. ``timeout`` — a ``timedelta`` (PyFlink's ``Time``/``Duration`` included) or an int of milliseconds, ``0``
+for none — bounds each record, retries included. In-flight records are part of checkpoints.
 """
 
 from __future__ import annotations
 
+import inspect
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from strom.api._time import to_millis
 from strom.api.async_function import AsyncFunction, AsyncRetryStrategy
+from strom.api.async_retry_strategies import NO_RETRY_STRATEGY
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.async_wait import AsyncWaitOperator
 
@@ -24,8 +35,12 @@ if TYPE_CHECKING:
 
 __all__ = ["AsyncDataStream"]
 
+OPERATOR_NAME = "async wait operator"  # PyFlink's name of the transformation
+
 
 class AsyncDataStream:
+    """Helpers that apply an :class:`AsyncFunction` to a :class:`DataStream`."""
+
     @staticmethod
     def unordered_wait(
         data_stream: DataStream[Any],
@@ -34,7 +49,10 @@ class AsyncDataStream:
         capacity: int = 100,
         output_type: TypeInformation | None = None,
     ) -> DataStream[Any]:
-        return _build(data_stream, async_function, timeout, capacity, output_type, None, ordered=False)
+        """Results as they complete; a watermark still follows every record before it."""
+        return AsyncDataStream.unordered_wait_with_retry(
+            data_stream, async_function, timeout, NO_RETRY_STRATEGY, capacity, output_type
+        )
 
     @staticmethod
     def unordered_wait_with_retry(
@@ -45,7 +63,8 @@ class AsyncDataStream:
         capacity: int = 100,
         output_type: TypeInformation | None = None,
     ) -> DataStream[Any]:
-        return _build(data_stream, async_function, timeout, capacity, output_type, async_retry_strategy, ordered=False)
+        """:meth:`unordered_wait`, retrying by ``async_retry_strategy``."""
+        return _apply(data_stream, async_function, timeout, async_retry_strategy, capacity, output_type, False)
 
     @staticmethod
     def ordered_wait(
@@ -55,7 +74,10 @@ class AsyncDataStream:
         capacity: int = 100,
         output_type: TypeInformation | None = None,
     ) -> DataStream[Any]:
-        return _build(data_stream, async_function, timeout, capacity, output_type, None, ordered=True)
+        """Results in the order of their input records."""
+        return AsyncDataStream.ordered_wait_with_retry(
+            data_stream, async_function, timeout, NO_RETRY_STRATEGY, capacity, output_type
+        )
 
     @staticmethod
     def ordered_wait_with_retry(
@@ -66,35 +88,58 @@ class AsyncDataStream:
         capacity: int = 100,
         output_type: TypeInformation | None = None,
     ) -> DataStream[Any]:
-        return _build(data_stream, async_function, timeout, capacity, output_type, async_retry_strategy, ordered=True)
+        """:meth:`ordered_wait`, retrying by ``async_retry_strategy``."""
+        return _apply(data_stream, async_function, timeout, async_retry_strategy, capacity, output_type, True)
 
 
-def _build(
+def _apply(
     data_stream: DataStream[Any],
-    async_function: AsyncFunction[Any, Any],
+    function: AsyncFunction[Any, Any],
     timeout: timedelta | int,
+    strategy: AsyncRetryStrategy[Any],
     capacity: int,
     output_type: TypeInformation | None,
-    retry: AsyncRetryStrategy[Any] | None,
-    *,
     ordered: bool,
 ) -> DataStream[Any]:
-    if not isinstance(async_function, AsyncFunction):
+    timeout_ms = _validate(function, timeout, strategy, capacity)
+    operator = AsyncWaitOperator(
+        function, timeout_ms=timeout_ms, capacity=capacity, ordered=ordered, retry_strategy=strategy
+    )
+    return data_stream._one_input(OPERATOR_NAME, operator, output_type)
+
+
+def _validate(function: object, timeout: object, strategy: object, capacity: object) -> int:
+    invoke = getattr(function, "async_invoke", None)
+    if isinstance(function, type) or not inspect.iscoroutinefunction(invoke):
+        got = f"the class {function.__name__}" if isinstance(function, type) else f"a {type(function).__name__}"
         raise InvalidProgramError(
-            f"expected an AsyncFunction; got a {type(async_function).__name__}; hint: subclass AsyncFunction "
-            "and implement `async def async_invoke(self, value)` returning a list of results"
+            f"expected an AsyncFunction instance whose async_invoke is declared 'async def'; got {got}; "
+            "hint: class Lookup(AsyncFunction): async def async_invoke(self, value): return [...]"
+        )
+    try:
+        timeout_ms = to_millis(timeout, "the timeout of an async wait operator")
+    except InvalidProgramError:
+        millis = getattr(timeout, "to_milliseconds", None)  # PyFlink's Time
+        if not callable(millis):
+            raise
+        timeout_ms = int(millis())
+    if timeout_ms < 0:
+        raise InvalidProgramError(
+            f"expected a timeout of zero (none) or more for the async wait operator; got {timeout_ms} ms; "
+            "hint: timedelta(seconds=10)"
+        )
+    if not isinstance(strategy, AsyncRetryStrategy):
+        raise InvalidProgramError(
+            f"expected an AsyncRetryStrategy; got {strategy!r:.60}; hint: AsyncRetryStrategy.fixed_delay(3, 100, "
+            "None, has_exception_predicate), or unordered_wait/ordered_wait without retries"
+        )
+    if strategy is not NO_RETRY_STRATEGY and timeout_ms <= 0:
+        raise InvalidProgramError(
+            "expected a timeout above zero for async I/O with retries; got none; hint: the timeout bounds every "
+            "attempt of a record together, e.g. timedelta(seconds=10)"
         )
     if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
-        raise InvalidProgramError(f"expected a positive int capacity; got {capacity!r}; hint: capacity=100")
-    if retry is not None and not isinstance(retry, AsyncRetryStrategy):
         raise InvalidProgramError(
-            f"expected an AsyncRetryStrategy; got a {type(retry).__name__}; hint: AsyncRetryStrategy.fixed_delay(...)"
+            f"expected a capacity of at least 1 record in flight; got {capacity!r}; hint: capacity=100"
         )
-    timeout_ms = to_millis(timeout, "the async I/O timeout")
-    if timeout_ms <= 0:
-        raise InvalidProgramError(f"expected a positive async I/O timeout; got {timeout!r}; hint: Time.seconds(10)")
-    operator = AsyncWaitOperator(
-        async_function, timeout_ms=timeout_ms, capacity=capacity, ordered=ordered, retry_strategy=retry
-    )
-    name = "Async Wait (ordered)" if ordered else "Async Wait (unordered)"
-    return data_stream._one_input(name, operator, output_type)
+    return timeout_ms

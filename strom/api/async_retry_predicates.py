@@ -1,9 +1,10 @@
-"""PyFlink's ``async_retry_predicates``: ready-made predicates for ``AsyncRetryStrategy``.
+"""Predicates for :class:`~strom.api.async_function.AsyncRetryStrategy` (PyFlink's ``async_retry_predicates``).
 
-AsyncRetryStrategy.fixed_delay(3, 100, result_predicate=async_retry_predicates.empty_result_predicate,
-                               exception_predicate=functools.partial(
-                                   async_retry_predicates.exception_type_predicate,
-                                   expected_error_type=TimeoutError))
+>>> empty_result_predicate([]), has_exception_predicate(None)
+(True, False)
+>>> retry_io = lambda e: exception_type_predicate(e, OSError)
+>>> retry_io(ConnectionResetError()), retry_io(ValueError())
+(True, False)
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import Any
 __all__ = ["empty_result_predicate", "exception_type_predicate", "has_exception_predicate"]
 
 
-def empty_result_predicate(result: Any) -> bool:
-    """Retry when ``async_invoke`` returned no result."""
+def empty_result_predicate(result: list[Any] | None) -> bool:
+    """Retry a result that is ``None`` or empty."""
     return result is None or len(result) == 0
 
 
@@ -23,6 +24,6 @@ def has_exception_predicate(error: BaseException | None) -> bool:
     return error is not None
 
 
-def exception_type_predicate(error: BaseException | None, expected_error_type: type[BaseException]) -> bool:
-    """Retry on exceptions of ``expected_error_type`` (and its subclasses)."""
+def exception_type_predicate(error: BaseException | None, expected_error_type: type | tuple[type, ...]) -> bool:
+    """Retry an exception of ``expected_error_type`` (a class or a tuple of classes; subclasses match)."""
     return isinstance(error, expected_error_type)

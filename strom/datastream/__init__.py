@@ -53,7 +53,7 @@ from strom.api.windowing.functions import (
     ProcessWindowFunction,
     WindowFunction,
 )
-from strom.datastream import async_retry_predicates  # PyFlink imports it from here
+from strom.datastream import async_retry_predicates, async_retry_strategies  # PyFlink imports them from here
 
 __all__ = [
     "AggregateFunction",
@@ -110,4 +110,5 @@ __all__ = [
     "WindowFunction",
     "WindowedStream",
     "async_retry_predicates",
+    "async_retry_strategies",
 ]

@@ -1,125 +1,237 @@
-"""The queues of the async wait operator (Flink's ``OrderedStreamElementQueue`` and
-``UnorderedStreamElementQueue``): a pure state machine of the elements in flight and the watermarks between
-them; the operator adds, completes and takes what is ready to emit.
+"""The element queues of the :class:`~strom.runtime.operators.async_wait.AsyncWaitOperator`: pure state machines
+(Flink's ``OrderedStreamElementQueue`` and ``UnorderedStreamElementQueue``).
 
-- **ordered**: results leave in input order; a watermark leaves when everything before it has.
-- **unordered**: results leave as they complete, but never across a watermark: the elements after a watermark
-  wait until it left, and it leaves once every element before it has (watermarks are barriers).
+A queue holds what the operator took in and has not emitted yet: records (in flight, or completed with their
+results) and watermarks. Both count toward ``capacity``. ``try_put_record`` / ``try_put_watermark`` refuse
+when the queue is full; ``complete(entry, results)`` records a result; ``pop_completed()`` returns what may be
+emitted now, in the order to emit it.
 
-    >>> q = StreamElementQueue(ordered=False)
-    >>> a, b = q.add("a", None), q.add("b", None)
-    >>> q.add_watermark(10); c = q.add("c", None)
-    >>> q.complete(c, ["C"]); q.complete(b, ["B"]); [e.results for e in q.pop_ready()]
+- Ordered: strictly the input order — the head is emitted once complete, and everything behind it waits.
+- Unordered: records are emitted as they complete, but never across a watermark: a watermark starts a new
+  *segment*, and no record of a segment is emitted before the segments in front of it — the watermark
+  included — have been. So a watermark is emitted after every record that came before it, and before every
+  record that came after it (Flink's watermark barriers).
+
+``values()`` lists every held element (the operator's checkpointed state, re-issued on restore).
+
+    >>> q = UnorderedStreamElementQueue(4)
+    >>> a, b = q.try_put_record("a", None), q.try_put_record("b", None)
+    >>> q.try_put_watermark(10); c = q.try_put_record("c", None)
+    True
+    >>> q.complete(c, ["C"]); q.pop_completed()
+    []
+    >>> q.complete(b, ["B"]); [e.results for e in q.pop_completed()]
     [['B']]
-    >>> q.complete(a, ["A"]); [getattr(e, "results", e) for e in q.pop_ready()]
-    [['A'], 10, ['C']]
+    >>> q.complete(a, ["A"]); [getattr(e, "results", e) for e in q.pop_completed()]
+    [['A'], WatermarkEntry(timestamp=10), ['C']]
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AsyncElement", "StreamElementQueue"]
+__all__ = [
+    "OrderedStreamElementQueue",
+    "RecordEntry",
+    "StreamElementQueue",
+    "UnorderedStreamElementQueue",
+    "WatermarkEntry",
+]
 
 
-class AsyncElement:
-    """An input in flight: its value, timestamp, results once complete, and the attempts made so far."""
+class RecordEntry:
+    """One record taken in: its value, its event timestamp, and its results once complete."""
 
-    __slots__ = ("done", "results", "segment", "seq", "timestamp", "value")
+    __slots__ = ("done", "position", "results", "segment", "timestamp", "value")
 
-    def __init__(self, seq: int, value: Any, timestamp: int | None) -> None:
-        self.seq = seq
+    def __init__(self, value: Any, timestamp: int | None) -> None:
         self.value = value
         self.timestamp = timestamp
-        self.results: list[Any] = []
+        self.results: list[Any] | None = None
         self.done = False
-        self.segment: _Segment | None = None
+        self.segment: _Segment | None = None  # unordered queue only
+        self.position = 0  # set by the operator: the how-manyth element its subtask took in (error messages)
+
+    def __repr__(self) -> str:
+        state = f"results={self.results!r}" if self.done else "in flight"
+        return f"RecordEntry({self.value!r}, {state})"
+
+
+@dataclass(frozen=True, slots=True)
+class WatermarkEntry:
+    timestamp: int
+
+
+Entry = RecordEntry | WatermarkEntry
+
+
+class StreamElementQueue(ABC):
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"expected a queue capacity of at least 1; got {capacity}")
+        self.capacity = capacity
+        self._size = 0
+
+    def size(self) -> int:
+        return self._size
+
+    def is_empty(self) -> bool:
+        return self._size == 0
+
+    def is_full(self) -> bool:
+        return self._size >= self.capacity
+
+    def try_put_record(self, value: Any, timestamp: int | None) -> RecordEntry | None:
+        """Take ``value`` in (``None``: the queue is full)."""
+        if self._size >= self.capacity:
+            return None
+        entry = RecordEntry(value, timestamp)
+        self._add_record(entry)
+        self._size += 1
+        return entry
+
+    def try_put_watermark(self, timestamp: int) -> bool:
+        """Take a watermark in (``False``: the queue is full)."""
+        if self._size >= self.capacity:
+            return False
+        self._add_watermark(WatermarkEntry(timestamp))
+        self._size += 1
+        return True
+
+    def complete(self, entry: RecordEntry, results: list[Any]) -> None:
+        """``entry``'s results arrived."""
+        if entry.done:
+            raise ValueError(f"expected an in-flight record; got {entry!r}, completed already")
+        entry.results = results
+        entry.done = True
+        self._on_complete(entry)
+
+    def pop_completed(self) -> list[Entry]:
+        """Remove and return what may be emitted now, in emission order."""
+        out = self._pop_completed()
+        self._size -= len(out)
+        return out
+
+    @abstractmethod
+    def _add_record(self, entry: RecordEntry) -> None: ...
+
+    @abstractmethod
+    def _add_watermark(self, entry: WatermarkEntry) -> None: ...
+
+    def _on_complete(self, entry: RecordEntry) -> None:
+        return None
+
+    @abstractmethod
+    def _pop_completed(self) -> list[Entry]: ...
+
+    @abstractmethod
+    def values(self) -> list[Entry]:
+        """Every element held, completed or not (for a checkpoint)."""
+
+    def in_flight(self) -> list[RecordEntry]:
+        """The records still waiting for their results."""
+        return [e for e in self.values() if isinstance(e, RecordEntry) and not e.done]
+
+    def validate(self) -> None:
+        held = self.values()
+        assert len(held) == self._size, f"size {self._size} but {len(held)} elements held"
+        assert self._size <= self.capacity, f"size {self._size} over capacity {self.capacity}"
+
+
+class OrderedStreamElementQueue(StreamElementQueue):
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self._queue: deque[Entry] = deque()
+
+    def _add_record(self, entry: RecordEntry) -> None:
+        self._queue.append(entry)
+
+    def _add_watermark(self, entry: WatermarkEntry) -> None:
+        self._queue.append(entry)
+
+    def _pop_completed(self) -> list[Entry]:
+        q = self._queue
+        out: list[Entry] = []
+        while q and (isinstance(q[0], WatermarkEntry) or q[0].done):
+            out.append(q.popleft())
+        return out
+
+    def values(self) -> list[Entry]:
+        return list(self._queue)
 
 
 class _Segment:
-    """Unordered mode: the elements between two watermarks, and the watermark that closes them."""
+    """Records between two watermarks (or a lone watermark): completed ones wait in ``completed``."""
 
-    __slots__ = ("pending", "ready", "watermark")
+    __slots__ = ("completed", "incomplete", "watermark")
 
-    def __init__(self) -> None:
-        self.pending = 0
-        self.ready: list[AsyncElement] = []
-        self.watermark: int | None = None
+    def __init__(self, watermark: WatermarkEntry | None = None) -> None:
+        self.watermark = watermark
+        self.incomplete: dict[int, RecordEntry] = {}  # by id(), in arrival order
+        self.completed: deque[RecordEntry] = deque()
 
 
-class StreamElementQueue:
-    def __init__(self, *, ordered: bool) -> None:
-        self.ordered = ordered
-        self._items: deque[AsyncElement | int] = deque()  # ordered: elements and watermarks in input order
-        self._segments: deque[_Segment] = deque()  # unordered
-        self._elements: dict[int, AsyncElement] = {}  # every element not yet emitted, in input order (snapshots)
-        self._seq = 0
+class UnorderedStreamElementQueue(StreamElementQueue):
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self._segments: deque[_Segment] = deque()
 
-    def __len__(self) -> int:
-        """Elements added and not yet emitted (what ``capacity`` bounds)."""
-        return len(self._elements)
+    def _add_record(self, entry: RecordEntry) -> None:
+        segs = self._segments
+        if not segs or segs[-1].watermark is not None:
+            segs.append(_Segment())
+        seg = segs[-1]
+        entry.segment = seg
+        seg.incomplete[id(entry)] = entry
 
-    def is_empty(self) -> bool:
-        return not self._items and not self._segments
+    def _add_watermark(self, entry: WatermarkEntry) -> None:
+        segs = self._segments
+        if segs and segs[-1].watermark is None and not (segs[-1].incomplete or segs[-1].completed):
+            segs.pop()  # an emptied record segment closes behind nothing
+        segs.append(_Segment(entry))
 
-    def add(self, value: Any, timestamp: int | None) -> AsyncElement:
-        self._seq += 1
-        element = AsyncElement(self._seq, value, timestamp)
-        self._elements[element.seq] = element
-        if self.ordered:
-            self._items.append(element)
-            return element
-        if not self._segments or self._segments[-1].watermark is not None:
-            self._segments.append(_Segment())
-        segment = self._segments[-1]
-        segment.pending += 1
-        element.segment = segment
-        return element
+    def _on_complete(self, entry: RecordEntry) -> None:
+        seg = entry.segment
+        assert seg is not None
+        del seg.incomplete[id(entry)]
+        seg.completed.append(entry)
 
-    def add_watermark(self, timestamp: int) -> None:
-        if self.ordered:
-            self._items.append(timestamp)
-            return
-        if not self._segments or self._segments[-1].watermark is not None:
-            self._segments.append(_Segment())
-        self._segments[-1].watermark = timestamp
-
-    def complete(self, element: AsyncElement, results: list[Any]) -> None:
-        if element.done:
-            return
-        element.done = True
-        element.results = results
-        if not self.ordered:
-            segment = element.segment
-            assert segment is not None
-            segment.pending -= 1
-            segment.ready.append(element)
-
-    def pop_ready(self) -> list[AsyncElement | int]:
-        """What may leave now, in emission order: completed elements and watermarks (ints)."""
-        out: list[AsyncElement | int] = []
-        if self.ordered:
-            items = self._items
-            while items and (isinstance(items[0], int) or items[0].done):
-                out.append(items.popleft())
-        else:
-            segments = self._segments
-            while segments:
-                head = segments[0]
-                out.extend(head.ready)
-                head.ready = []
-                if head.pending or (head.watermark is None and len(segments) == 1):
-                    break
-                segments.popleft()
-                if head.watermark is not None:
-                    out.append(head.watermark)
-        for e in out:
-            if not isinstance(e, int):
-                del self._elements[e.seq]
+    def _pop_completed(self) -> list[Entry]:
+        segs = self._segments
+        out: list[Entry] = []
+        while segs:
+            seg = segs[0]
+            if seg.watermark is not None:
+                out.append(seg.watermark)
+                segs.popleft()
+                continue
+            while seg.completed:
+                out.append(seg.completed.popleft())
+            if seg.incomplete or len(segs) == 1:
+                break  # records still in flight hold back everything behind them; the last segment stays open
+            segs.popleft()
         return out
 
-    def snapshot(self) -> list[tuple[Any, int | None]]:
-        """Every element not yet emitted, ``(value, timestamp)`` in input order: restored elements are invoked
-        again (Flink's AsyncWaitOperator keeps the inputs, not the results, in its state)."""
-        return [(e.value, e.timestamp) for e in self._elements.values()]
+    def values(self) -> list[Entry]:
+        out: list[Entry] = []
+        for seg in self._segments:
+            if seg.watermark is not None:
+                out.append(seg.watermark)
+            else:
+                out.extend(seg.completed)
+                out.extend(seg.incomplete.values())
+        return out
+
+    def validate(self) -> None:
+        super().validate()
+        for i, seg in enumerate(self._segments):
+            if seg.watermark is not None:
+                assert not seg.incomplete and not seg.completed, "a watermark segment holds records"
+            else:
+                assert all(not e.done for e in seg.incomplete.values()), "a completed record left in incomplete"
+                assert all(e.done for e in seg.completed), "an in-flight record in completed"
+                if i + 1 < len(self._segments):
+                    assert seg.incomplete or seg.completed, "an empty record segment before others"

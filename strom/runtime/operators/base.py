@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from strom.runtime.operators.timer_service import InternalTimerService, InternalTimeServiceManager, Triggerable
     from strom.runtime.state.operator_state_backend import OperatorStateBackend
     from strom.runtime.state.state_backend import KeyedStateBackend
+    from strom.runtime.tasks.mailbox import MailboxExecutor
 
 LONG_MIN = -(1 << 63)
 
@@ -104,6 +105,9 @@ class StreamingRuntimeContext(RuntimeContext):
         self.operator_name = operator_name
         #: the task's processing-time service (set by the OperatorChain)
         self.processing_time_service: ProcessingTimeService = ProcessingTimeService()
+        #: the task's mailbox, for work other threads hand to the task thread (set by the OperatorChain of a
+        #: task; ``None`` for an operator driven outside one)
+        self.mailbox_executor: MailboxExecutor | None = None
 
     def get_task_name(self) -> str:
         return self.info.task_name

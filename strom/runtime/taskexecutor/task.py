@@ -266,7 +266,7 @@ class Task:
             self.metrics.writers.append(writer)
             return writer
 
-        chain = OperatorChain(tdd.chain, info, make_writer, self.gateway, ProcessingTimeService())
+        chain = OperatorChain(tdd.chain, info, make_writer, self.gateway, ProcessingTimeService(), mailbox=self.mailbox)
         head = chain.head
         self.metrics.head_operator = head
         checkpoint_coordinator: SubtaskCheckpointCoordinator | None = None

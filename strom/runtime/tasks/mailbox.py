@@ -12,7 +12,14 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["MAX_PRIORITY", "MIN_PRIORITY", "MailboxClosedError", "MailboxProcessor", "TaskMailbox"]
+__all__ = [
+    "MAX_PRIORITY",
+    "MIN_PRIORITY",
+    "MailboxClosedError",
+    "MailboxExecutor",
+    "MailboxProcessor",
+    "TaskMailbox",
+]
 
 MIN_PRIORITY = 0
 MAX_PRIORITY = 1
@@ -95,3 +102,26 @@ class MailboxProcessor:
     def stop(self) -> None:
         self.running = False
         self.mailbox.signal_input_available()
+
+
+class MailboxExecutor:
+    """An operator's handle on its task's mailbox (Flink's ``MailboxExecutor``): ``execute`` hands work from any
+    thread to the task thread, where it runs between two units of input."""
+
+    __slots__ = ("_mailbox",)
+
+    def __init__(self, mailbox: TaskMailbox) -> None:
+        self._mailbox = mailbox
+
+    def execute(self, run: Callable[[], None], description: str) -> bool:
+        """Any thread: run ``run`` on the task thread; ``False`` when the task takes no more mail (it ended)."""
+        try:
+            self._mailbox.put(run, description)
+        except MailboxClosedError:
+            return False
+        return True
+
+    @property
+    def closed(self) -> bool:
+        """The task ended or is being cancelled: no mail runs any more."""
+        return self._mailbox.closed

@@ -24,6 +24,7 @@ from strom.runtime.operators.base import (
 )
 from strom.runtime.operators.coordination import OperatorEventGateway, TaskOperatorEventGateway
 from strom.runtime.operators.sink import CollectSinkOperator
+from strom.runtime.tasks.mailbox import MailboxExecutor, TaskMailbox
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
 __all__ = ["OperatorChain"]
@@ -97,6 +98,7 @@ class OperatorChain:
         make_writer: Callable[[str, StreamOperator], RecordWriter],
         gateway: TaskOperatorEventGateway,
         processing_time_service: ProcessingTimeService | None = None,
+        mailbox: TaskMailbox | None = None,
     ) -> None:
         self.configs = list(configs)
         self.operators: list[StreamOperator] = [self._load(c) for c in self.configs]
@@ -115,6 +117,7 @@ class OperatorChain:
                 side.setdefault(tag_id, []).append(self._writer(make_writer, rid, op))
             ctx = StreamingRuntimeContext(info, operator_name=op.name)
             ctx.processing_time_service = self.processing_time_service
+            ctx.mailbox_executor = MailboxExecutor(mailbox) if mailbox is not None else None
             if hasattr(op, "coordinator_provider"):  # an operator with a coordinator on the JobMaster
                 op.gateway = OperatorEventGateway(gateway, op.operator_id)  # type: ignore[attr-defined]
             op.setup(ctx, _ChainOutput(main, side))

@@ -391,6 +391,7 @@ def test_merge_namespaces(backend: HeapKeyedStateBackend) -> None:
 
 
 def test_a_type_as_value_state_default_is_refused_with_a_hint() -> None:
-    with pytest.raises(TypeError, match=r"'count' takes a default value or a TypeInformation; got the class int.*hint.*Types.LONG\(\)"):
+    expected = r"'count' takes a default value or a TypeInformation; got the class int.*hint.*Types.LONG\(\)"
+    with pytest.raises(TypeError, match=expected):
         ValueStateDescriptor("count", int)
     assert ValueStateDescriptor("count", 0).default_value == 0
