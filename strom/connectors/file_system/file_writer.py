@@ -101,7 +101,7 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
         self._single_bucket = type(self.assigner) is BasePathBucketAssigner
         self._context = BucketAssignerContext()
         self._now = clock.monotonic if clock is not None else time.monotonic
-        self.writer_id = uuid.uuid4().hex
+        self.writer_id = str(uuid.uuid4())
         #: the job checkpoints into this temporary directory of its client: mark the parts with it
         self.temporary_checkpoint_dir = temporary_checkpoint_dir
         self._marked = False  # the owner marker of ``writer_id`` exists
@@ -265,7 +265,7 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
         if not self._marked or self._parts or self._rolled:
             return
         unmark(self.storage, self.directory, self.writer_id)
-        self.writer_id = uuid.uuid4().hex
+        self.writer_id = str(uuid.uuid4())
         self._marked = False
         self._marked_directories.clear()
 
@@ -311,7 +311,8 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
         lead = f".{self.config.part_prefix}-"
         for directory, name in list(self.storage.walk(self.directory)):
             dead = name.startswith(lead) and name.endswith(IN_PROGRESS)
-            if dead and name[len(lead) :].split("-", 1)[0] in writer_ids:
+            rest = name[len(lead) :]
+            if dead and any(rest.startswith(f"{writer_id}-") for writer_id in writer_ids):
                 self.storage.delete(self.storage.join(directory, name))
         for writer_id in writer_ids:  # nothing of theirs is left to sweep
             unmark(self.storage, self.directory, writer_id)

@@ -27,9 +27,10 @@ checkpoint, to be replayed) are deleted. Without checkpointing the parts are com
 (Flink's BATCH mode). The parts of jobs whose checkpoints nothing can restore once their client is gone carry
 owner markers and are swept with the client (:mod:`.owner_markers`).
 
-Departures from Flink: the default bucket assigner is the base path itself (Flink's is
-``DateTimeBucketAssigner``), so a job's output stays where the base path says; an in-progress part is never
-resumed after a restore (parts roll at every checkpoint, for row formats too).
+As Flink's, the default bucket assigner is ``DateTimeBucketAssigner`` (``<base>/yyyy-MM-dd--HH/`` in the
+system's time zone); ``BucketAssigner.base_path_bucket_assigner()`` writes into the base path itself. Departure
+from Flink: an in-progress part is never resumed after a restore (parts roll at every checkpoint, for row
+formats too).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from strom.api.sink import SinkWriterContext, TwoPhaseCommittingSink
-from strom.connectors.file_system.bucket_assigners import BasePathBucketAssigner, BucketAssigner
+from strom.connectors.file_system.bucket_assigners import BucketAssigner, DateTimeBucketAssigner
 from strom.connectors.file_system.bulk_writer import BulkWriterFactory
 from strom.connectors.file_system.encoders import Encoder, SimpleStringEncoder
 from strom.connectors.file_system.file_committer import FileCommittable, FileCommitter
@@ -83,7 +84,7 @@ class FileSink(TwoPhaseCommittingSink[Any, FileCommittable]):
         self.bulk_writer_factory = bulk_writer_factory
         self.output_file_config = output_file_config
         self.rolling_policy = rolling_policy
-        self.bucket_assigner = bucket_assigner or BasePathBucketAssigner()
+        self.bucket_assigner = bucket_assigner or DateTimeBucketAssigner()
         self.storage_options = dict(storage_options or {})
         self.bucket_check_interval_ms = bucket_check_interval_ms
         self.clock = clock
@@ -168,7 +169,7 @@ class _Builder:
     base_path: str
     storage_options: dict[str, Any] = field(default_factory=dict)
     output_file_config: OutputFileConfig = field(default_factory=OutputFileConfig)
-    bucket_assigner: BucketAssigner = field(default_factory=BasePathBucketAssigner)
+    bucket_assigner: BucketAssigner = field(default_factory=DateTimeBucketAssigner)
     bucket_check_interval_ms: int = 60_000
     clock: Clock | None = None
 
