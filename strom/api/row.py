@@ -43,7 +43,7 @@ def _create_row(fields: list[str] | None, values: Iterable[Any], row_kind: RowKi
 
 
 class Row:
-    """A record of fields (PyFlink's ``Row``): ``Row(1, "a")``, ``Row(name="a", id=1)`` (fields sorted by name);
+    """A record of fields (PyFlink's ``Row``): ``Row(1, "a")``, ``Row(name="a", id=1)`` (fields in the order given, as PyFlink 2.x);
     ``Row("name", "age")`` called with values makes rows of those fields."""
 
     __slots__ = ("_fields", "_row_kind", "_values")
@@ -56,9 +56,8 @@ class Row:
         if args and kwargs:
             raise ValueError("Can not use both args and kwargs to create Row")
         if kwargs:
-            names = sorted(kwargs)
-            self._fields = names
-            self._values = [kwargs[n] for n in names]
+            self._fields = list(kwargs)
+            self._values = list(kwargs.values())
         else:
             self._values = list(args)
         self._row_kind = RowKind.INSERT

@@ -379,7 +379,6 @@ class RowTypeInfo(TypeInformation):
             )
         self.field_types = list(field_types)
         self.field_names = list(field_names) if field_names is not None else [f"f{i}" for i in range(len(field_types))]
-        self._named = field_names is not None
 
     def get_field_names(self) -> list[str]:
         return list(self.field_names)
@@ -393,7 +392,7 @@ class RowTypeInfo(TypeInformation):
     def converter(self) -> Converter:
         fields = [t.converter() for t in self.field_types]
         arity = len(fields)
-        names = self.field_names if self._named else None
+        names = self.field_names  # Types.ROW's fields are f0, f1, ... (PyFlink's rows carry them)
 
         def convert(value: Any) -> Row:
             if isinstance(value, Row):
@@ -408,8 +407,7 @@ class RowTypeInfo(TypeInformation):
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"{exc} in the row {value!r:.80}") from None
             row = Row(*converted)
-            if names is not None:
-                row.set_field_names(names)
+            row.set_field_names(names)
             if kind is not None:
                 row.set_row_kind(kind)
             return row

@@ -101,6 +101,10 @@ def test_named_rows_give_rows_with_attributes_and_print_as_pyflinks_print() -> N
     assert t.get_field_names() == ["id", "name", "score"]
     positional = Types.ROW([Types.STRING(), Types.LIST(Types.INT())]).converter()(Row("x", (1, 2)))
     assert tuple(positional) == ("x", [1, 2])
+    assert str(positional) == "Row(f0='x', f1=[1, 2])"  # PyFlink's rows of Types.ROW carry the names f0, f1, ...
+    keyword = Row(name="a", n=5)  # PyFlink 2.x keeps the order of the keywords
+    assert keyword.as_dict() == {"name": "a", "n": 5} and tuple(keyword) == ("a", 5)
+    assert Types.ROW_NAMED(["name", "n"], [Types.STRING(), Types.INT()]).converter()(keyword) == keyword
     with pytest.raises(ValueError, match="one str name per field"):
         Types.ROW_NAMED(["a"], [Types.INT(), Types.INT()])
 
