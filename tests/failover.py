@@ -37,13 +37,19 @@ def kill_a_task_manager(client: Any, seed: int) -> int:
 
 
 def committed_rows(directory: Path) -> list[tuple[Any, ...]]:
-    """The JSON-lines rows of the files a ``FileSink`` committed: those under final names (in-progress and
-    pending files are hidden dot files)."""
-    rows: list[tuple[Any, ...]] = []
-    for f in sorted(directory.iterdir()):
-        if not f.name.startswith("."):
-            rows.extend(tuple(json.loads(line)) for line in f.read_text().splitlines())
-    return rows
+    """The JSON-lines rows of the files a ``FileSink`` committed, in any bucket directory: those under final names
+    (in-progress and pending files are hidden dot files)."""
+    return [tuple(json.loads(line)) for f in committed_files(directory) for line in f.read_text().splitlines()]
+
+
+def committed_files(directory: Path) -> list[Path]:
+    """The files a ``FileSink`` committed under ``directory``, in its buckets (by default Flink's
+    ``yyyy-MM-dd--HH`` directories, more than one when a job runs across the hour), in name order."""
+    return sorted(
+        f
+        for f in directory.rglob("*")
+        if f.is_file() and not any(p.startswith(".") for p in f.relative_to(directory).parts)
+    )
 
 
 def _completed_ids(client: Any) -> set[int]:

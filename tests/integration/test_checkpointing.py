@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from failover import committed_rows, completed_checkpoints, kill_a_task_manager, kill_task_managers
+from failover import committed_files, committed_rows, completed_checkpoints, kill_a_task_manager, kill_task_managers
 
 from strom import (
     BatchSerializer,
@@ -173,11 +173,7 @@ def test_checkpoint_that_is_never_acknowledged_times_out_and_the_next_completes(
 
 
 def committed_rows_ints(directory: Path) -> list[int]:
-    out = []
-    for f in sorted(directory.iterdir()):
-        if not f.name.startswith("."):
-            out.extend(json.loads(line) for line in f.read_text().splitlines())
-    return out
+    return [json.loads(line) for f in committed_files(directory) for line in f.read_text().splitlines()]
 
 
 @pytest.mark.slow

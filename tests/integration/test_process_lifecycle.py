@@ -15,6 +15,7 @@ from typing import Any
 
 import psutil
 import pytest
+from failover import committed_files
 
 from strom import (
     CheckpointedFunction,
@@ -280,12 +281,13 @@ def test_the_next_run_removes_the_temporary_checkpoints_of_a_killed_client(tmp_p
 
 
 def _uncommitted(out: Path) -> list[str]:
-    """The FileSink's hidden files in ``out``: in-progress and pending parts, owner markers."""
-    return sorted(f.name for f in out.iterdir() if f.name.startswith("."))
+    """The FileSink's hidden files in ``out`` and its buckets: in-progress and pending parts, owner markers."""
+    return sorted(f.name for f in out.rglob(".*") if f.is_file())
 
 
 def _committed(out: Path) -> dict[str, bytes]:
-    return {f.name: f.read_bytes() for f in out.iterdir() if not f.name.startswith(".")}
+    """The committed parts, by their path in ``out`` (bucket directories included)."""
+    return {str(f.relative_to(out)): f.read_bytes() for f in committed_files(out)}
 
 
 def _freeze_with_parts_in_progress(
@@ -471,4 +473,5 @@ def test_a_client_that_ends_removes_the_parts_its_failed_job_left_pending(tmp_pa
     )
     with pytest.raises(JobExecutionError, match="failed before the sink committed"):
         env.execute("failing")
-    assert os.listdir(out) == []  # its checkpoints went with the cluster: nothing could commit those parts
+    # its checkpoints went with the cluster: nothing could commit those parts, and none is left
+    assert [f for f in out.rglob("*") if f.is_file()] == []

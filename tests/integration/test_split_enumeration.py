@@ -11,20 +11,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from failover import completed_checkpoints, failover_env, kill_a_task_manager
+from failover import committed_files, completed_checkpoints, failover_env, kill_a_task_manager
 from pull_source import PullSource
 
 from strom import Configuration, FileSink, JsonLinesEncoder, StreamExecutionEnvironment
 
 
 def committed_ints(directory: Path) -> list[int]:
-    out: list[int] = []
     if not directory.exists():
-        return out
-    for f in sorted(directory.iterdir()):
-        if not f.name.startswith("."):
-            out.extend(json.loads(line) for line in f.read_text().splitlines())
-    return out
+        return []
+    return [json.loads(line) for f in committed_files(directory) for line in f.read_text().splitlines()]
 
 
 def pull_job(env: StreamExecutionEnvironment, source: PullSource, out: Path) -> None:

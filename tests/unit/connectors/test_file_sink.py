@@ -19,6 +19,7 @@ from strom.api.sink import (
     TwoPhaseCommittingSink,
 )
 from strom.connectors import (
+    BucketAssigner,
     CsvEncoder,
     DefaultRollingPolicy,
     FileSink,
@@ -36,7 +37,8 @@ from strom.runtime.operators.sink import SinkWriterOperator
 
 pytestmark = pytest.mark.timeout(30)
 
-FINAL_NAME = re.compile(r"^part-[0-9a-f]{32}-\d+$")
+UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # Flink's part names carry UUID.toString()
+FINAL_NAME = re.compile(rf"^part-{UUID}-\d+$")
 
 
 class _Discard:
@@ -102,6 +104,9 @@ def _restore(checkpoint_id: int, *snaps: OperatorSnapshot) -> OperatorRestoreSta
     return OperatorRestoreState(checkpoint_id=checkpoint_id, operator=blobs, old_parallelism=len(snaps))
 
 
+IN_BASE_PATH = BucketAssigner.base_path_bucket_assigner()
+
+
 def _visible(d: Path) -> list[str]:
     return sorted(n for n in os.listdir(d) if not n.startswith("."))
 
@@ -118,12 +123,13 @@ def _lines(d: Path) -> list[str]:
     return sorted(out)
 
 
+# The commit protocol in the base path itself; the default (date-time) buckets: test_file_sink_policies.py
 def _json_sink(d: Path) -> FileSink:
-    return FileSink.for_row_format(str(d), JsonLinesEncoder()).build()
+    return FileSink.for_row_format(str(d), JsonLinesEncoder()).with_bucket_assigner(IN_BASE_PATH).build()
 
 
 def _string_sink(d: Path) -> FileSink:
-    return FileSink.for_row_format(str(d), SimpleStringEncoder()).build()
+    return FileSink.for_row_format(str(d), SimpleStringEncoder()).with_bucket_assigner(IN_BASE_PATH).build()
 
 
 # -- two-phase commit through the operator -------------------------------------------------------------------
@@ -541,13 +547,16 @@ def test_output_file_config_names_the_parts(tmp_path: Path) -> None:
     op.process_batch([1])
     op.finish()
     op.close()
-    [name] = os.listdir(tmp_path / "out")
-    assert re.match(r"^events-[0-9a-f]{32}-0\.jsonl$", name)
+    [bucket] = os.listdir(tmp_path / "out")  # the default bucket: Flink's DateTimeBucketAssigner
+    assert re.match(r"^\d{4}-\d{2}-\d{2}--\d{2}$", bucket)
+    [name] = os.listdir(tmp_path / "out" / bucket)
+    assert re.match(rf"^events-{UUID}-0\.jsonl$", name)
 
 
 def test_parts_roll_on_size_at_record_boundaries(tmp_path: Path) -> None:
     sink = (
         FileSink.for_row_format(str(tmp_path), SimpleStringEncoder())
+        .with_bucket_assigner(IN_BASE_PATH)
         .with_rolling_policy(DefaultRollingPolicy(max_part_size_bytes=10))
         .build()
     )
@@ -567,6 +576,7 @@ def test_parts_roll_on_age(tmp_path: Path) -> None:
     clock = _ManualClock()
     sink = (
         FileSink.for_row_format(str(tmp_path), SimpleStringEncoder())
+        .with_bucket_assigner(IN_BASE_PATH)
         .with_rolling_policy(DefaultRollingPolicy(rollover_interval_ms=1_000))
         .with_clock(clock)
         .build()
