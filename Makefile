@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-files clean
+.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-files bench-typed clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,9 @@ bench: $(STAMP)  # data-plane benchmarks; rewrites docs/benchmarks.md (a few min
 
 bench-windows: $(STAMP)  # event-time windows W2/W3 vs the plain loop; its section of docs/benchmarks.md (~8 min: five rounds)
 	$(BIN)/python benchmarks/windows.py --write-docs
+
+bench-typed: $(STAMP)  # W1/W2 with PyFlink's declared types vs untyped and the plain loop; its section of docs/benchmarks.md (~4 min)
+	$(BIN)/python benchmarks/typed.py --write-docs
 
 bench-checkpoints: $(STAMP)  # checkpoint overhead, large state, recovery; its section of docs/benchmarks.md (~5 min)
 	$(BIN)/python benchmarks/checkpoints.py --write-docs

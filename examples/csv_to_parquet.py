@@ -106,7 +106,7 @@ def main() -> None:
                 total_ms[key] += int(row["duration_ms"])
     assert got == {k: (expected[k], total_ms[k]) for k in expected}, "the Parquet output differs from a plain count"
     busiest = max(got, key=lambda k: got[k][0])
-    print(f"{table.num_rows} (page, minute) rows in {len(list(out_dir.glob('*.parquet')))} Parquet files: {out_dir}")
+    print(f"{table.num_rows} (page, minute) rows in {len(list(out_dir.rglob('*.parquet')))} Parquet files: {out_dir}")
     when = datetime.fromtimestamp(busiest[1] / 1000, tz=UTC).strftime("%H:%M")
     print(f"busiest: {busiest[0]} at {when} UTC with {got[busiest][0]} views; the output matches a plain count")
 

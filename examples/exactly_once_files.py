@@ -72,7 +72,8 @@ def main(out: Path) -> None:
     killer.start()
     result = client.get_job_execution_result()
     killer.join()
-    rows = [json.loads(line) for f in sorted(out.iterdir()) if not f.name.startswith(".") for line in f.open()]
+    committed = [f for f in sorted(out.rglob("part-*")) if f.is_file()]  # in the sink's yyyy-MM-dd--HH buckets
+    rows = [json.loads(line) for f in committed for line in f.open()]
     completed = sum(1 for c in result.checkpoints if c.status == "COMPLETED")
     print(f"{len(rows)} rows committed for {COUNT} events; restarts: {result.num_restarts}; checkpoints: {completed}")
     final: dict[int, int] = {}
