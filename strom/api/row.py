@@ -43,8 +43,8 @@ def _create_row(fields: list[str] | None, values: Iterable[Any], row_kind: RowKi
 
 
 class Row:
-    """A record of fields (PyFlink's ``Row``): ``Row(1, "a")``, ``Row(name="a", id=1)`` (fields in the order given, as PyFlink 2.x);
-    ``Row("name", "age")`` called with values makes rows of those fields."""
+    """A record of fields (PyFlink's ``Row``): ``Row(1, "a")``, ``Row(name="a", id=1)`` (fields in the order
+    given, as PyFlink 2.x); ``Row("name", "age")`` called with values makes rows of those fields."""
 
     __slots__ = ("_fields", "_row_kind", "_values")
 
