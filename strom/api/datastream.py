@@ -38,7 +38,7 @@ from strom.api.transformations import (
     Transformation,
     UnionTransformation,
 )
-from strom.api.typeinfo import TypeInformation, Types
+from strom.api.typeinfo import TypeInformation, Types, fast_converter
 from strom.api.windowed_stream import AllWindowedStream, WindowedStream
 from strom.api.windowing.assigners import GlobalWindows, WindowAssigner
 from strom.api.windowing.evictors import CountEvictor
@@ -222,7 +222,7 @@ class DataStream(Generic[T]):
         32-bit floats) before they are hashed and handed to keyed functions."""
         declared = declared_type(key_type, "key_by()")
         if declared is not None and not declared.is_pickled():
-            key_selector = _TypedKeySelector(key_selector_callable(key_selector), declared.converter())
+            key_selector = _TypedKeySelector(key_selector_callable(key_selector), fast_converter(declared))
         selector = key_selector_callable(key_selector)
         partitioner = KeyGroupStreamPartitioner(selector, max_parallelism=0)  # set by the StreamGraph
         return KeyedStream(self._env, PartitionTransformation(self._transformation, partitioner), key_selector)

@@ -27,7 +27,7 @@ import math
 import struct
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from strom.api.row import Row
 
@@ -44,6 +44,8 @@ __all__ = [
     "TupleTypeInfo",
     "TypeInformation",
     "Types",
+    "batch_converter",
+    "fast_converter",
     "java_double_string",
     "java_float_string",
 ]
@@ -67,6 +69,12 @@ class TypeInformation(ABC):
     def is_pickled(self) -> bool:
         """Whether values of this type are opaque pickled Python objects (no conversion)."""
         return False
+
+    def fits_expr(self, var: str) -> str | None:
+        """A Python expression over ``var`` that is true only when ``converter()(var)`` would return a value equal
+        to ``var`` and as immutable (it fits as it is); ``None`` when no such cheap test exists. The fast path of
+        :func:`batch_converter`."""
+        return None
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.__dict__ == other.__dict__
@@ -249,6 +257,15 @@ _BASIC: dict[str, tuple[Converter, Formatter]] = {
 }
 
 
+_INT_BITS = {"Byte": 8, "Short": 16, "Integer": 32, "Long": 64}
+_FITS = {  # the values the converters return unchanged (None aside: it takes the converter's path)
+    "String": "type({v}) is str",
+    "Boolean": "type({v}) is bool",
+    "Double": "type({v}) is float",
+    "Char": "(type({v}) is str and len({v}) == 1)",
+}
+
+
 class BasicTypeInfo(TypeInformation):
     """A Java basic type: ``String``, ``Integer``, ``Float``, ... (PyFlink's ``BasicTypeInfo``)."""
 
@@ -259,6 +276,12 @@ class BasicTypeInfo(TypeInformation):
 
     def converter(self) -> Converter:
         return _BASIC[self.java_name][0]
+
+    def fits_expr(self, var: str) -> str | None:
+        bits = _INT_BITS.get(self.java_name)
+        if bits is not None:
+            return f"(type({var}) is int and {-(1 << (bits - 1))} <= {var} <= {(1 << (bits - 1)) - 1})"
+        return _FITS.get(self.java_name, "").format(v=var) or None
 
     def formatter(self) -> Formatter:
         return _BASIC[self.java_name][1]
@@ -351,6 +374,12 @@ class TupleTypeInfo(TypeInformation):
                 raise type(exc)(f"{exc} in the tuple {value!r:.80}") from None
 
         return convert
+
+    def fits_expr(self, var: str) -> str | None:
+        fields = [t.fits_expr(f"{var}[{i}]") for i, t in enumerate(self.field_types)]
+        if any(f is None for f in fields):
+            return None
+        return f"(type({var}) is tuple and len({var}) == {len(fields)} and " + " and ".join(map(str, fields)) + ")"
 
     def formatter(self) -> Formatter:
         fields = [t.formatter() for t in self.field_types]
@@ -617,3 +646,31 @@ class Types:
     @staticmethod
     def LIST(element_type_info: TypeInformation) -> TypeInformation:
         return ListTypeInfo(element_type_info)
+
+
+def fast_converter(type_info: TypeInformation) -> Converter:
+    """``type_info.converter()`` behind the test of :meth:`TypeInformation.fits_expr`: a value that fits as it is
+    returns at once (a ``STRING`` key is one ``type()`` check)."""
+    return _generated(type_info, "def convert_one(v):\n    return v if {fits} else convert(v)\n")
+
+
+def batch_converter(type_info: TypeInformation) -> Callable[[list[Any]], list[Any]]:
+    """A function converting a batch of values to ``type_info`` (raising as its ``converter()`` does). Values that
+    fit as they are pass through a test generated from :meth:`TypeInformation.fits_expr` without a call per value
+    (a tuple of LONGs and STRINGs is a few ``type()`` checks); the others go through ``converter()``."""
+    return cast(
+        Callable[[list[Any]], list[Any]],
+        _generated(type_info, "def convert_batch(batch):\n    return [v if {fits} else convert(v) for v in batch]\n"),
+    )
+
+
+def _generated(type_info: TypeInformation, template: str) -> Callable[[Any], Any]:
+    convert = type_info.converter()
+    fits = type_info.fits_expr("v")
+    if fits is None:
+        fits = "False"
+    namespace: dict[str, Any] = {"convert": convert}
+    # the expression is built from type names and integer bounds only, never from user input
+    exec(template.format(fits=fits), namespace)
+    [function] = [v for k, v in namespace.items() if k.startswith("convert_")]
+    return cast(Callable[[Any], Any], function)

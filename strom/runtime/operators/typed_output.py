@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from strom.api.typeinfo import batch_converter
 from strom.exceptions import UserFunctionError
 from strom.runtime.streamrecord import TimestampedBatch, short_repr
 
@@ -32,6 +33,7 @@ class TypedOutput:
 
     __slots__ = (
         "_convert",
+        "_convert_batch",
         "_inner",
         "_operator",
         "_type_info",
@@ -44,15 +46,15 @@ class TypedOutput:
         self._inner = inner
         self._type_info = type_info
         self._convert: Callable[[Any], Any] = type_info.converter()
+        self._convert_batch = batch_converter(type_info)
         self._operator = operator
         self.emit_side = inner.emit_side
         self.emit_watermark = inner.emit_watermark
         self.emit_watermark_status = inner.emit_watermark_status
 
     def emit(self, batch: list[Any]) -> None:
-        convert = self._convert
         try:
-            out: list[Any] = [convert(v) for v in batch]
+            out: list[Any] = self._convert_batch(batch)
         except (TypeError, ValueError, OverflowError) as exc:
             raise self._error(exc, batch) from None
         if type(batch) is TimestampedBatch:

@@ -10,7 +10,14 @@ import math
 import pytest
 
 from strom import Row
-from strom.api.typeinfo import TypeInformation, Types, java_double_string, java_float_string
+from strom.api.typeinfo import (
+    TypeInformation,
+    Types,
+    batch_converter,
+    fast_converter,
+    java_double_string,
+    java_float_string,
+)
 from strom.common import Types as CommonTypes
 from strom.common.typeinfo import Types as TypeinfoTypes
 
@@ -124,3 +131,31 @@ def test_collections_decimals_and_times() -> None:
     assert Types.PICKLED_BYTE_ARRAY().converter()({"any": object}) == {"any": object}
     with pytest.raises(TypeError, match="expected a str for STRING"):
         Types.STRING().converter()(5)
+
+
+def test_batch_and_fast_converters_agree_with_the_converter() -> None:
+    t = Types.TUPLE([Types.LONG(), Types.STRING(), Types.INT(), Types.BOOLEAN(), Types.DOUBLE()])
+    assert t.fits_expr("v") is not None  # a tuple of basic types is tested without converting
+    convert, batch = t.converter(), batch_converter(t)
+    values = [(1, "a", 2, True, 0.5), [1, "a", 2, False, 1], (None, None, None, None, None), (1, "a", 2, True, 3)]
+    assert (
+        batch(values)
+        == [convert(v) for v in values]
+        == [
+            (1, "a", 2, True, 0.5),
+            (1, "a", 2, False, 1.0),
+            (None, None, None, None, None),
+            (1, "a", 2, True, 3.0),
+        ]
+    )
+    assert type(batch(values)[3][4]) is float  # an int for DOUBLE takes the converter's path
+    for wrong in [(1, "a", 2**31, True, 0.5), (1, "a", True, True, 0.5), (1, "a", 2, 1, 0.5), (1, "a", 2, True)]:
+        with pytest.raises((TypeError, ValueError)):
+            batch([wrong])
+    floats = Types.TUPLE([Types.STRING(), Types.FLOAT()])
+    assert floats.fits_expr("v") is None  # FLOAT rounds to 32 bits: always converted
+    assert batch_converter(floats)([("a", 1.1)]) == [("a", 1.100000023841858)]
+    key = fast_converter(Types.STRING())
+    assert key("k1") == "k1" and key(None) is None
+    with pytest.raises(TypeError, match="a str for STRING"):
+        key(1)
