@@ -21,7 +21,7 @@ from strom.api._time import to_millis
 from strom.api.functions import ReduceFunction, as_callable
 from strom.api.output_tag import OutputTag
 from strom.api.state import AggregateFunction
-from strom.api.windowing.assigners import WindowAssigner
+from strom.api.windowing.assigners import WindowAssigner, default_trigger
 from strom.api.windowing.evictors import Evictor
 from strom.api.windowing.triggers import Trigger
 from strom.exceptions import InvalidProgramError
@@ -53,7 +53,7 @@ class _WindowedStreamBase(Generic[T]):
     def __init__(self, keyed_stream: KeyedStream[T, Any], assigner: WindowAssigner[Any, Any]) -> None:
         self._input = keyed_stream
         self._assigner = _check_assigner(assigner)
-        self._trigger: Trigger[Any, Any] = assigner.get_default_trigger()
+        self._trigger: Trigger[Any, Any] = default_trigger(assigner, keyed_stream.get_execution_environment())
         self._evictor: Evictor[Any, Any] | None = None
         self._allowed_lateness = 0
         self._late_tag: OutputTag | None = None

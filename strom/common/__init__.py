@@ -6,6 +6,7 @@ from strom.api.eventtime import WatermarkStrategy
 from strom.api.job_client import JobClient, JobExecutionResult
 from strom.api.row import Row, RowKind
 from strom.api.time import Duration, Time
+from strom.api.type_serializer import TypeSerializer
 from strom.api.typeinfo import TypeInformation, Types
 from strom.config import ConfigOption, Configuration
 from strom.connectors.file_system.bulk_writer import BulkWriterFactory
@@ -25,6 +26,7 @@ __all__ = [
     "RowKind",
     "Time",
     "TypeInformation",
+    "TypeSerializer",
     "Types",
     "WatermarkStrategy",
 ]

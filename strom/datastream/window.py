@@ -31,6 +31,7 @@ from strom.api.windowing import (
     Window,
     WindowAssigner,
 )
+from strom.api.windowing.serializers import CountWindowSerializer, GlobalWindowSerializer, TimeWindowSerializer
 
 __all__ = [
     "ContinuousEventTimeTrigger",
@@ -38,6 +39,7 @@ __all__ = [
     "CountEvictor",
     "CountTrigger",
     "CountWindow",
+    "CountWindowSerializer",
     "DeltaEvictor",
     "DynamicEventTimeSessionWindows",
     "DynamicProcessingTimeSessionWindows",
@@ -45,6 +47,7 @@ __all__ = [
     "EventTimeTrigger",
     "Evictor",
     "GlobalWindow",
+    "GlobalWindowSerializer",
     "GlobalWindows",
     "MergingWindowAssigner",
     "NeverTrigger",
@@ -56,6 +59,7 @@ __all__ = [
     "SlidingProcessingTimeWindows",
     "TimeEvictor",
     "TimeWindow",
+    "TimeWindowSerializer",
     "Trigger",
     "TriggerResult",
     "TumblingEventTimeWindows",

@@ -18,6 +18,7 @@ Sizes, slides, offsets and gaps are ints of milliseconds or ``datetime.timedelta
 from __future__ import annotations
 
 import enum
+import inspect
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection
@@ -25,6 +26,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from strom.api._time import LONG_MIN, java_rem, to_millis
 from strom.api.functions import Function, as_callable
+from strom.api.type_serializer import TypeSerializer
+from strom.api.windowing.serializers import GlobalWindowSerializer, TimeWindowSerializer
 from strom.api.windowing.triggers import (
     EndOfStreamTrigger,
     EventTimeTrigger,
@@ -51,6 +54,7 @@ __all__ = [
     "WindowAssigner",
     "WindowAssignerContext",
     "WindowStagger",
+    "default_trigger",
 ]
 
 T = TypeVar("T")
@@ -66,16 +70,27 @@ class WindowAssignerContext(Protocol):
     def get_current_processing_time(self) -> int: ...
 
 
+_Context = WindowAssignerContext
+
+
 class WindowAssigner(ABC, Generic[T, W]):
     """Assigns each element to zero or more windows (Flink's ``WindowAssigner``)."""
 
+    WindowAssignerContext = WindowAssignerContext  # PyFlink's annotations name it WindowAssigner.WindowAssignerContext
+
     @abstractmethod
-    def assign_windows(self, element: T, timestamp: int, context: WindowAssignerContext) -> Collection[W]:
+    def assign_windows(self, element: T, timestamp: int, context: _Context) -> Collection[W]:
         """The windows of ``element``; ``timestamp`` is its event time (``Long.MIN_VALUE`` if it has none)."""
 
     @abstractmethod
-    def get_default_trigger(self) -> Trigger[T, W]:
-        """The trigger used unless the program sets one."""
+    def get_default_trigger(self, env: Any = None) -> Trigger[T, W]:
+        """The trigger used unless the program sets one; ``env`` is the job's environment (PyFlink's signature;
+        an assigner may also define ``get_default_trigger(self)``)."""
+
+    def get_window_serializer(self) -> TypeSerializer[W]:
+        """PyFlink's serializer of this assigner's windows (strom keeps windows as Python objects and asks for it
+        only to answer this call): a :class:`TimeWindowSerializer` unless overridden."""
+        return TimeWindowSerializer()  # type: ignore[return-value]
 
     @abstractmethod
     def is_event_time(self) -> bool:
@@ -179,7 +194,7 @@ class TumblingEventTimeWindows(_TumblingWindows):
             raise _no_timestamp_error("TumblingEventTimeWindows")
         return self._window_of(timestamp, context)
 
-    def get_default_trigger(self) -> Trigger[object, TimeWindow]:
+    def get_default_trigger(self, env: Any = None) -> Trigger[object, TimeWindow]:
         return EventTimeTrigger.create()
 
 
@@ -198,7 +213,7 @@ class TumblingProcessingTimeWindows(_TumblingWindows):
     def assign_windows(self, element: object, timestamp: int, context: WindowAssignerContext) -> list[TimeWindow]:
         return self._window_of(context.get_current_processing_time(), context)
 
-    def get_default_trigger(self) -> Trigger[object, TimeWindow]:
+    def get_default_trigger(self, env: Any = None) -> Trigger[object, TimeWindow]:
         return ProcessingTimeTrigger.create()
 
 
@@ -262,7 +277,7 @@ class SlidingEventTimeWindows(_SlidingWindows):
             raise _no_timestamp_error("SlidingEventTimeWindows")
         return self._windows_of(timestamp)
 
-    def get_default_trigger(self) -> Trigger[object, TimeWindow]:
+    def get_default_trigger(self, env: Any = None) -> Trigger[object, TimeWindow]:
         return EventTimeTrigger.create()
 
 
@@ -279,7 +294,7 @@ class SlidingProcessingTimeWindows(_SlidingWindows):
     def assign_windows(self, element: object, timestamp: int, context: WindowAssignerContext) -> list[TimeWindow]:
         return self._windows_of(context.get_current_processing_time())
 
-    def get_default_trigger(self) -> Trigger[object, TimeWindow]:
+    def get_default_trigger(self, env: Any = None) -> Trigger[object, TimeWindow]:
         return ProcessingTimeTrigger.create()
 
 
@@ -338,7 +353,7 @@ class EventTimeSessionWindows(_SessionWindows[object]):
     def assign_windows(self, element: object, timestamp: int, context: WindowAssignerContext) -> list[TimeWindow]:
         return [TimeWindow(timestamp, timestamp + self.session_timeout)]
 
-    def get_default_trigger(self) -> Trigger[object, TimeWindow]:
+    def get_default_trigger(self, env: Any = None) -> Trigger[object, TimeWindow]:
         return EventTimeTrigger.create()
 
     def is_event_time(self) -> bool:
@@ -366,7 +381,7 @@ class ProcessingTimeSessionWindows(_SessionWindows[object]):
         now = context.get_current_processing_time()
         return [TimeWindow(now, now + self.session_timeout)]
 
-    def get_default_trigger(self) -> Trigger[object, TimeWindow]:
+    def get_default_trigger(self, env: Any = None) -> Trigger[object, TimeWindow]:
         return ProcessingTimeTrigger.create()
 
     def is_event_time(self) -> bool:
@@ -398,7 +413,7 @@ class DynamicEventTimeSessionWindows(_DynamicSessionWindows[T]):
         gap = _dynamic_gap(self._extract, element, "DynamicEventTimeSessionWindows")
         return [TimeWindow(timestamp, timestamp + gap)]
 
-    def get_default_trigger(self) -> Trigger[T, TimeWindow]:
+    def get_default_trigger(self, env: Any = None) -> Trigger[T, TimeWindow]:
         return EventTimeTrigger.create()
 
     def is_event_time(self) -> bool:
@@ -418,7 +433,7 @@ class DynamicProcessingTimeSessionWindows(_DynamicSessionWindows[T]):
         gap = _dynamic_gap(self._extract, element, "DynamicProcessingTimeSessionWindows")
         return [TimeWindow(now, now + gap)]
 
-    def get_default_trigger(self) -> Trigger[T, TimeWindow]:
+    def get_default_trigger(self, env: Any = None) -> Trigger[T, TimeWindow]:
         return ProcessingTimeTrigger.create()
 
     def is_event_time(self) -> bool:
@@ -450,11 +465,27 @@ class GlobalWindows(WindowAssigner[object, GlobalWindow]):
     def assign_windows(self, element: object, timestamp: int, context: WindowAssignerContext) -> list[GlobalWindow]:
         return [GlobalWindow.get()]
 
-    def get_default_trigger(self) -> Trigger[object, GlobalWindow]:
+    def get_window_serializer(self) -> TypeSerializer[GlobalWindow]:
+        return GlobalWindowSerializer()
+
+    def get_default_trigger(self, env: Any = None) -> Trigger[object, GlobalWindow]:
         return NeverTrigger() if self._default_trigger is None else self._default_trigger
 
     def is_event_time(self) -> bool:
         return False
 
     def __repr__(self) -> str:
-        return f"GlobalWindows(trigger={type(self.get_default_trigger()).__name__})"
+        return f"GlobalWindows(trigger={type(self.get_default_trigger(None)).__name__})"
+
+
+def default_trigger(assigner: WindowAssigner[Any, Any], env: Any) -> Trigger[Any, Any]:
+    """``assigner``'s default trigger, whether it declares ``get_default_trigger(self, env)`` (PyFlink's
+    signature) or ``get_default_trigger(self)``."""
+    method = assigner.get_default_trigger
+    try:
+        inspect.signature(method).bind(env)
+    except TypeError:
+        return method()
+    except ValueError:  # no signature to inspect (a builtin): PyFlink's form
+        pass
+    return method(env)

@@ -122,3 +122,46 @@ def test_state_backends_and_runtime_modes() -> None:
     assert configured.get_runtime_mode() is RuntimeExecutionMode.AUTOMATIC
     with pytest.raises(InvalidProgramError, match="expected a runtime mode STREAMING, BATCH or AUTOMATIC"):
         env.set_runtime_mode("MICRO_BATCH")
+
+
+def test_a_pyflink_style_window_assigner_gets_the_environment_and_its_serializer_works() -> None:
+    from io import BytesIO
+    from typing import Any
+
+    from strom.common.serializer import TypeSerializer
+    from strom.datastream import StreamExecutionEnvironment, WindowAssigner
+    from strom.datastream.window import (
+        EventTimeTrigger,
+        GlobalWindows,
+        TimeWindow,
+        TimeWindowSerializer,
+        Trigger,
+    )
+
+    seen: list[Any] = []
+
+    class Tumbling(WindowAssigner[tuple, TimeWindow]):  # PyFlink's documented form, annotations included
+        def assign_windows(
+            self, element: tuple, timestamp: int, context: WindowAssigner.WindowAssignerContext
+        ) -> list[TimeWindow]:
+            start = TimeWindow.get_window_start_with_offset(timestamp, 0, 10)
+            return [TimeWindow(start, start + 10)]
+
+        def get_default_trigger(self, env: Any) -> Trigger[tuple, TimeWindow]:
+            seen.append(env)
+            return EventTimeTrigger()
+
+        def get_window_serializer(self) -> TypeSerializer[TimeWindow]:
+            return TimeWindowSerializer()
+
+        def is_event_time(self) -> bool:
+            return True
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.from_collection([(1, "a")]).key_by(lambda t: t[1]).window(Tumbling())
+    assert seen == [env]
+    buf = BytesIO()
+    Tumbling().get_window_serializer().serialize(TimeWindow(-10, 0), buf)
+    assert TimeWindowSerializer().deserialize(BytesIO(buf.getvalue())) == TimeWindow(-10, 0)
+    assert TimeWindowSerializer() == TimeWindowSerializer() and len(buf.getvalue()) == 16
+    assert type(GlobalWindows.create().get_window_serializer()).__name__ == "GlobalWindowSerializer"
