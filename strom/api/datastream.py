@@ -55,7 +55,14 @@ from strom.runtime.network.partitioner import (
     StreamPartitioner,
 )
 from strom.runtime.operators.base import ChainingStrategy, StreamOperator
-from strom.runtime.operators.keyed import KeyedProcessOperator, StreamGroupedReduce, key_selector_callable
+from strom.runtime.operators.keyed import (
+    KeyedProcessOperator,
+    KeyedStreamFilter,
+    KeyedStreamFlatMap,
+    KeyedStreamMap,
+    StreamGroupedReduce,
+    key_selector_callable,
+)
 from strom.runtime.operators.simple import ProcessOperator, StreamFilter, StreamFlatMap, StreamMap
 from strom.runtime.operators.sink import (
     CollectSinkOperator,
@@ -159,7 +166,9 @@ class DataStream(Generic[T]):
         """Append ``operator``; its records have the declared ``output_type`` (converted at its output), or with
         ``same_type`` the input's type (values pass unchanged: filters, timestamps)."""
         t = OneInputTransformation(name, self._transformation, operator)
-        if not same_type:
+        if same_type:  # the values pass unchanged: no conversion, the input's type for what follows
+            t.output_type = self._transformation.output_type
+        else:
             t.output_type = declared_type(output_type, name)
             operator.output_type = t.output_type
         self._env._add_operator(t)
@@ -360,6 +369,22 @@ class KeyedStream(DataStream[T], Generic[T, K]):
     def _keyed(self, name: str, operator: StreamOperator) -> DataStream[Any]:
         """A keyed aggregation: its results have the input's declared type (and are converted to it)."""
         return self._one_input(name, operator, self._transformation.output_type)
+
+    def map(
+        self, func: MapFunction[T, Any] | Callable[[T], Any], output_type: TypeInformation | None = None
+    ) -> DataStream[Any]:
+        """As :meth:`DataStream.map`; the function may use keyed state (the record's key is current)."""
+        return self._one_input("Map", KeyedStreamMap(func, self.key_selector), output_type)
+
+    def flat_map(
+        self, func: FlatMapFunction[T, Any] | Callable[[T], Iterable[Any]], output_type: TypeInformation | None = None
+    ) -> DataStream[Any]:
+        """As :meth:`DataStream.flat_map`; the function may use keyed state (the record's key is current)."""
+        return self._one_input("Flat Map", KeyedStreamFlatMap(func, self.key_selector), output_type)
+
+    def filter(self, func: FilterFunction[T] | Callable[[T], bool]) -> DataStream[T]:
+        """As :meth:`DataStream.filter`; the function may use keyed state (the record's key is current)."""
+        return self._one_input("Filter", KeyedStreamFilter(func, self.key_selector), same_type=True)
 
     def reduce(self, func: ReduceFunction[T] | Callable[[T, T], T]) -> DataStream[T]:
         return self._keyed("Keyed Reduce", StreamGroupedReduce(func, self.key_selector))

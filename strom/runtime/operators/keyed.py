@@ -1,4 +1,5 @@
-"""Operators on a keyed stream: ``StreamGroupedReduce`` and ``KeyedProcessOperator``.
+"""Operators on a keyed stream: ``StreamGroupedReduce``, ``KeyedProcessOperator``, and ``map``/``flat_map``/
+``filter`` after ``key_by`` (``KeyedStreamMap``, ...: their functions may use keyed state, as in Flink).
 
 Each input batch arrives already routed by key group, so every key a subtask sees is one it owns.
 The key selector runs again here (as Flink's ``setKeyContextElement``) to scope state per key.
@@ -24,7 +25,7 @@ from strom.api.output_tag import OutputTag
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.base import StreamingRuntimeContext, StreamOperator
 from strom.runtime.operators.collector import TimestampedCollector
-from strom.runtime.operators.simple import AbstractUdfStreamOperator
+from strom.runtime.operators.simple import AbstractUdfStreamOperator, StreamFilter, StreamFlatMap, StreamMap
 from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService
 from strom.runtime.state.key_groups import stable_hash
 from strom.runtime.state.state_backend import create_keyed_state_backend
@@ -33,6 +34,9 @@ from strom.runtime.streamrecord import TimestampedBatch
 __all__ = [
     "KeyedProcessContext",
     "KeyedProcessOperator",
+    "KeyedStreamFilter",
+    "KeyedStreamFlatMap",
+    "KeyedStreamMap",
     "StreamGroupedReduce",
     "UserTimerService",
     "UserTimersOperator",
@@ -70,6 +74,45 @@ class _KeyedUdfOperator(AbstractUdfStreamOperator):
             except Exception:  # the key selector itself failed: report the original error
                 return exc
         return exc
+
+
+class _KeyContext:
+    """The function of a map/flat_map/filter on a keyed stream: each call first makes the value's key the current
+    key of keyed state (Flink's ``setKeyContextElement``)."""
+
+    __slots__ = ("backend", "fn", "key_of")
+
+    def __init__(self, fn: Callable[[Any], Any], key_of: Callable[[Any], Any], backend: Any) -> None:
+        self.fn = fn
+        self.key_of = key_of
+        self.backend = backend
+
+    def __call__(self, value: Any) -> Any:
+        self.backend.current_key = self.key_of(value)
+        return self.fn(value)
+
+
+class _KeyScopedFunction(_KeyedUdfOperator):
+    """Mixin before ``StreamMap``/``StreamFlatMap``/``StreamFilter``: their per-record function runs in the key
+    context of its record, so ``get_runtime_context().get_state(...)`` works in it."""
+
+    _fn: Callable[[Any], Any]
+
+    def open(self) -> None:
+        super().open()
+        self._fn = _KeyContext(self._fn, self._key, self.keyed_backend)
+
+
+class KeyedStreamMap(_KeyScopedFunction, StreamMap):
+    pass
+
+
+class KeyedStreamFlatMap(_KeyScopedFunction, StreamFlatMap):
+    pass
+
+
+class KeyedStreamFilter(_KeyScopedFunction, StreamFilter):
+    pass
 
 
 class StreamGroupedReduce(_KeyedUdfOperator):
