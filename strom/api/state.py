@@ -31,6 +31,7 @@ from typing import Any, Generic, TypeVar
 
 from strom.api._time import to_millis
 from strom.api.functions import Function, ReduceFunction, as_callable
+from strom.api.time import Time
 
 __all__ = [
     "AggregateFunction",
@@ -121,8 +122,9 @@ class StateTtlConfig:
     def is_enabled(self) -> bool:
         return self.update_type is not UpdateType.Disabled
 
-    def get_ttl(self) -> timedelta:
-        return timedelta(milliseconds=self.ttl_ms)
+    def get_ttl(self) -> Time:
+        """The time-to-live as PyFlink's :class:`~strom.api.time.Time` (a ``timedelta``)."""
+        return Time.milliseconds(self.ttl_ms)
 
     def get_update_type(self) -> UpdateType:
         return self.update_type
