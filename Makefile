@@ -26,6 +26,7 @@ docs/configuration.md: strom/config.py
 	$(BIN)/python -m strom.config > $@
 
 test: $(SPARK_STAMP)
+	scripts/ensure-postgres.sh
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

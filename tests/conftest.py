@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import psutil
 import pytest
+from postgres_server import PostgresDatabase, PostgresServer
 from processes import running_task_managers
 from s3_server import MotoS3Server, S3Bucket, moto_s3_server, s3_bucket
 
@@ -37,3 +38,27 @@ def s3_server(_moto_server: MotoS3Server, monkeypatch: pytest.MonkeyPatch) -> It
         for name, value in bucket.env.items():
             monkeypatch.setenv(name, value)
         yield bucket
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server (Debian's binaries, ``initdb`` into a temporary directory) on 127.0.0.1, one per
+    session, started on first use and removed at the end."""
+    server = PostgresServer.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def postgres_db(postgres_server: PostgresServer) -> Iterator[PostgresDatabase]:
+    """A fresh database on the test server (``.url``, ``.connection_options()``, ``.query(...)``); dropped after
+    the test, with the server started again if the test stopped it."""
+    db = postgres_server.create_database()
+    try:
+        yield db
+    finally:
+        if postgres_server.process is None:
+            postgres_server.start_again()
+        db.drop()

@@ -333,7 +333,10 @@ class DataStream(Generic[T]):
         function = PrintSinkFunction(sink_identifier or "", formatter=formatter)
         return self._sink("Print to Std. Out", PrintSinkOperator(function))
 
-    def add_sink(self, sink_function: SinkFunction[T] | Callable[[T], None]) -> DataStreamSink[T]:
+    def add_sink(self, sink_function: SinkFunction[T] | Callable[[T], None] | Sink[T]) -> DataStreamSink[T]:
+        """A sink function per record, or a :class:`Sink` (as PyFlink's ``add_sink(JdbcSink.sink(...))``)."""
+        if isinstance(sink_function, Sink):
+            return self.sink_to(sink_function)
         return self._sink("Sink: Unnamed", StreamSink(sink_function))
 
     def sink_to(self, sink: Sink[T]) -> DataStreamSink[T]:

@@ -58,6 +58,9 @@ class SinkWriterContext:
     #: the task's processing-time service (Flink's ``WriterInitContext.getProcessingTimeService``): callbacks run
     #: on the task thread, between records and checkpoints; ``None`` outside a task
     processing_time_service: ProcessingTimeService | None = None
+    #: the checkpoint (or savepoint) this subtask was restored from (Flink's ``getRestoredCheckpointId``);
+    #: ``None`` on a fresh start
+    restored_checkpoint_id: int | None = None
 
 
 class SinkWriter(ABC, Generic[T]):

@@ -78,6 +78,7 @@ class SinkWriterOperator(StreamOperator):
         self._pending: dict[int, list[_Pending]] = {}  # checkpoint id -> committables awaiting its completion
         self._unassigned: list[_Pending] = []  # prepared at end of input, for the next (final) checkpoint
         self._end_of_input = False
+        self._restored_checkpoint_id: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def initialize_state(self, restore: OperatorRestoreState | None) -> None:
@@ -93,6 +94,7 @@ class SinkWriterOperator(StreamOperator):
             for cid, committable in sorted(recovered, key=lambda t: t[0]):
                 self._pending.setdefault(cid, []).append((committable, 0))
             self._commit_up_to(max(cid for cid, _ in recovered))
+        self._restored_checkpoint_id = restore.checkpoint_id if restore is not None else None
         self._writer = self._create_writer(writer_state if restore is not None else None)
 
     def open(self) -> None:
@@ -182,6 +184,7 @@ class SinkWriterOperator(StreamOperator):
             attempt_number=ctx.info.attempt_number,
             temporary_checkpoint_dir=self.temporary_checkpoint_dir,
             processing_time_service=ctx.processing_time_service,
+            restored_checkpoint_id=self._restored_checkpoint_id,
         )
         try:
             if recovered_state is None:

@@ -1,0 +1,13 @@
+"""The JDBC connector for PostgreSQL (psycopg 3): ``JdbcSink`` (at-least-once, or exactly-once with two-phase
+commit) with Flink's options. Needs ``pip install 'strom[jdbc]'``."""
+
+from strom.connectors.jdbc.options import JdbcConnectionOptions, JdbcExactlyOnceOptions, JdbcExecutionOptions
+from strom.connectors.jdbc.sink import JdbcCommittable, JdbcSink
+
+__all__ = [
+    "JdbcCommittable",
+    "JdbcConnectionOptions",
+    "JdbcExactlyOnceOptions",
+    "JdbcExecutionOptions",
+    "JdbcSink",
+]

@@ -1,0 +1,5 @@
+"""PyFlink's ``pyflink.datastream.connectors.jdbc`` module path (re-exports; see :mod:`strom.connectors.jdbc`)."""
+
+from strom.connectors.jdbc import JdbcConnectionOptions, JdbcExactlyOnceOptions, JdbcExecutionOptions, JdbcSink
+
+__all__ = ["JdbcConnectionOptions", "JdbcExactlyOnceOptions", "JdbcExecutionOptions", "JdbcSink"]
