@@ -80,10 +80,11 @@ def execute_batch(cursor: Any, sql: str, records: list[Any], arity: int, what: s
         cursor.execute("ROLLBACK TO SAVEPOINT strom_batch")
         bad, error = _first_refused(cursor, sql, records, params, exc)
         cursor.execute("ROLLBACK TO SAVEPOINT strom_batch")
+        reason = " ".join(str(error).split())
         raise ConnectorError(
             f"expected the database to accept the record {short_repr(bad)} ({what}); got "
-            f"{type(error).__name__}: {' '.join(str(error).split())}; hint: fix the record upstream (a value that does not "
-            "fit its column, a violated constraint) or the statement"
+            f"{type(error).__name__}: {reason}; hint: fix the record upstream (a value that does not fit its "
+            "column, a violated constraint) or the statement"
         ) from error
     cursor.execute("RELEASE SAVEPOINT strom_batch")
 
