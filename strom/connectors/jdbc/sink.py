@@ -43,6 +43,7 @@ from strom.api.sink import (
     StatefulSinkWriter,
     TwoPhaseCommittingSink,
 )
+from strom.connectors.jdbc.connection import connect, psycopg_module
 from strom.connectors.jdbc.options import JdbcConnectionOptions, JdbcExactlyOnceOptions, JdbcExecutionOptions
 from strom.connectors.jdbc.statement import execute_batch, psycopg_sql
 from strom.exceptions import ConnectorError, InvalidProgramError
@@ -50,28 +51,6 @@ from strom.exceptions import ConnectorError, InvalidProgramError
 __all__ = ["JdbcCommittable", "JdbcSink"]
 
 log = logging.getLogger(__name__)
-
-
-def _psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError:
-        raise ConnectorError(
-            "expected the package psycopg for the JDBC connector; it is not installed; hint: pip install 'strom[jdbc]'"
-        ) from None
-    return psycopg
-
-
-def connect(options: JdbcConnectionOptions, *, what: str) -> Any:
-    """A psycopg connection in autocommit mode (transactions are begun explicitly), or a clear error."""
-    psycopg = _psycopg()
-    try:
-        return psycopg.connect(options.conninfo(), autocommit=True)
-    except psycopg.OperationalError as exc:
-        raise ConnectorError(
-            f"expected to reach PostgreSQL at {options.describe()} ({what}); got {str(exc).strip()}; "
-            "hint: check that the server runs and accepts this user; the job's restart strategy retries"
-        ) from exc
 
 
 class JdbcSink:
@@ -127,7 +106,7 @@ class _JdbcSinkBase:
         self.execution = execution or JdbcExecutionOptions()
 
     def validate(self) -> None:
-        _psycopg()
+        psycopg_module()
 
 
 class _AtLeastOnceJdbcSink(_JdbcSinkBase, Sink[Any]):
@@ -202,7 +181,7 @@ class _AtLeastOnceWriter(_BatchingWriter, SinkWriter[Any]):
         """One transaction per batch; on a lost connection the batch is sent again on a new one."""
         if not self.buffer:
             return
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         retries = self.sink.execution.max_retries
         for attempt in range(retries + 1):
             try:
@@ -276,7 +255,7 @@ class _ExactlyOnceWriter(_BatchingWriter, PrecommittingSinkWriter[Any, JdbcCommi
     def _send(self) -> None:
         if not self.buffer:
             return
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         try:
             conn = self._connection()
             with conn.cursor() as cur:
@@ -298,7 +277,7 @@ class _ExactlyOnceWriter(_BatchingWriter, PrecommittingSinkWriter[Any, JdbcCommi
         self._send()
         if not self.in_transaction:
             return []
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         from psycopg import sql as pg_sql
 
         gid = f"{self.eo.transaction_id_prefix}:{self.context.subtask_index}:{self.last_checkpoint}:{self.token}:"
@@ -339,7 +318,7 @@ class _ExactlyOnceWriter(_BatchingWriter, PrecommittingSinkWriter[Any, JdbcCommi
     def _roll_back_leftovers(self) -> None:
         """Roll back this sink's prepared transactions begun after the restored checkpoint (no completed
         checkpoint holds them), of the old subtasks that map onto this one."""
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         from psycopg import sql as pg_sql
 
         prefix = self.eo.transaction_id_prefix + ":"
@@ -376,7 +355,7 @@ class _PreparedTransactionCommitter(Committer[JdbcCommittable]):
         self._conn: Any = None
 
     def commit(self, requests: list[CommitRequest[JdbcCommittable]]) -> None:
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         from psycopg import sql as pg_sql
 
         for request in requests:

@@ -1,5 +1,19 @@
 """PyFlink's ``pyflink.datastream.connectors.jdbc`` module path (re-exports; see :mod:`strom.connectors.jdbc`)."""
 
-from strom.connectors.jdbc import JdbcConnectionOptions, JdbcExactlyOnceOptions, JdbcExecutionOptions, JdbcSink
+from strom.connectors.jdbc import (
+    JdbcConnectionOptions,
+    JdbcExactlyOnceOptions,
+    JdbcExecutionOptions,
+    JdbcNumericBetweenParametersProvider,
+    JdbcSink,
+    JdbcSource,
+)
 
-__all__ = ["JdbcConnectionOptions", "JdbcExactlyOnceOptions", "JdbcExecutionOptions", "JdbcSink"]
+__all__ = [
+    "JdbcConnectionOptions",
+    "JdbcExactlyOnceOptions",
+    "JdbcExecutionOptions",
+    "JdbcNumericBetweenParametersProvider",
+    "JdbcSink",
+    "JdbcSource",
+]
