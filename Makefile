@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-files bench-typed clean
+.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-files bench-typed bench-jdbc clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -46,6 +46,10 @@ bench-windows: $(STAMP)  # event-time windows W2/W3 vs the plain loop; its secti
 
 bench-typed: $(STAMP)  # W1/W2 with PyFlink's declared types vs untyped and the plain loop; its section of docs/benchmarks.md (~4 min)
 	$(BIN)/python benchmarks/typed.py --write-docs
+
+bench-jdbc: $(STAMP)  # JdbcSink into a throw-away PostgreSQL vs psycopg's executemany/COPY loops; its section of docs/benchmarks.md (~4 min)
+	scripts/ensure-postgres.sh
+	$(BIN)/python benchmarks/jdbc.py --write-docs
 
 bench-checkpoints: $(STAMP)  # checkpoint overhead, large state, recovery; its section of docs/benchmarks.md (~5 min)
 	$(BIN)/python benchmarks/checkpoints.py --write-docs

@@ -126,6 +126,7 @@ class _BatchingWriter:
         self.buffer: list[Any] = []
         self.conn: Any = None
         self._timer_due = False
+        self._closed = False
         self._schedule()
 
     def write(self, element: Any) -> None:
@@ -146,6 +147,8 @@ class _BatchingWriter:
 
     def _on_timer(self, timestamp: int) -> None:
         self._timer_due = False
+        if self._closed:
+            return
         if self.buffer:
             self._send()
         self._schedule()
@@ -167,6 +170,7 @@ class _BatchingWriter:
         raise NotImplementedError
 
     def close(self) -> None:
+        self._closed = True
         self._drop_connection()
 
 
