@@ -9,6 +9,7 @@ import psutil
 import pytest
 from postgres_server import PostgresDatabase, PostgresServer
 from processes import running_task_managers
+from redis_server import RedisServer
 from s3_server import MotoS3Server, S3Bucket, moto_s3_server, s3_bucket
 
 
@@ -62,3 +63,21 @@ def postgres_db(postgres_server: PostgresServer) -> Iterator[PostgresDatabase]:
         if postgres_server.process is None:
             postgres_server.start_again()
         db.drop()
+
+
+@pytest.fixture(scope="session")
+def _redis_server() -> Iterator[RedisServer]:
+    server = RedisServer.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def redis_server(_redis_server: RedisServer) -> Iterator[RedisServer]:
+    """A real redis-server on 127.0.0.1 (one per session; ``.options()`` for the connector, ``.client()`` for the
+    test's checks), flushed after each test."""
+    yield _redis_server
+    with _redis_server.client() as client:
+        client.flushall()
