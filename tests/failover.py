@@ -99,3 +99,17 @@ def failover_env(parallelism: int = 2, interval_ms: int = 200, attempts: int = 2
     env.set_parallelism(parallelism)
     env.enable_checkpointing(interval_ms)
     return env
+
+
+def result_with_kills(client: Any, kills: int, seed: int) -> tuple[Any, list[int]]:
+    """The job's result, with ``kills`` TaskManagers SIGKILLed meanwhile (:func:`kill_task_managers`, in a
+    thread); also the killed pids."""
+    import threading
+
+    killed: list[int] = []
+    killer = threading.Thread(target=kill_task_managers, args=(client, kills, random.Random(seed), killed))
+    killer.start()
+    try:
+        return client.get_job_execution_result(), killed
+    finally:
+        killer.join()

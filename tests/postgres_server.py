@@ -16,13 +16,14 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
+
+from processes import free_port
 
 __all__ = ["PostgresDatabase", "PostgresServer"]
 
@@ -37,12 +38,6 @@ def _bin(name: str) -> str:
     if exe is None:
         raise RuntimeError(f"PostgreSQL's {name} is not installed; run scripts/ensure-postgres.sh (make test does)")
     return exe
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -68,7 +63,7 @@ class PostgresServer:
             timeout=120,
             **user,
         )
-        server = cls(directory, _free_port(), _user=user)
+        server = cls(directory, free_port(), _user=user)
         with open(os.path.join(data, "postgresql.conf"), "a") as conf:
             conf.write(
                 "\nlisten_addresses = '127.0.0.1'\n"

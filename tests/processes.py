@@ -8,9 +8,18 @@ that is gone by the time it is looked at is skipped, never an error — psutil r
 
 from __future__ import annotations
 
+import socket
+
 import psutil
 
-__all__ = ["running_task_managers"]
+__all__ = ["free_port", "running_task_managers"]
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 free now (for the test servers: S3, PostgreSQL, Redis)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def running_task_managers() -> list[psutil.Process]:

@@ -5,20 +5,15 @@ per test: one server per session, flushed after each test."""
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from processes import free_port
+
 __all__ = ["RedisServer"]
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -33,7 +28,7 @@ class RedisServer:
         if exe is None:
             raise RuntimeError("redis-server is not installed; run scripts/ensure-redis.sh (make test does)")
         directory = tempfile.mkdtemp(prefix="strom-redis-")
-        port = _free_port()
+        port = free_port()
         command = [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
         command += ["--dir", directory]
         with open(f"{directory}/redis.log", "wb") as log:

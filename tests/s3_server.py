@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -25,17 +24,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from processes import free_port
+
 __all__ = ["MotoS3Server", "S3Bucket", "moto_s3_server", "s3_bucket"]
 
 ACCESS_KEY = "strom-test-key"
 SECRET_KEY = "strom-test-secret"
 REGION = "us-east-1"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -69,7 +64,7 @@ def start_moto_server(log_dir: str, *, timeout_s: float = 30.0) -> MotoS3Server:
     """Starts moto's server on a free port of 127.0.0.1; retries on another port if that one was taken."""
     last = ""
     for _ in range(3):
-        port = _free_port()
+        port = free_port()
         log_path = os.path.join(log_dir, f"moto-{port}.log")
         with open(log_path, "wb") as log:
             process = subprocess.Popen(

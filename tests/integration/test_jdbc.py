@@ -4,14 +4,12 @@ no row twice, no prepared transaction left), refused records and an unreachable 
 
 from __future__ import annotations
 
-import random
-import threading
 import time
 from collections import Counter
 from typing import Any
 
 import pytest
-from failover import completed_checkpoints, failover_env, kill_task_managers
+from failover import completed_checkpoints, failover_env, result_with_kills
 from postgres_server import PostgresDatabase
 
 from strom import DataGeneratorSource, JobExecutionError, StreamExecutionEnvironment
@@ -80,13 +78,7 @@ def test_exactly_once_across_killed_task_managers(postgres_db: PostgresDatabase)
     env = failover_env(parallelism=2, interval_ms=150, attempts=20)
     _numbers_job(env, count, postgres_db, "kills", rate=2_000)
     client = env.execute_async("exactly-once into PostgreSQL")
-    killed: list[int] = []
-    killer = threading.Thread(target=kill_task_managers, args=(client, 2, random.Random(3), killed))
-    killer.start()
-    try:
-        result = client.get_job_execution_result()
-    finally:
-        killer.join()
+    result, killed = result_with_kills(client, 2, 3)
     assert len(killed) == 2 and result.num_restarts >= 2
     rows = postgres_db.query("SELECT n, m FROM numbers")
     assert Counter(rows) == Counter((i, i % 13) for i in range(count))  # each record once
@@ -219,13 +211,7 @@ def test_postgres_to_postgres_exactly_once_across_killed_task_managers(postgres_
         )
     )
     client = env.execute_async("orders copy")
-    killed: list[int] = []
-    killer = threading.Thread(target=kill_task_managers, args=(client, 2, random.Random(11), killed))
-    killer.start()
-    try:
-        result = client.get_job_execution_result()
-    finally:
-        killer.join()
+    result, killed = result_with_kills(client, 2, 11)
     assert len(killed) == 2 and result.num_restarts >= 2
     copy = Counter(postgres_db.query("SELECT id, customer, amount FROM copy"))
     assert copy == Counter(postgres_db.query("SELECT id, customer, amount FROM orders"))

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from failover import completed_checkpoints, failover_env, kill_task_managers
+from failover import completed_checkpoints, failover_env, kill_task_managers, result_with_kills
 from postgres_server import PostgresDatabase
 from redis_server import RedisServer
 
@@ -103,13 +103,7 @@ def test_redis_to_redis_exactly_once_across_killed_task_managers(redis_server: R
         )
     )
     client = env.execute_async("redis to redis")
-    killed: list[int] = []
-    killer = threading.Thread(target=kill_task_managers, args=(client, 2, random.Random(9), killed))
-    killer.start()
-    try:
-        result = client.get_job_execution_result()
-    finally:
-        killer.join()
+    result, killed = result_with_kills(client, 2, 9)
     assert len(killed) == 2 and result.num_restarts >= 2
     redis = redis_server.client()
     out = Counter((f["n"], f["from"]) for _, f in redis.xrange("out"))
