@@ -9,6 +9,7 @@ active in the process, is used as it is and only checked.
 from __future__ import annotations
 
 import atexit
+import ipaddress
 import logging
 import os
 import re
@@ -27,7 +28,9 @@ __all__ = [
     "create_session",
     "get_or_create_session",
     "is_local_master",
+    "is_loopback_master",
     "local_cores",
+    "runs_on_this_machine",
 ]
 
 log = logging.getLogger(__name__)
@@ -46,7 +49,7 @@ STROM_SPARK_SETTINGS: dict[str, tuple[str, str]] = {
     "spark.python.task.killTimeout": ("1s", "a cancelled TaskManager's worker is killed soon after"),
 }
 
-#: only in local mode, where the executors are this machine: its Python, nothing bound beyond loopback
+#: only when the executors are this machine (local mode, a master on loopback): nothing bound beyond loopback
 _LOCAL_SETTINGS = {
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.driver.host": "127.0.0.1",
@@ -54,10 +57,36 @@ _LOCAL_SETTINGS = {
 }
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:\s*,\s*(\d+))?\])?$")
+_STANDALONE = re.compile(r"^spark://([^/]+)/?$")
 
 
 def is_local_master(master: str) -> bool:
     return _LOCAL.match(master.strip()) is not None
+
+
+def is_loopback_master(master: str) -> bool:
+    """A standalone master (``spark://host:port``, or several for high availability) whose every host is a loopback
+    address: a worker can only register with it from this machine, so every executor runs here."""
+    m = _STANDALONE.match(master.strip())
+    if m is None:
+        return False
+    hosts = [hp.rpartition(":")[0].strip("[]") for hp in m.group(1).split(",")]
+    return all(_is_loopback_host(h) for h in hosts)
+
+
+def runs_on_this_machine(master: str) -> bool:
+    """The executors of ``master`` run on this machine: local mode, or a standalone master on loopback. Then they
+    reach what the driver reaches (its loopback addresses, its file system, its Python)."""
+    return is_local_master(master) or is_loopback_master(master)
+
+
+def _is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def local_cores(master: str) -> int | None:
@@ -96,15 +125,15 @@ def create_session(config: Configuration, app_name: str) -> SparkSession:
     master = config.get(SparkOptions.MASTER)
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = {k: v for k, (v, _why) in STROM_SPARK_SETTINGS.items()}
-    local = is_local_master(master)
-    if local:
+    here = runs_on_this_machine(master)
+    if here:
         settings.update(_LOCAL_SETTINGS)
     settings.update(config.spark_settings())  # the user's own spark.* keys win
     for key, value in settings.items():
         builder = builder.config(key, value)
     # PySpark starts its workers with $PYSPARK_PYTHON (read once, when the SparkContext starts), else
-    # `python3`; in local mode the executors are this machine, so they get this interpreter (and strom).
-    set_python = local and "PYSPARK_PYTHON" not in os.environ
+    # `python3`; when the executors are this machine, they get this interpreter (and strom).
+    set_python = here and "PYSPARK_PYTHON" not in os.environ
     if set_python:
         os.environ["PYSPARK_PYTHON"] = sys.executable
     try:

@@ -34,7 +34,12 @@ from strom.config import (
     TaskManagerOptions,
 )
 from strom.deploy.active_cluster import ActiveCluster
-from strom.deploy.spark.session import check_session, get_or_create_session, is_local_master
+from strom.deploy.spark.session import (
+    check_session,
+    get_or_create_session,
+    is_local_master,
+    runs_on_this_machine,
+)
 from strom.deploy.spark.task_manager_job import SparkTaskManagerLaunch, task_manager_partition
 from strom.exceptions import CheckpointError, ClusterError
 from strom.runtime.taskexecutor.runner import TaskManagerSpec
@@ -98,8 +103,10 @@ class SparkCluster(ActiveCluster):
         return str(self.spark.sparkContext.master)
 
     def _check_addresses(self) -> None:
-        """On a cluster manager the TaskManagers run on other hosts: loopback addresses cannot work there."""
-        if is_local_master(self.master):
+        """On a cluster manager the TaskManagers run on other hosts: loopback addresses cannot work there. They do
+        when the executors are this machine: local mode, or a standalone master on loopback (only workers of this
+        machine can register with it)."""
+        if runs_on_this_machine(self.master):
             return
         c = self.config
         for option, hint in (
@@ -113,9 +120,9 @@ class SparkCluster(ActiveCluster):
                 )
 
     def _default_checkpoint_dir(self) -> str:
-        """Local mode: a temporary directory (the executors are this machine). On a cluster a directory of the
-        driver is no place for the TaskManagers' state: the user must name shared storage."""
-        if not is_local_master(self.master):
+        """Local mode or a master on loopback: a temporary directory (the executors are this machine). On a cluster
+        a directory of the driver is no place for the TaskManagers' state: the user must name shared storage."""
+        if not runs_on_this_machine(self.master):
             raise CheckpointError(
                 f"expected {CheckpointingOptions.CHECKPOINTS_DIRECTORY.key} on storage that the driver and every "
                 f"executor reach, for Spark master '{self.master}'; got none; hint: set it to an fsspec URL such "

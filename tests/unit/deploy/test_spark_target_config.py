@@ -12,7 +12,7 @@ import pytest
 from strom import Configuration, StreamExecutionEnvironment
 from strom.cli import main as strom_main
 from strom.config import DeploymentOptions, SparkOptions, TaskManagerOptions
-from strom.deploy.spark.session import is_local_master, local_cores
+from strom.deploy.spark.session import is_local_master, is_loopback_master, local_cores, runs_on_this_machine
 from strom.exceptions import CheckpointError, ClusterError, ConfigurationError
 
 
@@ -42,6 +42,27 @@ def test_task_slots_of_a_local_master(master: str, cores: int | None) -> None:
         assert local_cores(master) == cores
     assert is_local_master(master) is (master != "yarn")
     assert not is_local_master("spark://host:7077")
+
+
+@pytest.mark.parametrize(
+    ("master", "loopback"),
+    [
+        ("spark://127.0.0.1:7077", True),
+        ("spark://localhost:7077", True),
+        ("spark://127.0.1.1:7077/", True),
+        ("spark://[::1]:7077", True),
+        ("spark://127.0.0.1:7077,localhost:7078", True),
+        ("spark://127.0.0.1:7077,10.0.0.5:7077", False),
+        ("spark://10.0.0.5:7077", False),
+        ("spark://master:7077", False),
+        ("local[2]", False),
+        ("yarn", False),
+        ("k8s://https://127.0.0.1:6443", False),
+    ],
+)
+def test_a_standalone_master_on_loopback_has_its_executors_on_this_machine(master: str, loopback: bool) -> None:
+    assert is_loopback_master(master) is loopback
+    assert runs_on_this_machine(master) is (loopback or is_local_master(master))
 
 
 def test_more_task_managers_than_local_cores_is_refused_before_spark_starts() -> None:
@@ -112,9 +133,13 @@ def test_a_cluster_master_needs_shared_checkpoint_storage_and_reachable_addresse
         on_yarn._check_addresses()
     reachable = Configuration({"jobmanager.rpc.address": "10.0.0.5", "taskmanager.host": "auto"})
     SparkCluster(reachable, num_task_managers=1, spark=_Session("yarn"))._check_addresses()  # type: ignore[arg-type]
-    local = SparkCluster(Configuration(), num_task_managers=1, spark=_Session("local[2]"))  # type: ignore[arg-type]
-    local._check_addresses()
-    path = local._default_checkpoint_dir()
-    assert Path(path).is_dir()
-    local.close()
-    assert not Path(path).exists()
+    for master in ("local[2]", "spark://127.0.0.1:7077"):  # executors on this machine: loopback and a temp dir work
+        here = SparkCluster(Configuration(), num_task_managers=1, spark=_Session(master))  # type: ignore[arg-type]
+        here._check_addresses()
+        path = here._default_checkpoint_dir()
+        assert Path(path).is_dir()
+        here.close()
+        assert not Path(path).exists()
+    remote = SparkCluster(Configuration(), num_task_managers=1, spark=_Session("spark://10.0.0.5:7077"))  # type: ignore[arg-type]
+    with pytest.raises(ClusterError, match=r"loopback"):
+        remote._check_addresses()
