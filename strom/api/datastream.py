@@ -28,7 +28,7 @@ from strom.api.functions import (
 from strom.api.join import CoGroupedStreams, JoinedStreams
 from strom.api.output_tag import OutputTag
 from strom.api.serialization import BatchSerializer
-from strom.api.sink import Sink
+from strom.api.sink import GlobalCommittingSink, Sink
 from strom.api.state import MapStateDescriptor
 from strom.api.transformations import (
     OneInputTransformation,
@@ -55,6 +55,7 @@ from strom.runtime.network.partitioner import (
     StreamPartitioner,
 )
 from strom.runtime.operators.base import ChainingStrategy, StreamOperator
+from strom.runtime.operators.global_committer import GlobalCommitSinkWriterOperator
 from strom.runtime.operators.keyed import (
     KeyedProcessOperator,
     KeyedStreamFilter,
@@ -345,6 +346,8 @@ class DataStream(Generic[T]):
                 f"sink_to() expects a strom Sink; got a {type(sink).__name__}; hint: use add_sink() for functions"
             )
         sink.set_input_type(self._transformation.output_type)
+        if isinstance(sink, GlobalCommittingSink):
+            return self._sink("Sink: Writer", GlobalCommitSinkWriterOperator(sink))
         return self._sink("Sink: Writer", SinkWriterOperator(sink))
 
     def execute_and_collect(self, job_execution_name: str | None = None, limit: int | None = None) -> CloseableIterator:

@@ -19,6 +19,11 @@ input ``flush(True)`` and ``prepare_commit()`` — those committables are commit
     class UpperCaseFiles(TwoPhaseCommittingSink[str, str]):
         def create_writer(self, context): return MyPrecommittingWriter(context)
         def create_committer(self): return MyRenamingCommitter()
+
+A :class:`GlobalCommittingSink` commits on the JobManager instead: every subtask's committables of a checkpoint
+go to one :class:`GlobalCommitter`, which makes them visible together once that checkpoint is complete (Flink's
+global committer, FLIP-143, and Sink V2's post-commit topology) — a table that must show each checkpoint's rows
+all at once, or a catalog that only the driver can reach.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CommitRequest",
     "Committer",
+    "GlobalCommitter",
+    "GlobalCommittingSink",
     "PrecommittingSinkWriter",
     "Sink",
     "SinkWriter",
@@ -193,3 +200,41 @@ class TwoPhaseCommittingSink(Sink[T], Generic[T, CommT]):
 
     @abstractmethod
     def create_committer(self) -> Committer[CommT]: ...
+
+
+class GlobalCommitter(ABC, Generic[CommT]):
+    """Commits the committables of all subtasks of a checkpoint at once, on the JobManager (Flink's
+    ``GlobalCommitter``). Its methods run in one committer thread of the JobManager process, one at a time, in
+    checkpoint order; pickled into the job graph with its sink."""
+
+    @abstractmethod
+    def commit(self, checkpoint_id: int, committables: list[CommT]) -> None:
+        """Make ``committables`` (every subtask's, for checkpoints up to ``checkpoint_id`` that were not committed
+        before) visible, all together. Must be idempotent per committable: after a failure the same committables,
+        or some of them, come again. Raising fails the job; its restart commits them again."""
+
+    def discard(self, committables: list[CommT]) -> None:
+        """Committables of a checkpoint that never completed, which no restore brings back: remove what they
+        staged. Default: nothing."""
+
+    def close(self) -> None:
+        """The job ended; release resources."""
+
+
+class GlobalCommittingSink(TwoPhaseCommittingSink[T, CommT], Generic[T, CommT]):
+    """A two-phase-commit sink whose committables are committed by one :class:`GlobalCommitter` on the JobManager.
+
+    At each checkpoint every writer's ``prepare_commit()`` result goes to the JobManager before the subtask
+    acknowledges the checkpoint, and stays in the subtask's state until the checkpoint is complete. Once it is,
+    :meth:`GlobalCommitter.commit` gets every subtask's committables for it (and for earlier checkpoints that were
+    aborted) in one call. A restored job hands the committables of its checkpoint to the committer again.
+    """
+
+    @abstractmethod
+    def create_global_committer(self) -> GlobalCommitter[CommT]: ...
+
+    def create_committer(self) -> Committer[CommT]:
+        raise TypeError(
+            f"expected the committables of {type(self).__name__} to be committed on the JobManager; got a request "
+            "for a per-subtask committer; hint: a GlobalCommittingSink commits through create_global_committer()"
+        )

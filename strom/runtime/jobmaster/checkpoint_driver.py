@@ -286,9 +286,8 @@ class CheckpointDriver:
         # a savepoint is no recovery point (a failover restores the latest checkpoint): as Flink (FLINK-25191) it
         # commits nothing — a split assignment or a sink part it made final would be lost or repeated by a failover
         # back to the checkpoint before it — except the savepoint of stop-with-savepoint, after which the job ends
-        if not metadata.is_savepoint:
-            self.jm.notify_coordinators_checkpoint_complete(cid)  # the enumerators first, as Flink
         if not metadata.is_savepoint or self.jm.stopping_with_savepoint:
+            self.jm.notify_coordinators_checkpoint_complete(cid)  # the enumerators first, as Flink
             for attempt_id in action.executions:
                 self.jm.call_task_nowait(attempt_id, "notify_checkpoint_complete", cid)
         fut = self._savepoints.pop(cid, None)

@@ -108,6 +108,7 @@ class JobMaster:
             log.warning("job %s: %s", self.job_id, describe_unbounded(self.restart_strategy))
         self.num_restarts = 0
         self._restart_scheduled = False
+        self._finishing: asyncio.Task[None] | None = None  # waiting for the coordinators before FINISHED
         self.result: asyncio.Future[JobResult] = asyncio.get_running_loop().create_future()
         self._start_time = time.monotonic()
         self._pids: dict[str, int] = {}
@@ -687,8 +688,26 @@ class JobMaster:
             self._job_terminated(JobStatus.FAILED)
         elif state is JobStatus.CANCELLING:
             self._job_terminated(JobStatus.CANCELED)
-        elif state is JobStatus.RUNNING and self.graph.is_all_finished():
-            self._job_terminated(JobStatus.FINISHED)
+        elif state is JobStatus.RUNNING and self.graph.is_all_finished() and self._finishing is None:
+            busy = [h for h in self.coordinators.values() if h.coordinator.has_pending_work]
+            if not busy:
+                self._job_terminated(JobStatus.FINISHED)
+                return
+            self._finishing = asyncio.get_running_loop().create_task(self._finish(busy))
+
+    async def _finish(self, busy: list[OperatorCoordinatorHolder]) -> None:
+        """Every task finished: the job is FINISHED once its coordinators' pending work (a global committer's last
+        commit) is done; if that fails, the job fails over as for any global failure."""
+        try:
+            for holder in busy:
+                try:
+                    await holder.finish_pending_work()
+                except Exception as exc:
+                    holder.fail_job(exc)
+                    return
+        finally:
+            self._finishing = None
+        self._check_terminal()
 
     def _job_terminated(self, status: JobStatus, *, force: bool = False) -> None:
         if not self.graph.transition_state(status) and not force:

@@ -93,6 +93,10 @@ class OperatorCoordinatorHolder:
     def subtask_reset(self, subtask: int, checkpoint_id: int | None) -> None:
         self._guard("subtask_reset", self.coordinator.subtask_reset, subtask, checkpoint_id)
 
+    async def finish_pending_work(self) -> None:
+        """Raises what the coordinator's pending work raised."""
+        await self.coordinator.finish_pending_work()
+
     @property
     def failed(self) -> bool:
         return self.coordinator.failed

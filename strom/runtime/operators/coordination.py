@@ -112,6 +112,15 @@ class OperatorCoordinator(ABC):
     def close(self) -> None:
         """Once, when the job ends; idempotent."""
 
+    @property
+    def has_pending_work(self) -> bool:
+        """Whether :meth:`finish_pending_work` has anything to wait for."""
+        return False
+
+    async def finish_pending_work(self) -> None:
+        """The job's tasks all finished: wait for work the coordinator started that the job's result depends on
+        (a global committer's last commit); raising fails the job instead of finishing it. Default: none."""
+
     @abstractmethod
     async def handle_event_from_operator(self, subtask: int, attempt_id: str, event: object) -> None:
         """An event from the operator of ``attempt_id``; events of one attempt come in order."""

@@ -90,10 +90,7 @@ class SinkWriterOperator(StreamOperator):
                 states, committables = entry
                 writer_state.extend(states)
                 recovered.extend(committables)
-        if recovered:
-            for cid, committable in sorted(recovered, key=lambda t: t[0]):
-                self._pending.setdefault(cid, []).append((committable, 0))
-            self._commit_up_to(max(cid for cid, _ in recovered))
+        self._recover_committables(recovered, restore.checkpoint_id if restore is not None else None)
         self._restored_checkpoint_id = restore.checkpoint_id if restore is not None else None
         self._writer = self._create_writer(writer_state if restore is not None else None)
 
@@ -124,7 +121,7 @@ class SinkWriterOperator(StreamOperator):
             last = max(self._pending, default=0)
             self._pending.setdefault(last, []).extend(self._unassigned)
             self._unassigned = []
-            self._commit_up_to(last)
+            self._commit_without_checkpoint(last)
 
     def close(self) -> None:
         writer, self._writer = self._writer, None
@@ -172,6 +169,17 @@ class SinkWriterOperator(StreamOperator):
         """Keep the committables of ``checkpoint_id`` pending: the next completed checkpoint commits them."""
 
     # -- internals -----------------------------------------------------------------------------------
+    def _recover_committables(self, recovered: list[tuple[int, Any]], restored_checkpoint_id: int | None) -> None:
+        """The committables restored with the subtask's state: committed at once (the checkpoint is complete)."""
+        if recovered:
+            for cid, committable in sorted(recovered, key=lambda t: t[0]):
+                self._pending.setdefault(cid, []).append((committable, 0))
+            self._commit_up_to(max(cid for cid, _ in recovered))
+
+    def _commit_without_checkpoint(self, last: int) -> None:
+        """End of input in a job without checkpoints: commit everything pending now."""
+        self._commit_up_to(last)
+
     def _sink_state(self) -> ListState[Any]:
         return self.operator_state_backend.get_list_state(ListStateDescriptor(_SINK_STATE_NAME))
 

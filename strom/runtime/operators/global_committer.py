@@ -1,0 +1,313 @@
+"""A sink's global committer on the JobManager (Flink's ``GlobalCommitterOperator``, FLIP-143; here an operator
+coordinator, so that it runs where the driver's catalog is).
+
+The writer side, :class:`GlobalCommitSinkWriterOperator`, is the ``SinkWriterOperator`` of a
+:class:`~strom.api.sink.GlobalCommittingSink`: at each checkpoint it sends what ``prepare_commit()`` returned to
+the coordinator and waits until the coordinator took it, *then* acknowledges — so a completed checkpoint's
+committables are on the JobManager before it completes. They also stay in the subtask's state until the subtask
+learns that the checkpoint completed; a restored subtask sends them again (a :class:`CommittablesEvent` with
+``recovered``, once per attempt, empty or not).
+
+:class:`GlobalCommitterCoordinator` keeps each checkpoint's committables by checkpoint id. When checkpoint *n*
+completes it hands every committable of checkpoints up to *n* to :meth:`GlobalCommitter.commit` in one call (one
+committer thread, calls in order); after a restore it first waits for every subtask's recovered committables, so
+that a checkpoint is still committed as a whole. Its own checkpoint state is what completed but whose commit has
+not finished: a coordinator reset after its commit failed commits that again. Committables of checkpoints that
+never completed are dropped on restore and their staged data discarded — except a savepoint's, which a later
+job may restore. When the job finishes, the JobMaster waits for the last commit before the job is FINISHED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import pickle
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from strom.api.sink import GlobalCommitter, GlobalCommittingSink
+from strom.exceptions import UserFunctionError
+from strom.runtime.operators.coordination import (
+    OperatorCoordinator,
+    OperatorCoordinatorContext,
+    OperatorCoordinatorProvider,
+    OperatorEventGateway,
+)
+from strom.runtime.operators.sink import SinkWriterOperator
+
+if TYPE_CHECKING:
+    from strom.runtime.checkpoint.snapshot import OperatorSnapshot
+
+__all__ = [
+    "CommittablesEvent",
+    "GlobalCommitSinkWriterOperator",
+    "GlobalCommitterCoordinator",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommittablesEvent:
+    """Writer subtask → its sink's global committer."""
+
+    subtask_index: int
+    #: (checkpoint id, committable) pairs
+    committables: list[tuple[int, Any]] = field(default_factory=list)
+    #: sent once when the attempt starts: what its restored state held (possibly nothing)
+    recovered: bool = False
+    #: pre-committed at a savepoint: kept (not discarded) when a failover drops it
+    savepoint: bool = False
+    #: end of input in a job without checkpoints: commit at once, and answer when committed
+    commit_now: bool = False
+
+
+def _identity(committable: Any) -> Any:
+    """A key under which the same committable, sent twice, is kept once."""
+    try:
+        hash(committable)
+    except TypeError:
+        return pickle.dumps(committable)
+    return committable
+
+
+class _Reports:
+    """Committables by checkpoint id, each kept once."""
+
+    def __init__(self) -> None:
+        self.by_checkpoint: dict[int, dict[Any, Any]] = {}
+        self.savepoints: set[int] = set()
+
+    def add(self, items: list[tuple[int, Any]], *, savepoint: bool = False) -> None:
+        for cid, committable in items:
+            self.by_checkpoint.setdefault(cid, {})[_identity(committable)] = committable
+            if savepoint:
+                self.savepoints.add(cid)
+
+    def take_up_to(self, checkpoint_id: int) -> tuple[int, list[Any]]:
+        """Remove and return the committables of checkpoints up to ``checkpoint_id`` (oldest first) and the newest
+        of those checkpoints (-1: none)."""
+        cids = sorted(c for c in self.by_checkpoint if c <= checkpoint_id)
+        items: dict[Any, Any] = {}
+        for cid in cids:
+            items.update(self.by_checkpoint.pop(cid))
+            self.savepoints.discard(cid)
+        return (cids[-1] if cids else -1), list(items.values())
+
+    def drop_after(self, checkpoint_id: int | None) -> list[Any]:
+        """Forget the checkpoints after ``checkpoint_id`` (``None``: all); return the committables that nothing can
+        restore any more (not a savepoint's)."""
+        lost: list[Any] = []
+        for cid in [c for c in self.by_checkpoint if checkpoint_id is None or c > checkpoint_id]:
+            items = self.by_checkpoint.pop(cid)
+            if cid in self.savepoints:
+                self.savepoints.discard(cid)
+            else:
+                lost.extend(items.values())
+        return lost
+
+
+class GlobalCommitterCoordinator(OperatorCoordinator):
+    """Commits a :class:`GlobalCommittingSink`'s committables on the JobManager; see the module docstring."""
+
+    def __init__(self, sink: GlobalCommittingSink[Any, Any], context: OperatorCoordinatorContext) -> None:
+        self._sink = sink
+        self._context = context
+        self._committer: GlobalCommitter[Any] | None = None  # created in the committer thread
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"strom-global-committer-{context.operator_id}")
+        self._reports = _Reports()
+        self._completed = -1  # the newest checkpoint known complete
+        self._awaiting: set[int] = set()  # subtasks whose recovered committables have not come yet
+        #: committables handed to the committer whose commit has not finished, by checkpoint id
+        self._committing: dict[int, list[Any]] = {}
+        self._tail: asyncio.Future[None] | None = None  # the last commit handed to the committer thread
+        self._failed = False
+        self._closed = False
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._awaiting = set(range(self._context.current_parallelism()))
+
+    @property
+    def failed(self) -> bool:
+        return self._failed
+
+    def reset_after_failure(self) -> None:
+        self._failed = False
+        self._reports = _Reports()
+        self._committing = {}
+
+    def reset_to_checkpoint(self, checkpoint_id: int, state: bytes | None) -> None:
+        self._completed = max(self._completed, checkpoint_id)
+        self._discard(self._reports.drop_after(checkpoint_id))
+        if state is not None:
+            restored: dict[int, list[Any]] = pickle.loads(state)
+            for cid, items in restored.items():
+                self._reports.add([(cid, c) for c in items])
+
+    def subtask_reset(self, subtask: int, checkpoint_id: int | None) -> None:
+        if checkpoint_id is not None:
+            self._completed = max(self._completed, checkpoint_id)
+        self._discard(self._reports.drop_after(checkpoint_id))
+        self._awaiting.add(subtask)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+
+        def close_committer() -> None:
+            if self._committer is not None:
+                self._committer.close()
+
+        self._executor.submit(close_committer)
+        self._executor.shutdown(wait=False)
+
+    @property
+    def has_pending_work(self) -> bool:
+        return self._tail is not None and not self._tail.done()
+
+    async def finish_pending_work(self) -> None:
+        """Wait for the commits handed to the committer so far; raises what the last of them raised."""
+        while self._tail is not None and not self._tail.done():
+            await asyncio.shield(self._tail)
+
+    # -- events and checkpoints --------------------------------------------------------------------------
+    async def handle_event_from_operator(self, subtask: int, attempt_id: str, event: object) -> None:
+        if not isinstance(event, CommittablesEvent):
+            raise TypeError(f"expected a CommittablesEvent; got a {type(event).__name__}")
+        self._reports.add(event.committables, savepoint=event.savepoint)
+        if event.recovered:
+            self._awaiting.discard(subtask)
+            if not self._awaiting:
+                self._commit_completed()
+        elif event.commit_now:
+            newest = max((cid for cid, _ in event.committables), default=self._completed)
+            self._completed = max(self._completed, newest)
+            self._commit_completed()
+            await self.finish_pending_work()
+
+    def checkpoint_coordinator(self, checkpoint_id: int) -> bytes | None:
+        state: dict[int, list[Any]] = {cid: list(items) for cid, items in self._committing.items()}
+        for cid, items in self._reports.by_checkpoint.items():
+            if cid <= self._completed:
+                state.setdefault(cid, []).extend(items.values())
+        return pickle.dumps(state)
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        self._completed = max(self._completed, checkpoint_id)
+        if not self._awaiting:
+            self._commit_completed()
+
+    # -- the committer thread -----------------------------------------------------------------------------
+    def _commit_completed(self) -> None:
+        newest, items = self._reports.take_up_to(self._completed)
+        if not items:
+            return
+        self._committing[newest] = items
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._executor, self._commit, newest, items)
+        self._tail = future
+        future.add_done_callback(lambda f: self._committed(newest, f))
+
+    def _commit(self, checkpoint_id: int, items: list[Any]) -> None:
+        if self._committer is None:
+            self._committer = self._sink.create_global_committer()
+        self._committer.commit(checkpoint_id, items)
+
+    def _committed(self, checkpoint_id: int, future: asyncio.Future[None]) -> None:
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is None:
+            self._committing.pop(checkpoint_id, None)
+            return
+        if self._closed:
+            log.error("%s: committing checkpoint %d failed after the job ended: %s", self._name, checkpoint_id, exc)
+            return
+        self._failed = True
+        self._context.fail_job(
+            UserFunctionError(
+                f"the global committer of sink '{self._name}' failed to commit checkpoint {checkpoint_id}: {exc}"
+            )
+            if not isinstance(exc, UserFunctionError)
+            else exc
+        )
+
+    def _discard(self, items: list[Any]) -> None:
+        if not items:
+            return
+
+        def discard() -> None:
+            try:
+                committer = self._committer or self._sink.create_global_committer()
+                self._committer = committer
+                committer.discard(items)
+            except Exception:
+                log.warning("%s: discarding the staged data of failed checkpoints failed", self._name, exc_info=True)
+
+        if not self._closed:
+            self._executor.submit(discard)
+
+    @property
+    def _name(self) -> str:
+        return self._context.operator_name
+
+
+class GlobalCommitterCoordinatorProvider(OperatorCoordinatorProvider):
+    def __init__(self, operator_id: str, sink: GlobalCommittingSink[Any, Any]) -> None:
+        self.operator_id = operator_id
+        self.sink = sink
+
+    def create(self, context: OperatorCoordinatorContext) -> OperatorCoordinator:
+        return GlobalCommitterCoordinator(self.sink, context)
+
+
+class GlobalCommitSinkWriterOperator(SinkWriterOperator):
+    """The writer of a :class:`GlobalCommittingSink`: its committables go to the coordinator, which commits."""
+
+    def __init__(self, sink: GlobalCommittingSink[Any, Any]) -> None:
+        super().__init__(sink)
+        self.gateway: OperatorEventGateway | None = None
+        self._announced = False  # this attempt told the coordinator what it recovered
+
+    def open(self) -> None:
+        if not self._announced:  # a fresh start without initialize_state
+            self._recover_committables([], None)
+        super().open()
+
+    def coordinator_provider(self) -> OperatorCoordinatorProvider:
+        assert isinstance(self.sink, GlobalCommittingSink)
+        return GlobalCommitterCoordinatorProvider(self.operator_id, self.sink)
+
+    def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
+        snapshot = super().snapshot_state(checkpoint_id, timestamp_ms)
+        items = [(checkpoint_id, c) for c, _ in self._pending.get(checkpoint_id, [])]
+        if items:  # on the JobManager before this subtask acknowledges the checkpoint
+            savepoint = self._savepoint_id == checkpoint_id
+            self._send(CommittablesEvent(subtask_index=self._subtask, committables=items, savepoint=savepoint))
+        return snapshot
+
+    def _recover_committables(self, recovered: list[tuple[int, Any]], restored_checkpoint_id: int | None) -> None:
+        # the coordinator commits them (again: it keeps each once); the subtask keeps nothing pending
+        self._announced = True
+        self._send(CommittablesEvent(subtask_index=self._subtask, committables=recovered, recovered=True))
+
+    def _commit_up_to(self, checkpoint_id: int) -> None:
+        for cid in [c for c in self._pending if c <= checkpoint_id]:
+            del self._pending[cid]  # the coordinator commits them
+
+    def _commit_without_checkpoint(self, last: int) -> None:
+        items = [(cid, c) for cid in sorted(self._pending) for c, _ in self._pending[cid]]
+        self._pending.clear()
+        self._send(CommittablesEvent(subtask_index=self._subtask, committables=items, commit_now=True))
+
+    @property
+    def _subtask(self) -> int:
+        assert self.runtime_context is not None
+        return self.runtime_context.info.subtask_index
+
+    def _send(self, event: CommittablesEvent) -> None:
+        assert self.gateway is not None
+        self.gateway.send_event_to_coordinator(event)
