@@ -11,6 +11,7 @@ from postgres_server import PostgresDatabase, PostgresServer
 from processes import running_task_managers
 from redis_server import RedisServer
 from s3_server import MotoS3Server, S3Bucket, moto_s3_server, s3_bucket
+from spark_cluster import SparkStandaloneCluster
 
 
 @pytest.fixture(autouse=True)
@@ -81,3 +82,18 @@ def redis_server(_redis_server: RedisServer) -> Iterator[RedisServer]:
     yield _redis_server
     with _redis_server.client() as client:
         client.flushall()
+
+
+@pytest.fixture(scope="session")
+def spark_standalone() -> Iterator[SparkStandaloneCluster]:
+    """A real Spark standalone cluster on 127.0.0.1 (tests/spark_cluster.py): a master and two workers of 3 cores
+    and 2g each, separate JVM processes from pyspark's launcher, one per session, started on first use (~10 s).
+    ``.master_url`` (``spark://127.0.0.1:PORT``), ``.spark_settings()`` (the ``spark.*`` keys of an application:
+    2 executors × 2 cores by default, so that a second application still gets a core per worker),
+    ``.alive_workers()``, ``.worker_pids()``, ``.worker_of(pid)``, ``.kill_worker(i)``. A test that kills a worker
+    calls ``.restart_killed_workers()`` before it ends (in a ``finally``), so later tests find two workers."""
+    cluster = SparkStandaloneCluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.close()

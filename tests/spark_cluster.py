@@ -233,7 +233,7 @@ class SparkStandaloneCluster:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(daemon.pid, signal.SIGKILL)
         daemon.process.wait(timeout=30)
-        psutil.wait_procs(procs, timeout=30)
+        _wait_dead(procs, 30)
         self.workers[i] = None
         return [p.pid for p in procs]
 
@@ -259,7 +259,7 @@ class SparkStandaloneCluster:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.master.pid, signal.SIGKILL)
             self.master.process.wait(timeout=30)
-            psutil.wait_procs(procs, timeout=30)
+            _wait_dead(procs, 30)
             self.master = None
         shutil.rmtree(self.directory, ignore_errors=True)
 
@@ -271,3 +271,18 @@ def _tree(pid: int) -> list[psutil.Process]:
         return [root, *root.children(recursive=True)]
     except psutil.Error:
         return []
+
+
+def _wait_dead(procs: list[psutil.Process], timeout_s: float) -> None:
+    """Waits until every process of ``procs`` is gone or a zombie (orphans are init's to reap, not ours)."""
+    deadline = time.monotonic() + timeout_s
+    for p in procs:
+        while True:
+            try:
+                if p.status() == psutil.STATUS_ZOMBIE:
+                    break
+            except psutil.Error:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"process {p.pid} still running {timeout_s} s after SIGKILL")
+            time.sleep(0.05)

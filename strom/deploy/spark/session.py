@@ -31,6 +31,7 @@ __all__ = [
     "is_loopback_master",
     "local_cores",
     "runs_on_this_machine",
+    "ship_py_files",
 ]
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ _LOCAL_SETTINGS = {
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:\s*,\s*(\d+))?\])?$")
 _STANDALONE = re.compile(r"^spark://([^/]+)/?$")
+_PY_FILES = "spark.submit.pyFiles"
 
 
 def is_local_master(master: str) -> bool:
@@ -137,7 +139,7 @@ def create_session(config: Configuration, app_name: str) -> SparkSession:
     if set_python:
         os.environ["PYSPARK_PYTHON"] = sys.executable
     try:
-        return builder.getOrCreate()
+        spark = builder.getOrCreate()
     except Exception as exc:
         raise ClusterError(
             f"expected a SparkSession on master '{master}'; got {type(exc).__name__}: {str(exc).strip()[:500]}; "
@@ -146,6 +148,21 @@ def create_session(config: Configuration, app_name: str) -> SparkSession:
     finally:
         if set_python:
             del os.environ["PYSPARK_PYTHON"]
+    ship_py_files(spark, settings.get(_PY_FILES, ""))
+    return spark
+
+
+def ship_py_files(spark: SparkSession, py_files: str) -> None:
+    """Ship ``spark.submit.pyFiles`` (comma-separated ``.py`` / ``.zip`` / ``.egg``) to the executors.
+
+    spark-submit ships them when it launches the driver's JVM, which PySpark does for the first SparkContext of a
+    process only: a session created after another one was stopped would give its executors none of them.
+    ``SparkContext.addPyFile`` ships them whatever started the JVM; a file Spark already lists is left alone."""
+    sc = spark.sparkContext
+    listed = {f.rstrip("/").rpartition("/")[2] for f in sc.listFiles}
+    for path in (p.strip() for p in py_files.split(",")):
+        if path and os.path.basename(path) not in listed:
+            sc.addPyFile(path)
 
 
 def check_session(spark: SparkSession) -> None:

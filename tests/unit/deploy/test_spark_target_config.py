@@ -12,7 +12,13 @@ import pytest
 from strom import Configuration, StreamExecutionEnvironment
 from strom.cli import main as strom_main
 from strom.config import DeploymentOptions, SparkOptions, TaskManagerOptions
-from strom.deploy.spark.session import is_local_master, is_loopback_master, local_cores, runs_on_this_machine
+from strom.deploy.spark.session import (
+    is_local_master,
+    is_loopback_master,
+    local_cores,
+    runs_on_this_machine,
+    ship_py_files,
+)
 from strom.exceptions import CheckpointError, ClusterError, ConfigurationError
 
 
@@ -63,6 +69,16 @@ def test_task_slots_of_a_local_master(master: str, cores: int | None) -> None:
 def test_a_standalone_master_on_loopback_has_its_executors_on_this_machine(master: str, loopback: bool) -> None:
     assert is_loopback_master(master) is loopback
     assert runs_on_this_machine(master) is (loopback or is_local_master(master))
+
+
+def test_py_files_not_yet_listed_by_spark_are_shipped_once() -> None:
+    added: list[str] = []
+    context = SimpleNamespace(listFiles=["spark://127.0.0.1:4040/files/shipped.py"], addPyFile=added.append)
+    session = SimpleNamespace(sparkContext=context)
+    ship_py_files(session, " /jobs/job.py, /jobs/shipped.py,,/libs/deps.zip ")  # type: ignore[arg-type]
+    assert added == ["/jobs/job.py", "/libs/deps.zip"]
+    ship_py_files(session, "")  # type: ignore[arg-type]
+    assert added == ["/jobs/job.py", "/libs/deps.zip"]
 
 
 def test_more_task_managers_than_local_cores_is_refused_before_spark_starts() -> None:
