@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-files bench-typed bench-jdbc clean
+.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -61,6 +61,9 @@ bench-instructions: $(STAMP)  # W2 work per event in CPU instructions (valgrind)
 
 bench-spark: $(SPARK_STAMP)  # Spark local mode: TaskManager startup, W2 vs the MiniCluster; its section of docs/benchmarks.md (~3 min)
 	$(BIN)/python benchmarks/spark.py --write-docs
+
+bench-spark-tables: $(SPARK_STAMP)  # SparkSource reading a Spark Parquet table (p=1, p=2) vs Spark's collect()/toArrow(); its section (~4 min)
+	$(BIN)/python benchmarks/spark_tables.py --write-docs
 
 bench-files: $(STAMP)  # FileSource reads (CSV, JSON lines, Parquet) and the Parquet sink vs plain reads; its section (~3 min)
 	$(BIN)/python benchmarks/files.py --write-docs
