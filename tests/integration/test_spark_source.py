@@ -130,6 +130,37 @@ def test_on_the_spark_target_task_managers_in_spark_tasks_read_the_same_rows(spa
     assert read(env_of(2, spark), staged) == spark_rows(df)
 
 
+@pytest.mark.timeout(300)
+def test_timestamps_binaries_and_nested_columns_and_an_empty_table(spark: Any) -> None:
+    spark.sql(
+        "CREATE TABLE typed USING parquet AS SELECT id, "
+        "timestamp'2024-03-01 12:30:00' + make_interval(0, 0, 0, 0, 0, id) AS ts, "
+        "cast(concat('b', id) AS binary) AS bin, "
+        "array(id, id + 1) AS arr, named_struct('x', id, 'y', 'why') AS st, map('k', named_struct('z', id)) AS m "
+        "FROM range(50)"
+    )
+    spark.sql("CREATE TABLE empty (id bigint, name string) USING parquet")
+    try:
+        source = SparkSource.from_table(spark, "typed")
+        env = env_of(1)
+        # Spark's TimestampType is an instant: strom gives it as an aware datetime in UTC, collect() as local time
+        stream = env.from_source(source, None, "typed").map(
+            lambda r: (r.id, r.ts.astimezone().replace(tzinfo=None), r.bin, tuple(r.arr), (r.st.x, r.st.y), r.m["k"].z)
+        )
+        with stream.execute_and_collect() as results:
+            got = sorted(results)
+        expected = sorted(
+            (r.id, r.ts, bytes(r.bin), tuple(r.arr), (r.st.x, r.st.y), r.m["k"].z)
+            for r in spark.table("typed").collect()
+        )
+        assert got == expected
+        empty = SparkSource.from_table(spark, "empty")
+        assert empty.files == () and read(env_of(2), empty) == Counter()
+    finally:
+        spark.sql("DROP TABLE typed")
+        spark.sql("DROP TABLE empty")
+
+
 class Throttle(MapFunction):
     """About ``rate`` records per second per subtask, so that the job lasts until a TaskManager is killed."""
 

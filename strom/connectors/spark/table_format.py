@@ -9,12 +9,13 @@ file list Spark's catalog gave in the client; it reads the files' footers on the
 Each output column is either a column of the files, matched by name as Spark matches them (exactly, else
 case-insensitively; a column a file lacks is null, as Spark reads an evolved schema) and cast to the column's
 pyarrow type where the file's differs (Spark's INT96 timestamps), or a partition column, whose value the split
-carries.
+carries. Values take the shapes ``collect()`` gives: a map a ``dict``, a struct a named ``Row`` (at any depth); a
+timestamp an aware ``datetime`` in UTC (``collect()`` gives Spark's instant as naive local time).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -105,6 +106,32 @@ class SparkFilesFormat(BulkFormat):
         return SparkFileSplitReader(self, fs, fs_path, split)
 
 
+def nested_converter(arrow_type: pa.DataType) -> Callable[[Any], Any] | None:
+    """What turns ``to_pylist(maps_as_pydicts="strict")``'s value of ``arrow_type`` into Spark's shape: a struct
+    into a named :class:`~strom.api.row.Row` (as ``collect()`` gives a pyspark ``Row``), inside lists and maps too;
+    ``None`` when the value is right as it is."""
+    if pa.types.is_struct(arrow_type):
+        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
+        names = [f.name for f in fields]
+        converters = [nested_converter(f.type) or _same for f in fields]
+        make = row_factory(names)
+        return lambda v: None if v is None else make([c(v[n]) for n, c in zip(names, converters, strict=True)])
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        inner = nested_converter(arrow_type.value_type)
+        return None if inner is None else (lambda v: None if v is None else [inner(x) for x in v])
+    if pa.types.is_map(arrow_type):
+        key, item = nested_converter(arrow_type.key_type), nested_converter(arrow_type.item_type)
+        if key is None and item is None:
+            return None
+        k, i = key or _same, item or _same
+        return lambda v: None if v is None else {k(a): i(b) for a, b in v.items()}
+    return None
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
 def _match(names: Sequence[str], wanted: str) -> str | None:
     if wanted in names:
         return wanted
@@ -130,6 +157,8 @@ class SparkFileSplitReader:
             self._file.close()
             raise
         self._make = row_factory(list(fmt.fields))
+        self._nested = [pa.types.is_nested(t) for t in fmt.arrow_types]
+        self._converters = [nested_converter(t) for t in fmt.arrow_types]
         self._rows_read = self._to_skip = split.position.records_after_offset
         self._pending: list[Any] = []
 
@@ -171,7 +200,8 @@ class SparkFileSplitReader:
     def _rows(self, batch: pa.RecordBatch) -> list[Any]:
         n = batch.num_rows
         columns: list[Any] = []
-        for source, column, want in zip(self._fmt.sources, self._columns, self._fmt.arrow_types, strict=True):
+        fmt = self._fmt
+        for i, (source, column, want) in enumerate(zip(fmt.sources, self._columns, fmt.arrow_types, strict=True)):
             if isinstance(source, int):
                 columns.append(repeat(self._partition_values[source], n))
             elif column is None:
@@ -180,7 +210,12 @@ class SparkFileSplitReader:
                 values = batch.column(column)
                 if values.type != want:
                     values = self._cast(values, want, column)
-                columns.append(values.to_pylist())
+                if not self._nested[i]:
+                    columns.append(values.to_pylist())
+                    continue
+                pylist = values.to_pylist(maps_as_pydicts="strict")
+                convert = self._converters[i]
+                columns.append(pylist if convert is None else [convert(v) for v in pylist])
         if not columns:
             return [self._make(()) for _ in range(n)]
         return list(map(self._make, zip(*columns, strict=False)))

@@ -31,7 +31,7 @@ from strom.connectors.spark.catalog import (
     spark_to_type_info,
     to_fsspec_url,
 )
-from strom.connectors.spark.table_format import SparkFileEnumerator, SparkFilesFormat
+from strom.connectors.spark.table_format import SparkFileEnumerator, SparkFilesFormat, nested_converter
 from strom.exceptions import ConnectorError
 
 pytestmark = pytest.mark.timeout(30)
@@ -254,3 +254,17 @@ def test_a_file_gone_since_the_catalog_listed_it_is_named(tmp_path: Path) -> Non
     split = fmt.create_file_splits(fs, str(tmp_path / "a.parquet"), url, 0, (None,))[0]
     with pytest.raises(ConnectorError, match=r"gone\.parquet of table t to exist"):
         fmt.create_reader(fs, str(tmp_path / "gone.parquet"), split)
+
+
+def test_nested_values_take_spark_shapes_structs_as_named_rows() -> None:
+    st = pa.struct([pa.field("x", pa.int32()), pa.field("tags", pa.map_(pa.string(), pa.int64()))])
+    arr = pa.array([{"x": 1, "tags": [("a", 2)]}, None], type=st)
+    convert = nested_converter(st)
+    assert convert is not None
+    first, second = (convert(v) for v in arr.to_pylist(maps_as_pydicts="strict"))
+    assert first.x == 1 and first["tags"] == {"a": 2} and first.get_field_names() == ["x", "tags"]
+    assert second is None
+    assert nested_converter(pa.list_(pa.int64())) is None  # lists of plain values are right as they are
+    assert nested_converter(pa.map_(pa.string(), pa.int64())) is None
+    rows = nested_converter(pa.list_(st))
+    assert rows is not None and rows([{"x": 3, "tags": None}])[0].x == 3
