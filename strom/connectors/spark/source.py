@@ -52,6 +52,7 @@ from strom.connectors.file_system.file_enumerator import is_hidden
 from strom.connectors.file_system.source import FileSource
 from strom.connectors.spark.catalog import (
     READABLE_FORMATS,
+    SparkColumn,
     SparkTable,
     TableFile,
     describe_table,
@@ -361,7 +362,7 @@ def _check_unique(names: Sequence[str], where: str) -> None:
         seen.add(name.casefold())
 
 
-def _select_columns(table: SparkTable, columns: Sequence[str] | None) -> list[Any]:
+def _select_columns(table: SparkTable, columns: Sequence[str] | None) -> list[SparkColumn]:
     if columns is None:
         return list(table.columns)
     if isinstance(columns, str) or not isinstance(columns, Sequence):
