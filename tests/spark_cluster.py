@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -41,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from processes import free_port
 
 __all__ = ["SparkStandaloneCluster"]
 
@@ -57,12 +57,13 @@ def spark_home() -> str:
 
 @dataclass
 class _Daemon:
-    """One JVM the cluster started (master or worker): its own process group, its log file."""
+    """One JVM the cluster started (master or worker): its own process group, its log file, the ports it bound."""
 
     name: str
     process: subprocess.Popen[bytes]
     log: Path
-    webui_port: int
+    port: int = 0  # RPC
+    webui_port: int = 0
 
     @property
     def pid(self) -> int:
@@ -74,13 +75,31 @@ class _Daemon:
         except OSError:
             return ""
 
+    def wait_bound(self, rpc: str, webui: str, deadline: float) -> None:
+        """Waits until the log names the ports the daemon bound (it asked for port 0: no port can be taken in
+        between, as with a port chosen before the start) and records them."""
+        patterns = [
+            re.compile(rpc + r"127\.0\.0\.1:(\d+)"),
+            re.compile(webui + r".*started at http://127\.0\.0\.1:(\d+)"),
+        ]
+        while True:
+            text = self.log_tail(1_000_000)
+            found = [m.group(1) for m in (p.search(text) for p in patterns) if m is not None]
+            if len(found) == 2:
+                self.port, self.webui_port = int(found[0]), int(found[1])
+                return
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Spark {self.name} exited with {self.process.returncode}:\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Spark {self.name} bound no ports in time:\n{self.log_tail()}")
+            time.sleep(0.1)
+
 
 @dataclass
 class SparkStandaloneCluster:
     """A Spark standalone master and ``workers`` workers (``cores`` cores and ``memory`` each) on 127.0.0.1."""
 
     directory: Path
-    port: int
     cores: int
     memory: str
     master: _Daemon | None = None
@@ -92,12 +111,14 @@ class SparkStandaloneCluster:
     def start(
         cls, *, workers: int = 2, cores: int = 3, memory: str = "2g", timeout_s: float = 180.0
     ) -> SparkStandaloneCluster:
-        cluster = cls(Path(tempfile.mkdtemp(prefix="strom-spark-standalone-")), free_port(), cores, memory)
+        cluster = cls(Path(tempfile.mkdtemp(prefix="strom-spark-standalone-")), cores, memory)
         cluster._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never a proxy
         try:
-            cluster.master = cluster._spawn("master", [_MASTER, "--host", "127.0.0.1", "--port", str(cluster.port)])
+            deadline = time.monotonic() + timeout_s
+            cluster.master = cluster._spawn("master", [_MASTER, "--host", "127.0.0.1", "--port", "0"])
+            cluster.master.wait_bound("Starting Spark master at spark://", "MasterWebUI", deadline)
             cluster.workers = [cluster._spawn_worker(i) for i in range(workers)]
-            cluster.wait_workers_alive(timeout_s)
+            cluster.wait_workers_alive(max(1.0, deadline - time.monotonic()))
         except BaseException:
             cluster.close()
             raise
@@ -106,7 +127,8 @@ class SparkStandaloneCluster:
     # -- addresses ---------------------------------------------------------------------------------------------
     @property
     def master_url(self) -> str:
-        return f"spark://127.0.0.1:{self.port}"
+        assert self.master is not None
+        return f"spark://127.0.0.1:{self.master.port}"
 
     @property
     def web_url(self) -> str:
@@ -140,16 +162,16 @@ class SparkStandaloneCluster:
             SPARK_PUBLIC_DNS="127.0.0.1",
             SPARK_LOCAL_DIRS=str(self.directory / "local"),
             SPARK_DAEMON_MEMORY="512m",
+            SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false",  # its REST server would take the fixed port 6066
             PYSPARK_PYTHON=sys.executable,
         )
         return env
 
     def _spawn(self, name: str, args: list[str]) -> _Daemon:
-        webui = free_port()
         logs = self.directory / "logs"
         logs.mkdir(exist_ok=True)
         log = logs / f"{name}.log"
-        command = [os.path.join(spark_home(), "bin", "spark-class"), *args, "--webui-port", str(webui)]
+        command = [os.path.join(spark_home(), "bin", "spark-class"), *args, "--webui-port", "0"]
         with open(log, "ab") as out:
             process = subprocess.Popen(
                 command,
@@ -159,12 +181,12 @@ class SparkStandaloneCluster:
                 env=self._env(),
                 start_new_session=True,  # its own process group: close() kills the group
             )
-        return _Daemon(name, process, log, webui)
+        return _Daemon(name, process, log)
 
     def _spawn_worker(self, i: int) -> _Daemon:
         work = self.directory / f"work-{i}"
         work.mkdir(exist_ok=True)
-        args = [_WORKER, self.master_url, "--host", "127.0.0.1", "--cores", str(self.cores)]
+        args = [_WORKER, self.master_url, "--host", "127.0.0.1", "--port", "0", "--cores", str(self.cores)]
         self._started += 1
         return self._spawn(f"worker-{i}.{self._started}", [*args, "--memory", self.memory, "--work-dir", str(work)])
 
@@ -183,15 +205,16 @@ class SparkStandaloneCluster:
         return [w for w in self.master_state().get("workers", []) if w.get("state") == "ALIVE"]
 
     def _alive_indexes(self) -> set[int]:
-        addresses = {w.get("webuiaddress", "").rstrip("/") for w in self.alive_workers()}
-        return {
-            i for i, w in enumerate(self.workers) if w is not None and f"http://127.0.0.1:{w.webui_port}" in addresses
-        }
+        ports = {int(w.get("port", -1)) for w in self.alive_workers() if w.get("host") == "127.0.0.1"}
+        return {i for i, w in enumerate(self.workers) if w is not None and w.port in ports}
 
     def wait_workers_alive(self, timeout_s: float = 180.0) -> None:
         """Waits until the master has every started worker ALIVE; fails naming the log of a daemon that exited."""
         deadline = time.monotonic() + timeout_s
         expected = {i for i, w in enumerate(self.workers) if w is not None}
+        for w in self.workers:
+            if w is not None and not w.port:
+                w.wait_bound("Starting Spark worker ", "WorkerWebUI", deadline)
         while True:
             for daemon in [self.master, *self.workers]:
                 if daemon is not None and daemon.process.poll() is not None:
