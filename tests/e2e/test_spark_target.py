@@ -50,6 +50,7 @@ from strom import (
     StreamExecutionEnvironment,
 )
 from strom.deploy.spark.session import create_session
+from strom.exceptions import ResourceError
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
@@ -306,3 +307,18 @@ def test_a_killed_spark_worker_is_survived_exactly_once_by_task_managers_on_the_
     assert wait_gone(pids, 20) == []
     assert spark.sparkContext.statusTracker().getActiveJobsIds() == []
     assert len(cluster.alive_workers()) == 2
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("spark", [STANDALONE], indirect=True)
+def test_more_task_managers_than_the_application_has_task_slots_fail_naming_its_capacity(spark: Any) -> None:
+    assert spark.sparkContext.getConf().get("spark.cores.max") == "4"
+    env = spark_env(spark, **{"spark.taskmanagers": 5, "taskmanager.registration.timeout": "3 s"})
+    env.set_parallelism(1)
+    env.from_sequence(1, 10).print()
+    with pytest.raises(ResourceError, match=r"expected 5 TaskManagers .* still waiting for a Spark task slot "):
+        env.execute("five TaskManagers on four cores")
+    deadline = time.monotonic() + 30
+    while spark.sparkContext.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert spark.sparkContext.statusTracker().getActiveJobsIds() == []

@@ -41,13 +41,13 @@ from strom.deploy.spark.session import (
     runs_on_this_machine,
 )
 from strom.deploy.spark.task_manager_job import SparkTaskManagerLaunch, task_manager_partition
-from strom.exceptions import CheckpointError, ClusterError
+from strom.exceptions import CheckpointError, ClusterError, ResourceError
 from strom.runtime.taskexecutor.runner import TaskManagerSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["SparkCluster"]
+__all__ = ["SparkCluster", "registration_timeout_message"]
 
 log = logging.getLogger(__name__)
 
@@ -203,8 +203,47 @@ class SparkCluster(ActiveCluster):
                     "docs/deploy-spark.md)"
                 )
 
+    def _wait_for_registration(self) -> None:
+        """As the base class; when the TaskManagers do not all register in time, say how many still wait for a
+        Spark task slot (on a cluster the usual cause: the application has fewer free cores than TaskManagers)."""
+        try:
+            super()._wait_for_registration()
+        except ResourceError as exc:
+            with self._lock:
+                registered = len(self._registered_pids)
+            conf = self.spark.sparkContext.getConf() if self.spark is not None else None
+            raise ResourceError(
+                registration_timeout_message(
+                    master=self.master,
+                    expected=self.num_task_managers,
+                    registered=registered,
+                    waiting=self._task_managers_waiting_for_a_slot(),
+                    settings={k: conf.get(k) for k in _CAPACITY_SETTINGS} if conf is not None else {},
+                    error=str(exc),
+                )
+            ) from None
+
+    def _task_managers_waiting_for_a_slot(self) -> int:
+        """Unregistered TaskManagers whose Spark job runs no task yet (Spark's status tracker)."""
+        assert self.spark is not None
+        tracker = self.spark.sparkContext.statusTracker()
+        with self._lock:
+            unregistered = [r for r in self._launches.values() if r.tm_id not in self._registered_pids]
+        waiting = 0
+        for record in unregistered:
+            running = 0
+            for job_id in tracker.getJobIdsForGroup(record.job_group):
+                job = tracker.getJobInfo(job_id)
+                for stage_id in job.stageIds if job is not None else []:
+                    stage = tracker.getStageInfo(stage_id)
+                    running += stage.numActiveTasks if stage is not None else 0
+            if running == 0 and not record.ended.is_set():
+                waiting += 1
+        return waiting
+
     def _stop_task_managers(self) -> None:
-        """Tell every TaskManager to stop, wait for their Spark jobs, cancel the job groups of the rest."""
+        """Tell every TaskManager to stop, wait for their Spark jobs, cancel the job groups of the rest — at once for
+        a TaskManager that never registered (its task may still wait for a Spark task slot: nothing to tell)."""
         if self.dispatcher is not None and self._loop is not None and self._loop.is_running():
             try:
                 self.run(self._shutdown_task_managers(), timeout=10)
@@ -212,6 +251,11 @@ class SparkCluster(ActiveCluster):
                 log.debug("asking the TaskManagers to shut down: %s", exc)
         with self._lock:
             launches = list(self._launches.values())
+            unregistered = [r for r in launches if r.tm_id not in self._registered_pids]
+        if self.spark is not None:
+            for record in unregistered:
+                if not record.ended.is_set():
+                    self.spark.sparkContext.cancelJobGroup(record.job_group)
         deadline = time.monotonic() + _STOP_TIMEOUT
         for record in launches:
             record.ended.wait(max(0.0, deadline - time.monotonic()))
@@ -242,6 +286,26 @@ class SparkCluster(ActiveCluster):
     def spark_job_groups(self) -> list[str]:
         with self._lock:
             return [r.job_group for r in self._launches.values()]
+
+
+_CAPACITY_SETTINGS = ("spark.cores.max", "spark.executor.cores", "spark.task.cpus", "spark.dynamicAllocation.enabled")
+
+
+def registration_timeout_message(
+    *, master: str, expected: int, registered: int, waiting: int, settings: dict[str, str | None], error: str
+) -> str:
+    """The error when TaskManagers did not register in time: when some still wait for a Spark task slot, the
+    capacity settings that decide how many slots the application has, else the original ``error``."""
+    if waiting == 0:
+        return error
+    named = ", ".join(f"{k}={v}" for k, v in settings.items() if v is not None) or "Spark's defaults"
+    return (
+        f"expected {expected} TaskManagers to start in Spark tasks on '{master}'; got {registered} registered and "
+        f"{waiting} still waiting for a Spark task slot ({named}); hint: each TaskManager holds one task slot "
+        "(spark.task.cpus cores of an executor) for the job's life: give the application more cores "
+        "(spark.cores.max, spark.executor.cores, free workers — another application may hold them) or use fewer "
+        "TaskManagers (spark.taskmanagers, more taskmanager.numberOfTaskSlots / strom run --slots)"
+    )
 
 
 def _spark_error_summary(text: str) -> str:

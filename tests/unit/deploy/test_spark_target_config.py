@@ -81,6 +81,24 @@ def test_py_files_not_yet_listed_by_spark_are_shipped_once() -> None:
     assert added == ["/jobs/job.py", "/libs/deps.zip"]
 
 
+def test_task_managers_waiting_for_spark_task_slots_are_named_with_the_capacity_settings() -> None:
+    from strom.deploy.spark.spark_cluster import registration_timeout_message
+
+    settings = {"spark.cores.max": "4", "spark.executor.cores": "2", "spark.task.cpus": None}
+    message = registration_timeout_message(
+        master="spark://127.0.0.1:7077", expected=5, registered=4, waiting=1, settings=settings, error="timed out"
+    )
+    assert message.startswith(
+        "expected 5 TaskManagers to start in Spark tasks on 'spark://127.0.0.1:7077'; got 4 registered and 1 still "
+        "waiting for a Spark task slot (spark.cores.max=4, spark.executor.cores=2); hint: "
+    )
+    assert "spark.task.cpus=" not in message and "--slots" in message
+    none_waiting = registration_timeout_message(
+        master="yarn", expected=2, registered=1, waiting=0, settings=settings, error="timed out"
+    )
+    assert none_waiting == "timed out"
+
+
 def test_more_task_managers_than_local_cores_is_refused_before_spark_starts() -> None:
     env = StreamExecutionEnvironment.get_execution_environment(
         Configuration({"execution.target": "spark", "spark.master": "local[2]", "spark.taskmanagers": 3})
