@@ -20,7 +20,7 @@ from pathlib import Path
 from strom.api.environment import TARGETS, StreamExecutionEnvironment
 from strom.api.job_client import interrupted_job
 from strom.config import ClusterOptions, Configuration, DeploymentOptions, SparkOptions, TaskManagerOptions
-from strom.exceptions import ConfigurationError, JobExecutionError
+from strom.exceptions import ClusterError, ConfigurationError, JobExecutionError
 
 
 def _configuration(ns: argparse.Namespace) -> Configuration:
@@ -72,6 +72,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"strom run: {exc}", file=sys.stderr)
             return 2
         StreamExecutionEnvironment.set_context_configuration(conf)
+        if conf.get(DeploymentOptions.TARGET) == "spark":
+            # as spark-submit: the program's SparkSession.builder.getOrCreate() is the session its jobs run on
+            # (its catalog for SparkSource / SparkTableSink), started before the program
+            from strom.deploy.spark.session import create_session
+
+            try:
+                create_session(conf, script.stem)
+            except ClusterError as exc:
+                print(f"strom run: {exc}", file=sys.stderr)
+                return 1
         sys.argv = [str(script), *ns.args]
         sys.path.insert(0, str(script.parent.resolve()))
         try:

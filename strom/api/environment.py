@@ -232,6 +232,10 @@ class StreamExecutionEnvironment:
         operator = SourceOperator(source, watermark_strategy)
         t = SourceTransformation(f"Source: {source_name}", operator, parallel=source.parallel)
         t.output_type = operator.output_type = declared_type(type_info, "from_source()")
+        produced = getattr(source, "get_produced_type", None)
+        if type_info is None and callable(produced):
+            # Flink's ResultTypeQueryable source: its records are of its type already (no conversion)
+            t.output_type = produced()
         if not source.parallel:
             t.parallelism = 1
         self._transformations.append(t)

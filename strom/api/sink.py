@@ -217,6 +217,11 @@ class GlobalCommitter(ABC, Generic[CommT]):
         """Committables of a checkpoint that never completed, which no restore brings back: remove what they
         staged. Default: nothing."""
 
+    def clean_up(self, subtask: int, keep: list[CommT]) -> None:
+        """Subtask ``subtask`` restarts: remove what its earlier attempts staged that is not among ``keep`` (still
+        to be committed, or referenced by a savepoint) — data of the checkpoint in progress when it failed.
+        Default: nothing."""
+
     def close(self) -> None:
         """The job ended; release resources."""
 

@@ -2,7 +2,7 @@
 themselves (pyarrow, fsspec) — the rows never pass through the Spark driver.
 
     >>> source = SparkSource.from_table(spark, "sales", columns=["id", "amount", "day"])
-    >>> rows = env.from_source(source, None, "sales", source.get_produced_type())   # Row(id=..., amount=..., day=...)
+    >>> rows = env.from_source(source, None, "sales")   # Row(id=..., amount=..., day=...), typed ROW_NAMED
     >>> big = SparkSource.from_dataframe(spark.table("sales").where("amount > 100").groupBy("day").count())
 
 ``from_table`` asks Spark's catalog (in the client, where the SparkSession is) for the table's columns, partition
@@ -11,7 +11,8 @@ group or stripe each, handed out by the FileSource's static enumerator on the Jo
 on the TaskManagers; a checkpoint holds each unfinished split with the rows read, so failover and savepoints
 resume exactly. Rows are named :class:`~strom.api.row.Row` s with the table's column names, partition columns
 included (their values come from the files' ``column=value`` directories, typed by the partition schema);
-:meth:`SparkSource.get_produced_type` is their ``Types.ROW_NAMED``.
+:meth:`SparkSource.get_produced_type` is their ``Types.ROW_NAMED``, the stream's declared type (as a Flink
+``ResultTypeQueryable`` source's).
 
 ``from_dataframe`` reads a DataFrame that is a plain scan of Parquet or ORC files (its analyzed plan is a
 ``LogicalRelation`` over a ``HadoopFsRelation``, under ``SubqueryAlias`` and ``Project`` s of plain columns only)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import pickle
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -78,12 +79,23 @@ class _Reports:
     def __init__(self) -> None:
         self.by_checkpoint: dict[int, dict[Any, Any]] = {}
         self.savepoints: set[int] = set()
+        #: every committable pre-committed at a savepoint of this job: a later job may restore and commit it
+        self.of_savepoints: dict[Any, Any] = {}
 
     def add(self, items: list[tuple[int, Any]], *, savepoint: bool = False) -> None:
         for cid, committable in items:
-            self.by_checkpoint.setdefault(cid, {})[_identity(committable)] = committable
+            key = _identity(committable)
+            self.by_checkpoint.setdefault(cid, {})[key] = committable
             if savepoint:
                 self.savepoints.add(cid)
+                self.of_savepoints[key] = committable
+
+    def kept(self) -> list[Any]:
+        """Every committable someone may still commit."""
+        items = dict(self.of_savepoints)
+        for by_key in self.by_checkpoint.values():
+            items.update(by_key)
+        return list(items.values())
 
     def take_up_to(self, checkpoint_id: int) -> tuple[int, list[Any]]:
         """Remove and return the committables of checkpoints up to ``checkpoint_id`` (oldest first) and the newest
@@ -151,6 +163,8 @@ class GlobalCommitterCoordinator(OperatorCoordinator):
             self._completed = max(self._completed, checkpoint_id)
         self._discard(self._reports.drop_after(checkpoint_id))
         self._awaiting.add(subtask)
+        keep = self._reports.kept() + [c for items in self._committing.values() for c in items]
+        self._in_committer_thread(f"cleaning up after subtask {subtask}", lambda c: c.clean_up(subtask, keep))
 
     def close(self) -> None:
         if self._closed:
@@ -236,19 +250,22 @@ class GlobalCommitterCoordinator(OperatorCoordinator):
         )
 
     def _discard(self, items: list[Any]) -> None:
-        if not items:
-            return
+        if items:
+            self._in_committer_thread("discarding the staged data of failed checkpoints", lambda c: c.discard(items))
 
-        def discard() -> None:
+    def _in_committer_thread(self, what: str, action: Callable[[GlobalCommitter[Any]], None]) -> None:
+        """Clean-up work, in order with the commits; a failure is logged (the data stays, nothing is lost)."""
+
+        def run() -> None:
             try:
-                committer = self._committer or self._sink.create_global_committer()
-                self._committer = committer
-                committer.discard(items)
+                if self._committer is None:
+                    self._committer = self._sink.create_global_committer()
+                action(self._committer)
             except Exception:
-                log.warning("%s: discarding the staged data of failed checkpoints failed", self._name, exc_info=True)
+                log.warning("%s: %s failed", self._name, what, exc_info=True)
 
         if not self._closed:
-            self._executor.submit(discard)
+            self._executor.submit(run)
 
     @property
     def _name(self) -> str:
