@@ -1,0 +1,176 @@
+"""SparkTableSink across savepoints, on real TaskManager processes (MiniCluster) with a real SparkSession (local
+mode) in the client, whose catalog the JobManager's global committer updates.
+
+Stop-with-savepoint of a keyed job at p=2, resumed as a new job at p=1 and p=3: the table ends equal to the
+failure-free result, no row twice, nothing left staged. A savepoint taken while the job keeps running commits
+nothing; the job is cancelled; its staged files survive the cancellation and the job resumed from the savepoint
+commits them — exactly once again."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from failover import completed_checkpoints
+
+from strom import Configuration, DataGeneratorSource, KeyedProcessFunction, StreamExecutionEnvironment
+from strom.api.row import Row
+from strom.api.state import ValueStateDescriptor
+from strom.api.typeinfo import Types
+from strom.connectors.spark.sink import STAGING_DIR, SparkTableSink
+from strom.deploy.spark.session import create_session
+
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
+
+ROW = Types.ROW_NAMED(["key", "n", "value", "bucket"], [Types.STRING(), Types.LONG(), Types.LONG(), Types.STRING()])
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    session = create_session(
+        Configuration({"spark.master": "local[2]", "spark.sql.warehouse.dir": str(warehouse)}), "strom-sink-savepoints"
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+class RunningCount(KeyedProcessFunction):
+    """(key, n-th record of the key, value, bucket): a restore that lost or repeated a record changes n."""
+
+    def open(self, ctx: Any) -> None:
+        self.count = ctx.get_state(ValueStateDescriptor("count", Types.LONG()))
+
+    def process_element(self, value: tuple[str, int], ctx: Any) -> Any:
+        n = (self.count.value() or 0) + 1
+        self.count.update(n)
+        yield Row(key=value[0], n=n, value=value[1], bucket=f"b{value[1] % 3}")
+
+
+def event(i: int) -> tuple[str, int]:
+    return (f"k{i % 7}", i)
+
+
+def failure_free(n: int) -> list[tuple[str, int, int, str]]:
+    seen: Counter[str] = Counter()
+    out = []
+    for i in range(n):
+        key, v = event(i)
+        seen[key] += 1
+        out.append((key, seen[key], v, f"b{v % 3}"))
+    return sorted(out)
+
+
+def env_at(parallelism: int, interval_ms: int = 200) -> StreamExecutionEnvironment:
+    env = StreamExecutionEnvironment.get_execution_environment(
+        Configuration({"taskmanager.numberOfTaskSlots": parallelism})
+    )
+    env.set_parallelism(parallelism)
+    env.enable_checkpointing(interval_ms)
+    return env
+
+
+def keyed_job(env: StreamExecutionEnvironment, n: int, table: str, rate: int = 0) -> None:
+    source = DataGeneratorSource(event, n, rate) if rate else DataGeneratorSource(event, n)
+    (
+        env.from_source(source, source_name="events")
+        .set_parallelism(1)
+        .uid("events")
+        .key_by(lambda e: e[0])
+        .process(RunningCount(), output_type=ROW)
+        .uid("count")
+        .sink_to(SparkTableSink(table, partition_by=["bucket"]))
+        .uid("table")
+    )
+
+
+def table_rows(spark: Any, name: str) -> list[tuple[Any, ...]]:
+    spark.catalog.refreshTable(name)
+    return sorted(tuple(r) for r in spark.table(name).select("key", "n", "value", "bucket").collect())
+
+
+def staged_files(spark: Any, name: str) -> list[Path]:
+    location = Path(spark.sql(f"DESCRIBE TABLE EXTENDED {name}").where("col_name = 'Location'").first()[1][5:])
+    return sorted(p for p in (location / STAGING_DIR).rglob("*") if p.is_file())
+
+
+def rows_arrive(spark: Any, name: str, client: Any, timeout_s: float = 60.0) -> int:
+    """Waits until the running job committed some rows into ``name``; returns how many."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if spark.catalog.tableExists(name) and (count := len(table_rows(spark, name))):
+            return count
+        assert not client.get_job_status().is_globally_terminal, "the job ended before it committed anything"
+        time.sleep(0.1)
+    raise AssertionError(f"expected rows in '{name}' within {timeout_s} s; got none")
+
+
+def assert_exactly_once(spark: Any, name: str, n: int) -> None:
+    rows = table_rows(spark, name)
+    assert len(rows) == len(set(rows)), "a row is in the table twice"
+    assert rows == failure_free(n)
+    assert staged_files(spark, name) == [], "staged files were left behind"
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("new_parallelism", [1, 3])
+def test_stop_with_savepoint_then_resume_at_another_parallelism_is_exactly_once(
+    spark: Any, tmp_path: Path, new_parallelism: int
+) -> None:
+    n, table = 30_000, f"stopped_p{new_parallelism}"
+    env = env_at(2)
+    keyed_job(env, n, table, rate=2_500)
+    client = env.execute_async("into a Spark table, before the savepoint")
+    completed_checkpoints(client, 2)
+    rows_arrive(spark, table, client)
+    savepoint = client.stop_with_savepoint(str(tmp_path / "savepoints"))
+    # the savepoint of stop-with-savepoint commits: its rows are in the table once the job stopped, nothing staged
+    first = table_rows(spark, table)
+    assert 0 < len(first) < n, "the savepoint should be taken mid-way"
+    assert len(first) == len(set(first))
+    assert staged_files(spark, table) == [], "the stopped job left staged files"
+
+    env2 = env_at(new_parallelism)
+    keyed_job(env2, n, table)
+    result = env2.execute("into a Spark table, after the savepoint", savepoint_path=savepoint)
+    assert result.num_restarts == 0
+    assert_exactly_once(spark, table, n)
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("new_parallelism", [2, 3])
+def test_a_savepoint_of_a_running_job_cancelled_after_it_is_committed_by_the_job_resumed_from_it(
+    spark: Any, tmp_path: Path, new_parallelism: int
+) -> None:
+    """After its first checkpoint the job takes no other (a long minimum pause), so nothing after the savepoint is
+    committed before the cancellation — the precondition of exactly once from an older savepoint (as in Flink, a
+    resumed job emits again what the old one committed after the savepoint)."""
+    n, table = 30_000, f"resumed_p{new_parallelism}"
+    env = env_at(2)
+    env.get_checkpoint_config().set_min_pause_between_checkpoints(600_000)
+    keyed_job(env, n, table, rate=2_000)
+    client = env.execute_async("into a Spark table, savepoint while running")
+    try:
+        completed_checkpoints(client, 1)
+        committed = rows_arrive(spark, table, client)
+        savepoint = client.trigger_savepoint(str(tmp_path / "savepoints"))
+        staged = staged_files(spark, table)
+        assert staged, "the savepoint should have staged files"
+        assert len(table_rows(spark, table)) == committed, "a savepoint of a running job commits nothing"
+    finally:
+        client.cancel()
+    # the cancellation removed the writers' unfinished files and kept the savepoint's
+    kept = staged_files(spark, table)
+    assert kept and set(kept) <= set(staged), f"staged after the cancellation only: {set(kept) - set(staged)}"
+    assert len(table_rows(spark, table)) == committed
+
+    env2 = env_at(new_parallelism)
+    keyed_job(env2, n, table)
+    result = env2.execute("into a Spark table, resumed from the savepoint", savepoint_path=savepoint)
+    assert result.num_restarts == 0
+    assert_exactly_once(spark, table, n)
