@@ -4,7 +4,8 @@ mode) in the client, whose catalog the JobManager's global committer updates.
 Stop-with-savepoint of a keyed job at p=2, resumed as a new job at p=1 and p=3: the table ends equal to the
 failure-free result, no row twice, nothing left staged. A savepoint taken while the job keeps running commits
 nothing; the job is cancelled; its staged files survive the cancellation and the job resumed from the savepoint
-commits them — exactly once again."""
+commits them — exactly once again. A job without checkpoints at p=2 commits both subtasks' output in one commit
+once both ended."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from strom import Configuration, DataGeneratorSource, KeyedProcessFunction, Stre
 from strom.api.row import Row
 from strom.api.state import ValueStateDescriptor
 from strom.api.typeinfo import Types
-from strom.connectors.spark.sink import STAGING_DIR, SparkTableSink
+from strom.connectors.spark.sink import COMMITS_DIR, STAGING_DIR, SparkTableSink
 from strom.deploy.spark.session import create_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -94,9 +95,12 @@ def table_rows(spark: Any, name: str) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in spark.table(name).select("key", "n", "value", "bucket").collect())
 
 
+def location(spark: Any, name: str) -> Path:
+    return Path(spark.sql(f"DESCRIBE TABLE EXTENDED {name}").where("col_name = 'Location'").first()[1][5:])
+
+
 def staged_files(spark: Any, name: str) -> list[Path]:
-    location = Path(spark.sql(f"DESCRIBE TABLE EXTENDED {name}").where("col_name = 'Location'").first()[1][5:])
-    return sorted(p for p in (location / STAGING_DIR).rglob("*") if p.is_file())
+    return sorted(p for p in (location(spark, name) / STAGING_DIR).rglob("*") if p.is_file())
 
 
 def rows_arrive(spark: Any, name: str, client: Any, timeout_s: float = 60.0) -> int:
@@ -174,3 +178,15 @@ def test_a_savepoint_of_a_running_job_cancelled_after_it_is_committed_by_the_job
     result = env2.execute("into a Spark table, resumed from the savepoint", savepoint_path=savepoint)
     assert result.num_restarts == 0
     assert_exactly_once(spark, table, n)
+
+
+@pytest.mark.timeout(240)
+def test_without_checkpoints_every_subtasks_output_lands_in_one_commit(spark: Any) -> None:
+    n, table = 6_000, "unchecked"
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"taskmanager.numberOfTaskSlots": 2}))
+    env.set_parallelism(2)
+    keyed_job(env, n, table)
+    env.execute("into a Spark table, without checkpoints")
+    assert_exactly_once(spark, table, n)
+    markers = sorted((location(spark, table) / COMMITS_DIR).glob("*.json"))
+    assert len(markers) == 1, f"expected one commit of both subtasks' files; got {[m.name for m in markers]}"

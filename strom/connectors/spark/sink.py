@@ -364,11 +364,17 @@ class SparkTableCommitter(GlobalCommitter[StagedFile]):
         log.info("SparkTableSink: checkpoint %d: %d rows into '%s'", checkpoint_id, record["rows"], self.spec.name)
 
     def _move(self, f: StagedFile) -> None:
+        """Moves ``f`` into the table once: a committer that finds it moved already (by an earlier attempt, or by
+        the job a savepoint was taken of, whose last commit may still be running) has nothing to do."""
         target = f"{self._root}/{f.table_path}"
         if self._fs.exists(f.staging_url):
             parent = target.rsplit("/", 1)[0]
             self._fs.makedirs(parent, exist_ok=True)
-            self._fs.mv(f.staging_url, target)
+            try:
+                self._fs.mv(f.staging_url, target)
+            except FileNotFoundError:  # moved meanwhile by the other committer
+                if not self._fs.exists(target):
+                    raise
         elif not self._fs.exists(target):
             raise ConnectorError(
                 f"SparkTableSink: expected the staged file {f.staging_url} of table '{self.spec.name}' or its "

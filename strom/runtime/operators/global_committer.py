@@ -11,10 +11,17 @@ learns that the checkpoint completed; a restored subtask sends them again (a :cl
 :class:`GlobalCommitterCoordinator` keeps each checkpoint's committables by checkpoint id. When checkpoint *n*
 completes it hands every committable of checkpoints up to *n* to :meth:`GlobalCommitter.commit` in one call (one
 committer thread, calls in order); after a restore it first waits for every subtask's recovered committables, so
-that a checkpoint is still committed as a whole. Its own checkpoint state is what completed but whose commit has
-not finished: a coordinator reset after its commit failed commits that again. Committables of checkpoints that
-never completed are dropped on restore and their staged data discarded — except a savepoint's, which a later
-job may restore. When the job finishes, the JobMaster waits for the last commit before the job is FINISHED.
+that a checkpoint is still committed as a whole. Its own checkpoint state, taken before the checkpoint's barriers
+leave, is every committable it holds of earlier checkpoints — completed but not committed yet, or still pending:
+with two checkpoints under way (a savepoint does not wait for the periodic checkpoint in progress) a writer that
+learns the earlier one completed before the later barrier drops its committables from its own state, and if
+their commit then fails, the restored later checkpoint must still bring them. A coordinator reset after its
+commit failed commits again what the restored checkpoint holds. Committables of checkpoints that never completed
+are dropped on restore — and when the job ends — and their staged data discarded, except a savepoint's, which a
+later job may restore. When the job finishes, the JobMaster waits for the last commit before the job is FINISHED.
+In a job without checkpoints every subtask sends its last committables at its end of input (``commit_now``); the
+coordinator commits them all in one call once every subtask's came, so no subtask's output is visible before the
+others', and a restart before that discards them.
 """
 
 from __future__ import annotations
@@ -60,7 +67,8 @@ class CommittablesEvent:
     recovered: bool = False
     #: pre-committed at a savepoint: kept (not discarded) when a failover drops it
     savepoint: bool = False
-    #: end of input in a job without checkpoints: commit at once, and answer when committed
+    #: end of input in a job without checkpoints (sent by every subtask, with or without committables): once every
+    #: subtask's came, commit them all at once, and answer the last when committed
     commit_now: bool = False
 
 
@@ -131,6 +139,7 @@ class GlobalCommitterCoordinator(OperatorCoordinator):
         self._reports = _Reports()
         self._completed = -1  # the newest checkpoint known complete
         self._awaiting: set[int] = set()  # subtasks whose recovered committables have not come yet
+        self._ended: set[int] = set()  # without checkpoints: subtasks whose end of input came (commit_now)
         #: committables handed to the committer whose commit has not finished, by checkpoint id
         self._committing: dict[int, list[Any]] = {}
         self._tail: asyncio.Future[None] | None = None  # the last commit handed to the committer thread
@@ -146,9 +155,16 @@ class GlobalCommitterCoordinator(OperatorCoordinator):
         return self._failed
 
     def reset_after_failure(self) -> None:
+        """A commit failed: the job restores its latest completed checkpoint, which brings back (in this
+        coordinator's state and the writers') whatever was not committed. The committables of later checkpoints
+        are discarded now — no restore brings them back — and a savepoint's are still kept for a later job."""
         self._failed = False
-        self._reports = _Reports()
+        self._discard(self._reports.drop_after(self._completed if self._completed >= 0 else None))
+        reports = _Reports()
+        reports.of_savepoints = self._reports.of_savepoints
+        self._reports = reports
         self._committing = {}
+        self._ended = set()
 
     def reset_to_checkpoint(self, checkpoint_id: int, state: bytes | None) -> None:
         self._completed = max(self._completed, checkpoint_id)
@@ -163,12 +179,16 @@ class GlobalCommitterCoordinator(OperatorCoordinator):
             self._completed = max(self._completed, checkpoint_id)
         self._discard(self._reports.drop_after(checkpoint_id))
         self._awaiting.add(subtask)
+        self._ended.discard(subtask)
         keep = self._reports.kept() + [c for items in self._committing.values() for c in items]
         self._in_committer_thread(f"cleaning up after subtask {subtask}", lambda c: c.clean_up(subtask, keep))
 
     def close(self) -> None:
+        """The job ended: what checkpoints after the last completed one staged is discarded (nothing restores it);
+        what a restore of a retained checkpoint or of a savepoint needs stays."""
         if self._closed:
             return
+        self._discard(self._reports.drop_after(self._completed if self._completed >= 0 else None))
         self._closed = True
 
         def close_committer() -> None:
@@ -197,15 +217,19 @@ class GlobalCommitterCoordinator(OperatorCoordinator):
             if not self._awaiting:
                 self._commit_completed()
         elif event.commit_now:
-            newest = max((cid for cid, _ in event.committables), default=self._completed)
-            self._completed = max(self._completed, newest)
-            self._commit_completed()
-            await self.finish_pending_work()
+            self._ended.add(subtask)
+            if len(self._ended) == self._context.current_parallelism():
+                self._completed = max([self._completed, *self._reports.by_checkpoint])
+                self._commit_completed()
+                await self.finish_pending_work()
 
     def checkpoint_coordinator(self, checkpoint_id: int) -> bytes | None:
+        """Every committable of an earlier checkpoint not committed yet: those being committed, those of completed
+        checkpoints waiting for a restore to finish, and those of checkpoints still pending (see the module
+        docstring) — all of them precede this checkpoint's barriers, so a restore of it commits them."""
         state: dict[int, list[Any]] = {cid: list(items) for cid, items in self._committing.items()}
         for cid, items in self._reports.by_checkpoint.items():
-            if cid <= self._completed:
+            if cid < checkpoint_id:
                 state.setdefault(cid, []).extend(items.values())
         return pickle.dumps(state)
 
@@ -288,6 +312,7 @@ class GlobalCommitSinkWriterOperator(SinkWriterOperator):
         super().__init__(sink)
         self.gateway: OperatorEventGateway | None = None
         self._announced = False  # this attempt told the coordinator what it recovered
+        self._ended = False  # this attempt told the coordinator its end of input (a job without checkpoints)
 
     def open(self) -> None:
         if not self._announced:  # a fresh start without initialize_state
@@ -297,6 +322,11 @@ class GlobalCommitSinkWriterOperator(SinkWriterOperator):
     def coordinator_provider(self) -> OperatorCoordinatorProvider:
         assert isinstance(self.sink, GlobalCommittingSink)
         return GlobalCommitterCoordinatorProvider(self.operator_id, self.sink)
+
+    def finish(self) -> None:
+        super().finish()
+        if not self.checkpointing_enabled and not self._ended:  # nothing to commit: the coordinator counts it too
+            self._commit_without_checkpoint(0)
 
     def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
         snapshot = super().snapshot_state(checkpoint_id, timestamp_ms)
@@ -316,6 +346,7 @@ class GlobalCommitSinkWriterOperator(SinkWriterOperator):
             del self._pending[cid]  # the coordinator commits them
 
     def _commit_without_checkpoint(self, last: int) -> None:
+        self._ended = True
         items = [(cid, c) for cid in sorted(self._pending) for c, _ in self._pending[cid]]
         self._pending.clear()
         self._send(CommittablesEvent(subtask_index=self._subtask, committables=items, commit_now=True))

@@ -14,6 +14,9 @@ from strom.runtime.operators.global_committer import CommittablesEvent, GlobalCo
 COMMITS: list[tuple[int, list[str]]] = []
 DISCARDED: list[str] = []
 FAIL_NEXT: list[bool] = []
+#: (subtask, what it keeps) per clean_up
+CLEANED: list[tuple[int, list[str]]] = []
+CLOSED = threading.Event()
 
 
 class Recording(GlobalCommitter[str]):
@@ -26,6 +29,12 @@ class Recording(GlobalCommitter[str]):
 
     def discard(self, committables: list[str]) -> None:
         DISCARDED.extend(committables)
+
+    def clean_up(self, subtask: int, keep: list[str]) -> None:
+        CLEANED.append((subtask, sorted(keep)))
+
+    def close(self) -> None:
+        CLOSED.set()
 
 
 class RecordingSink(GlobalCommittingSink[str, str]):
@@ -59,6 +68,8 @@ def _clear() -> None:
     COMMITS.clear()
     DISCARDED.clear()
     FAIL_NEXT.clear()
+    CLEANED.clear()
+    CLOSED.clear()
 
 
 async def started(parallelism: int) -> tuple[GlobalCommitterCoordinator, Context]:
@@ -78,6 +89,13 @@ async def send(c: GlobalCommitterCoordinator, subtask: int, *items: tuple[int, s
 
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
+
+
+async def closed(c: GlobalCommitterCoordinator) -> None:
+    """Closes ``c`` and waits until its committer thread ran everything handed to it (the committer's close is
+    last)."""
+    c.close()
+    assert await asyncio.to_thread(CLOSED.wait, 30), "the committer was not closed within 30 s"
 
 
 def test_a_completed_checkpoint_commits_every_subtasks_committables_in_one_call() -> None:
@@ -120,9 +138,9 @@ def test_after_a_restore_nothing_is_committed_until_every_subtask_said_what_it_r
             c.subtask_reset(i, 1)
         await asyncio.sleep(0)
         await c.finish_pending_work()
-        c.close()
-        await asyncio.sleep(0.05)
+        await closed(c)
         assert DISCARDED == ["late"]
+        CLOSED.clear()
         # the restored subtasks bring checkpoint 1's committables back, one after the other
         c3 = GlobalCommitterCoordinator(RecordingSink(), Context(2))
         c3.reset_to_checkpoint(1, None)
@@ -179,5 +197,104 @@ def test_without_checkpoints_the_end_of_input_commits_at_once_and_answers_when_c
         await send(c, 0, (0, "a"), commit_now=True)
         assert COMMITS == [(0, ["a"])]
         c.close()
+
+    run(scenario())
+
+
+def test_without_checkpoints_the_subtasks_ends_of_input_are_committed_together_once_all_came() -> None:
+    async def scenario() -> None:
+        c, _ = await started(2)
+        await send(c, 0, (0, "a"), commit_now=True)
+        assert COMMITS == [], "one subtask's output must not be visible before the others'"
+        await send(c, 1, commit_now=True)  # a subtask that wrote nothing says so too
+        assert COMMITS == [(0, ["a"])]
+        await closed(c)
+
+    run(scenario())
+
+
+def test_without_checkpoints_a_restart_discards_what_ended_subtasks_left_uncommitted() -> None:
+    async def scenario() -> None:
+        c, _ = await started(2)
+        await send(c, 0, (0, "a"), commit_now=True)
+        for i in range(2):  # subtask 1 failed: everything restarts from the beginning
+            c.subtask_reset(i, None)
+        for i in range(2):
+            await send(c, i, recovered=True)
+        await send(c, 0, (0, "a2"), commit_now=True)
+        await send(c, 1, (0, "b2"), commit_now=True)
+        await closed(c)
+        assert COMMITS == [(0, ["a2", "b2"])]
+        assert DISCARDED == ["a"]
+
+    run(scenario())
+
+
+def test_a_checkpoint_taken_while_an_earlier_one_is_pending_holds_the_earlier_ones_committables() -> None:
+    """Checkpoint 2 is triggered while checkpoint 1 is pending (max concurrent checkpoints 2, or a savepoint, which
+    ignores the limit); 1 completes and the writer learns it before the barrier of 2, so the writer's state at 2
+    no longer holds 1's committables. Then 1's commit fails and the job restores 2: they must still come."""
+
+    async def scenario() -> None:
+        c, ctx = await started(1)
+        await send(c, 0, (1, "a"))
+        state = c.checkpoint_coordinator(2)
+        FAIL_NEXT.append(True)
+        c.notify_checkpoint_complete(1)
+        await send(c, 0, (2, "b"))
+        c.notify_checkpoint_complete(2)  # before the commit of 1 failed
+        await c.finish_pending_work()
+        for _ in range(100):
+            if ctx.failures:
+                break
+            await asyncio.sleep(0)
+        assert ctx.failures, "the failed commit of checkpoint 1 should fail the job"
+        c.reset_after_failure()  # the job restores checkpoint 2
+        c.reset_to_checkpoint(2, state)
+        c.start()
+        await send(c, 0, (2, "b"), recovered=True)
+        await c.finish_pending_work()
+        await closed(c)
+        assert "a" in {x for _, items in COMMITS for x in items}, "checkpoint 1's committables were lost"
+
+    run(scenario())
+
+
+def test_a_failed_commit_keeps_the_savepoints_files_and_discards_the_checkpoints_after_the_restored_one() -> None:
+    async def scenario() -> None:
+        c, _ = await started(1)
+        await send(c, 0, (1, "a"))
+        FAIL_NEXT.append(True)
+        c.notify_checkpoint_complete(1)  # its commit fails ...
+        state = c.checkpoint_coordinator(2)
+        await send(c, 0, (2, "sp"), savepoint=True)  # ... while a savepoint is taken
+        await send(c, 0, (3, "late"))  # and the next checkpoint is under way
+        with pytest.raises(OSError):
+            await c.finish_pending_work()
+        c.reset_after_failure()  # the job restores checkpoint 1
+        c.reset_to_checkpoint(1, state)
+        c.start()
+        await send(c, 0, (1, "a"), recovered=True)
+        await c.finish_pending_work()
+        c.subtask_reset(0, 1)  # later a TaskManager is lost
+        await closed(c)
+        assert COMMITS == [(1, ["a"])]
+        assert DISCARDED == ["late"], "the staged data of a checkpoint nothing restores must be removed"
+        assert CLEANED and "sp" in CLEANED[-1][1], "a savepoint's staged files must survive a failed commit"
+
+    run(scenario())
+
+
+def test_the_end_of_the_job_discards_the_checkpoint_in_progress_and_keeps_what_a_restore_needs() -> None:
+    async def scenario() -> None:
+        c, _ = await started(2)
+        await send(c, 0, (1, "a"))
+        c.notify_checkpoint_complete(1)
+        await c.finish_pending_work()
+        await send(c, 0, (2, "sp"), savepoint=True)  # a savepoint: a later job may restore it
+        await send(c, 1, (3, "b"))  # checkpoint 3 in progress when the job is cancelled
+        await closed(c)
+        assert COMMITS == [(1, ["a"])]
+        assert DISCARDED == ["b"]
 
     run(scenario())
