@@ -14,14 +14,14 @@ committer thread, calls in order); after a restore it first waits for every subt
 that a checkpoint is still committed as a whole. Its own checkpoint state, taken before the checkpoint's barriers
 leave, is every committable it holds of earlier checkpoints — completed but not committed yet, or still pending:
 with two checkpoints under way (a savepoint does not wait for the periodic checkpoint in progress) a writer that
-learns the earlier one completed before the later barrier drops its committables from its own state, and if
-their commit then fails, the restored later checkpoint must still bring them. A coordinator reset after its
-commit failed commits again what the restored checkpoint holds. Committables of checkpoints that never completed
-are dropped on restore — and when the job ends — and their staged data discarded, except a savepoint's, which a
-later job may restore. When the job finishes, the JobMaster waits for the last commit before the job is FINISHED.
-In a job without checkpoints every subtask sends its last committables at its end of input (``commit_now``); the
-coordinator commits them all in one call once every subtask's came, so no subtask's output is visible before the
-others', and a restart before that discards them.
+learns the earlier one completed before the later barrier drops its committables from its own state, and if their
+commit then fails, the restored later checkpoint must still bring them. A coordinator reset after its commit failed
+commits again what the restored checkpoint holds. Committables of checkpoints that never completed are dropped on
+restore — and when the job ends — and their staged data discarded, except those of a savepoint that was not aborted,
+which a later job may restore. When the job finishes, the JobMaster waits for the last commit before the job is
+FINISHED. In a job without checkpoints every subtask sends its last committables at its end of input
+(``commit_now``); the coordinator commits them all in one call once every subtask's came, so no subtask's output is
+visible before the others', and a restart before that discards them.
 """
 
 from __future__ import annotations
@@ -97,6 +97,13 @@ class _Reports:
             if savepoint:
                 self.savepoints.add(cid)
                 self.of_savepoints[key] = committable
+
+    def unmark_savepoint(self, checkpoint_id: int) -> None:
+        """Savepoint ``checkpoint_id`` was aborted: no job restores it, so its committables are a checkpoint's."""
+        if checkpoint_id in self.savepoints:
+            self.savepoints.discard(checkpoint_id)
+            for key in self.by_checkpoint.get(checkpoint_id, {}):
+                self.of_savepoints.pop(key, None)
 
     def kept(self) -> list[Any]:
         """Every committable someone may still commit."""
@@ -237,6 +244,11 @@ class GlobalCommitterCoordinator(OperatorCoordinator):
         self._completed = max(self._completed, checkpoint_id)
         if not self._awaiting:
             self._commit_completed()
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """An aborted checkpoint's committables wait for the next completed one (its writers keep them too); an
+        aborted savepoint's are no longer kept for a later job: a failover or the job's end discards them."""
+        self._reports.unmark_savepoint(checkpoint_id)
 
     # -- the committer thread -----------------------------------------------------------------------------
     def _commit_completed(self) -> None:

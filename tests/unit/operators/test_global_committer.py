@@ -298,3 +298,21 @@ def test_the_end_of_the_job_discards_the_checkpoint_in_progress_and_keeps_what_a
         assert DISCARDED == ["b"]
 
     run(scenario())
+
+
+def test_an_aborted_savepoints_staged_data_is_discarded_like_any_aborted_checkpoints() -> None:
+    """Nothing restores a savepoint that never completed: its committables go with the next completed checkpoint,
+    and a failover (or the end of the job) before that discards them."""
+
+    async def scenario() -> None:
+        c, _ = await started(1)
+        await send(c, 0, (1, "sp"), savepoint=True)
+        c.notify_checkpoint_aborted(1)
+        c.subtask_reset(0, None)
+        await send(c, 0, (2, "sp2"), savepoint=True)  # in progress when the job is cancelled: aborted first
+        c.notify_checkpoint_aborted(2)
+        await closed(c)
+        assert DISCARDED == ["sp", "sp2"]
+        assert CLEANED == [(0, [])]
+
+    run(scenario())
