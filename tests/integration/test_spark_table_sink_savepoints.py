@@ -5,10 +5,12 @@ Stop-with-savepoint of a keyed job at p=2, resumed as a new job at p=1 and p=3: 
 failure-free result, no row twice, nothing left staged. A savepoint taken while the job keeps running commits
 nothing; the job is cancelled; its staged files survive the cancellation and the job resumed from the savepoint
 commits them — exactly once again. A job without checkpoints at p=2 commits both subtasks' output in one commit
-once both ended."""
+once both ended. (Expected to fail until the JobMaster waits for it: stop-with-savepoint returns only once the
+savepoint's output is committed.)"""
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -20,6 +22,7 @@ from failover import completed_checkpoints
 
 from strom import Configuration, DataGeneratorSource, KeyedProcessFunction, StreamExecutionEnvironment
 from strom.api.row import Row
+from strom.api.sink import GlobalCommitter, GlobalCommittingSink, PrecommittingSinkWriter, SinkWriterContext
 from strom.api.state import ValueStateDescriptor
 from strom.api.typeinfo import Types
 from strom.connectors.spark.sink import COMMITS_DIR, STAGING_DIR, SparkTableSink
@@ -190,3 +193,59 @@ def test_without_checkpoints_every_subtasks_output_lands_in_one_commit(spark: An
     assert_exactly_once(spark, table, n)
     markers = sorted((location(spark, table) / COMMITS_DIR).glob("*.json"))
     assert len(markers) == 1, f"expected one commit of both subtasks' files; got {[m.name for m in markers]}"
+
+
+class _CountingWriter(PrecommittingSinkWriter[Any, int]):
+    def __init__(self) -> None:
+        self.records = 0
+
+    def write(self, element: Any) -> None:
+        self.records += 1
+
+    def prepare_commit(self) -> list[int]:
+        n, self.records = self.records, 0
+        return [n] if n else []
+
+
+class _SlowCommitter(GlobalCommitter[int]):
+    """Records each commit in a file — a second after it was asked to (a catalog that takes its time)."""
+
+    def __init__(self, log: str) -> None:
+        self.log = log
+
+    def commit(self, checkpoint_id: int, committables: list[int]) -> None:
+        time.sleep(1.0)
+        with open(self.log, "a") as out:
+            out.write(f"{checkpoint_id}\n")
+
+
+class SlowlyCommittingSink(GlobalCommittingSink[Any, int]):
+    def __init__(self, log: str) -> None:
+        self.log = log
+
+    def create_writer(self, context: SinkWriterContext) -> _CountingWriter:
+        return _CountingWriter()
+
+    def create_global_committer(self) -> _SlowCommitter:
+        return _SlowCommitter(self.log)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="JobMaster.stop_with_savepoint cancels the job as soon as the savepoint completed; the global committer's "
+    "commit of it goes on after the job is CANCELED (a failure is only logged). Fix in jobmaster.py: await the "
+    "coordinators' finish_pending_work() between the savepoint and cancel()",
+)
+@pytest.mark.timeout(240)
+def test_stop_with_savepoint_returns_once_the_savepoint_is_committed(tmp_path: Path) -> None:
+    log = tmp_path / "commits"
+    log.touch()
+    env = env_at(2)
+    source = DataGeneratorSource(event, 1_000_000, 2_000)
+    env.from_source(source, source_name="events").uid("events").sink_to(SlowlyCommittingSink(str(log))).uid("sink")
+    client = env.execute_async("slowly committed")
+    completed_checkpoints(client, 1)
+    savepoint = client.stop_with_savepoint(str(tmp_path / "savepoints"))
+    committed = [int(line) for line in log.read_text().split()]
+    savepoint_id = json.loads((Path(savepoint.removeprefix("file://")) / "_metadata").read_text())["checkpoint_id"]
+    assert savepoint_id in committed, f"savepoint {savepoint_id} not committed when the job stopped: {committed}"
