@@ -441,9 +441,10 @@ class JobMaster:
         return self._stopping_with_savepoint
 
     async def stop_with_savepoint(self, target_dir: str) -> str:
-        """Take a savepoint, then cancel the job (Flink's stop-with-savepoint). Periodic checkpoints stop first:
-        one completing after the savepoint would commit output that a job restored from the savepoint emits
-        again. If the savepoint fails, the job goes on and so do its checkpoints."""
+        """Take a savepoint, wait for what its completion committed on the JobManager, then cancel the job (Flink's
+        stop-with-savepoint). Periodic checkpoints stop first: one completing after the savepoint would commit
+        output that a job restored from the savepoint emits again. If the savepoint fails, the job goes on and so
+        do its checkpoints; if its commit fails, the job fails over (and the stop raises)."""
         self._stopping_with_savepoint = True
         if self.checkpoints is not None:
             self.checkpoints.stop_periodic()
@@ -454,6 +455,9 @@ class JobMaster:
             if self.checkpoints is not None and self._all_running_or_finished():
                 self.checkpoints.start_periodic()
             raise
+        # the savepoint's side effects are committed (a global committer's commit) before the job ends
+        for holder in self.coordinators.values():
+            await holder.finish_pending_work()
         self.cancel()
         return path
 
