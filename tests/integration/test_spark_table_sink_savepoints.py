@@ -5,8 +5,7 @@ Stop-with-savepoint of a keyed job at p=2, resumed as a new job at p=1 and p=3: 
 failure-free result, no row twice, nothing left staged. A savepoint taken while the job keeps running commits
 nothing; the job is cancelled; its staged files survive the cancellation and the job resumed from the savepoint
 commits them — exactly once again. A job without checkpoints at p=2 commits both subtasks' output in one commit
-once both ended. (Expected to fail until the JobMaster waits for it: stop-with-savepoint returns only once the
-savepoint's output is committed.)"""
+once both ended. Stop-with-savepoint returns only once the savepoint's output is committed."""
 
 from __future__ import annotations
 
@@ -230,12 +229,6 @@ class SlowlyCommittingSink(GlobalCommittingSink[Any, int]):
         return _SlowCommitter(self.log)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="JobMaster.stop_with_savepoint cancels the job as soon as the savepoint completed; the global committer's "
-    "commit of it goes on after the job is CANCELED (a failure is only logged). Fix in jobmaster.py: await the "
-    "coordinators' finish_pending_work() between the savepoint and cancel()",
-)
 @pytest.mark.timeout(240)
 def test_stop_with_savepoint_returns_once_the_savepoint_is_committed(tmp_path: Path) -> None:
     log = tmp_path / "commits"
