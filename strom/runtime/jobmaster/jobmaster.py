@@ -456,8 +456,12 @@ class JobMaster:
                 self.checkpoints.start_periodic()
             raise
         # the savepoint's side effects are committed (a global committer's commit) before the job ends
-        for holder in self.coordinators.values():
-            await holder.finish_pending_work()
+        try:
+            for holder in self.coordinators.values():
+                await holder.finish_pending_work()
+        except BaseException:
+            self._stopping_with_savepoint = False  # the coordinator failed the job: it fails over and goes on
+            raise
         self.cancel()
         return path
 
