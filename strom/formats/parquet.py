@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from strom.api.row import row_factory
-from strom.connectors.file_system.bulk_format import BulkFormat
+from strom.connectors.file_system.bulk_format import BulkFormat, RecordBatchSplitReader
 from strom.connectors.file_system.split import NO_OFFSET, CheckpointedPosition, FileSourceSplit
 from strom.exceptions import ConnectorError
 from strom.formats.parquet_writer import ParquetBulkWriters
@@ -74,7 +74,7 @@ class ParquetColumnarRowInputFormat(BulkFormat):
         return ParquetRowGroupReader(self, fs, fs_path, split)
 
 
-class ParquetRowGroupReader:
+class ParquetRowGroupReader(RecordBatchSplitReader):
     """Reads one row group from the split's position (rows to skip) on."""
 
     def __init__(self, fmt: ParquetColumnarRowInputFormat, fs: Any, fs_path: str, split: FileSourceSplit) -> None:
@@ -113,23 +113,6 @@ class ParquetRowGroupReader:
                         "schema, or declare the type the files have"
                     )
         return list(columns)
-
-    def read_batch(self, limit: int) -> list[Any] | None:
-        while not self._pending:
-            batch = next(self._batches, None)
-            if batch is None:
-                return None
-            if self._to_skip >= batch.num_rows:
-                self._to_skip -= batch.num_rows
-                continue
-            if self._to_skip:
-                batch = batch.slice(self._to_skip)
-                self._to_skip = 0
-            self._pending = self._rows(batch)
-        rows = self._pending[:limit] if limit < len(self._pending) else self._pending
-        self._pending = self._pending[len(rows) :]
-        self._rows_read += len(rows)
-        return rows
 
     def _rows(self, batch: pa.RecordBatch) -> list[Any]:
         columns = [column.to_pylist() for column in batch.columns]

@@ -9,86 +9,24 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from failover import completed_checkpoints, failover_env, result_with_kills
+from spark_tables import ROW, failure_free, keyed_job, local_spark, location, staged_files, table_rows
 
-from strom import Configuration, DataGeneratorSource, KeyedProcessFunction, StreamExecutionEnvironment
+from strom import Configuration, StreamExecutionEnvironment
 from strom.api.row import Row
-from strom.api.state import ValueStateDescriptor
-from strom.api.typeinfo import Types
-from strom.connectors.spark.sink import COMMITS_DIR, STAGING_DIR, SparkTableCommitter, SparkTableSink
-from strom.deploy.spark.session import create_session
+from strom.connectors.spark.sink import COMMITS_DIR, SparkTableCommitter, SparkTableSink
 from strom.exceptions import ConnectorError, JobExecutionError
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
-ROW = Types.ROW_NAMED(["key", "n", "value", "bucket"], [Types.STRING(), Types.LONG(), Types.LONG(), Types.STRING()])
-
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    warehouse = tmp_path_factory.mktemp("warehouse")
-    session = create_session(
-        Configuration({"spark.master": "local[2]", "spark.sql.warehouse.dir": str(warehouse)}), "strom-table-sink"
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
-class RunningCount(KeyedProcessFunction):
-    """(key, n-th record of the key, value, bucket): a failover that lost or repeated a record changes n."""
-
-    def open(self, ctx: Any) -> None:
-        self.count = ctx.get_state(ValueStateDescriptor("count", Types.LONG()))
-
-    def process_element(self, value: tuple[str, int], ctx: Any) -> Any:
-        n = (self.count.value() or 0) + 1
-        self.count.update(n)
-        yield Row(key=value[0], n=n, value=value[1], bucket=f"b{value[1] % 3}")
-
-
-def event(i: int) -> tuple[str, int]:
-    return (f"k{i % 7}", i)
-
-
-def failure_free(n: int) -> list[tuple[str, int, int, str]]:
-    seen: Counter[str] = Counter()
-    out = []
-    for i in range(n):
-        key, v = event(i)
-        seen[key] += 1
-        out.append((key, seen[key], v, f"b{v % 3}"))
-    return sorted(out)
-
-
-def table_rows(spark: Any, name: str) -> list[tuple[Any, ...]]:
-    spark.catalog.refreshTable(name)
-    return sorted(tuple(r) for r in spark.table(name).select("key", "n", "value", "bucket").collect())
-
-
-def keyed_job(env: StreamExecutionEnvironment, n: int, sink: SparkTableSink, rate: int = 0) -> None:
-    source = DataGeneratorSource(event, n, rate) if rate else DataGeneratorSource(event, n)
-    (
-        env.from_source(source, source_name="events")
-        .set_parallelism(1)
-        .uid("events")
-        .key_by(lambda e: e[0])
-        .process(RunningCount(), output_type=ROW)
-        .uid("count")
-        .sink_to(sink)
-        .uid("table")
-    )
-
-
-def staged_files(spark: Any, name: str) -> list[Path]:
-    location = Path(spark.sql(f"DESCRIBE TABLE EXTENDED {name}").where("col_name = 'Location'").first()[1][5:])
-    return [p for p in (location / STAGING_DIR).rglob("*") if p.is_file()]
+    yield from local_spark(tmp_path_factory.mktemp("warehouse"), "strom-table-sink")
 
 
 @pytest.mark.timeout(240)
@@ -147,8 +85,7 @@ def test_a_query_of_the_running_job_sees_whole_checkpoints_only(spark: Any) -> N
         watcher.join(60)
     spark.catalog.refreshTable("watched")
     assert spark.table("watched").count() == n
-    location = Path(spark.sql("DESCRIBE TABLE EXTENDED watched").where("col_name = 'Location'").first()[1][5:])
-    commits = sorted((location / COMMITS_DIR).glob("*.json"))
+    commits = sorted((location(spark, "watched") / COMMITS_DIR).glob("*.json"))
     totals = [0]
     for marker in commits:
         totals.append(totals[-1] + json.loads(marker.read_text())["rows"])

@@ -11,62 +11,24 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from failover import completed_checkpoints
+from spark_tables import event, failure_free, keyed_job, local_spark, location, staged_files, table_rows
 
-from strom import Configuration, DataGeneratorSource, KeyedProcessFunction, StreamExecutionEnvironment
-from strom.api.row import Row
+from strom import Configuration, DataGeneratorSource, StreamExecutionEnvironment
 from strom.api.sink import GlobalCommitter, GlobalCommittingSink, PrecommittingSinkWriter, SinkWriterContext
-from strom.api.state import ValueStateDescriptor
-from strom.api.typeinfo import Types
-from strom.connectors.spark.sink import COMMITS_DIR, STAGING_DIR, SparkTableSink
-from strom.deploy.spark.session import create_session
+from strom.connectors.spark.sink import COMMITS_DIR, SparkTableSink
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
-
-ROW = Types.ROW_NAMED(["key", "n", "value", "bucket"], [Types.STRING(), Types.LONG(), Types.LONG(), Types.STRING()])
 
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    warehouse = tmp_path_factory.mktemp("warehouse")
-    session = create_session(
-        Configuration({"spark.master": "local[2]", "spark.sql.warehouse.dir": str(warehouse)}), "strom-sink-savepoints"
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
-class RunningCount(KeyedProcessFunction):
-    """(key, n-th record of the key, value, bucket): a restore that lost or repeated a record changes n."""
-
-    def open(self, ctx: Any) -> None:
-        self.count = ctx.get_state(ValueStateDescriptor("count", Types.LONG()))
-
-    def process_element(self, value: tuple[str, int], ctx: Any) -> Any:
-        n = (self.count.value() or 0) + 1
-        self.count.update(n)
-        yield Row(key=value[0], n=n, value=value[1], bucket=f"b{value[1] % 3}")
-
-
-def event(i: int) -> tuple[str, int]:
-    return (f"k{i % 7}", i)
-
-
-def failure_free(n: int) -> list[tuple[str, int, int, str]]:
-    seen: Counter[str] = Counter()
-    out = []
-    for i in range(n):
-        key, v = event(i)
-        seen[key] += 1
-        out.append((key, seen[key], v, f"b{v % 3}"))
-    return sorted(out)
+    yield from local_spark(tmp_path_factory.mktemp("warehouse"), "strom-sink-savepoints")
 
 
 def env_at(parallelism: int, interval_ms: int = 200) -> StreamExecutionEnvironment:
@@ -78,31 +40,8 @@ def env_at(parallelism: int, interval_ms: int = 200) -> StreamExecutionEnvironme
     return env
 
 
-def keyed_job(env: StreamExecutionEnvironment, n: int, table: str, rate: int = 0) -> None:
-    source = DataGeneratorSource(event, n, rate) if rate else DataGeneratorSource(event, n)
-    (
-        env.from_source(source, source_name="events")
-        .set_parallelism(1)
-        .uid("events")
-        .key_by(lambda e: e[0])
-        .process(RunningCount(), output_type=ROW)
-        .uid("count")
-        .sink_to(SparkTableSink(table, partition_by=["bucket"]))
-        .uid("table")
-    )
-
-
-def table_rows(spark: Any, name: str) -> list[tuple[Any, ...]]:
-    spark.catalog.refreshTable(name)
-    return sorted(tuple(r) for r in spark.table(name).select("key", "n", "value", "bucket").collect())
-
-
-def location(spark: Any, name: str) -> Path:
-    return Path(spark.sql(f"DESCRIBE TABLE EXTENDED {name}").where("col_name = 'Location'").first()[1][5:])
-
-
-def staged_files(spark: Any, name: str) -> list[Path]:
-    return sorted(p for p in (location(spark, name) / STAGING_DIR).rglob("*") if p.is_file())
+def table_job(env: StreamExecutionEnvironment, n: int, table: str, rate: int = 0) -> None:
+    keyed_job(env, n, SparkTableSink(table, partition_by=["bucket"]), rate)
 
 
 def rows_arrive(spark: Any, name: str, client: Any, timeout_s: float = 60.0) -> int:
@@ -130,7 +69,7 @@ def test_stop_with_savepoint_then_resume_at_another_parallelism_is_exactly_once(
 ) -> None:
     n, table = 30_000, f"stopped_p{new_parallelism}"
     env = env_at(2)
-    keyed_job(env, n, table, rate=2_500)
+    table_job(env, n, table, rate=2_500)
     client = env.execute_async("into a Spark table, before the savepoint")
     completed_checkpoints(client, 2)
     rows_arrive(spark, table, client)
@@ -142,7 +81,7 @@ def test_stop_with_savepoint_then_resume_at_another_parallelism_is_exactly_once(
     assert staged_files(spark, table) == [], "the stopped job left staged files"
 
     env2 = env_at(new_parallelism)
-    keyed_job(env2, n, table)
+    table_job(env2, n, table)
     result = env2.execute("into a Spark table, after the savepoint", savepoint_path=savepoint)
     assert result.num_restarts == 0
     assert_exactly_once(spark, table, n)
@@ -159,7 +98,7 @@ def test_a_savepoint_of_a_running_job_cancelled_after_it_is_committed_by_the_job
     n, table = 30_000, f"resumed_p{new_parallelism}"
     env = env_at(2)
     env.get_checkpoint_config().set_min_pause_between_checkpoints(600_000)
-    keyed_job(env, n, table, rate=2_000)
+    table_job(env, n, table, rate=2_000)
     client = env.execute_async("into a Spark table, savepoint while running")
     try:
         completed_checkpoints(client, 1)
@@ -176,7 +115,7 @@ def test_a_savepoint_of_a_running_job_cancelled_after_it_is_committed_by_the_job
     assert len(table_rows(spark, table)) == committed
 
     env2 = env_at(new_parallelism)
-    keyed_job(env2, n, table)
+    table_job(env2, n, table)
     result = env2.execute("into a Spark table, resumed from the savepoint", savepoint_path=savepoint)
     assert result.num_restarts == 0
     assert_exactly_once(spark, table, n)
@@ -187,7 +126,7 @@ def test_without_checkpoints_every_subtasks_output_lands_in_one_commit(spark: An
     n, table = 6_000, "unchecked"
     env = StreamExecutionEnvironment.get_execution_environment(Configuration({"taskmanager.numberOfTaskSlots": 2}))
     env.set_parallelism(2)
-    keyed_job(env, n, table)
+    table_job(env, n, table)
     env.execute("into a Spark table, without checkpoints")
     assert_exactly_once(spark, table, n)
     markers = sorted((location(spark, table) / COMMITS_DIR).glob("*.json"))

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from strom.api.row import row_factory
 from strom.connectors.file_system import fs as fsspec_urls
-from strom.connectors.file_system.bulk_format import BulkFormat
+from strom.connectors.file_system.bulk_format import BulkFormat, RecordBatchSplitReader
 from strom.connectors.file_system.file_enumerator import FileEnumerator
 from strom.connectors.file_system.split import NO_OFFSET, CheckpointedPosition, FileSourceSplit
 from strom.connectors.spark.catalog import TableFile
@@ -139,7 +139,7 @@ def _match(names: Sequence[str], wanted: str) -> str | None:
     return next((n for n in names if n.casefold() == folded), None)
 
 
-class SparkFileSplitReader:
+class SparkFileSplitReader(RecordBatchSplitReader):
     """Reads one row group / stripe from the split's position (rows to skip) on."""
 
     def __init__(self, fmt: SparkFilesFormat, fs: Any, fs_path: str, split: FileSourceSplit) -> None:
@@ -179,23 +179,6 @@ class SparkFileSplitReader:
         return columns, parquet.iter_batches(
             batch_size=fmt.batch_size, row_groups=[unit], columns=wanted, use_threads=False
         )
-
-    def read_batch(self, limit: int) -> list[Any] | None:
-        while not self._pending:
-            batch = next(self._batches, None)
-            if batch is None:
-                return None
-            if self._to_skip >= batch.num_rows:
-                self._to_skip -= batch.num_rows
-                continue
-            if self._to_skip:
-                batch = batch.slice(self._to_skip)
-                self._to_skip = 0
-            self._pending = self._rows(batch)
-        rows = self._pending[:limit] if limit < len(self._pending) else self._pending
-        self._pending = self._pending[len(rows) :]
-        self._rows_read += len(rows)
-        return rows
 
     def _rows(self, batch: pa.RecordBatch) -> list[Any]:
         n = batch.num_rows
