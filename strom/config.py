@@ -41,6 +41,7 @@ __all__ = [
     "MemorySize",
     "NetworkOptions",
     "PipelineOptions",
+    "RestOptions",
     "RestartStrategyOptions",
     "SparkOptions",
     "StateBackendOptions",
@@ -370,6 +371,31 @@ class DeploymentOptions:
         "local",
         "Where execute() runs the job: 'local' (an embedded MiniCluster) or 'spark' (TaskManagers hosted in "
         "Spark tasks; see docs/deploy-spark.md).",
+    )
+
+
+class RestOptions:
+    """The JobManager's REST API (Flink's ``RestOptions``; served by :mod:`strom.web`)."""
+
+    ADDRESS: ConfigOption[str] = _opt(
+        "rest.address",
+        str,
+        "",
+        "Address clients use to reach the REST API; empty: the bind address.",
+    )
+    PORT: ConfigOption[int] = _opt(
+        "rest.port",
+        int,
+        8081,
+        "Port of the REST API. The embedded MiniCluster takes a free ephemeral port unless this is set; "
+        "`JobClient.get_rest_url()` tells which.",
+    )
+    BIND_ADDRESS: ConfigOption[str] = _opt(
+        "rest.bind-address",
+        str,
+        "127.0.0.1",
+        "Address the REST server binds (loopback by default; Flink binds every interface). Calls that change a "
+        "job (PATCH, POST) need the cluster's REST token as `Authorization: Bearer <token>`.",
     )
 
 

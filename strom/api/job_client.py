@@ -109,6 +109,15 @@ class JobClient:
     def get_job_id(self) -> str:
         return self.job_id
 
+    def get_rest_url(self) -> str:
+        """The base URL of the job's cluster's REST API, Flink's paths (``<url>/jobs/<job id>``, ...); the
+        embedded MiniCluster binds 127.0.0.1 on a free port unless ``rest.port`` / ``rest.bind-address`` are set."""
+        return self._cluster.rest_url
+
+    def get_rest_token(self) -> str:
+        """The token REST calls that change the job (PATCH, POST) send as ``Authorization: Bearer <token>``."""
+        return self._cluster.rest_token
+
     def get_job_status(self) -> JobStatus:
         if self._result is not None:
             return self._result.status

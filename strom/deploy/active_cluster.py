@@ -33,9 +33,16 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from strom.config import ClusterOptions, Configuration, ExecutionOptions, HeartbeatOptions, TaskManagerOptions
+from strom.config import (
+    ClusterOptions,
+    Configuration,
+    ExecutionOptions,
+    HeartbeatOptions,
+    RestOptions,
+    TaskManagerOptions,
+)
 from strom.config_units import format_duration
 from strom.connectors.file_system import remove_abandoned_parts_of
 from strom.exceptions import ClusterError, ConfigurationError
@@ -47,6 +54,9 @@ from strom.runtime.checkpoint.temporary_dir import (
 from strom.runtime.jobmaster.dispatcher import Dispatcher
 from strom.runtime.jobmaster.slot_manager import TaskManagerRegistration
 from strom.runtime.rpc.auth import new_secret
+
+if TYPE_CHECKING:
+    from strom.web import DispatcherRestEndpoint
 
 __all__ = ["ActiveCluster", "logging_level"]
 
@@ -176,6 +186,7 @@ class ActiveCluster(ABC):
         self.log_level = logging_level(config)
         self.secret = new_secret()
         self.dispatcher: Dispatcher | None = None
+        self.rest_endpoint: DispatcherRestEndpoint | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -245,6 +256,27 @@ class ActiveCluster(ABC):
         rm.listeners.append(self._task_manager_lost)
         rm.registration_listeners.append(self._task_manager_registered)
         await self.dispatcher.start()
+        from strom.web import start_rest_endpoint  # aiohttp is imported only once a cluster starts
+
+        # Flink's port (8081) when rest.port is set; otherwise a free one: many embedded clusters may run at once
+        self.rest_endpoint = await start_rest_endpoint(
+            self.dispatcher,
+            secret=self.secret,
+            bind_address=c.get(RestOptions.BIND_ADDRESS),
+            port=c.get(RestOptions.PORT) if c.contains(RestOptions.PORT) else 0,
+            advertised_address=c.get(RestOptions.ADDRESS),
+        )
+        log.info("%s's REST API: %s", self.kind, self.rest_endpoint.url)
+
+    @property
+    def rest_url(self) -> str:
+        """The base URL of the cluster's REST API (Flink's paths: ``<url>/jobs``, ``<url>/overview``, ...)."""
+        return self.rest_endpoint.url if self.rest_endpoint is not None else ""
+
+    @property
+    def rest_token(self) -> str:
+        """The token calls that change a job (PATCH, POST) send as ``Authorization: Bearer <token>``."""
+        return self.rest_endpoint.token if self.rest_endpoint is not None else ""
 
     def _start_task_manager(self) -> str:
         """Announce a new TaskManager to the ResourceManager, then have the driver start it."""
@@ -330,6 +362,8 @@ class ActiveCluster(ABC):
             if running:
                 assert dispatcher is not None
                 try:
+                    if self.rest_endpoint is not None:
+                        self.run(self.rest_endpoint.close(), timeout=10)
                     self.run(dispatcher.close(), timeout=10)
                     self.run(_finish_remaining_tasks(), timeout=10)
                 except Exception as exc:

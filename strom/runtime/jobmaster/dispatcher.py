@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -48,6 +49,8 @@ class Dispatcher:
         self.job_masters: dict[str, JobMaster] = {}
         self.slot_timeout = slot_timeout
         self.default_checkpoint_dir = default_checkpoint_dir
+        #: tm id -> wall-clock time (ms) of its latest heartbeat, for the REST API
+        self.task_manager_heartbeats: dict[str, int] = {}
 
     async def start(self) -> None:
         await self.rpc_server.start()
@@ -125,6 +128,7 @@ class Dispatcher:
     def heartbeat_from_task_manager(self, tm_id: str, report: TaskManagerMetricsReport | None = None) -> None:
         """A TaskManager is alive; its heartbeat carries the latest metrics of its tasks."""
         self.resource_manager.heartbeat_from_task_manager(tm_id)
+        self.task_manager_heartbeats[tm_id] = int(time.time() * 1000)
         for attempt_id, (job_id, metrics) in (report or {}).items():
             jm = self.job_masters.get(job_id)
             if jm is not None:

@@ -49,7 +49,7 @@ from strom.runtime.operators.coordination import OperatorEventDelivery
 from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
 from strom.runtime.state.key_groups import compute_key_group_range_for_operator_index
 
-__all__ = ["JobMaster", "JobResult"]
+__all__ = ["ExceptionHistoryEntry", "JobMaster", "JobResult"]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,20 @@ class JobResult:
     task_pids: dict[str, int] = field(default_factory=dict)
     num_restarts: int = 0
     checkpoints: list[CheckpointStats] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExceptionHistoryEntry:
+    """One global failure of the job — a restart or its end (Flink's ``RootExceptionHistoryEntry``), for the REST
+    API's exception history: the failure text carries the user's traceback."""
+
+    timestamp_ms: int
+    exception_name: str
+    text: str
+    #: the failed subtask ("name (i/n)") and where it ran, when a task failed; empty otherwise
+    task_name: str = ""
+    task_manager_id: str = ""
+    endpoint: str = ""
 
 
 def _client_temporary_dir(default_dir: Callable[[], str] | None) -> str:
@@ -111,6 +125,13 @@ class JobMaster:
         self._finishing: asyncio.Task[None] | None = None  # waiting for the coordinators before FINISHED
         self.result: asyncio.Future[JobResult] = asyncio.get_running_loop().create_future()
         self._start_time = time.monotonic()
+        #: wall-clock times of the job's start and end (-1 while it runs), for the REST API
+        self.start_time_ms = int(time.time() * 1000)
+        self.end_time_ms = -1
+        #: every global failure, oldest first (Flink's exception history)
+        self.exception_history: list[ExceptionHistoryEntry] = []
+        #: checkpoint id -> its directory, for every checkpoint and savepoint that completed
+        self.checkpoint_paths: dict[int, str] = {}
         self._pids: dict[str, int] = {}
         self.gateways = SubtaskGateways(self._deliver, self.is_current_attempt)
         #: operator id -> its coordinator; vertex id -> the operator ids of its coordinators
@@ -410,6 +431,11 @@ class JobMaster:
         jv = ex.vertex.job_vertex.job_vertex
         return ex.vertex.subtask_index, jv.parallelism, jv.max_parallelism
 
+    def vertex_of_attempt(self, attempt_id: str) -> tuple[str, int] | None:
+        """(job vertex id, subtask index) of an execution attempt of this job, also of one before a restart."""
+        ex = self.graph.executions.get(attempt_id)
+        return (ex.vertex.job_vertex.job_vertex.id, ex.vertex.subtask_index) if ex is not None else None
+
     def acknowledge_checkpoint(self, attempt_id: str, checkpoint_id: int, states: Any, stats: dict[str, float]) -> None:
         if self.checkpoints is not None:
             self.checkpoints.receive_acknowledge(attempt_id, checkpoint_id, states, stats)
@@ -420,6 +446,7 @@ class JobMaster:
 
     def on_checkpoint_complete(self, metadata: CheckpointMetadata) -> None:
         """A checkpoint is durable: the next restart restores it."""
+        self.checkpoint_paths[metadata.checkpoint_id] = metadata.external_pointer
         if not metadata.is_savepoint:
             self.restore_from = metadata
 
@@ -512,6 +539,26 @@ class JobMaster:
             )
         return out
 
+    def execution_snapshot(self) -> list[dict[str, Any]]:
+        """Every current execution attempt, in the graph's vertex order: where it runs, its state and its latest
+        metrics (empty before its first report) — for the REST API."""
+        out = []
+        for ex in self.graph.all_executions():
+            jv = ex.vertex.job_vertex.job_vertex
+            slot = ex.slot
+            out.append(
+                {
+                    "job_vertex_id": jv.id,
+                    "subtask_index": ex.vertex.subtask_index,
+                    "attempt_number": ex.attempt_number,
+                    "state": ex.state.value,
+                    "task_manager_id": slot.tm_id if slot is not None else "",
+                    "endpoint": f"{slot.data_address[0]}:{slot.data_address[1]}" if slot is not None else "",
+                    "metrics": dict(self._task_metrics.get(ex.attempt_id, {})),
+                }
+            )
+        return out
+
     def update_task_execution_state(self, tes: TaskExecutionState) -> None:
         ex = self.graph.executions.get(tes.execution_attempt_id)
         if ex is None or ex.vertex.current_execution is not ex:
@@ -537,6 +584,7 @@ class JobMaster:
                 f"task '{ex.vertex.name}' failed:\n{tes.error_text}",
                 tes.error,
                 summary=_task_failure_summary(ex.vertex.name, tes.error_text, tes.error),
+                execution=ex,
             )
         elif (
             target in (ExecutionState.RUNNING, ExecutionState.FINISHED)
@@ -559,12 +607,15 @@ class JobMaster:
         )
 
     # -- failover ----------------------------------------------------------------------------------
-    def handle_global_failure(self, text: str, error: BaseException | None, *, summary: str = "") -> None:
+    def handle_global_failure(
+        self, text: str, error: BaseException | None, *, summary: str = "", execution: Execution | None = None
+    ) -> None:
         """Restart the whole job if the restart strategy allows it; otherwise fail it. ``summary``: the failure
-        in one line for the log (default: the last line of ``text``)."""
+        in one line for the log (default: the last line of ``text``); ``execution``: the task attempt that failed."""
         g = self.graph
         if g.state is not JobStatus.RUNNING:
             return  # already restarting, failing, cancelling or ended
+        self._record_exception(text, error, execution)
         if self.checkpoints is not None:
             self.checkpoints.stop_periodic()
             self.checkpoints.abort_all("the job fails over")
@@ -589,6 +640,19 @@ class JobMaster:
         self._coordinators_attempts_failed("the job fails over")
         self._cancel_executions()
         self._check_terminal()
+
+    def _record_exception(self, text: str, error: BaseException | None, ex: Execution | None) -> None:
+        slot = ex.slot if ex is not None else None
+        self.exception_history.append(
+            ExceptionHistoryEntry(
+                timestamp_ms=int(time.time() * 1000),
+                exception_name=type(error).__qualname__ if error is not None else "JobFailure",
+                text=text,
+                task_name=ex.vertex.name if ex is not None else "",
+                task_manager_id=slot.tm_id if slot is not None else "",
+                endpoint=f"{slot.data_address[0]}:{slot.data_address[1]}" if slot is not None else "",
+            )
+        )
 
     def _retained_before(self, checkpoint_id: int) -> str:
         """Which retained checkpoints of this job a restore could use instead of a damaged one."""
@@ -720,6 +784,7 @@ class JobMaster:
     def _job_terminated(self, status: JobStatus, *, force: bool = False) -> None:
         if not self.graph.transition_state(status) and not force:
             return
+        self.end_time_ms = int(time.time() * 1000)
         # a finished job is the client's result, not news: only other ends are logged at INFO (as PyFlink's client)
         log.log(logging.DEBUG if status is JobStatus.FINISHED else logging.INFO, "job %s %s", self.job_id, status.value)
         if self.checkpoints is not None:

@@ -1,0 +1,309 @@
+"""``DispatcherGateway``: the one place :mod:`strom.web` touches the runtime.
+
+The REST handlers never read the Dispatcher, a JobMaster or the ResourceManager themselves: they ask this
+gateway, which copies what the runtime knows into frozen snapshots (plain data, no runtime objects) and
+carries out the few actions a REST call may take (cancel, savepoint, stop with a savepoint). Every method runs
+on the JobManager's event loop, where that state lives, so a snapshot is consistent.
+
+Ids take Flink's 32-hex form: job ids already have it; a job vertex is named by the MD5 of its chain head's
+operator id (Flink's ``JobVertexID`` is its head operator's id, so it too is stable across runs of the same
+program with the same ``uid``\\ s).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from strom.config import CheckpointingOptions, Configuration, StateBackendOptions, millis
+from strom.exceptions import StromError
+
+if TYPE_CHECKING:
+    from strom.graph.job_graph import JobVertex
+    from strom.runtime.jobmaster.dispatcher import Dispatcher
+    from strom.runtime.jobmaster.jobmaster import JobMaster
+
+__all__ = [
+    "CheckpointSettings",
+    "CheckpointSnapshot",
+    "DispatcherGateway",
+    "EdgeSnapshot",
+    "ExceptionSnapshot",
+    "JobSnapshot",
+    "RestHandlerError",
+    "SubtaskSnapshot",
+    "TaskManagerSnapshot",
+    "VertexSnapshot",
+    "vertex_hex_id",
+]
+
+
+class RestHandlerError(StromError):
+    """A REST call that cannot be answered: ``status`` is its HTTP status (Flink's ``RestHandlerException``)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def vertex_hex_id(head_operator_id: str) -> str:
+    """Flink's 32-hex ``JobVertexID`` of the vertex whose chain starts with ``head_operator_id``."""
+    return hashlib.md5(head_operator_id.encode(), usedforsecurity=False).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubtaskSnapshot:
+    subtask: int
+    attempt: int
+    state: str  # ExecutionState name
+    task_manager_id: str  # "" while not deployed
+    endpoint: str  # "host:port" of its TaskManager's data server; "" while not deployed
+    metrics: Mapping[str, float]  # the latest heartbeat's; empty before the first
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EdgeSnapshot:
+    source_vertex_id: str
+    ship_strategy: str
+    exchange: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VertexSnapshot:
+    id: str
+    name: str
+    parallelism: int
+    max_parallelism: int
+    slot_sharing_group: str
+    inputs: tuple[EdgeSnapshot, ...]
+    subtasks: tuple[SubtaskSnapshot, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExceptionSnapshot:
+    timestamp_ms: int
+    exception_name: str
+    stacktrace: str  # strom's failure text: the user's Python traceback included
+    task_name: str
+    task_manager_id: str
+    endpoint: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointSnapshot:
+    id: int
+    status: str  # IN_PROGRESS | COMPLETED | FAILED
+    is_savepoint: bool
+    unaligned: bool
+    trigger_timestamp_ms: int
+    duration_ms: int | None
+    state_size: int
+    failure_reason: str
+    external_path: str  # "" unless it completed
+    #: (vertex id, subtask index, the subtask's acknowledged statistics)
+    subtasks: tuple[tuple[str, int, Mapping[str, float]], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointSettings:
+    interval_ms: int
+    timeout_ms: int
+    min_pause_ms: int
+    max_concurrent: int
+    tolerable_failures: int
+    exactly_once: bool
+    unaligned: bool
+    retention: str
+    num_retained: int
+    storage: str
+    state_backend: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobSnapshot:
+    job_id: str
+    name: str
+    state: str  # JobStatus name
+    start_time_ms: int
+    end_time_ms: int  # -1 while the job runs
+    vertices: tuple[VertexSnapshot, ...]
+    exceptions: tuple[ExceptionSnapshot, ...]
+    checkpointing: CheckpointSettings | None  # None: checkpointing disabled
+    checkpoints: tuple[CheckpointSnapshot, ...]
+    batch: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskManagerSnapshot:
+    id: str
+    host: str
+    rpc_port: int
+    data_port: int
+    num_slots: int
+    free_slots: int
+    pid: int
+    #: job id of each allocated slot
+    allocated_jobs: tuple[str, ...]
+    last_heartbeat_ms: int  # 0 before its first heartbeat
+
+
+class DispatcherGateway:
+    """Snapshots of a :class:`Dispatcher`'s jobs and TaskManagers, and the actions REST may take on a job."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self._dispatcher = dispatcher
+
+    # -- reading -------------------------------------------------------------------------------------
+    def job_ids(self) -> list[str]:
+        return list(self._dispatcher.job_masters)
+
+    def jobs(self) -> list[JobSnapshot]:
+        return [_job_snapshot(jm) for jm in list(self._dispatcher.job_masters.values())]
+
+    def job(self, job_id: str) -> JobSnapshot:
+        return _job_snapshot(self._job_master(job_id))
+
+    def task_managers(self) -> list[TaskManagerSnapshot]:
+        d = self._dispatcher
+        out = []
+        for reg in list(d.resource_manager.slot_manager.task_managers.values()):
+            out.append(
+                TaskManagerSnapshot(
+                    id=reg.tm_id,
+                    host=reg.rpc_address[0],
+                    rpc_port=reg.rpc_address[1],
+                    data_port=reg.data_address[1],
+                    num_slots=reg.num_slots,
+                    free_slots=len(reg.free_slots()),
+                    pid=reg.pid,
+                    allocated_jobs=tuple(job for job, _ in reg.allocated.values()),
+                    last_heartbeat_ms=d.task_manager_heartbeats.get(reg.tm_id, 0),
+                )
+            )
+        return out
+
+    # -- acting --------------------------------------------------------------------------------------
+    def cancel_job(self, job_id: str) -> None:
+        self._job_master(job_id)
+        self._dispatcher.cancel_job(job_id)
+
+    async def trigger_savepoint(self, job_id: str, target_dir: str) -> str:
+        self._job_master(job_id)
+        return await self._dispatcher.trigger_savepoint(job_id, target_dir)
+
+    async def stop_with_savepoint(self, job_id: str, target_dir: str) -> str:
+        self._job_master(job_id)
+        return await self._dispatcher.stop_with_savepoint(job_id, target_dir)
+
+    def _job_master(self, job_id: str) -> JobMaster:
+        jm = self._dispatcher.job_masters.get(job_id)
+        if jm is None:
+            raise RestHandlerError(
+                f"expected the id of a job of this cluster; got {job_id!r}; hint: GET /jobs lists them", 404
+            )
+        return jm
+
+
+def _job_snapshot(jm: JobMaster) -> JobSnapshot:
+    graph = jm.job_graph
+    hex_of = {v.id: vertex_hex_id(v.chain[0].operator_id) for v in graph.vertices.values()}
+    rows: dict[str, list[SubtaskSnapshot]] = {v: [] for v in hex_of}
+    for row in jm.execution_snapshot():
+        rows[row["job_vertex_id"]].append(
+            SubtaskSnapshot(
+                subtask=row["subtask_index"],
+                attempt=row["attempt_number"],
+                state=row["state"],
+                task_manager_id=row["task_manager_id"],
+                endpoint=row["endpoint"],
+                metrics=row["metrics"],
+            )
+        )
+    vertices = tuple(_vertex_snapshot(v, hex_of, rows[v.id]) for v in graph.topological_order())
+    settings = _checkpoint_settings(jm.configuration) if jm.checkpoints is not None else None
+    return JobSnapshot(
+        job_id=jm.job_id,
+        name=graph.job_name,
+        state=jm.status.value,
+        start_time_ms=jm.start_time_ms,
+        end_time_ms=jm.end_time_ms,
+        vertices=vertices,
+        exceptions=tuple(
+            ExceptionSnapshot(
+                timestamp_ms=e.timestamp_ms,
+                exception_name=e.exception_name,
+                stacktrace=e.text,
+                task_name=e.task_name,
+                task_manager_id=e.task_manager_id,
+                endpoint=e.endpoint,
+            )
+            for e in jm.exception_history
+        ),
+        checkpointing=settings,
+        checkpoints=_checkpoints(jm, hex_of, settings),
+        batch=bool(graph.config.get("batch_execution", False)),
+    )
+
+
+def _vertex_snapshot(v: JobVertex, hex_of: dict[str, str], subtasks: list[SubtaskSnapshot]) -> VertexSnapshot:
+    return VertexSnapshot(
+        id=hex_of[v.id],
+        name=v.name,
+        parallelism=v.parallelism,
+        max_parallelism=v.max_parallelism,
+        slot_sharing_group=v.slot_sharing_group,
+        inputs=tuple(
+            EdgeSnapshot(
+                source_vertex_id=hex_of[e.source_vertex_id],
+                ship_strategy=e.ship_strategy,
+                exchange="pipelined_bounded",  # every strom exchange is pipelined through bounded buffer pools
+            )
+            for e in v.inputs
+        ),
+        subtasks=tuple(sorted(subtasks, key=lambda s: s.subtask)),
+    )
+
+
+def _checkpoint_settings(c: Configuration) -> CheckpointSettings:
+    return CheckpointSettings(
+        interval_ms=millis(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL)),
+        timeout_ms=millis(c.get(CheckpointingOptions.CHECKPOINTING_TIMEOUT)),
+        min_pause_ms=millis(c.get(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS)),
+        max_concurrent=c.get(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS),
+        tolerable_failures=c.get(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER),
+        exactly_once=c.get(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE).upper() == "EXACTLY_ONCE",
+        unaligned=c.get(CheckpointingOptions.ENABLE_UNALIGNED),
+        retention=c.get(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION).upper(),
+        num_retained=c.get(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS),
+        storage=c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY) or "the cluster's temporary directory",
+        state_backend=c.get(StateBackendOptions.STATE_BACKEND),
+    )
+
+
+def _checkpoints(
+    jm: JobMaster, hex_of: dict[str, str], settings: CheckpointSettings | None
+) -> tuple[CheckpointSnapshot, ...]:
+    out = []
+    for st in jm.checkpoint_statistics():
+        subtasks = []
+        for attempt_id, stats in st.subtasks.items():
+            where = jm.vertex_of_attempt(attempt_id)
+            if where is not None:
+                subtasks.append((hex_of[where[0]], where[1], dict(stats)))
+        out.append(
+            CheckpointSnapshot(
+                id=st.checkpoint_id,
+                status=st.status,
+                is_savepoint=st.is_savepoint,
+                unaligned=settings is not None and settings.unaligned and not st.is_savepoint,
+                trigger_timestamp_ms=st.trigger_timestamp_ms,
+                duration_ms=st.duration_ms,
+                state_size=st.state_size,
+                failure_reason=st.failure_reason,
+                external_path=jm.checkpoint_paths.get(st.checkpoint_id, ""),
+                subtasks=tuple(subtasks),
+            )
+        )
+    return tuple(out)

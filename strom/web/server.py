@@ -1,0 +1,323 @@
+"""``DispatcherRestEndpoint``: Flink's REST API on the JobManager's event loop (aiohttp).
+
+Paths and bodies are Flink 2.x's (``rest_v1_dispatcher.yml``), served both as ``/<path>`` and ``/v1/<path>``.
+Reads (GET) are open to whoever reaches the address (loopback unless ``rest.bind-address`` says otherwise);
+calls that change a job (PATCH, POST) need ``Authorization: Bearer <token>`` (:mod:`strom.web.auth`), else
+401. Errors answer in Flink's shape, ``{"errors": ["..."]}``: 400 for a malformed id or body, 404 for an unknown
+job, vertex, checkpoint, TaskManager, trigger or path, 405 for a method a path does not take.
+
+The handlers read the runtime only through :class:`DispatcherGateway` and build their bodies with the pure
+functions of :mod:`job_messages`, :mod:`checkpoint_messages` and :mod:`metric_messages`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from strom.web import checkpoint_messages as cm
+from strom.web import job_messages as jm
+from strom.web import metric_messages as mm
+from strom.web.accessor import DispatcherGateway, JobSnapshot, RestHandlerError, VertexSnapshot
+from strom.web.auth import bearer_token_matches
+from strom.web.operations import AsynchronousOperations
+
+__all__ = ["DispatcherRestEndpoint"]
+
+log = logging.getLogger(__name__)
+
+_HEX32 = re.compile(r"[0-9a-f]{32}")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _json(body: Any, status: int = 200) -> web.Response:
+    return web.Response(text=json.dumps(body), status=status, content_type="application/json")
+
+
+def _error(message: str, status: int) -> web.Response:
+    return _json({"errors": [message]}, status)
+
+
+def _hex_id(request: web.Request, name: str, what: str) -> str:
+    value = request.match_info[name]
+    if not _HEX32.fullmatch(value):
+        raise RestHandlerError(f"expected {what} as 32 lowercase hexadecimal characters; got {value!r}", 400)
+    return value
+
+
+def _get_list(request: web.Request, name: str) -> list[str] | None:
+    raw = request.query.get(name)
+    return None if raw is None else [x.strip() for x in raw.split(",") if x.strip()]
+
+
+class DispatcherRestEndpoint:
+    """The REST server of one JobManager; ``start()`` and ``close()`` run on its event loop."""
+
+    def __init__(
+        self,
+        gateway: DispatcherGateway,
+        *,
+        token: str,
+        version: str,
+        bind_address: str = "127.0.0.1",
+        port: int = 0,
+        advertised_address: str = "",
+    ) -> None:
+        self.gateway = gateway
+        self.token = token
+        self.version = version
+        self.bind_address = bind_address
+        self.port = port
+        self.advertised_address = advertised_address or bind_address
+        self.operations = AsynchronousOperations()
+        self._runner: web.AppRunner | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        app = web.Application(middlewares=[self._errors, self._auth])
+        for prefix in ("", "/v1"):
+            for method, path, handler in self._routes():
+                app.router.add_route(method, prefix + path, handler)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, self.bind_address, self.port)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        bound = runner.addresses[0]
+        self.port = int(bound[1])
+        log.info("REST API at %s", self.url)
+
+    async def close(self) -> None:
+        await self.operations.close()
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+
+    @property
+    def url(self) -> str:
+        host = self.advertised_address
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    def _routes(self) -> list[tuple[str, str, Handler]]:
+        job = "/jobs/{jobid}"
+        vertex = job + "/vertices/{vertexid}"
+        return [
+            ("GET", "/config", self._config),
+            ("GET", "/overview", self._overview),
+            ("GET", "/jobs", self._jobs),
+            ("GET", "/jobs/overview", self._jobs_overview),
+            ("GET", job, self._job_details),
+            ("PATCH", job, self._cancel),
+            ("GET", job + "/plan", self._plan),
+            ("GET", job + "/exceptions", self._exceptions),
+            ("GET", job + "/checkpoints", self._checkpoints),
+            ("GET", job + "/checkpoints/config", self._checkpoint_config),
+            ("GET", job + "/checkpoints/details/{checkpointid}", self._checkpoint_details),
+            ("POST", job + "/savepoints", self._trigger_savepoint),
+            ("GET", job + "/savepoints/{triggerid}", self._savepoint_status),
+            ("POST", job + "/stop", self._stop),
+            ("GET", vertex, self._vertex),
+            ("GET", vertex + "/metrics", self._vertex_metrics),
+            ("GET", vertex + "/subtasks/metrics", self._subtask_metrics),
+            ("GET", vertex + "/backpressure", self._backpressure),
+            ("GET", vertex + "/watermarks", self._watermarks),
+            ("GET", "/taskmanagers", self._task_managers),
+            ("GET", "/taskmanagers/{tmid}", self._task_manager),
+            ("GET", "/taskmanagers/{tmid}/metrics", self._task_manager_metrics),
+            ("GET", "/taskmanagers/{tmid}/logs", self._task_manager_logs),
+        ]
+
+    # -- middlewares -----------------------------------------------------------------------------------
+    @web.middleware
+    async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except RestHandlerError as exc:
+            return _error(str(exc), exc.status)
+        except web.HTTPException as exc:
+            if exc.status == 404:
+                return _error(f"Not found: {request.path}", 404)
+            return _error(exc.reason, exc.status)
+        except Exception as exc:  # a handler's bug: the caller gets a 500, the JobManager goes on
+            log.warning("REST %s %s failed: %r", request.method, request.path, exc, exc_info=exc)
+            return _error(f"internal server error: {type(exc).__name__}: {exc}", 500)
+
+    @web.middleware
+    async def _auth(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.method not in ("GET", "HEAD", "OPTIONS") and not bearer_token_matches(
+            request.headers.get("Authorization"), self.token
+        ):
+            return _error(
+                f"expected 'Authorization: Bearer <token>' with the cluster's REST token to {request.method} "
+                f"{request.path}; got {'a wrong token' if 'Authorization' in request.headers else 'none'}; "
+                "hint: JobClient.get_rest_token() gives it",
+                401,
+            )
+        return await handler(request)
+
+    # -- lookups ---------------------------------------------------------------------------------------
+    def _job(self, request: web.Request) -> JobSnapshot:
+        return self.gateway.job(_hex_id(request, "jobid", "a job id"))
+
+    def _job_and_vertex(self, request: web.Request) -> tuple[JobSnapshot, VertexSnapshot]:
+        job = self._job(request)
+        vid = _hex_id(request, "vertexid", "a job vertex id")
+        for v in job.vertices:
+            if v.id == vid:
+                return job, v
+        raise RestHandlerError(f"expected a vertex of job {job.job_id}; got {vid!r}; hint: GET /jobs/<jobid>", 404)
+
+    def _task_manager_snapshot(self, request: web.Request) -> Any:
+        tmid = request.match_info["tmid"]
+        for t in self.gateway.task_managers():
+            if t.id == tmid:
+                return t
+        raise RestHandlerError(f"expected a registered TaskManager id; got {tmid!r}; hint: GET /taskmanagers", 404)
+
+    # -- cluster -------------------------------------------------------------------------------------
+    async def _config(self, request: web.Request) -> web.Response:
+        return _json(jm.dashboard_configuration(self.version))
+
+    async def _overview(self, request: web.Request) -> web.Response:
+        return _json(jm.cluster_overview(self.version, self.gateway.task_managers(), self.gateway.jobs()))
+
+    async def _task_managers(self, request: web.Request) -> web.Response:
+        return _json(jm.task_managers_info(self.gateway.task_managers()))
+
+    async def _task_manager(self, request: web.Request) -> web.Response:
+        return _json(jm.task_manager_details(self._task_manager_snapshot(request)))
+
+    async def _task_manager_metrics(self, request: web.Request) -> web.Response:
+        self._task_manager_snapshot(request)
+        return _json(mm.metric_collection({}, _get_list(request, "get")))  # no TaskManager-level metrics yet
+
+    async def _task_manager_logs(self, request: web.Request) -> web.Response:
+        self._task_manager_snapshot(request)
+        return _json({"logs": []})  # TaskManagers write no log files yet
+
+    # -- jobs ----------------------------------------------------------------------------------------
+    async def _jobs(self, request: web.Request) -> web.Response:
+        return _json(jm.jobs_with_status(self.gateway.jobs()))
+
+    async def _jobs_overview(self, request: web.Request) -> web.Response:
+        return _json(jm.jobs_overview(self.gateway.jobs()))
+
+    async def _job_details(self, request: web.Request) -> web.Response:
+        return _json(jm.job_details(self._job(request)))
+
+    async def _plan(self, request: web.Request) -> web.Response:
+        return _json({"plan": jm.job_plan(self._job(request))})
+
+    async def _exceptions(self, request: web.Request) -> web.Response:
+        raw = request.query.get("maxExceptions")
+        if raw is not None and not raw.isdigit():
+            raise RestHandlerError(f"expected maxExceptions as a whole number; got {raw!r}", 400)
+        return _json(jm.job_exceptions(self._job(request), int(raw) if raw is not None else None))
+
+    async def _cancel(self, request: web.Request) -> web.Response:
+        job_id = _hex_id(request, "jobid", "a job id")
+        mode = request.query.get("mode", "cancel")
+        if mode.lower() != "cancel":
+            raise RestHandlerError(f"expected termination mode 'cancel'; got {mode!r}; hint: POST /jobs/<id>/stop", 400)
+        self.gateway.cancel_job(job_id)
+        return _json({}, 202)
+
+    # -- checkpoints and savepoints ------------------------------------------------------------------
+    def _checkpointed_job(self, request: web.Request) -> JobSnapshot:
+        job = self._job(request)
+        if job.checkpointing is None:
+            raise RestHandlerError(f"Checkpointing is not enabled for job {job.job_id}", 404)
+        return job
+
+    async def _checkpoints(self, request: web.Request) -> web.Response:
+        return _json(cm.checkpointing_statistics(self._checkpointed_job(request)))
+
+    async def _checkpoint_config(self, request: web.Request) -> web.Response:
+        job = self._checkpointed_job(request)
+        assert job.checkpointing is not None
+        return _json(cm.checkpoint_config(job.checkpointing))
+
+    async def _checkpoint_details(self, request: web.Request) -> web.Response:
+        job = self._checkpointed_job(request)
+        raw = request.match_info["checkpointid"]
+        if not raw.isdigit():
+            raise RestHandlerError(f"expected a checkpoint id as a whole number; got {raw!r}", 400)
+        for c in job.checkpoints:
+            if c.id == int(raw):
+                return _json(cm.checkpoint_statistics(job, c))
+        raise RestHandlerError(f"Could not find checkpointing statistics for checkpoint {raw}", 404)
+
+    async def _body(self, request: web.Request) -> dict[str, Any]:
+        if not request.can_read_body:
+            return {}
+        try:
+            body = await request.json()
+        except ValueError:
+            raise RestHandlerError("expected a JSON object as the request body; got something else", 400) from None
+        if not isinstance(body, dict):
+            raise RestHandlerError(f"expected a JSON object as the request body; got {type(body).__name__}", 400)
+        return body
+
+    def _savepoint_args(self, body: dict[str, Any], dir_key: str) -> tuple[str, str | None]:
+        target = body.get(dir_key)
+        if not isinstance(target, str) or not target:
+            raise RestHandlerError(
+                f"expected '{dir_key}' in the request body (strom has no default savepoint directory); got {target!r}",
+                400,
+            )
+        trigger_id = body.get("triggerId")
+        if trigger_id is not None and (not isinstance(trigger_id, str) or not _HEX32.fullmatch(trigger_id)):
+            raise RestHandlerError(f"expected triggerId as 32 hexadecimal characters; got {trigger_id!r}", 400)
+        return target, trigger_id
+
+    async def _trigger_savepoint(self, request: web.Request) -> web.Response:
+        job = self._job(request)
+        body = await self._body(request)
+        target, trigger_id = self._savepoint_args(body, "target-directory")
+        if body.get("cancel-job"):
+            work = self.gateway.stop_with_savepoint(job.job_id, target)
+        else:
+            work = self.gateway.trigger_savepoint(job.job_id, target)
+        return _json({"request-id": self.operations.trigger(job.job_id, trigger_id, work)}, 202)
+
+    async def _stop(self, request: web.Request) -> web.Response:
+        job = self._job(request)
+        body = await self._body(request)
+        target, trigger_id = self._savepoint_args(body, "targetDirectory")
+        if body.get("drain"):
+            raise RestHandlerError("expected drain=false; got true; hint: strom cannot drain (MAX_WATERMARK) yet", 400)
+        work = self.gateway.stop_with_savepoint(job.job_id, target)
+        return _json({"request-id": self.operations.trigger(job.job_id, trigger_id, work)}, 202)
+
+    async def _savepoint_status(self, request: web.Request) -> web.Response:
+        job = self._job(request)
+        return _json(self.operations.result(job.job_id, request.match_info["triggerid"]))
+
+    # -- vertices ------------------------------------------------------------------------------------
+    async def _vertex(self, request: web.Request) -> web.Response:
+        return _json(jm.job_vertex_details(*self._job_and_vertex(request)))
+
+    async def _vertex_metrics(self, request: web.Request) -> web.Response:
+        _, v = self._job_and_vertex(request)
+        return _json(mm.metric_collection(mm.vertex_metrics(v), _get_list(request, "get")))
+
+    async def _subtask_metrics(self, request: web.Request) -> web.Response:
+        _, v = self._job_and_vertex(request)
+        chosen = set(mm.parse_subtask_ranges(request.query.get("subtasks"), v.parallelism))
+        subtasks = [s for s in v.subtasks if s.subtask in chosen]
+        return _json(mm.aggregated_metrics(subtasks, _get_list(request, "get"), _get_list(request, "agg")))
+
+    async def _backpressure(self, request: web.Request) -> web.Response:
+        return _json(mm.back_pressure_info(self._job_and_vertex(request)[1]))
+
+    async def _watermarks(self, request: web.Request) -> web.Response:
+        return _json(mm.watermarks(self._job_and_vertex(request)[1]))

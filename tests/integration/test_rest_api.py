@@ -1,0 +1,597 @@
+"""Flink's REST API on a real MiniCluster (TaskManager processes), over real HTTP.
+
+Every path is read from a running job and its body checked field by field against the shapes of Flink's
+``docs/static/generated/rest_v1_dispatcher.yml`` (and, where Flink 2.x changed them, its ``rest/messages``
+classes) — the schema table below. Then the calls that change a job: a savepoint polled until COMPLETED, stop with
+a savepoint, cancel with PATCH; 401 without the token, 404 for unknown ids.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from strom import DataGeneratorSource, StreamExecutionEnvironment
+from strom.api.job_client import JobClient
+
+INT, NUM, STR, BOOL, OBJ, LIST = int, (int, float), str, bool, dict, list
+OPT_STR = (str, type(None))
+
+#: Flink's response schemas (field -> type), from rest_v1_dispatcher.yml / Flink 2.x's message classes
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "DashboardConfiguration": {
+        "refresh-interval": INT,
+        "timezone-name": STR,
+        "timezone-offset": INT,
+        "flink-version": STR,
+        "flink-revision": STR,
+        "features": OBJ,
+    },
+    "Features": {"web-submit": BOOL, "web-cancel": BOOL, "web-rescale": BOOL, "web-history": BOOL},
+    "ClusterOverviewWithVersion": {
+        "taskmanagers": INT,
+        "slots-total": INT,
+        "slots-available": INT,
+        "jobs-running": INT,
+        "jobs-finished": INT,
+        "jobs-cancelled": INT,
+        "jobs-failed": INT,
+        "flink-version": STR,
+        "flink-commit": STR,
+        "taskmanagers-blocked": INT,
+        "slots-free-and-blocked": INT,
+    },
+    "JobIdWithStatus": {"id": STR, "status": STR},
+    "JobDetails": {
+        "jid": STR,
+        "name": STR,
+        "start-time": INT,
+        "end-time": INT,
+        "duration": INT,
+        "state": STR,
+        "last-modification": INT,
+        "tasks": OBJ,
+    },
+    "JobDetailsInfo": {
+        "jid": STR,
+        "name": STR,
+        "isStoppable": BOOL,
+        "state": STR,
+        "job-type": STR,
+        "start-time": INT,
+        "end-time": INT,
+        "duration": INT,
+        "maxParallelism": INT,
+        "now": INT,
+        "timestamps": OBJ,
+        "vertices": LIST,
+        "status-counts": OBJ,
+        "plan": OBJ,
+    },
+    "JobDetailsVertexInfo": {
+        "id": STR,
+        "name": STR,
+        "maxParallelism": INT,
+        "parallelism": INT,
+        "status": STR,
+        "start-time": INT,
+        "end-time": INT,
+        "duration": INT,
+        "tasks": OBJ,
+        "metrics": OBJ,
+    },
+    "IOMetricsInfo": {
+        "read-bytes": INT,
+        "read-bytes-complete": BOOL,
+        "write-bytes": INT,
+        "write-bytes-complete": BOOL,
+        "read-records": INT,
+        "read-records-complete": BOOL,
+        "write-records": INT,
+        "write-records-complete": BOOL,
+        "accumulated-backpressured-time": INT,
+        "accumulated-idle-time": INT,
+        "accumulated-busy-time": NUM,
+    },
+    "Plan": {"jid": STR, "name": STR, "type": STR, "nodes": LIST},
+    "PlanNode": {"id": STR, "parallelism": INT, "operator": STR, "operator_strategy": STR, "description": STR},
+    "PlanInput": {"num": INT, "id": STR, "ship_strategy": STR, "exchange": STR},
+    "JobExceptionsInfoWithHistory": {"exceptionHistory": OBJ},
+    "JobExceptionHistory": {"entries": LIST, "truncated": BOOL},
+    "RootExceptionInfo": {
+        "exceptionName": STR,
+        "stacktrace": STR,
+        "timestamp": INT,
+        "failureLabels": OBJ,
+        "taskName": STR,
+        "endpoint": STR,
+        "taskManagerId": STR,
+        "concurrentExceptions": LIST,
+    },
+    "CheckpointingStatistics": {"counts": OBJ, "summary": OBJ, "latest": OBJ, "history": LIST},
+    "Counts": {"restored": INT, "total": INT, "in_progress": INT, "completed": INT, "failed": INT},
+    "StatsSummaryDto": {
+        "min": INT,
+        "max": INT,
+        "avg": INT,
+        "p50": NUM,
+        "p90": NUM,
+        "p95": NUM,
+        "p99": NUM,
+        "p999": NUM,
+    },
+    "CheckpointStatistics": {
+        "className": STR,
+        "id": INT,
+        "status": STR,
+        "is_savepoint": BOOL,
+        "trigger_timestamp": INT,
+        "latest_ack_timestamp": INT,
+        "checkpointed_size": INT,
+        "state_size": INT,
+        "end_to_end_duration": INT,
+        "alignment_buffered": INT,
+        "processed_data": INT,
+        "persisted_data": INT,
+        "num_subtasks": INT,
+        "num_acknowledged_subtasks": INT,
+        "checkpoint_type": STR,
+        "tasks": OBJ,
+    },
+    "CompletedCheckpointStatistics": {"external_path": STR, "discarded": BOOL},
+    "TaskCheckpointStatistics": {
+        "id": INT,
+        "status": STR,
+        "latest_ack_timestamp": INT,
+        "checkpointed_size": INT,
+        "state_size": INT,
+        "end_to_end_duration": INT,
+        "alignment_buffered": INT,
+        "processed_data": INT,
+        "persisted_data": INT,
+        "num_subtasks": INT,
+        "num_acknowledged_subtasks": INT,
+    },
+    "CheckpointConfigInfo": {
+        "mode": STR,
+        "interval": INT,
+        "timeout": INT,
+        "min_pause": INT,
+        "max_concurrent": INT,
+        "externalization": OBJ,
+        "state_backend": STR,
+        "checkpoint_storage": STR,
+        "unaligned_checkpoints": BOOL,
+        "tolerable_failed_checkpoints": INT,
+        "aligned_checkpoint_timeout": INT,
+        "checkpoints_after_tasks_finish": BOOL,
+        "state_changelog_enabled": BOOL,
+        "changelog_periodic_materialization_interval": INT,
+        "changelog_storage": STR,
+    },
+    "ExternalizedCheckpointInfo": {"enabled": BOOL, "delete_on_cancellation": BOOL},
+    "JobVertexDetailsInfo": {
+        "id": STR,
+        "name": STR,
+        "parallelism": INT,
+        "maxParallelism": INT,
+        "now": INT,
+        "subtasks": LIST,
+        "aggregated": OBJ,
+    },
+    "SubtaskExecutionAttemptDetailsInfo": {
+        "subtask": INT,
+        "status": STR,
+        "attempt": INT,
+        "endpoint": STR,
+        "start-time": INT,
+        "end-time": INT,
+        "duration": INT,
+        "metrics": OBJ,
+        "taskmanager-id": STR,
+        "status-duration": OBJ,
+    },
+    "Metric": {"id": STR, "value": STR},
+    "AggregatedMetric": {"id": STR, "min": NUM, "max": NUM, "avg": NUM, "sum": NUM, "skew": NUM},
+    "JobVertexBackPressureInfo": {"status": STR, "backpressureLevel": STR, "end-timestamp": INT, "subtasks": LIST},
+    "SubtaskBackPressureInfo": {
+        "subtask": INT,
+        "attempt-number": INT,
+        "backpressureLevel": STR,
+        "ratio": NUM,
+        "idleRatio": NUM,
+        "busyRatio": NUM,
+    },
+    "TaskManagerInfo": {
+        "id": STR,
+        "path": STR,
+        "dataPort": INT,
+        "jmxPort": INT,
+        "timeSinceLastHeartbeat": INT,
+        "slotsNumber": INT,
+        "freeSlots": INT,
+        "totalResource": OBJ,
+        "freeResource": OBJ,
+        "hardware": OBJ,
+        "blocked": BOOL,
+    },
+    "TaskManagerDetailsInfo": {"allocatedSlots": LIST, "metrics": OBJ},
+    "LogListInfo": {"logs": LIST},
+    "TriggerResponse": {"request-id": STR},
+    "ErrorResponseBody": {"errors": LIST},
+}
+EXECUTION_STATES = {"CREATED", "SCHEDULED", "DEPLOYING", "RUNNING", "FINISHED", "CANCELING", "CANCELED", "FAILED",
+                    "RECONCILING", "INITIALIZING"}  # fmt: skip
+JOB_STATES = {"INITIALIZING", "CREATED", "RUNNING", "FAILING", "FAILED", "CANCELLING", "CANCELED", "FINISHED",
+              "RESTARTING", "SUSPENDED", "RECONCILING"}  # fmt: skip
+
+
+def check(body: Any, schema: str) -> None:
+    """``body`` has every field of Flink's ``schema``, each of its type."""
+    assert isinstance(body, dict), f"{schema}: expected an object; got {body!r}"
+    for name, typ in SCHEMAS[schema].items():
+        assert name in body, f"{schema}: field {name!r} missing in {sorted(body)}"
+        value = body[name]
+        assert isinstance(value, typ) and not (typ in (INT, NUM) and isinstance(value, bool)), (
+            f"{schema}.{name}: expected {typ}; got {value!r}"
+        )
+
+
+def is_hex32(value: str) -> bool:
+    return len(value) == 32 and all(c in "0123456789abcdef" for c in value)
+
+
+class Rest:
+    def __init__(self, client: JobClient) -> None:
+        self.url = client.get_rest_url()
+        self.token = client.get_rest_token()
+        self.job_id = client.get_job_id()
+
+    def call(self, method: str, path: str, body: Any = None, *, token: str | None = "") -> tuple[int, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        if token is not None:
+            req.add_header("Authorization", f"Bearer {token or self.token}")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"null")
+
+    def get(self, path: str) -> Any:
+        status, body = self.call("GET", path, token=None)
+        assert status == 200, (path, status, body)
+        return body
+
+
+def wait_for(what: str, predicate: Callable[[], Any], timeout: float = 90.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def endless_job(name: str, *, parallelism: int = 2) -> JobClient:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(parallelism)
+    env.enable_checkpointing(200)
+    (
+        env.from_source(
+            DataGeneratorSource(lambda i: (i % 7, 1), 10**12, records_per_second=500), source_name="numbers"
+        )
+        .uid("numbers")
+        .key_by(lambda e: e[0])
+        .reduce(lambda a, b: (a[0], a[1] + b[1]))
+        .uid("sums")
+        .add_sink(lambda _: None)
+    )
+    return env.execute_async(name)
+
+
+@pytest.fixture
+def job() -> Iterator[Rest]:
+    client = endless_job("rest-reads")
+    try:
+        rest = Rest(client)
+        # running, a completed checkpoint, and every subtask's metrics reported
+        wait_for("a completed checkpoint", lambda: rest.get(f"/jobs/{rest.job_id}/checkpoints")["counts"]["completed"])
+        wait_for(
+            "metrics of every subtask",
+            lambda: (
+                all(v["metrics"]["read-records-complete"] for v in rest.get(f"/jobs/{rest.job_id}")["vertices"])
+                and len(client.get_metrics()) == 4
+            ),
+        )
+        yield rest
+    finally:
+        client.close()
+
+
+def check_the_server_binds_loopback_on_a_free_port(job: Rest) -> None:
+    parsed = urllib.parse.urlparse(job.url)
+    assert parsed.hostname == "127.0.0.1"
+    assert parsed.port and parsed.port != 8081  # the MiniCluster takes an ephemeral port unless rest.port is set
+    assert is_hex32(job.job_id)
+
+
+def check_cluster_paths_have_flinks_shapes(job: Rest) -> None:
+    config = job.get("/config")
+    check(config, "DashboardConfiguration")
+    check(config["features"], "Features")
+    overview = job.get("/overview")
+    check(overview, "ClusterOverviewWithVersion")
+    assert overview["taskmanagers"] == 2 and overview["slots-total"] == 2 and overview["jobs-running"] >= 1
+    jobs = job.get("/jobs")
+    assert job.job_id in [j["id"] for j in jobs["jobs"]]
+    for entry in jobs["jobs"]:
+        check(entry, "JobIdWithStatus")
+    overview_jobs = job.get("/jobs/overview")["jobs"]
+    mine = next(j for j in overview_jobs if j["jid"] == job.job_id)
+    check(mine, "JobDetails")
+    assert mine["state"] == "RUNNING" and mine["name"] == "rest-reads"
+    assert mine["tasks"]["total"] == 4 and mine["tasks"]["running"] == 4
+    assert job.get("/v1/overview")["taskmanagers"] == 2  # Flink serves /v1/ too
+
+
+def check_job_details_and_plan(job: Rest) -> None:
+    details = job.get(f"/jobs/{job.job_id}")
+    check(details, "JobDetailsInfo")
+    assert details["state"] == "RUNNING" and details["job-type"] == "STREAMING"
+    assert set(details["timestamps"]) == JOB_STATES and set(details["status-counts"]) == EXECUTION_STATES
+    assert [v["name"] for v in details["vertices"]] == ["Source: numbers", "Keyed Reduce -> Sink: Unnamed"]
+    for v in details["vertices"]:
+        check(v, "JobDetailsVertexInfo")
+        check(v["metrics"], "IOMetricsInfo")
+        assert is_hex32(v["id"]) and v["status"] == "RUNNING" and v["parallelism"] == 2
+        assert v["tasks"]["RUNNING"] == 2 and set(v["tasks"]) == EXECUTION_STATES
+    source, reduce = details["vertices"]
+    assert source["metrics"]["write-records"] > 0 and reduce["metrics"]["read-records"] > 0
+    plan = job.get(f"/jobs/{job.job_id}/plan")["plan"]
+    assert plan == details["plan"]
+    check(plan, "Plan")
+    for node in plan["nodes"]:
+        check(node, "PlanNode")
+    (edge,) = plan["nodes"][1]["inputs"]
+    check(edge, "PlanInput")
+    assert edge["id"] == source["id"] and edge["ship_strategy"] == "HASH"
+
+
+def check_checkpoint_paths(job: Rest) -> None:
+    stats = job.get(f"/jobs/{job.job_id}/checkpoints")
+    check(stats, "CheckpointingStatistics")
+    check(stats["counts"], "Counts")
+    for name in ("checkpointed_size", "state_size", "end_to_end_duration", "persisted_data"):
+        check(stats["summary"][name], "StatsSummaryDto")
+    latest = stats["latest"]["completed"]
+    check(latest, "CheckpointStatistics")
+    check(latest, "CompletedCheckpointStatistics")
+    assert latest["className"] == "completed" and latest["checkpoint_type"] == "CHECKPOINT"
+    assert latest["num_acknowledged_subtasks"] == latest["num_subtasks"] == 4
+    assert os.path.exists(os.path.join(latest["external_path"], "_metadata")) or latest["discarded"]
+    for entry in stats["history"]:
+        check(entry, "CheckpointStatistics")
+    details = job.get(f"/jobs/{job.job_id}/checkpoints/details/{latest['id']}")
+    check(details, "CheckpointStatistics")
+    vertex_ids = {v["id"] for v in job.get(f"/jobs/{job.job_id}")["vertices"]}
+    assert set(details["tasks"]) == vertex_ids
+    for task in details["tasks"].values():
+        check(task, "TaskCheckpointStatistics")
+        assert task["num_acknowledged_subtasks"] == 2
+    config = job.get(f"/jobs/{job.job_id}/checkpoints/config")
+    check(config, "CheckpointConfigInfo")
+    check(config["externalization"], "ExternalizedCheckpointInfo")
+    assert config["mode"] == "EXACTLY_ONCE" and config["interval"] == 200 and config["state_backend"] == "hashmap"
+
+
+def check_vertex_paths(job: Rest) -> None:
+    _, reduce = job.get(f"/jobs/{job.job_id}")["vertices"]
+    base = f"/jobs/{job.job_id}/vertices/{reduce['id']}"
+    details = job.get(base)
+    check(details, "JobVertexDetailsInfo")
+    assert [s["subtask"] for s in details["subtasks"]] == [0, 1]
+    for s in details["subtasks"]:
+        check(s, "SubtaskExecutionAttemptDetailsInfo")
+        check(s["metrics"], "IOMetricsInfo")
+        assert s["status"] == "RUNNING" and s["taskmanager-id"].startswith("tm-")
+    ids = [m["id"] for m in job.get(base + "/metrics")]
+    assert "0.numRecordsIn" in ids and "1.backPressuredTimeMsPerSecond" in ids
+    (metric,) = job.get(base + "/metrics?get=0.numRecordsIn,0.noSuchMetric")
+    check(metric, "Metric")
+    assert metric["id"] == "0.numRecordsIn" and float(metric["value"]) > 0
+    assert {"id": "numRecordsIn"} in job.get(base + "/subtasks/metrics")
+    (agg,) = job.get(base + "/subtasks/metrics?get=numRecordsIn")
+    check(agg, "AggregatedMetric")
+    assert agg["sum"] >= agg["max"] >= agg["min"] >= 0
+    (only,) = job.get(base + "/subtasks/metrics?get=numRecordsIn&agg=max&subtasks=1")
+    assert set(only) == {"id", "max"}
+    bp = job.get(base + "/backpressure")
+    check(bp, "JobVertexBackPressureInfo")
+    assert bp["status"] == "ok" and bp["backpressureLevel"] in ("ok", "low", "high")
+    for s in bp["subtasks"]:
+        check(s, "SubtaskBackPressureInfo")
+    watermarks = job.get(base + "/watermarks")
+    assert isinstance(watermarks, list)  # <subtask>.currentInputWatermark where a task reports it
+    for w in watermarks:
+        check(w, "Metric")
+
+
+def check_task_manager_paths(job: Rest) -> None:
+    tms = job.get("/taskmanagers")["taskmanagers"]
+    assert len(tms) == 2
+    for tm in tms:
+        check(tm, "TaskManagerInfo")
+        assert tm["slotsNumber"] == 1 and tm["freeSlots"] == 0 and tm["timeSinceLastHeartbeat"] > 0
+    details = job.get(f"/taskmanagers/{tms[0]['id']}")
+    check(details, "TaskManagerInfo")
+    check(details, "TaskManagerDetailsInfo")
+    assert details["allocatedSlots"] == [{"jobId": job.job_id, "resource": {"cpuCores": 1.0}}]
+    assert job.get(f"/taskmanagers/{tms[0]['id']}/metrics") == []  # no TaskManager-level metrics yet
+    logs = job.get(f"/taskmanagers/{tms[0]['id']}/logs")
+    check(logs, "LogListInfo")
+    assert logs["logs"] == []  # TaskManagers write no log files yet
+
+
+def check_exceptions_of_a_running_job_are_empty(job: Rest) -> None:
+    body = job.get(f"/jobs/{job.job_id}/exceptions")
+    check(body, "JobExceptionsInfoWithHistory")
+    check(body["exceptionHistory"], "JobExceptionHistory")
+    assert body["exceptionHistory"]["entries"] == []
+
+
+def check_unknown_ids_answer_404_in_flinks_shape(job: Rest) -> None:
+    other = "0" * 32
+    _, reduce = job.get(f"/jobs/{job.job_id}")["vertices"]
+    for path in (
+        f"/jobs/{other}",
+        f"/jobs/{other}/checkpoints",
+        f"/jobs/{job.job_id}/vertices/{other}",
+        f"/jobs/{job.job_id}/vertices/{other}/backpressure",
+        f"/jobs/{job.job_id}/checkpoints/details/999999",
+        f"/jobs/{job.job_id}/savepoints/{other}",
+        "/taskmanagers/tm-999",
+        "/no/such/path",
+    ):
+        status, body = job.call("GET", path, token=None)
+        assert status == 404, (path, status, body)
+        check(body, "ErrorResponseBody")
+        assert body["errors"] and all(isinstance(e, str) for e in body["errors"])
+    status, body = job.call("GET", "/jobs/not-a-job-id", token=None)
+    assert status == 400 and body["errors"]
+    status, body = job.call("PATCH", f"/jobs/{other}?mode=cancel")
+    assert status == 404 and body["errors"]
+    assert reduce["status"] == "RUNNING"
+
+
+def check_mutating_calls_need_the_token(job: Rest) -> None:
+    for token in (None, "wrong-token", job.token[:-1] + ("0" if job.token[-1] != "0" else "1")):
+        for method, path, body in (
+            ("PATCH", f"/jobs/{job.job_id}?mode=cancel", None),
+            ("POST", f"/jobs/{job.job_id}/savepoints", {"target-directory": "/tmp/never"}),
+            ("POST", f"/jobs/{job.job_id}/stop", {"targetDirectory": "/tmp/never"}),
+        ):
+            status, answer = job.call(method, path, body, token=token)
+            assert status == 401, (method, path, token, status, answer)
+            check(answer, "ErrorResponseBody")
+    assert job.get(f"/jobs/{job.job_id}")["state"] == "RUNNING"
+
+
+def check_savepoint_is_triggered_and_polled_until_completed(job: Rest, target: str) -> None:
+    status, body = job.call("POST", f"/jobs/{job.job_id}/savepoints", {"target-directory": target, "cancel-job": False})
+    assert status == 202, body
+    check(body, "TriggerResponse")
+    trigger = body["request-id"]
+    assert is_hex32(trigger)
+
+    def completed() -> Any:
+        result = job.get(f"/jobs/{job.job_id}/savepoints/{trigger}")
+        assert result["status"]["id"] in ("IN_PROGRESS", "COMPLETED")
+        return result if result["status"]["id"] == "COMPLETED" else None
+
+    result = wait_for("the savepoint", completed)
+    location = result["operation"]["location"]
+    assert location.startswith(target) and os.path.exists(os.path.join(location, "_metadata"))
+    savepoint = wait_for(
+        "the savepoint in the statistics", lambda: job.get(f"/jobs/{job.job_id}/checkpoints")["latest"]["savepoint"]
+    )
+    assert savepoint["is_savepoint"] and savepoint["checkpoint_type"] == "SAVEPOINT"
+    assert savepoint["external_path"] == location
+    status, body = job.call("POST", f"/jobs/{job.job_id}/savepoints", {"cancel-job": False})
+    assert status == 400 and body["errors"]  # no target directory
+    assert job.get(f"/jobs/{job.job_id}")["state"] == "RUNNING"
+
+
+@pytest.mark.timeout(240)
+def test_every_read_path_of_a_running_job(job: Rest) -> None:
+    check_the_server_binds_loopback_on_a_free_port(job)
+    check_cluster_paths_have_flinks_shapes(job)
+    check_job_details_and_plan(job)
+    check_checkpoint_paths(job)
+    check_vertex_paths(job)
+    check_task_manager_paths(job)
+    check_exceptions_of_a_running_job_are_empty(job)
+
+
+@pytest.mark.timeout(240)
+def test_savepoint_token_and_unknown_ids(job: Rest, tmp_path: Any) -> None:
+    check_unknown_ids_answer_404_in_flinks_shape(job)
+    check_mutating_calls_need_the_token(job)
+    check_savepoint_is_triggered_and_polled_until_completed(job, str(tmp_path))
+
+
+@pytest.mark.timeout(240)
+def test_stop_with_savepoint_and_cancel(tmp_path: Any) -> None:
+    stopped, cancelled = endless_job("rest-stop", parallelism=1), endless_job("rest-cancel", parallelism=1)
+    try:
+        stop, cancel = Rest(stopped), Rest(cancelled)
+        wait_for("a checkpoint", lambda: stop.get(f"/jobs/{stop.job_id}/checkpoints")["counts"]["completed"])
+        status, body = stop.call(
+            "POST", f"/jobs/{stop.job_id}/stop", {"targetDirectory": str(tmp_path), "drain": False}
+        )
+        assert status == 202, body
+        trigger = body["request-id"]
+        result = wait_for(
+            "the stop",
+            lambda: (r := stop.get(f"/jobs/{stop.job_id}/savepoints/{trigger}"))["status"]["id"] == "COMPLETED" and r,
+        )
+        assert os.path.exists(os.path.join(result["operation"]["location"], "_metadata"))
+        wait_for("the stopped job's end", lambda: stop.get(f"/jobs/{stop.job_id}")["state"] == "CANCELED")
+
+        wait_for("the other job running", lambda: cancel.get(f"/jobs/{cancel.job_id}")["state"] == "RUNNING")
+        status, body = cancel.call("PATCH", f"/jobs/{cancel.job_id}?mode=cancel")
+        assert status == 202 and body == {}
+        wait_for("the cancelled job's end", lambda: cancel.get(f"/jobs/{cancel.job_id}")["state"] == "CANCELED")
+        details = cancel.get(f"/jobs/{cancel.job_id}")
+        assert details["end-time"] >= details["start-time"] > 0
+        assert all(v["status"] == "CANCELED" for v in details["vertices"])
+    finally:
+        stopped.close()
+        cancelled.close()
+
+
+class Boom(Exception):
+    pass
+
+
+def fail_at_500(value: int) -> int:
+    if value == 500:
+        raise Boom(f"bad record {value}")
+    return value
+
+
+@pytest.mark.timeout(180)
+def test_exceptions_carry_the_python_traceback() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.from_source(DataGeneratorSource(lambda i: i, 10**9, records_per_second=1000), source_name="numbers").map(
+        fail_at_500
+    ).name("explode").add_sink(lambda _: None)
+    client = env.execute_async("rest-fails")
+    try:
+        rest = Rest(client)
+        wait_for("the failure", lambda: rest.get(f"/jobs/{rest.job_id}")["state"] == "FAILED")
+        body = rest.get(f"/jobs/{rest.job_id}/exceptions")
+        check(body, "JobExceptionsInfoWithHistory")
+        (entry,) = body["exceptionHistory"]["entries"]
+        check(entry, "RootExceptionInfo")
+        assert "Boom: bad record 500" in entry["stacktrace"] and "fail_at_500" in entry["stacktrace"]
+        assert entry["taskName"].startswith("Source: numbers -> explode") and entry["taskManagerId"] == "tm-1"
+        assert rest.get(f"/jobs/{rest.job_id}/exceptions?maxExceptions=0")["exceptionHistory"] == {
+            "entries": [],
+            "truncated": True,
+        }
+        assert rest.get("/overview")["jobs-failed"] == 1
+    finally:
+        client.close()
