@@ -39,6 +39,7 @@ __all__ = [
     "ExecutionOptions",
     "HeartbeatOptions",
     "MemorySize",
+    "MetricOptions",
     "NetworkOptions",
     "PipelineOptions",
     "RestOptions",
@@ -422,6 +423,34 @@ class SparkOptions:
         0,
         "strom's own: CPUs each TaskManager's Spark task asks for through stage-level scheduling (not in local mode); "
         "0 = Spark's spark.task.cpus.",
+    )
+
+
+class MetricOptions:
+    """Flink's PrometheusReporter under the reporter name ``prom`` (``metrics.reporter.prom.*``)."""
+
+    PROMETHEUS_FACTORY_CLASS: ConfigOption[str] = _opt(
+        "metrics.reporter.prom.factory.class",
+        str,
+        "",
+        "`org.apache.flink.metrics.prometheus.PrometheusReporterFactory` serves `/metrics` in Prometheus' text "
+        "format on the JobManager and on every TaskManager, with Flink's names and labels "
+        "(`flink_taskmanager_job_task_numRecordsIn{job_name=...}`); empty (the default): no reporter.",
+    )
+    PROMETHEUS_PORT: ConfigOption[str] = _opt(
+        "metrics.reporter.prom.port",
+        str,
+        "9249",
+        "Port of the Prometheus endpoint: a port, a range (`9249-9260`) or a list; each JobManager and TaskManager "
+        "takes the first free one and logs it at INFO (`JobClient.get_metric_urls()` lists them); `0` = any free "
+        "port.",
+    )
+    PROMETHEUS_HOST: ConfigOption[str] = _opt(
+        "metrics.reporter.prom.host",
+        str,
+        "127.0.0.1",
+        "strom's own: address the Prometheus endpoints bind (Flink binds every interface; strom loopback unless "
+        "set, e.g. `0.0.0.0`).",
     )
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         ReducingStateDescriptor,
         StateDescriptor,
     )
+    from strom.metrics.metricbase import MetricGroup
 
 __all__ = [
     "CoGroupFunction",
@@ -82,6 +83,11 @@ class RuntimeContext(ABC):
 
     @abstractmethod
     def get_job_id(self) -> str: ...
+
+    @abstractmethod
+    def get_metrics_group(self) -> MetricGroup:
+        """The metric group of this operator's subtask (PyFlink's ``get_metrics_group``): ``counter``, ``gauge``,
+        ``meter``, ``distribution``, ``add_group`` (see :mod:`strom.metrics`)."""
 
     @abstractmethod
     def get_state(self, descriptor: StateDescriptor) -> Any:

@@ -137,6 +137,39 @@ class JobClient:
             return []
         return [TaskMetrics(**row) for row in rows]
 
+    def get_job_metrics(self) -> dict[str, float]:
+        """The job's metrics on the JobManager (Flink's job scope): ``numRestarts`` and, with checkpointing,
+        ``lastCheckpointDuration``, ``lastCheckpointSize``, ``lastCompletedCheckpointId``,
+        ``numberOfCompletedCheckpoints``, ``numberOfFailedCheckpoints``, ``numberOfInProgressCheckpoints``,
+        ``totalNumberOfCheckpoints``, ``lastCheckpointRestoreTimestamp`` ... (empty after the end)."""
+        from strom.runtime.metrics.job_metrics import request_job_metrics
+
+        d = self._cluster.dispatcher
+        if self._result is not None or d is None:
+            return {}
+        try:
+            return self._cluster.run(request_job_metrics(d, self.job_id), timeout=10.0)
+        except ClusterError:
+            return {}
+
+    def get_metric_urls(self) -> dict[str, str]:
+        """The Prometheus endpoints of the cluster (``metrics.reporter.prom.*``): ``"jobmanager"`` and each
+        TaskManager's id -> its ``/metrics`` URL; empty without a reporter or after the end."""
+        from strom.runtime.metrics.job_metrics import request_metric_urls
+
+        d = self._cluster.dispatcher
+        if self._result is not None or d is None:
+            return {}
+        urls: dict[str, str] = {}
+        jm_url = getattr(self._cluster, "metrics_url", "")
+        if jm_url:
+            urls["jobmanager"] = jm_url
+        try:
+            urls.update({tm: u for tm, u in self._cluster.run(request_metric_urls(d), timeout=10.0).items() if u})
+        except ClusterError:
+            return {}
+        return urls
+
     def get_checkpoint_statistics(self) -> list[CheckpointStats]:
         """The checkpoint history of the running job, oldest first (Flink's checkpoint statistics)."""
         if self._result is not None:

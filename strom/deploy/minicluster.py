@@ -32,6 +32,8 @@ from strom.config import (
 )
 from strom.deploy.active_cluster import ActiveCluster
 from strom.exceptions import ClusterError
+from strom.runtime.metrics.job_metrics import job_manager_readings
+from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
 
 __all__ = ["MiniCluster"]
 
@@ -45,10 +47,41 @@ class MiniCluster(ActiveCluster):
         super().__init__(config, num_task_managers=num_task_managers)
         self.processes: list[subprocess.Popen[bytes]] = []
         self._process_of: dict[str, subprocess.Popen[bytes]] = {}  # tm id -> its process
+        self.prometheus = prometheus_settings(config)  # metrics.reporter.prom.*: None unless configured
+        self._reporter: PrometheusReporter | None = None
+        #: the URL of the JobManager's Prometheus endpoint (``""`` without a reporter)
+        self.metrics_url = ""
 
     def start(self) -> MiniCluster:
         super().start()
+        if self.prometheus is not None:
+            self._reporter = PrometheusReporter(self._job_manager_readings, self.prometheus, owner="the JobManager")
+            try:
+                self.metrics_url = self._reporter.start()
+            except BaseException:
+                self.close()
+                raise
         return self
+
+    def close(self) -> None:
+        self._close_reporter()
+        super().close()
+
+    def _close_reporter(self) -> None:
+        reporter, self._reporter = self._reporter, None
+        if reporter is not None:
+            reporter.close()
+
+    def _job_manager_readings(self) -> list[Reading]:
+        """A scrape of the JobManager's endpoint (its HTTP thread): read on the JobManager's loop."""
+        if self.dispatcher is None:
+            return []
+        dispatcher = self.dispatcher
+
+        async def read() -> list[Reading]:
+            return job_manager_readings(dispatcher)
+
+        return self.run(read(), timeout=10.0)
 
     def _launch_task_manager(self, tm_id: str, launch_token: str) -> None:
         assert self.dispatcher is not None
@@ -71,6 +104,8 @@ class MiniCluster(ActiveCluster):
             f"--switch-interval-ms={c.get(TaskManagerOptions.SWITCH_INTERVAL)}",
             f"--log-level={logging.getLevelName(self.log_level)}",
         ]
+        if self.prometheus is not None:
+            cmd += [f"--prometheus-ports={self.prometheus.ports}", f"--prometheus-host={self.prometheus.host}"]
         env = dict(os.environ)
         paths = [p or os.getcwd() for p in sys.path]
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))

@@ -74,10 +74,17 @@ class CheckpointDriver:
         #: checkpoint id -> the task writing its coordinators' state files (operator id -> handle)
         self._coordinator_writes: dict[int, asyncio.Task[dict[str, StateHandle]]] = {}
         self._closed = False
+        #: Flink's ``lastCheckpointRestoreTimestamp``: when the job last started from a checkpoint or savepoint
+        #: (-1: never); after a failover, when the restored attempts all run
+        self.last_restore_timestamp_ms = _now_ms() if job_master.restore_from is not None else -1
+        self._restoring = False  # failed over: the next start of the periodic trigger follows a restore
 
     # -- periodic triggering ----------------------------------------------------------------------------
     def start_periodic(self) -> None:
         """All tasks run: trigger every ``interval_ms`` (Flink's ``CheckpointCoordinatorDeActivator``)."""
+        if self._restoring and self.jm.restore_from is not None:
+            self.last_restore_timestamp_ms = _now_ms()
+        self._restoring = False
         if self.config.interval_ms > 0 and self._periodic is None and not self._closed:
             self._periodic = asyncio.get_running_loop().create_task(self._periodic_loop())
 
@@ -138,6 +145,7 @@ class CheckpointDriver:
 
     def abort_all(self, reason: str) -> None:
         """Failover or job end: pending checkpoints are aborted (not counted as checkpoint failures)."""
+        self._restoring = not self._closed
         self._run(self.coordinator.abort_all(reason))
 
     def close(self) -> None:

@@ -15,6 +15,10 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from strom.runtime.metrics.metric_group import MetricRegistry
+from strom.runtime.metrics.metrics import metric_values
+from strom.runtime.metrics.prometheus import Reading, readings_of
+from strom.runtime.metrics.scope import TASK_SCOPE
 from strom.runtime.metrics.timer_gauge import TimerGauge
 
 if TYPE_CHECKING:
@@ -27,6 +31,13 @@ __all__ = ["METER_TIME_SPAN_S", "TaskIOMetricGroup"]
 METER_TIME_SPAN_S = 60.0  # Flink's MeterView default time span
 
 _COUNTERS = ("numRecordsIn", "numRecordsOut", "numBytesIn", "numBytesOut")
+#: where Flink reports the buffer metrics of a task (its "Default shuffle service" metrics): an infix of the scope
+_INFIX = {
+    "inPoolUsage": ("Shuffle", "Netty", "Input", "Buffers"),
+    "inputQueueLength": ("Shuffle", "Netty", "Input", "Buffers"),
+    "outPoolUsage": ("Shuffle", "Netty", "Output", "Buffers"),
+    "outputQueueLength": ("Shuffle", "Netty", "Output", "Buffers"),
+}
 
 
 class TaskIOMetricGroup:
@@ -41,6 +52,12 @@ class TaskIOMetricGroup:
         self._last: dict[str, float] = dict.fromkeys((*_COUNTERS, "idle", "backPressured"), 0.0)
         # (time, counters) of past samples within the meter time span, oldest first
         self._history: deque[tuple[float, dict[str, float]]] = deque([(self._last_time, dict(self._last))])
+        #: the operator and user metrics of the task's groups (:mod:`strom.runtime.metrics.metric_group`)
+        self.registry = MetricRegistry()
+        #: the task's variables (``<host>``, ``<tm_id>``, ``<job_name>``, ...; set by the Task)
+        self.variables: dict[str, str] = {}
+        #: the I/O metrics of the latest sample, what a Prometheus scrape reports of them
+        self.last_io: dict[str, float] = {}
 
     def counters(self) -> dict[str, float]:
         head = self.head_operator
@@ -83,4 +100,27 @@ class TaskIOMetricGroup:
         self._last_time = now
         self._last = {**values, "idle": idle, "backPressured": bp}
         self._history.append((now, dict(values)))
+        self.last_io = dict(out)
+        out.update(self.registered_values())
+        return out
+
+    def registered_values(self) -> dict[str, float]:
+        """The operator and user metrics by their names in ``JobClient.get_metrics()`` (``"Map.records"``; a
+        distribution as ``"Map.sizes_count"``, ``_min``, ``_max``, ``_mean``, ``_p50`` ... ``_p999``; a meter's rate,
+        and its count as ``_count``). A gauge whose function raises is left out."""
+        out: dict[str, float] = {}
+        for e in self.registry.entries():
+            try:
+                for suffix, value in metric_values(e.metric).items():
+                    out[e.query_name + suffix] = value
+            except Exception:  # a user's gauge must not cost the heartbeat
+                continue
+        return out
+
+    def readings(self) -> list[Reading]:
+        """Everything this task reports to Prometheus: its I/O metrics (of the latest sample) at the task scope,
+        its operators' and user metrics as they are now."""
+        v = self.variables
+        out = [Reading((*TASK_SCOPE, *_INFIX.get(k, ())), k, v, value=x) for k, x in self.last_io.items()]
+        out += readings_of(self.registry.entries())
         return out

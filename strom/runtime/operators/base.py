@@ -34,6 +34,7 @@ from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 if TYPE_CHECKING:
     from strom.api.state import StateDescriptor
     from strom.api.typeinfo import TypeInformation
+    from strom.metrics.metricbase import MetricGroup
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
     from strom.runtime.network.events import CheckpointOptions
     from strom.runtime.operators.collector import TimestampedCollector
@@ -108,6 +109,8 @@ class StreamingRuntimeContext(RuntimeContext):
         #: the task's mailbox, for work other threads hand to the task thread (set by the OperatorChain of a
         #: task; ``None`` for an operator driven outside one)
         self.mailbox_executor: MailboxExecutor | None = None
+        #: the operator's metric group in its task (set by the Task before the operators open)
+        self.metric_group: MetricGroup | None = None
 
     def get_task_name(self) -> str:
         return self.info.task_name
@@ -130,6 +133,15 @@ class StreamingRuntimeContext(RuntimeContext):
 
     def get_job_id(self) -> str:
         return self.info.job_id
+
+    def get_metrics_group(self) -> MetricGroup:
+        if self.metric_group is None:  # an operator driven outside a task: its metrics go nowhere
+            from strom.runtime.metrics.metric_group import GenericMetricGroup, MetricRegistry
+
+            self.metric_group = GenericMetricGroup(
+                MetricRegistry(), scope=(self.operator_name,), logical_scope=("operator",), variables={}
+            )
+        return self.metric_group
 
     def get_state(self, descriptor: StateDescriptor) -> Any:
         if self.keyed_backend is None:
@@ -196,6 +208,11 @@ class StreamOperator(ABC):
         if manager is not None:
             manager.advance_watermark(timestamp)
         self.output.emit_watermark(timestamp)
+
+    def output_watermark(self) -> int:
+        """The last watermark this operator emitted (Flink's ``currentOutputWatermark``): the one it received,
+        unless it generates watermarks itself."""
+        return self.current_watermark
 
     def process_watermark_status(self, idle: bool) -> None:
         self.output.emit_watermark_status(idle)

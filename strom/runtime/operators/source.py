@@ -194,6 +194,9 @@ class SourceOperator(StreamOperator):
         else:
             self.output.emit(batch)
 
+    def output_watermark(self) -> int:
+        return int(self._timestamps.output_watermark()) if self._timestamps is not None else self.current_watermark
+
     def emit_max_watermark(self) -> None:
         """The end of input: event time ends (Flink's ``advanceToEndOfEventTime``)."""
         if self._timestamps is not None:

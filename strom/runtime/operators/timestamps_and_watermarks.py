@@ -175,6 +175,9 @@ class TimestampsAndWatermarksOperator(StreamOperator):
         except Exception as exc:
             raise self.user_error(exc, None, role=f"the watermark generator of operator '{self.name}'") from exc
 
+    def output_watermark(self) -> int:
+        return self._emitter.current_watermark
+
     def process_watermark(self, timestamp: int) -> None:
         # only the end of input passes: this operator's generator decides the stream's event time
         if timestamp == LONG_MAX and self._emitter.current_watermark != LONG_MAX:

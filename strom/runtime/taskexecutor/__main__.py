@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 
+from strom.runtime.metrics.prometheus import PrometheusSettings
 from strom.runtime.taskexecutor.runner import TaskManagerSpec, run_task_manager
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 from strom.runtime.taskexecutor.thread_switching import DEFAULT_SWITCH_INTERVAL_MS
@@ -68,6 +69,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--max-frame-bytes", type=int, default=256 * 1024 * 1024)
     p.add_argument("--switch-interval-ms", type=float, default=DEFAULT_SWITCH_INTERVAL_MS)
     p.add_argument("--log-level", default="WARNING", help="the cluster's logging.level")
+    p.add_argument("--prometheus-ports", default="", help="metrics.reporter.prom.port; empty: no reporter")
+    p.add_argument("--prometheus-host", default="127.0.0.1", help="metrics.reporter.prom.host")
     args = p.parse_args(argv)
     if args.parent_pid:
         _die_with_parent(args.parent_pid)
@@ -95,6 +98,11 @@ def main(argv: list[str] | None = None) -> None:
         cancellation_timeout=args.cancellation_timeout,
         max_frame_bytes=args.max_frame_bytes,
         switch_interval_ms=args.switch_interval_ms,
+        prometheus=(
+            PrometheusSettings(ports=args.prometheus_ports, host=args.prometheus_host)
+            if args.prometheus_ports
+            else None
+        ),
     )
     try:
         asyncio.run(run_task_manager(spec, secret, started=_started))

@@ -12,6 +12,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from strom.runtime.metrics.prometheus import PrometheusSettings
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 from strom.runtime.taskexecutor.thread_switching import DEFAULT_SWITCH_INTERVAL_MS
 
@@ -38,6 +39,8 @@ class TaskManagerSpec:
     switch_interval_ms: float = DEFAULT_SWITCH_INTERVAL_MS
     #: forward log records at or above this level to the JobManager (None: do not)
     forward_logs_level: int | None = None
+    #: the Prometheus reporter (``metrics.reporter.prom.*``; None: none configured)
+    prometheus: PrometheusSettings | None = None
 
 
 def resolve_bind_host(host: str) -> str:
@@ -68,6 +71,7 @@ async def run_task_manager(
         launch_token=spec.launch_token,
         forward_logs_level=spec.forward_logs_level,
         switch_interval_ms=spec.switch_interval_ms,
+        prometheus=spec.prometheus,
     )
     try:
         await executor.start()

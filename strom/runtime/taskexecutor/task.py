@@ -23,6 +23,7 @@ from strom.runtime.checkpoint.snapshot import OperatorRestoreState
 from strom.runtime.checkpoint.storage import read_state
 from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, check_transition
+from strom.runtime.metrics.operator_metrics import register_task_metrics
 from strom.runtime.metrics.task_io_metric_group import TaskIOMetricGroup
 from strom.runtime.network.connection_manager import NettyConnectionManager
 from strom.runtime.network.input_channel import InputChannel, LocalInputChannel, RemoteInputChannel
@@ -269,6 +270,7 @@ class Task:
         chain = OperatorChain(tdd.chain, info, make_writer, self.gateway, ProcessingTimeService(), mailbox=self.mailbox)
         head = chain.head
         self.metrics.head_operator = head
+        register_task_metrics(self.metrics, tdd, self.tm_id, chain.operators)
         checkpoint_coordinator: SubtaskCheckpointCoordinator | None = None
         for op in chain.operators:
             if isinstance(op, SinkWriterOperator):

@@ -20,6 +20,7 @@ from typing import Any
 from strom.exceptions import TaskCancelledError
 from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState
+from strom.runtime.metrics.prometheus import PrometheusReporter, PrometheusSettings, Reading
 from strom.runtime.network.connection_manager import NettyConnectionManager
 from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.operators.coordination import OperatorEventDelivery, TriggerCheckpointMessage
@@ -154,6 +155,7 @@ class TaskExecutor:
         launch_token: str,
         forward_logs_level: int | None = None,
         switch_interval_ms: float = DEFAULT_SWITCH_INTERVAL_MS,
+        prometheus: PrometheusSettings | None = None,
     ) -> None:
         self.tm_id = tm_id
         self.launch_token = launch_token
@@ -182,12 +184,21 @@ class TaskExecutor:
         self._log_forwarder = (
             LogForwarder(self._send_logs, forward_logs_level) if forward_logs_level is not None else None
         )
+        self._reporter = (
+            PrometheusReporter(self._metric_readings, prometheus, owner=f"TaskManager {tm_id}")
+            if prometheus is not None
+            else None
+        )
+        #: the URL of this TaskManager's Prometheus endpoint (``""`` without a reporter)
+        self.metrics_url = ""
 
     # -- lifecycle ---------------------------------------------------------------------------------
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
         await self.connection_manager.start()
         await self.rpc_server.start()
+        if self._reporter is not None:
+            self.metrics_url = self._reporter.start()
         self.jm = await RpcClient.connect(*self.jm_address, secret=self.secret, name=f"tm-{self.tm_id}->jm")
         self.jm.on_disconnect = self._jm_disconnected
         await self.jm.call(
@@ -228,6 +239,8 @@ class TaskExecutor:
         if self.jm is not None:
             await self.jm.close()
         await self.rpc_server.close()
+        if self._reporter is not None:
+            await asyncio.to_thread(self._reporter.close)
         self.terminated.set()
 
     def _jm_disconnected(self) -> None:
@@ -262,6 +275,19 @@ class TaskExecutor:
                 except Exception:  # a metric must never cost the heartbeat
                     log.exception("TaskManager %s: sampling the metrics of %s failed", self.tm_id, task.name)
         return report
+
+    def _metric_readings(self) -> list[Reading]:
+        """A Prometheus scrape (the reporter's thread): the metrics of the running tasks."""
+        out: list[Reading] = []
+        for task in list(self.tasks.values()):
+            if task.state is ExecutionState.RUNNING:
+                out += task.metrics.readings()
+        return out
+
+    @rpc_method
+    def request_metrics_url(self) -> str:
+        """Where this TaskManager serves its Prometheus metrics (``""``: no reporter configured)."""
+        return self.metrics_url
 
     # -- RPC: slots and tasks ----------------------------------------------------------------------
     @rpc_method
