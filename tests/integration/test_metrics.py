@@ -271,3 +271,37 @@ def test_watermark_and_late_records_dropped_by_a_window(tmp_path: Path) -> None:
         assert client.get_metric_urls() == {}  # no reporter configured: no endpoint
     finally:
         client.cancel()
+
+
+@pytest.mark.timeout(180)
+def test_restore_timestamp_after_starting_from_a_savepoint(tmp_path: Path) -> None:
+    def job() -> StreamExecutionEnvironment:
+        env = StreamExecutionEnvironment.get_execution_environment(Configuration({"taskmanager.numberOfTaskSlots": 1}))
+        env.set_parallelism(1)
+        env.enable_checkpointing(60_000)  # a savepoint is what this test takes
+        env.get_checkpoint_config().set_checkpoint_storage(f"file://{tmp_path}/checkpoints")
+        (
+            env.from_source(HoldOpenSource(list(range(10))), WatermarkStrategy.no_watermarks(), "numbers")
+            .uid("numbers")
+            .map(Measured())
+            .uid("measure")
+            .add_sink(lambda v: None)
+        )
+        return env
+
+    first = job().execute_async("restore metrics")
+    wait_for("the records counted", lambda: _records(first) == [10.0])
+    assert first.get_job_metrics()["lastCheckpointRestoreTimestamp"] == -1
+    before_ms = time.time() * 1000
+    savepoint = first.stop_with_savepoint(str(tmp_path / "savepoints"))
+    second = job().execute_async("restore metrics", savepoint_path=savepoint)
+    try:
+        metrics = wait_for("the restored job's metrics", second.get_job_metrics)
+        assert metrics["lastCheckpointRestoreTimestamp"] >= before_ms
+        assert metrics["numberOfCompletedCheckpoints"] == 0
+    finally:
+        second.cancel()
+
+
+def _records(client: Any) -> list[float]:
+    return [v for m in client.get_metrics() for k, v in m.metrics.items() if k.endswith(".records")]
