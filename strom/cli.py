@@ -1,41 +1,109 @@
-"""The ``strom`` command: ``strom run job.py [args...]`` and ``strom demo``.
+"""The ``strom`` command (Flink's ``flink`` CLI and cluster scripts).
 
-    strom run job.py                                        # on an embedded MiniCluster
-    strom run --target spark --spark-master 'local[4]' job.py   # TaskManagers hosted in Spark tasks
-    strom run -D execution.checkpointing.interval='10 s' job.py  # any configuration key, in Flink's units
+    strom run job.py                                   # on an embedded MiniCluster (default)
+    strom run --target spark --spark-master 'local[4]' job.py
+    strom cluster start --taskmanagers 2               # a standalone cluster in the background
+    strom run -m 127.0.0.1:8081 -d -p 4 job.py         # submitted over REST; prints the job id
+    strom list | info JOB | cancel JOB | stop JOB --savepoint-path DIR | savepoint JOB DIR
+    strom jobmanager / strom taskmanager --jobmanager HOST:PORT   # foreground processes (containers, systemd)
 
-The options become the defaults of every ``StreamExecutionEnvironment`` the program creates (Flink's
+``run``'s options become the defaults of every ``StreamExecutionEnvironment`` the program creates (Flink's
 context environment), so the program itself needs no change to run on another target.
+
+Exit codes: 0 success; 1 the job failed or was cancelled, or the cluster refused or could not be reached;
+2 usage (unknown option, missing file, malformed value); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import logging
+import os
 import runpy
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 from strom.api.environment import TARGETS, StreamExecutionEnvironment
 from strom.api.job_client import interrupted_job
-from strom.config import ClusterOptions, Configuration, DeploymentOptions, SparkOptions, TaskManagerOptions
-from strom.exceptions import ClusterError, ConfigurationError, JobExecutionError
+from strom.config import (
+    CheckpointingOptions,
+    ClusterOptions,
+    Configuration,
+    CoreOptions,
+    DeploymentOptions,
+    RestOptions,
+    SparkOptions,
+    TaskManagerOptions,
+)
+from strom.exceptions import ClusterError, ConfigurationError, JobExecutionError, StromError
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+_RUNNING_STATES = ("INITIALIZING", "CREATED", "RUNNING", "FAILING", "CANCELLING", "RESTARTING", "SUSPENDED")
 
 
-def _configuration(ns: argparse.Namespace) -> Configuration:
-    conf = Configuration()
-    for item in ns.define or []:
+class UsageError(Exception):
+    """A malformed command line: exit code 2."""
+
+
+def _defines(items: list[str] | None, conf: Configuration | None = None) -> Configuration:
+    conf = conf or Configuration()
+    for item in items or []:
         key, sep, value = item.partition("=")
         if not sep:
-            raise ConfigurationError(f"expected -D key=value; got '{item}'")
-        conf.set_string(key.strip(), value.strip())
+            raise UsageError(f"expected -D key=value; got '{item}'")
+        try:
+            conf.set_string(key.strip(), value.strip())
+        except ConfigurationError as exc:
+            raise UsageError(str(exc)) from None
+    return conf
+
+
+def _host_port(text: str, what: str, default_port: int | None = None) -> tuple[str, int]:
+    from strom.deploy.standalone.taskmanager import parse_host_port
+
+    try:
+        return parse_host_port(text, what, default_port)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _directory(ns: argparse.Namespace) -> Any:
+    from strom.deploy.standalone.cluster_dir import ClusterDirectory, default_cluster_dir
+
+    return ClusterDirectory(default_cluster_dir(getattr(ns, "cluster_dir", None)))
+
+
+# -- strom run ---------------------------------------------------------------------------------------------
+def _run_configuration(ns: argparse.Namespace) -> Configuration:
+    conf = _defines(ns.define)
     if ns.target is not None:
         conf.set(DeploymentOptions.TARGET, ns.target)
     if ns.spark_master is not None:
         conf.set(SparkOptions.MASTER, ns.spark_master)
         if ns.target is None:
             conf.set(DeploymentOptions.TARGET, "spark")
+    if ns.jobmanager is not None:
+        host, port = _host_port(ns.jobmanager, "-m (the JobManager's REST address)", RestOptions.PORT.default)
+        conf.set(RestOptions.ADDRESS, host)
+        conf.set(RestOptions.PORT, port)
+        conf.set(DeploymentOptions.TARGET, "remote")
+    remote = conf.get(DeploymentOptions.TARGET) == "remote"
+    if ns.detached:
+        if not remote:
+            raise UsageError("expected -m HOST:PORT (or -D execution.target=remote) with -d; got an embedded run")
+        conf.set(DeploymentOptions.ATTACHED, False)
+    if ns.parallelism is not None:
+        conf.set(CoreOptions.DEFAULT_PARALLELISM, ns.parallelism)
+    if ns.from_savepoint is not None:
+        conf.set(CheckpointingOptions.SAVEPOINT_PATH, ns.from_savepoint)
+    if ns.allow_non_restored_state:
+        conf.set(CheckpointingOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, True)
     if ns.slots is not None:
         conf.set(TaskManagerOptions.NUM_TASK_SLOTS, ns.slots)
     if ns.taskmanagers is not None:
@@ -44,62 +112,319 @@ def _configuration(ns: argparse.Namespace) -> Configuration:
     return conf
 
 
-def main(argv: list[str] | None = None) -> int:
+def _run(ns: argparse.Namespace) -> int:
+    script = Path(ns.script)
+    if not script.is_file():
+        raise UsageError(f"expected a Python file; got '{ns.script}' (not found)")
+    for value, name in ((ns.taskmanagers, "--taskmanagers"), (ns.slots, "--slots"), (ns.parallelism, "-p")):
+        if value is not None and value < 1:
+            raise UsageError(f"expected {name} >= 1; got {value}")
+    conf = _run_configuration(ns)
+    StreamExecutionEnvironment.set_context_configuration(conf)
+    submitted = _watch_submissions(conf)
+    if conf.get(DeploymentOptions.TARGET) == "spark":
+        # as spark-submit: the program's SparkSession.builder.getOrCreate() is the session its jobs run on
+        from strom.deploy.spark.session import create_session
+
+        try:
+            create_session(conf, script.stem)
+        except ClusterError as exc:
+            print(f"strom run: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+    sys.argv = [str(script), *ns.args]
+    sys.path.insert(0, str(script.parent.resolve()))
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except KeyboardInterrupt as interrupt:  # Ctrl-C: one line, not a traceback through strom's waits
+        job = interrupted_job(interrupt)
+        running = [c for c in submitted if c.attached and c._outcome is None]
+        if running:
+            for c in running:
+                print(
+                    f"strom run: interrupted; job {c.job_id} keeps running on the cluster (strom cancel "
+                    f"{c.job_id} stops it)",
+                    file=sys.stderr,
+                )
+        else:
+            print(f"job {job} cancelled" if job is not None else "strom run: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
+    except JobExecutionError as failed:  # strom's message (with the user's traceback, if theirs); no frames
+        _finish_progress(submitted)
+        print(f"strom run: {failed}", file=sys.stderr)  # of strom's client waits unless logging at DEBUG
+        if logging.getLogger("strom").isEnabledFor(logging.DEBUG):
+            traceback.print_exception(failed, file=sys.stderr)
+        return EXIT_FAILED
+    except StromError as refused:  # the program is invalid, or a remote cluster refused it or could not be reached
+        print(f"strom run: {refused}", file=sys.stderr)
+        return EXIT_FAILED
+    _finish_progress(submitted)
+    return EXIT_OK
+
+
+def _watch_submissions(conf: Configuration) -> list[Any]:
+    """Print every remote job's id as it is submitted (Flink's line); attach progress to attached ones."""
+    from strom.api.remote_job_client import SUBMISSION_LISTENERS, RemoteJobClient
+    from strom.deploy.standalone.progress import ProgressReporter
+
+    submitted: list[RemoteJobClient] = []
+
+    def on_submit(client: RemoteJobClient) -> None:
+        submitted.append(client)
+        print(f"Job has been submitted with JobID {client.job_id}", flush=True)
+        if client.attached:
+            client.progress = ProgressReporter()
+
+    SUBMISSION_LISTENERS.append(on_submit)
+    return submitted
+
+
+def _finish_progress(submitted: list[Any]) -> None:
+    for client in submitted:
+        if client.attached and client._outcome is not None and client.progress is not None:
+            client.progress.finish(client)
+
+
+# -- client commands over REST -------------------------------------------------------------------------------
+def _rest(ns: argparse.Namespace, *, token: bool = False) -> Any:
+    from strom.api.remote_job_client import remote_rest_url
+    from strom.deploy.standalone.rest_client import RestClusterClient, resolve_token
+
+    if ns.jobmanager:
+        host, port = _host_port(ns.jobmanager, "-m (the JobManager's REST address)", RestOptions.PORT.default)
+        url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    else:
+        if ns.cluster_dir:
+            os.environ["STROM_CLUSTER_DIR"] = ns.cluster_dir
+        url = remote_rest_url(Configuration())
+    return RestClusterClient(url, token=resolve_token(ns.token, _directory(ns)) if token else "")
+
+
+def _job_id(text: str) -> str:
+    job = text.strip().lower()
+    if len(job) != 32 or any(ch not in "0123456789abcdef" for ch in job):
+        raise UsageError(f"expected a job id (32 hexadecimal characters); got '{text}'; hint: strom list")
+    return job
+
+
+def _list(ns: argparse.Namespace) -> int:
+    jobs = _rest(ns).get("/jobs/overview")["jobs"]
+    running = [j for j in jobs if j["state"] in _RUNNING_STATES]
+    ended = [j for j in jobs if j["state"] not in _RUNNING_STATES]
+
+    def show(title: str, rows: list[dict[str, Any]], empty: str) -> None:
+        if not rows:
+            print(empty)
+            return
+        print(f"------------------ {title} -------------------")
+        for j in sorted(rows, key=lambda j: j.get("start-time", 0)):
+            started = datetime.datetime.fromtimestamp(j.get("start-time", 0) / 1000).strftime("%d.%m.%Y %H:%M:%S")
+            print(f"{started} : {j['jid']} : {j['name']} ({j['state']})")
+        print("--------------------------------------------------------------")
+
+    show("Running/Restarting Jobs", running, "No running jobs.")
+    if ns.all:
+        show("Terminated Jobs", ended, "No terminated jobs.")
+    return EXIT_OK
+
+
+def _info(ns: argparse.Namespace) -> int:
+    print(json.dumps(_rest(ns).get(f"/jobs/{_job_id(ns.job)}/plan")["plan"], indent=2))
+    return EXIT_OK
+
+
+def _wait_ended(rest: Any, job_id: str) -> str:
+    from strom.api.remote_job_client import RemoteJobClient
+
+    client = RemoteJobClient(rest, job_id, "")
+    return str(client._wait_outcome().get("application-status"))
+
+
+def _cancel(ns: argparse.Namespace) -> int:
+    rest = _rest(ns, token=True)
+    job = _job_id(ns.job)
+    rest.cancel(job)
+    status = _wait_ended(rest, job)
+    print(f"Cancelled job {job}." if status == "CANCELED" else f"Job {job} ended {status}.")
+    return EXIT_OK if status == "CANCELED" else EXIT_FAILED
+
+
+def _savepoint(ns: argparse.Namespace) -> int:
+    rest = _rest(ns, token=True)
+    job = _job_id(ns.job)
+    print(f"Triggering savepoint for job {job}.", flush=True)
+    location = rest.wait_savepoint(job, rest.trigger_savepoint(job, os.path.abspath(ns.directory)))
+    print(f"Savepoint completed. Path: {location}")
+    return EXIT_OK
+
+
+def _stop(ns: argparse.Namespace) -> int:
+    if not ns.savepoint_path:
+        raise UsageError("expected --savepoint-path DIR (strom has no default savepoint directory); got none")
+    rest = _rest(ns, token=True)
+    job = _job_id(ns.job)
+    print(f"Suspending job {job}.", flush=True)
+    location = rest.wait_savepoint(job, rest.stop_with_savepoint(job, os.path.abspath(ns.savepoint_path)))
+    _wait_ended(rest, job)
+    print(f"Savepoint completed. Path: {location}")
+    return EXIT_OK
+
+
+# -- processes ----------------------------------------------------------------------------------------------
+def _jobmanager(ns: argparse.Namespace) -> int:
+    from strom.deploy.standalone.jobmanager import run_job_manager
+
+    conf = _defines(ns.define)
+    return run_job_manager(conf, _directory(ns), secret_file=Path(ns.secret_file) if ns.secret_file else None)
+
+
+def _taskmanager(ns: argparse.Namespace) -> int:
+    from strom.deploy.standalone.taskmanager import run_standalone_task_manager
+
+    conf = _defines(ns.define)
+    directory = _directory(ns)
+    if ns.jobmanager_rpc:
+        address = _host_port(ns.jobmanager_rpc, "--jobmanager (the JobManager's RPC address)")
+    else:
+        found = directory.read_addresses()
+        if found is None:
+            raise UsageError(
+                f"expected --jobmanager HOST:PORT; got none (and no running JobManager in {directory.path})"
+            )
+        address = (found.rpc_host, found.rpc_port)
+    secret = directory.read_secret(Path(ns.secret_file) if ns.secret_file else None)
+    return run_standalone_task_manager(conf, address, secret, proposed_id=ns.tm_id or "")
+
+
+def _cluster(ns: argparse.Namespace) -> int:
+    from strom.deploy.standalone import cluster
+
+    directory = _directory(ns)
+    if ns.action == "start":
+        if ns.taskmanagers < 0:
+            raise UsageError(f"expected --taskmanagers >= 0; got {ns.taskmanagers}")
+        _defines(ns.define)  # checked here, before any process starts
+        a = cluster.start_cluster(directory, ns.taskmanagers, [f"-D{d}" for d in ns.define or []])
+        print(
+            f"strom cluster started: JobManager pid {a.pid}, REST {a.rest_url}, RPC {a.rpc_host}:{a.rpc_port}, "
+            f"{ns.taskmanagers} TaskManager(s); cluster directory {directory.path}"
+        )
+        return EXIT_OK
+    if ns.action == "add-taskmanager":
+        _defines(ns.define)
+        names = cluster.add_task_managers(directory, ns.taskmanagers or 1, [f"-D{d}" for d in ns.define or []])
+        print(f"started {', '.join(names)}")
+        return EXIT_OK
+    if ns.action == "stop":
+        stopped = cluster.stop_cluster(directory)
+        print(f"stopped {', '.join(stopped)}" if stopped else f"no cluster was running in {directory.path}")
+        return EXIT_OK
+    info = cluster.status(directory)
+    print(json.dumps(info, indent=2))
+    return EXIT_OK if info["overview"] is not None else EXIT_FAILED
+
+
+# -- argument parsing -----------------------------------------------------------------------------------------
+def _client_options(p: argparse.ArgumentParser, *, token: bool = True) -> None:
+    p.add_argument(
+        "-m",
+        "--jobmanager",
+        metavar="HOST:PORT",
+        help="the JobManager's REST address (default: "
+        "rest.address/rest.port, else the cluster directory's JobManager, else 127.0.0.1:8081)",
+    )
+    p.add_argument(
+        "--cluster-dir", metavar="DIR", help="the cluster directory (default $STROM_CLUSTER_DIR or ~/.strom/cluster)"
+    )
+    if token:
+        p.add_argument("--token", help="the REST token (default $STROM_REST_TOKEN, else from the cluster secret)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from strom import __version__
+
     parser = argparse.ArgumentParser(prog="strom", description="strom: Flink's runtime in Python")
+    parser.add_argument("--version", action="version", version=f"strom {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a DataStream program (a Python file)")
-    run.add_argument("--target", choices=TARGETS, help="local: an embedded MiniCluster (default); spark: on Spark")
+    _client_options(run)
+    run.add_argument("-d", "--detached", action="store_true", help="return once the cluster accepted the job")
+    run.add_argument("-p", "--parallelism", type=int, help="parallelism.default of the program")
+    run.add_argument("-s", "--from-savepoint", metavar="PATH", help="start from this savepoint or checkpoint")
+    run.add_argument("-n", "--allow-non-restored-state", action="store_true", help="drop state no operator claims")
+    run.add_argument("--target", choices=TARGETS, help="local: an embedded MiniCluster (default); spark; remote")
     run.add_argument("--spark-master", metavar="URL", help="Spark master (implies --target spark); default local[*]")
     run.add_argument("--taskmanagers", type=int, metavar="N", help="TaskManagers to start (default: as the job needs)")
     run.add_argument("--slots", type=int, metavar="S", help="slots per TaskManager")
     run.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", help="a configuration option")
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
+    lst = sub.add_parser("list", help="list running jobs (-a: all)")
+    _client_options(lst, token=False)
+    lst.add_argument("-a", "--all", action="store_true", help="also jobs that ended")
+    for name, helptext in (("info", "show a job's plan"), ("cancel", "cancel a job")):
+        p = sub.add_parser(name, help=helptext)
+        _client_options(p, token=name != "info")
+        p.add_argument("job", metavar="JOB_ID")
+    stop = sub.add_parser("stop", help="stop a job with a savepoint")
+    _client_options(stop)
+    stop.add_argument("job", metavar="JOB_ID")
+    stop.add_argument("--savepoint-path", "-p", metavar="DIR", help="where the savepoint goes")
+    sp = sub.add_parser("savepoint", help="take a savepoint of a running job")
+    _client_options(sp)
+    sp.add_argument("job", metavar="JOB_ID")
+    sp.add_argument("directory", metavar="DIR")
+    jm = sub.add_parser("jobmanager", help="run a standalone JobManager in the foreground")
+    tm = sub.add_parser("taskmanager", help="run a TaskManager in the foreground that joins a JobManager")
+    tm.add_argument(
+        "--jobmanager",
+        dest="jobmanager_rpc",
+        metavar="HOST:PORT",
+        help="the JobManager's RPC address (default: the cluster directory's JobManager)",
+    )
+    tm.add_argument("--tm-id", help="the TaskManager's id (default: one the ResourceManager assigns, tm-<n>)")
+    for p in (jm, tm):
+        p.add_argument("--cluster-dir", metavar="DIR", help="default $STROM_CLUSTER_DIR or ~/.strom/cluster")
+        p.add_argument("--secret-file", metavar="FILE", help="the cluster secret (default <cluster-dir>/secret)")
+        p.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", help="a configuration option")
+    cl = sub.add_parser("cluster", help="a standalone cluster as background processes")
+    cl.add_argument("action", choices=("start", "add-taskmanager", "stop", "status"))
+    cl.add_argument("--taskmanagers", type=int, default=None, metavar="N", help="TaskManagers to start (start: 1)")
+    cl.add_argument("--cluster-dir", metavar="DIR", help="default $STROM_CLUSTER_DIR or ~/.strom/cluster")
+    cl.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", help="a configuration option")
     sub.add_parser("demo", help="run the word-count example")
-    ns = parser.parse_args(argv)
-    if ns.command == "run":
-        script = Path(ns.script)
-        if not script.is_file():
-            print(f"strom run: expected a Python file; got '{ns.script}' (not found)", file=sys.stderr)
-            return 2
-        for value, name in ((ns.taskmanagers, "--taskmanagers"), (ns.slots, "--slots")):
-            if value is not None and value < 1:
-                print(f"strom run: expected {name} >= 1; got {value}", file=sys.stderr)
-                return 2
-        try:
-            conf = _configuration(ns)
-        except ConfigurationError as exc:
-            print(f"strom run: {exc}", file=sys.stderr)
-            return 2
-        StreamExecutionEnvironment.set_context_configuration(conf)
-        if conf.get(DeploymentOptions.TARGET) == "spark":
-            # as spark-submit: the program's SparkSession.builder.getOrCreate() is the session its jobs run on
-            # (its catalog for SparkSource / SparkTableSink), started before the program
-            from strom.deploy.spark.session import create_session
+    return parser
 
-            try:
-                create_session(conf, script.stem)
-            except ClusterError as exc:
-                print(f"strom run: {exc}", file=sys.stderr)
-                return 1
-        sys.argv = [str(script), *ns.args]
-        sys.path.insert(0, str(script.parent.resolve()))
-        try:
-            runpy.run_path(str(script), run_name="__main__")
-        except KeyboardInterrupt as interrupt:  # Ctrl-C: one line, not a traceback through strom's waits
-            job = interrupted_job(interrupt)
-            print(f"job {job} cancelled" if job is not None else "strom run: interrupted", file=sys.stderr)
-            return 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
-        except JobExecutionError as failed:  # strom's message (with the user's traceback, if theirs); no frames
-            print(f"strom run: {failed}", file=sys.stderr)  # of strom's client waits unless logging at DEBUG
-            if logging.getLogger("strom").isEnabledFor(logging.DEBUG):
-                traceback.print_exception(failed, file=sys.stderr)
-            return 1
-        return 0
-    from strom.examples_demo import run_demo
 
-    run_demo()
-    return 0
+_COMMANDS = {
+    "run": _run,
+    "list": _list,
+    "info": _info,
+    "cancel": _cancel,
+    "stop": _stop,
+    "savepoint": _savepoint,
+    "jobmanager": _jobmanager,
+    "taskmanager": _taskmanager,
+    "cluster": _cluster,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = _parser().parse_args(argv)  # exits 2 on a usage error, as argparse does
+    if ns.command == "demo":
+        from strom.examples_demo import run_demo
+
+        run_demo()
+        return EXIT_OK
+    if ns.command == "cluster" and ns.taskmanagers is None:
+        ns.taskmanagers = 1 if ns.action == "start" else None
+    try:
+        return _COMMANDS[ns.command](ns)
+    except UsageError as exc:
+        print(f"strom {ns.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ClusterError as exc:
+        print(f"strom {ns.command}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

@@ -337,6 +337,13 @@ class ClusterOptions:
     JOBMANAGER_HOST: ConfigOption[str] = _opt(
         "jobmanager.rpc.address", str, "127.0.0.1", "Address the JobManager binds (loopback by default)."
     )
+    JOBMANAGER_PORT: ConfigOption[int] = _opt(
+        "jobmanager.rpc.port",
+        int,
+        6123,
+        "Port of `strom jobmanager`'s RPC endpoint, which TaskManagers register with (Flink's port); 0: a free one, "
+        "written into the cluster directory. The embedded MiniCluster always takes a free one.",
+    )
     REGISTRATION_TIMEOUT: ConfigOption[timedelta] = _opt(
         "taskmanager.registration.timeout",
         timedelta,
@@ -370,8 +377,16 @@ class DeploymentOptions:
         "execution.target",
         str,
         "local",
-        "Where execute() runs the job: 'local' (an embedded MiniCluster) or 'spark' (TaskManagers hosted in "
-        "Spark tasks; see docs/deploy-spark.md).",
+        "Where execute() runs the job: 'local' (an embedded MiniCluster), 'spark' (TaskManagers hosted in "
+        "Spark tasks; see docs/deploy-spark.md) or 'remote' (submitted over REST to a running cluster at "
+        "rest.address:rest.port; see docs/operations.md, Cluster and CLI).",
+    )
+    ATTACHED: ConfigOption[bool] = _opt(
+        "execution.attached",
+        bool,
+        True,
+        "With execution.target 'remote': whether execute() waits for the job's end (true) or returns once the "
+        "cluster accepted it (false, `strom run -d`). Flink's key; strom's default is true, as execute() behaves.",
     )
 
 
@@ -397,6 +412,13 @@ class RestOptions:
         "127.0.0.1",
         "Address the REST server binds (loopback by default; Flink binds every interface). Calls that change a "
         "job (PATCH, POST) need the cluster's REST token as `Authorization: Bearer <token>`.",
+    )
+    MAX_CONTENT_LENGTH: ConfigOption[int] = _opt(
+        "rest.server.max-content-length",
+        MemorySize,
+        "100 mb",
+        "Largest job submission (`POST /jobs`: the pickled JobGraph plus the job's Python files) the REST server "
+        "reads; a larger one is refused with 413.",
     )
 
 

@@ -31,6 +31,7 @@ from strom.api.eventtime import BatchWatermarkStrategy, WatermarkStrategy
 from strom.api.execution_mode import RuntimeExecutionMode
 from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult, mark_job_interrupted
 from strom.api.output_tag import output_tags_created
+from strom.api.remote_job_client import RemoteJobClient
 from strom.api.source import Boundedness, Source
 from strom.api.state_backend import HashMapStateBackend, StateBackend, backend_type
 from strom.api.transformations import SourceTransformation, Transformation, operator_of
@@ -70,7 +71,7 @@ __all__ = ["StreamExecutionEnvironment"]
 
 log = logging.getLogger(__name__)
 
-TARGETS = ("local", "spark")
+TARGETS = ("local", "spark", "remote")
 
 
 def _for_batch(strategy: WatermarkStrategy[Any]) -> WatermarkStrategy[Any]:
@@ -435,9 +436,12 @@ class StreamExecutionEnvironment:
 
         ``savepoint_path``: start from the state of a savepoint or retained checkpoint (operators matched
         by ``uid``; at any parallelism). ``allow_non_restored_state``: drop state no operator claims."""
-        return self.execute_async(
+        client = self.execute_async(
             job_name, savepoint_path=savepoint_path, allow_non_restored_state=allow_non_restored_state
-        ).get_job_execution_result()
+        )
+        if isinstance(client, RemoteJobClient) and not client.attached:  # strom run -d: the job runs on
+            return client.detached_result()
+        return client.get_job_execution_result()
 
     def execute_async(
         self, job_name: str | None = None, *, savepoint_path: str | None = None, allow_non_restored_state: bool = False
@@ -466,6 +470,10 @@ class StreamExecutionEnvironment:
             raise ConfigurationError(
                 f"expected {DeploymentOptions.TARGET.key} to be one of {', '.join(TARGETS)}; got '{target}'"
             )
+        if target == "remote":  # to a running cluster over REST (strom run -m HOST:PORT)
+            from strom.api.remote_job_client import submit_remote
+
+            return submit_remote(self._config, job_graph)
         slots = slots_required(job_graph)
         try:
             if target == "spark":
@@ -515,5 +523,10 @@ class StreamExecutionEnvironment:
         return SparkCluster(c, num_task_managers=tms, spark=self._spark, app_name=job_graph.job_name).start()
 
     def _execute_and_collect(self, sink_id: str, job_name: str | None, limit: int | None) -> CloseableIterator:
+        if self._config.get(DeploymentOptions.TARGET) == "remote":
+            raise InvalidProgramError(
+                f"expected {DeploymentOptions.TARGET.key} 'local' or 'spark' for execute_and_collect; got 'remote'; "
+                "hint: a remote job's output goes to a sink (FileSink, ...); collect runs on an embedded cluster"
+            )
         client = self.execute_async(job_name)
         return CloseableIterator(client, sink_id, limit)

@@ -67,8 +67,11 @@ class DispatcherRestEndpoint:
         bind_address: str = "127.0.0.1",
         port: int = 0,
         advertised_address: str = "",
+        extra_routes: list[tuple[str, str, Handler]] | None = None,
     ) -> None:
         self.gateway = gateway
+        #: routes a kind of cluster adds (a standalone JobManager's job submission, :mod:`strom.web.submission`)
+        self.extra_routes = list(extra_routes or [])
         self.token = token
         self.version = version
         self.bind_address = bind_address
@@ -134,6 +137,7 @@ class DispatcherRestEndpoint:
             ("GET", "/taskmanagers/{tmid}", self._task_manager),
             ("GET", "/taskmanagers/{tmid}/metrics", self._task_manager_metrics),
             ("GET", "/taskmanagers/{tmid}/logs", self._task_manager_logs),
+            *self.extra_routes,
         ]
 
     # -- middlewares -----------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ class Dispatcher:
         *,
         secret: bytes,
         host: str,
+        port: int = 0,
         heartbeat_interval: float,
         heartbeat_timeout: float,
         slot_timeout: float,
@@ -45,7 +46,7 @@ class Dispatcher:
             secret=secret, heartbeat_interval=heartbeat_interval, heartbeat_timeout=heartbeat_timeout
         )
         self.resource_manager.listeners.append(self._task_manager_lost)
-        self.rpc_server = RpcServer(self, secret=secret, host=host, name="jobmanager")
+        self.rpc_server = RpcServer(self, secret=secret, host=host, port=port, name="jobmanager")
         self.job_masters: dict[str, JobMaster] = {}
         self.slot_timeout = slot_timeout
         self.default_checkpoint_dir = default_checkpoint_dir
@@ -116,6 +117,11 @@ class Dispatcher:
         await self.resource_manager.register_task_executor(
             tm_id, rpc_address, data_address, num_slots, pid, launch_token
         )
+
+    @rpc_method
+    def request_task_manager_registration(self, proposed_id: str = "") -> tuple[str, str]:
+        """A standalone TaskManager (authenticated with the cluster secret) asks to join: its id and launch token."""
+        return self.resource_manager.accept_task_manager(proposed_id)
 
     @rpc_method
     def log_from_task_manager(self, tm_id: str, records: list[tuple[int, str, str]]) -> None:

@@ -9,6 +9,11 @@ Spark job) first announces it with :meth:`expect_task_manager` and hands the pro
 token; a registration is accepted once per token, and a lost TaskManager's token is never accepted
 again. So a TaskManager that comes back after it was declared lost — a retried Spark task, a cancelled
 worker that lived on for seconds — is refused and shuts down instead of running a second copy.
+
+A standalone cluster's ResourceManager (``accepts_standalone_task_managers``) also takes TaskManagers it did not
+start: one started by ``strom taskmanager`` — already authenticated with the cluster secret by the RPC handshake —
+asks :meth:`accept_task_manager` for an id and a fresh launch token, then registers with them like any other, so
+the same fencing holds for it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import secrets
 from collections.abc import Callable
 
 from strom.exceptions import ResourceError, RpcError
@@ -39,6 +45,9 @@ class ResourceManager:
         self._launch_tokens: dict[str, str] = {}  # tm id -> token of a TaskManager started, not yet registered
         self._changed = asyncio.Condition()
         self.shutting_down = False  # TaskManagers leaving now are expected, not lost
+        #: a standalone cluster's: TaskManagers that start themselves may ask for a launch token
+        self.accepts_standalone_task_managers = False
+        self._standalone_count = 0
         self._monitor = HeartbeatMonitor(timeout=heartbeat_timeout, clock=SystemClock())
         self._heartbeats = HeartbeatSender(
             self._monitor,
@@ -60,6 +69,23 @@ class ResourceManager:
     def expect_task_manager(self, tm_id: str, launch_token: str) -> None:
         """A TaskManager ``tm_id`` is being started with ``launch_token``; accept its registration once."""
         self._launch_tokens[tm_id] = launch_token
+
+    def accept_task_manager(self, proposed_id: str = "") -> tuple[str, str]:
+        """A TaskManager this ResourceManager did not start wants to join: its id (``proposed_id`` unless taken,
+        else ``tm-<n>``) and a fresh launch token it registers with once."""
+        if not self.accepts_standalone_task_managers:
+            raise ResourceError(
+                "expected a TaskManager started by this cluster; got one that started itself; hint: only a "
+                "standalone cluster (strom jobmanager) accepts TaskManagers started with strom taskmanager"
+            )
+        taken = set(self.slot_manager.task_managers) | set(self._launch_tokens)
+        tm_id = proposed_id
+        while not tm_id or tm_id in taken:
+            self._standalone_count += 1
+            tm_id = f"tm-{self._standalone_count}"
+        token = secrets.token_hex(16)
+        self.expect_task_manager(tm_id, token)
+        return tm_id, token
 
     def forget_task_manager(self, tm_id: str) -> None:
         """The launch of ``tm_id`` failed or was abandoned: never accept its registration."""

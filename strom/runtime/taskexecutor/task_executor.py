@@ -24,6 +24,7 @@ from strom.runtime.metrics.prometheus import PrometheusReporter, PrometheusSetti
 from strom.runtime.network.connection_manager import NettyConnectionManager
 from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.operators.coordination import OperatorEventDelivery, TriggerCheckpointMessage
+from strom.runtime.python_files import PYTHON_FILES_KEY, PythonFilesCache
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
 from strom.runtime.taskexecutor.garbage_collection import StreamingGarbageCollection
 from strom.runtime.taskexecutor.log_forwarder import LogForwarder
@@ -191,6 +192,8 @@ class TaskExecutor:
         )
         #: the URL of this TaskManager's Prometheus endpoint (``""`` without a reporter)
         self.metrics_url = ""
+        #: the Python files of jobs submitted to a standalone cluster (:mod:`strom.runtime.python_files`)
+        self.python_files = PythonFilesCache(f"taskmanager-{tm_id}")
 
     # -- lifecycle ---------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -241,6 +244,8 @@ class TaskExecutor:
         await self.rpc_server.close()
         if self._reporter is not None:
             await asyncio.to_thread(self._reporter.close)
+        if not any(t.thread.is_alive() for t in self.tasks.values()):
+            self.python_files.close()
         self.terminated.set()
 
     def _jm_disconnected(self) -> None:
@@ -301,6 +306,9 @@ class TaskExecutor:
 
     @rpc_method
     def submit_task(self, tdd: TaskDeploymentDescriptor) -> None:
+        files = tdd.config.get(PYTHON_FILES_KEY)
+        if isinstance(files, bytes):  # before the task thread unpickles the chain that may name them
+            self.python_files.install(tdd.job_id, files)
         self.slot_table.add_task(tdd.allocation_id, tdd.job_id, tdd.execution_attempt_id)
         task = Task(
             tdd,

@@ -111,7 +111,7 @@ def test_more_task_managers_than_local_cores_is_refused_before_spark_starts() ->
 def test_an_unknown_target_is_named_in_the_error() -> None:
     env = StreamExecutionEnvironment.get_execution_environment(Configuration({"execution.target": "yarn"}))
     env.from_sequence(1, 3).print()
-    with pytest.raises(ConfigurationError, match=r"execution\.target to be one of local, spark; got 'yarn'"):
+    with pytest.raises(ConfigurationError, match=r"execution\.target to be one of local, spark, remote; got 'yarn'"):
         env.execute()
 
 

@@ -1,0 +1,182 @@
+"""``execution.target: remote``: a job submitted over REST to a running cluster, and its :class:`RemoteJobClient`.
+
+As ``flink run`` does, the program runs in the client and builds the JobGraph; :func:`submit_remote` pickles it
+(cloudpickle) and posts it with the job's Python files (:mod:`strom.deploy.standalone.job_files`) to the
+JobManager's ``POST /jobs``. The cluster is found at ``rest.address``/``rest.port`` when either is configured,
+else where the cluster directory's JobManager serves (``$STROM_CLUSTER_DIR`` or ``~/.strom/cluster``), else at
+``127.0.0.1:8081``; the token comes from ``$STROM_REST_TOKEN`` or the cluster directory's secret.
+
+The cluster outlives the job and the client: closing a :class:`RemoteJobClient` does not cancel its job, and a
+Ctrl-C while ``execute()`` waits leaves the job running (``strom cancel <job id>`` stops it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from strom.api.job_client import JobClient, JobExecutionResult
+from strom.config import Configuration, RestOptions
+from strom.exceptions import ClusterError, JobCancelledError, JobExecutionError
+from strom.runtime.execution_state import JobStatus
+
+if TYPE_CHECKING:
+    from strom.deploy.standalone.rest_client import RestClusterClient
+    from strom.graph.job_graph import JobGraph
+    from strom.runtime.checkpoint.coordinator import CheckpointStats
+
+__all__ = ["SUBMISSION_LISTENERS", "RemoteJobClient", "remote_rest_url", "submit_remote"]
+
+log = logging.getLogger(__name__)
+
+#: called with every job :func:`submit_remote` submitted (``strom run`` prints its id and shows its progress)
+SUBMISSION_LISTENERS: list[Callable[[RemoteJobClient], None]] = []
+
+_STATUS = {"SUCCEEDED": JobStatus.FINISHED, "FAILED": JobStatus.FAILED, "CANCELED": JobStatus.CANCELED}
+
+
+def remote_rest_url(config: Configuration) -> str:
+    """The REST URL of the cluster ``config`` names (see the module docstring)."""
+    if config.contains(RestOptions.ADDRESS) or config.contains(RestOptions.PORT):
+        host = config.get(RestOptions.ADDRESS) or "127.0.0.1"
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{config.get(RestOptions.PORT)}"
+    from strom.deploy.standalone.cluster_dir import ClusterDirectory, default_cluster_dir
+
+    addresses = ClusterDirectory(default_cluster_dir()).read_addresses()
+    return addresses.rest_url if addresses is not None else f"http://127.0.0.1:{RestOptions.PORT.default}"
+
+
+def submit_remote(config: Configuration, job_graph: JobGraph) -> RemoteJobClient:
+    """Submit ``job_graph`` with the program's Python files to the cluster ``config`` names."""
+    import cloudpickle
+
+    from strom.config import DeploymentOptions
+    from strom.deploy.standalone.cluster_dir import ClusterDirectory, default_cluster_dir
+    from strom.deploy.standalone.job_files import describe, pack_python_files, program_directory
+    from strom.deploy.standalone.rest_client import RestClusterClient, resolve_token
+
+    rest = RestClusterClient(
+        remote_rest_url(config), token=resolve_token(None, ClusterDirectory(default_cluster_dir()))
+    )
+    graph = cloudpickle.dumps(job_graph, protocol=5)
+    files = pack_python_files(program_directory())
+    log.info(
+        "submitting job '%s' to %s (%d bytes, Python files: %s)",
+        job_graph.job_name,
+        rest.base_url,
+        len(graph),
+        describe(files),
+    )
+    job_id = rest.submit_job(graph, files)
+    client = RemoteJobClient(rest, job_id, job_graph.job_name, attached=config.get(DeploymentOptions.ATTACHED))
+    for listener in list(SUBMISSION_LISTENERS):
+        listener(client)
+    return client
+
+
+class RemoteJobClient(JobClient):
+    """A job on a remote cluster, through its REST API (Flink's ``RestClusterClient`` behind a ``JobClient``)."""
+
+    def __init__(self, rest: RestClusterClient, job_id: str, job_name: str, *, attached: bool = True) -> None:
+        # no ActiveCluster: every call goes over REST
+        self.rest = rest
+        self.job_id = job_id
+        self.job_name = job_name
+        self.attached = attached
+        self._outcome: dict[str, Any] | None = None
+        #: called about once a second while :meth:`get_job_execution_result` waits (``strom run``'s progress)
+        self.progress: Callable[[RemoteJobClient], None] | None = None
+
+    def get_rest_url(self) -> str:
+        return self.rest.base_url
+
+    def get_rest_token(self) -> str:
+        return self.rest.token
+
+    def get_job_status(self) -> JobStatus:
+        if self._outcome is not None:
+            return _STATUS.get(str(self._outcome.get("application-status")), JobStatus.FAILED)
+        return JobStatus[str(self.rest.get(f"/jobs/{self.job_id}")["state"])]
+
+    def job_details(self) -> dict[str, Any]:
+        """``GET /jobs/<job id>`` (Flink's ``JobDetailsInfo``)."""
+        details: dict[str, Any] = self.rest.get(f"/jobs/{self.job_id}")
+        return details
+
+    def trigger_savepoint(self, path: str) -> str:
+        return self.rest.wait_savepoint(self.job_id, self.rest.trigger_savepoint(self.job_id, path))
+
+    def stop_with_savepoint(self, path: str) -> str:
+        location = self.rest.wait_savepoint(self.job_id, self.rest.stop_with_savepoint(self.job_id, path))
+        with contextlib.suppress(JobCancelledError):
+            self._wait_outcome()
+        return location
+
+    def cancel(self) -> None:
+        if self._outcome is None:
+            self.rest.cancel(self.job_id)
+            self._wait_outcome()
+
+    def _wait_outcome(self) -> dict[str, Any]:
+        last_progress = 0.0
+        delay = 0.05
+        while self._outcome is None:
+            self._outcome = self.rest.execution_result(self.job_id)
+            if self._outcome is not None:
+                break
+            if self.progress is not None and time.monotonic() - last_progress >= 1.0:
+                last_progress = time.monotonic()
+                with contextlib.suppress(ClusterError):
+                    self.progress(self)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+        return self._outcome
+
+    def detached_result(self) -> JobExecutionResult:
+        """What ``execute()`` returns in detached mode: the job id only (Flink's ``DetachedJobExecutionResult``)."""
+        return JobExecutionResult(job_id=self.job_id, job_name=self.job_name, net_runtime_ms=-1)
+
+    def get_job_execution_result(self) -> JobExecutionResult:
+        outcome = self._wait_outcome()
+        status = str(outcome.get("application-status"))
+        if status == "SUCCEEDED":
+            return JobExecutionResult(
+                job_id=self.job_id, job_name=self.job_name, net_runtime_ms=int(outcome.get("net-runtime", 0))
+            )
+        if status == "CANCELED":
+            raise JobCancelledError(f"job '{self.job_name}' ({self.job_id}) was cancelled", job_id=self.job_id)
+        text = str(outcome.get("failure-cause", {}).get("stack-trace") or status)
+        raise JobExecutionError(
+            f"job '{self.job_name}' ({self.job_id}) failed: {text}", job_id=self.job_id, cause_text=text
+        )
+
+    def close(self) -> None:
+        """Nothing to release: the job runs on (the cluster outlives its clients)."""
+
+    def _remote_only(self, what: str, path: str) -> ClusterError:
+        return ClusterError(
+            f"expected {what} of a job on an embedded cluster; got job {self.job_id} on the remote cluster "
+            f"{self.rest.base_url}; hint: read GET {self.rest.base_url}{path}"
+        )
+
+    def get_metrics(self) -> list[Any]:
+        raise self._remote_only("task metrics", f"/jobs/{self.job_id}/vertices/<vertex id>/metrics")
+
+    def get_job_metrics(self) -> dict[str, float]:
+        raise self._remote_only("job metrics", f"/jobs/{self.job_id}")
+
+    def get_metric_urls(self) -> dict[str, str]:
+        raise self._remote_only("the Prometheus endpoints", "/taskmanagers")
+
+    def get_checkpoint_statistics(self) -> list[CheckpointStats]:
+        raise self._remote_only("checkpoint statistics as objects", f"/jobs/{self.job_id}/checkpoints")
+
+    def task_manager_pids(self) -> list[int]:
+        raise self._remote_only("TaskManager process ids", "/taskmanagers")
+
+    def live_task_manager_pids(self) -> list[int]:
+        raise self._remote_only("TaskManager process ids", "/taskmanagers")

@@ -1,0 +1,214 @@
+"""``strom cluster start | add-taskmanager | stop | status``: a standalone cluster as background processes.
+
+Flink's ``start-cluster.sh`` / ``stop-cluster.sh`` on one machine: ``start`` runs ``strom jobmanager`` and N
+``strom taskmanager`` processes in their own sessions (a closed terminal does not stop them), each with a pid file
+and a log file in the cluster directory (:mod:`cluster_dir`), and returns once the JobManager serves and the
+TaskManagers registered. ``stop`` sends SIGTERM to the JobManager (which cancels its jobs), then to the
+TaskManagers, waits for each, and SIGKILLs what is left after the timeout. A pid file is trusted only while its
+process still runs ``strom`` (a reused pid is left alone).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
+from strom.deploy.standalone.rest_client import RestClusterClient
+from strom.exceptions import ClusterError
+
+__all__ = ["add_task_managers", "is_strom_process", "start_cluster", "status", "stop_cluster"]
+
+
+def is_strom_process(pid: int) -> bool:
+    """Whether ``pid`` runs and (where ``/proc`` tells) runs strom."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # another user's process: not ours
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True
+    if Path(f"/proc/{pid}/stat").exists():
+        with contextlib.suppress(OSError, IndexError):
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return False  # a zombie: dead, only not reaped yet
+    return b"strom" in cmdline
+
+
+def _log_tail(path: Path, lines: int = 20) -> str:
+    with contextlib.suppress(OSError):
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    return ""
+
+
+def _spawn(directory: ClusterDirectory, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+    log_path = directory.log_file(name)
+    with open(log_path, "ab") as log_file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "strom.cli", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    directory.pid_file(name).write_text(f"{proc.pid}\n")
+    return proc
+
+
+def _fail(proc: subprocess.Popen[bytes], directory: ClusterDirectory, name: str, what: str) -> ClusterError:
+    return ClusterError(
+        f"expected {what}; got {name} exited with code {proc.returncode}; hint: its log "
+        f"{directory.log_file(name)} ends with:\n{_log_tail(directory.log_file(name))}"
+    )
+
+
+def _wait_for_addresses(
+    proc: subprocess.Popen[bytes], directory: ClusterDirectory, timeout: float
+) -> JobManagerAddresses:
+    deadline = time.monotonic() + timeout
+    while True:
+        addresses = directory.read_addresses()
+        if addresses is not None and addresses.pid == proc.pid:
+            return addresses
+        if proc.poll() is not None:
+            raise _fail(proc, directory, "jobmanager", "the JobManager to start")
+        if time.monotonic() > deadline:
+            raise ClusterError(
+                f"expected the JobManager (pid {proc.pid}) to serve within {timeout:.0f} s; it did not; hint: see "
+                f"{directory.log_file('jobmanager')}"
+            )
+        time.sleep(0.05)
+
+
+def _running(directory: ClusterDirectory) -> dict[str, int]:
+    return {name: pid for name, pid in directory.pids().items() if is_strom_process(pid)}
+
+
+def add_task_managers(
+    directory: ClusterDirectory, count: int, defines: list[str], *, timeout: float = 60.0
+) -> list[str]:
+    """Start ``count`` more TaskManagers for the directory's JobManager; wait until they registered."""
+    addresses = directory.read_addresses()
+    if addresses is None or not is_strom_process(addresses.pid):
+        raise ClusterError(
+            f"expected a running JobManager in {directory.path}; got none; hint: strom cluster start first"
+        )
+    rest = RestClusterClient(addresses.rest_url)
+    before = len(rest.get("/taskmanagers")["taskmanagers"])
+    taken = {int(n.rsplit("-", 1)[1]) for n in directory.pids() if n.startswith("taskmanager-") and n[12:].isdigit()}
+    names: list[str] = []
+    procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+    index = 0
+    for _ in range(count):
+        index += 1
+        while index in taken:
+            index += 1
+        name = f"taskmanager-{index}"
+        args = [
+            "taskmanager",
+            "--jobmanager",
+            f"{addresses.rpc_host}:{addresses.rpc_port}",
+            "--cluster-dir",
+            str(directory.path),
+            *defines,
+        ]
+        procs.append((name, _spawn(directory, name, args)))
+        names.append(name)
+    deadline = time.monotonic() + timeout
+    while len(rest.get("/taskmanagers")["taskmanagers"]) < before + count:
+        for name, proc in procs:
+            if proc.poll() is not None:
+                raise _fail(proc, directory, name, "the TaskManager to register")
+        if time.monotonic() > deadline:
+            raise ClusterError(
+                f"expected {count} more TaskManager(s) to register within {timeout:.0f} s; hint: see their logs in "
+                f"{directory.path}"
+            )
+        time.sleep(0.05)
+    return names
+
+
+def start_cluster(
+    directory: ClusterDirectory, num_task_managers: int, defines: list[str], *, timeout: float = 60.0
+) -> JobManagerAddresses:
+    """Start a JobManager and ``num_task_managers`` TaskManagers in the background."""
+    directory.ensure()
+    running = _running(directory)
+    if running:
+        listed = ", ".join(f"{n} (pid {p})" for n, p in sorted(running.items()))
+        raise ClusterError(
+            f"expected no cluster running in {directory.path}; got {listed}; hint: strom cluster stop, or "
+            "--cluster-dir for a second one"
+        )
+    for stale in directory.path.glob("*.pid"):
+        stale.unlink()
+    directory.load_or_create_secret()
+    proc = _spawn(directory, "jobmanager", ["jobmanager", "--cluster-dir", str(directory.path), *defines])
+    try:
+        addresses = _wait_for_addresses(proc, directory, timeout)
+        if num_task_managers:
+            add_task_managers(directory, num_task_managers, defines, timeout=timeout)
+    except BaseException:
+        stop_cluster(directory)
+        raise
+    return addresses
+
+
+def stop_cluster(directory: ClusterDirectory, *, timeout: float = 30.0) -> list[str]:
+    """Stop every process of the directory's pid files (JobManager first); returns what was running."""
+    pids = directory.pids()
+    stopped = sorted((n for n, p in pids.items() if is_strom_process(p)), key=lambda n: (n != "jobmanager", n))
+    for name in stopped:
+        pid = pids[name]
+        if is_strom_process(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            if name == "jobmanager":  # its TaskManagers see it go and stop too; wait before signalling them
+                _wait_gone({name: pid}, timeout)
+    leftover = _wait_gone({n: pids[n] for n in stopped}, timeout)
+    for pid in leftover.values():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    _wait_gone(leftover, 10.0)
+    for name in pids:
+        with contextlib.suppress(FileNotFoundError):
+            directory.pid_file(name).unlink()
+    with contextlib.suppress(FileNotFoundError):
+        directory.addresses_file.unlink()
+    return stopped
+
+
+def _wait_gone(pids: dict[str, int], timeout: float) -> dict[str, int]:
+    deadline = time.monotonic() + timeout
+    alive = dict(pids)
+    while alive and time.monotonic() < deadline:
+        alive = {n: p for n, p in alive.items() if is_strom_process(p)}
+        if alive:
+            time.sleep(0.05)
+    return alive
+
+
+def status(directory: ClusterDirectory) -> dict[str, Any]:
+    """The processes of the directory and, if its JobManager answers, its REST overview."""
+    processes = {name: {"pid": pid, "running": is_strom_process(pid)} for name, pid in directory.pids().items()}
+    addresses = directory.read_addresses()
+    overview: dict[str, Any] | None = None
+    if addresses is not None and is_strom_process(addresses.pid):
+        with contextlib.suppress(ClusterError):
+            overview = RestClusterClient(addresses.rest_url, timeout=5.0).get("/overview")
+    return {
+        "cluster-directory": str(directory.path),
+        "rest-url": addresses.rest_url if addresses is not None else "",
+        "processes": processes,
+        "overview": overview,
+    }

@@ -1,0 +1,179 @@
+"""``strom jobmanager``: a standalone session cluster's JobManager (Flink's ``StandaloneSessionClusterEntrypoint``).
+
+One long-lived foreground process: the Dispatcher (with its ResourceManager and one JobMaster per job) and the REST
+endpoint on one asyncio loop — the MiniCluster's JobManager, but on the main thread and without a resource
+provider. Its ResourceManager starts no TaskManager: ``strom taskmanager`` processes join it (they authenticate
+with the cluster secret and are given a launch token, :meth:`ResourceManager.accept_task_manager`), and a lost one
+is not replaced. Jobs arrive over REST (``POST /jobs``, :mod:`strom.web.submission`), run side by side on the
+TaskManagers' slots, and the JobManager outlives them. SIGTERM or SIGINT stops it: running jobs are cancelled, and
+its TaskManagers, which lose their JobManager, stop too.
+
+    strom jobmanager                                    # RPC on 127.0.0.1:6123, REST on 127.0.0.1:8081
+    strom jobmanager -D rest.port=0 -D jobmanager.rpc.port=0 --cluster-dir /tmp/c   # free ports
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from strom.config import ClusterOptions, Configuration, HeartbeatOptions, RestOptions
+from strom.deploy.active_cluster import _validate_options, logging_level
+from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
+from strom.exceptions import ClusterError
+from strom.runtime.jobmaster.dispatcher import Dispatcher
+from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
+
+__all__ = ["StandaloneJobManager", "run_job_manager"]
+
+log = logging.getLogger(__name__)
+
+
+class StandaloneJobManager:
+    """The JobManager's components; :meth:`start` and :meth:`close` run on its loop."""
+
+    def __init__(self, config: Configuration, *, secret: bytes, directory: ClusterDirectory) -> None:
+        _validate_options(config)
+        self.config = config
+        self.secret = secret
+        self.directory = directory
+        self.dispatcher: Dispatcher | None = None
+        self.rest_url = ""
+        self.metrics_url = ""
+        self._endpoint: object | None = None
+        self._submission: object | None = None
+        self._reporter: PrometheusReporter | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def start(self) -> JobManagerAddresses:
+        from strom import __version__
+        from strom.web import DispatcherGateway, DispatcherRestEndpoint, rest_token
+        from strom.web.submission import JobSubmissionHandlers
+
+        c = self.config
+        self._loop = asyncio.get_running_loop()
+        dispatcher = Dispatcher(
+            secret=self.secret,
+            host=c.get(ClusterOptions.JOBMANAGER_HOST),
+            port=c.get(ClusterOptions.JOBMANAGER_PORT),
+            heartbeat_interval=c.get(HeartbeatOptions.INTERVAL).total_seconds(),
+            heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT).total_seconds(),
+            slot_timeout=c.get(ClusterOptions.SLOT_REQUEST_TIMEOUT).total_seconds(),
+            default_checkpoint_dir=self.directory.checkpoint_dir,
+        )
+        dispatcher.resource_manager.accepts_standalone_task_managers = True
+        try:
+            await dispatcher.start()
+        except OSError as exc:
+            raise ClusterError(
+                f"expected to bind the JobManager's RPC endpoint to {c.get(ClusterOptions.JOBMANAGER_HOST)}:"
+                f"{c.get(ClusterOptions.JOBMANAGER_PORT)}; got {exc}; hint: another JobManager runs there, or set "
+                f"{ClusterOptions.JOBMANAGER_PORT.key} (0: a free port)"
+            ) from exc
+        self.dispatcher = dispatcher
+        submission = JobSubmissionHandlers(dispatcher, max_content_length=c.get(RestOptions.MAX_CONTENT_LENGTH))
+        self._submission = submission
+        endpoint = DispatcherRestEndpoint(
+            DispatcherGateway(dispatcher),
+            token=rest_token(self.secret),
+            version=__version__,
+            bind_address=c.get(RestOptions.BIND_ADDRESS),
+            port=c.get(RestOptions.PORT),
+            advertised_address=c.get(RestOptions.ADDRESS),
+            extra_routes=submission.routes(),
+        )
+        try:
+            await endpoint.start()
+        except OSError as exc:
+            raise ClusterError(
+                f"expected to bind the REST API to {c.get(RestOptions.BIND_ADDRESS)}:{c.get(RestOptions.PORT)}; got "
+                f"{exc}; hint: set {RestOptions.PORT.key} to a free port (0: any)"
+            ) from exc
+        self._endpoint = endpoint
+        self.rest_url = endpoint.url
+        settings = prometheus_settings(c)
+        if settings is not None:
+            self._reporter = PrometheusReporter(self._readings, settings, owner="the JobManager")
+            self.metrics_url = await asyncio.to_thread(self._reporter.start)
+        host, port = dispatcher.address
+        addresses = JobManagerAddresses(rpc_host=host, rpc_port=port, rest_url=self.rest_url, pid=os.getpid())
+        self.directory.write_addresses(addresses)
+        return addresses
+
+    def _readings(self) -> list[Reading]:
+        """A scrape (the reporter's HTTP thread): read on the JobManager's loop."""
+        from strom.runtime.metrics.job_metrics import job_manager_readings
+
+        loop, dispatcher = self._loop, self.dispatcher
+        if loop is None or dispatcher is None:
+            return []
+
+        async def read() -> list[Reading]:
+            return job_manager_readings(dispatcher)
+
+        return asyncio.run_coroutine_threadsafe(read(), loop).result(timeout=10.0)
+
+    async def close(self) -> None:
+        from strom.web import DispatcherRestEndpoint
+        from strom.web.submission import JobSubmissionHandlers
+
+        self.directory.remove_addresses(os.getpid())
+        if self.dispatcher is not None:
+            self.dispatcher.prepare_shutdown()
+        reporter, self._reporter = self._reporter, None
+        if reporter is not None:
+            await asyncio.to_thread(reporter.close)
+        endpoint, self._endpoint = self._endpoint, None
+        if isinstance(endpoint, DispatcherRestEndpoint):
+            await endpoint.close()
+        if self.dispatcher is not None:
+            await self.dispatcher.close()
+        if isinstance(self._submission, JobSubmissionHandlers):
+            self._submission.close()
+
+
+async def _serve(config: Configuration, secret: bytes, directory: ClusterDirectory) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    jm = StandaloneJobManager(config, secret=secret, directory=directory)
+    try:
+        addresses = await jm.start()
+        print(
+            f"strom jobmanager (pid {addresses.pid}): RPC {addresses.rpc_host}:{addresses.rpc_port}, REST "
+            f"{addresses.rest_url}, cluster directory {directory.path}"
+            + (f", metrics {jm.metrics_url}" if jm.metrics_url else ""),
+            flush=True,
+        )
+        await stop.wait()
+        log.info("stopping the JobManager")
+    finally:
+        await jm.close()
+        current = asyncio.current_task()
+        pending = [t for t in asyncio.all_tasks() if t is not current]
+        if pending:  # the clean-up a job's end started; then whatever is left
+            _, still = await asyncio.wait(pending, timeout=5.0)
+            for t in still:
+                t.cancel()
+
+
+def run_job_manager(config: Configuration, directory: ClusterDirectory, *, secret_file: Path | None = None) -> int:
+    """Run a JobManager in the foreground until SIGTERM/SIGINT; returns the exit code."""
+    logging.basicConfig(
+        level=logging_level(config), format="%(asctime)s %(levelname)s [jobmanager] %(name)s: %(message)s"
+    )
+    try:
+        secret = directory.load_or_create_secret(secret_file)
+        asyncio.run(_serve(config, secret, directory))
+    except ClusterError as exc:
+        print(f"strom jobmanager: {exc}", file=sys.stderr)
+        return 1
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    return 0

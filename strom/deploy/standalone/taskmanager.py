@@ -1,0 +1,136 @@
+"""``strom taskmanager --jobmanager HOST:PORT``: a TaskManager that joins a standalone JobManager.
+
+A long-lived foreground process running the same :class:`TaskExecutor` as a MiniCluster's TaskManager
+(:func:`strom.runtime.taskexecutor.runner.run_task_manager`). Nobody launched it, so it has no launch token yet:
+it connects to the JobManager's RPC endpoint — authenticated both ways with the cluster secret, read from the
+cluster directory's ``secret`` file or ``--secret-file`` — asks for an id and a fresh launch token
+(``request_task_manager_registration``), then registers with them. From then on the ResourceManager treats it as
+any other: a lost one (closed connection, heartbeat timeout) is unregistered and its token is never accepted again.
+
+The JobManager may still be starting: the first connection is retried until ``taskmanager.registration.timeout``.
+The process ends on SIGTERM or SIGINT (its running tasks are cancelled; their jobs fail over to other
+TaskManagers) and when it loses its JobManager (exit code 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+import time
+
+from strom.config import (
+    ClusterOptions,
+    Configuration,
+    ExecutionOptions,
+    HeartbeatOptions,
+    NetworkOptions,
+    TaskManagerOptions,
+)
+from strom.deploy.active_cluster import _validate_options, logging_level
+from strom.exceptions import ClusterError, RpcError
+from strom.runtime.metrics.prometheus import prometheus_settings
+from strom.runtime.rpc import RpcClient
+from strom.runtime.taskexecutor.runner import TaskManagerSpec, run_task_manager
+from strom.runtime.taskexecutor.task_executor import TaskExecutor
+
+__all__ = ["parse_host_port", "run_standalone_task_manager"]
+
+log = logging.getLogger(__name__)
+
+
+def parse_host_port(text: str, what: str, default_port: int | None = None) -> tuple[str, int]:
+    """``HOST:PORT`` (or ``[v6]:PORT``; ``HOST`` alone with ``default_port``) as a pair."""
+    raw = text.strip()
+    if raw.startswith("http://") or raw.startswith("https://"):
+        raw = raw.split("://", 1)[1].rstrip("/")
+    host, sep, port = raw.rpartition(":")
+    if not sep or "]" in port:
+        host, port = raw, ""
+    host = host.strip("[]")
+    if not port and default_port is not None:
+        return host or "127.0.0.1", default_port
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"expected {what} as HOST:PORT; got {text!r}; hint: e.g. 127.0.0.1:6123")
+    return host, int(port)
+
+
+async def _join(address: tuple[str, int], secret: bytes, proposed_id: str, timeout: float) -> tuple[str, str]:
+    """Connect to the JobManager (retrying while it starts) and ask for an id and a launch token."""
+    deadline = time.monotonic() + timeout
+    delay = 0.1
+    while True:
+        try:
+            client = await RpcClient.connect(*address, secret=secret, name="taskmanager-join", timeout=5.0)
+            break
+        except (OSError, RpcError) as exc:
+            if time.monotonic() + delay > deadline:
+                raise ClusterError(
+                    f"expected a JobManager at {address[0]}:{address[1]} within {timeout:.0f} s; got {exc}; "
+                    "hint: start it first (strom jobmanager), and give both the same cluster secret"
+                ) from None
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+    try:
+        tm_id, token = await client.call("request_task_manager_registration", proposed_id, timeout=10.0)
+    finally:
+        await client.close()
+    return str(tm_id), str(token)
+
+
+async def _run(config: Configuration, address: tuple[str, int], secret: bytes, proposed_id: str) -> bool:
+    """Run until the TaskExecutor terminates; True if it was told to stop, False if it lost its JobManager."""
+    c = config
+    tm_id, token = await _join(address, secret, proposed_id, c.get(ClusterOptions.REGISTRATION_TIMEOUT).total_seconds())
+    spec = TaskManagerSpec(
+        tm_id=tm_id,
+        launch_token=token,
+        jm_address=address,
+        host=c.get(TaskManagerOptions.HOST),
+        num_slots=c.get(TaskManagerOptions.NUM_TASK_SLOTS),
+        heartbeat_interval=c.get(HeartbeatOptions.INTERVAL).total_seconds(),
+        heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT).total_seconds(),
+        cancellation_timeout=c.get(ExecutionOptions.CANCELLATION_TIMEOUT).total_seconds(),
+        max_frame_bytes=c.get(NetworkOptions.MAX_FRAME_BYTES),
+        switch_interval_ms=c.get(TaskManagerOptions.SWITCH_INTERVAL),
+        prometheus=prometheus_settings(c),
+    )
+    stopped = asyncio.Event()
+    closing: list[asyncio.Task[None]] = []
+
+    def started(executor: TaskExecutor) -> None:
+        loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            stopped.set()
+            closing.append(loop.create_task(executor.close()))
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop)
+        print(
+            f"strom taskmanager {executor.tm_id}: registered with the JobManager at {address[0]}:{address[1]}",
+            flush=True,
+        )
+
+    await run_task_manager(spec, secret, started=started)
+    return stopped.is_set()
+
+
+def run_standalone_task_manager(
+    config: Configuration, address: tuple[str, int], secret: bytes, *, proposed_id: str = ""
+) -> int:
+    """Run a TaskManager in the foreground; returns the exit code (0 stopped by a signal, 1 otherwise)."""
+    _validate_options(config)
+    logging.basicConfig(
+        level=logging_level(config), format="%(asctime)s %(levelname)s [taskmanager] %(name)s: %(message)s"
+    )
+    try:
+        told_to_stop = asyncio.run(_run(config, address, secret, proposed_id))
+    except (ClusterError, RpcError) as exc:
+        print(f"strom taskmanager: {exc}", file=sys.stderr)
+        return 1
+    if not told_to_stop:
+        print("strom taskmanager: lost its JobManager; stopping", file=sys.stderr)
+        return 1
+    return 0
