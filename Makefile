@@ -28,6 +28,7 @@ docs/configuration.md: strom/config.py
 test: $(SPARK_STAMP)
 	scripts/ensure-postgres.sh
 	scripts/ensure-redis.sh
+	scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

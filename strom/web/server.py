@@ -21,6 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from strom.web import checkpoint_messages as cm
+from strom.web import dashboard
 from strom.web import job_messages as jm
 from strom.web import metric_messages as mm
 from strom.web.accessor import DispatcherGateway, JobSnapshot, RestHandlerError, VertexSnapshot
@@ -86,6 +87,7 @@ class DispatcherRestEndpoint:
         for prefix in ("", "/v1"):
             for method, path, handler in self._routes():
                 app.router.add_route(method, prefix + path, handler)
+        dashboard.add_routes(app)  # the web dashboard at / (static files; it reads the paths above)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         site = web.TCPSite(runner, self.bind_address, self.port)
