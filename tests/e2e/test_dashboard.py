@@ -486,10 +486,10 @@ def test_savepoint_and_cancel_from_the_page(browser: webdriver.Chrome, job: Rest
     wait_for("the job CANCELED on the page", lambda: text_of(browser, "#job-state") == "CANCELED")
     assert job.get(f"/jobs/{job.job_id}")["state"] == "CANCELED"
 
-    # the graph shows each vertex's final status as REST gives it (all CANCELED; now and then the runtime ends one
-    # subtask of a cancelled job FAILED without an exception, and its vertex with it: the page then shows that too)
+    # the graph shows each vertex's final status as REST gives it: all CANCELED (a subtask that fails while it is
+    # being cancelled counts as cancelled, as Flink's completeCancelling)
     final = {v["id"]: v["status"] for v in job.get(f"/jobs/{job.job_id}")["vertices"]}
-    assert set(final.values()) <= {"CANCELED", "FAILED"} and "CANCELED" in final.values()
+    assert set(final.values()) == {"CANCELED"}, final
     wait_for(
         "the vertices' final status in the graph",
         lambda: (

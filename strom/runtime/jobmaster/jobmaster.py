@@ -567,9 +567,10 @@ class JobMaster:
         if tes.pid:
             ex.pid = tes.pid
             self._pids[ex.vertex.name] = tes.pid
-        if ex.state is ExecutionState.CANCELING and target is ExecutionState.FINISHED:
-            # it finished before our cancel arrived: for the job it counts as cancelled (Flink's
-            # completeCancelling); refusing the report would leave the job waiting forever
+        if ex.state is ExecutionState.CANCELING and target in (ExecutionState.FINISHED, ExecutionState.FAILED):
+            # it finished before our cancel arrived, or failed while being cancelled (an interrupted wait, a closed
+            # channel): for the job it counts as cancelled (Flink's completeCancelling, also from processFail);
+            # refusing the report would leave the job waiting forever
             target = ExecutionState.CANCELED
         if not ex.transition(target):
             return
