@@ -292,7 +292,9 @@ def _taskmanager(ns: argparse.Namespace) -> int:
             )
         address = (found.rpc_host, found.rpc_port)
     secret = directory.read_secret(Path(ns.secret_file) if ns.secret_file else None)
-    return run_standalone_task_manager(conf, address, secret, proposed_id=ns.tm_id or "")
+    return run_standalone_task_manager(
+        conf, address, secret, proposed_id=ns.tm_id or "", log_dir=str(directory.path / "log")
+    )
 
 
 def _cluster(ns: argparse.Namespace) -> int:

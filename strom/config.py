@@ -214,6 +214,20 @@ class CoreOptions:
         128,
         "Upper bound for rescaling; the number of key groups.",
     )
+    FLINK_LOG_DIR: ConfigOption[str] = _opt(
+        "env.log.dir",
+        str,
+        "",
+        "Directory of the TaskManagers' log files (`taskmanager-<id>.log`, served by `GET /taskmanagers/:id/logs`). "
+        "Unset: a standalone cluster's `<cluster directory>/log`, a MiniCluster's temporary directory (removed when "
+        "it closes); set, a MiniCluster writes into a new `minicluster-<time>-<pid>-*` directory in it and keeps it.",
+    )
+    FLINK_LOG_MAX: ConfigOption[int] = _opt(
+        "env.log.max",
+        int,
+        10,
+        "Old log files a TaskManager keeps; its log is rolled over at 100 MB (Flink's log4j default).",
+    )
 
 
 class PipelineOptions:

@@ -18,13 +18,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 from strom.config import (
     Configuration,
+    CoreOptions,
     ExecutionOptions,
     HeartbeatOptions,
     NetworkOptions,
@@ -51,8 +54,23 @@ class MiniCluster(ActiveCluster):
         self._reporter: PrometheusReporter | None = None
         #: the URL of the JobManager's Prometheus endpoint (``""`` without a reporter)
         self.metrics_url = ""
+        #: the TaskManagers' log directory: a new one per cluster (in ``env.log.dir``, else temporary)
+        self.log_dir = ""
+        self._temporary_log_dir = False
+
+    def _create_log_dir(self) -> None:
+        configured = self.config.get(CoreOptions.FLINK_LOG_DIR)
+        if configured:
+            os.makedirs(configured, mode=0o700, exist_ok=True)
+            prefix = f"minicluster-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-"
+            self.log_dir = tempfile.mkdtemp(prefix=prefix, dir=configured)
+        else:
+            self.log_dir = tempfile.mkdtemp(prefix=f"strom-logs-{os.getpid()}-")
+            self._temporary_log_dir = True
+        log.info("the MiniCluster's TaskManagers log into %s", self.log_dir)
 
     def start(self) -> MiniCluster:
+        self._create_log_dir()
         super().start()
         if self.prometheus is not None:
             self._reporter = PrometheusReporter(self._job_manager_readings, self.prometheus, owner="the JobManager")
@@ -65,7 +83,11 @@ class MiniCluster(ActiveCluster):
 
     def close(self) -> None:
         self._close_reporter()
-        super().close()
+        try:
+            super().close()
+        finally:
+            if self._temporary_log_dir:
+                shutil.rmtree(self.log_dir, ignore_errors=True)
 
     def _close_reporter(self) -> None:
         reporter, self._reporter = self._reporter, None
@@ -103,6 +125,8 @@ class MiniCluster(ActiveCluster):
             f"--max-frame-bytes={c.get(NetworkOptions.MAX_FRAME_BYTES)}",
             f"--switch-interval-ms={c.get(TaskManagerOptions.SWITCH_INTERVAL)}",
             f"--log-level={logging.getLevelName(self.log_level)}",
+            f"--log-dir={self.log_dir}",
+            f"--max-log-files={c.get(CoreOptions.FLINK_LOG_MAX)}",
         ]
         if self.prometheus is not None:
             cmd += [f"--prometheus-ports={self.prometheus.ports}", f"--prometheus-host={self.prometheus.host}"]

@@ -184,6 +184,19 @@ class DispatcherGateway:
             )
         return out
 
+    async def request_task_manager_log_list(self, tm_id: str) -> list[tuple[str, int, int]]:
+        """(name, size, mtime ms) of the files in TaskManager ``tm_id``'s log directory, asked over RPC."""
+        gateway = self._dispatcher.resource_manager.gateway(tm_id)
+        return list(await gateway.call("request_log_list", timeout=10.0))
+
+    async def request_task_manager_file_chunk(
+        self, tm_id: str, file_type: str, file_name: str, offset: int, length: int
+    ) -> tuple[bytes, int]:
+        """A chunk of a log file of TaskManager ``tm_id`` (it reads its own file) and the file's size."""
+        gateway = self._dispatcher.resource_manager.gateway(tm_id)
+        data, size = await gateway.call("request_file_chunk", file_type, file_name, offset, length, timeout=30.0)
+        return bytes(data), int(size)
+
     # -- acting --------------------------------------------------------------------------------------
     def cancel_job(self, job_id: str) -> None:
         self._job_master(job_id)

@@ -26,6 +26,7 @@ from strom.web import job_messages as jm
 from strom.web import metric_messages as mm
 from strom.web.accessor import DispatcherGateway, JobSnapshot, RestHandlerError, VertexSnapshot
 from strom.web.auth import bearer_token_matches
+from strom.web.log_messages import TaskManagerLogHandlers
 from strom.web.operations import AsynchronousOperations
 
 __all__ = ["DispatcherRestEndpoint"]
@@ -79,6 +80,7 @@ class DispatcherRestEndpoint:
         self.port = port
         self.advertised_address = advertised_address or bind_address
         self.operations = AsynchronousOperations()
+        self.log_handlers = TaskManagerLogHandlers(gateway)
         self._runner: web.AppRunner | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -138,7 +140,7 @@ class DispatcherRestEndpoint:
             ("GET", "/taskmanagers", self._task_managers),
             ("GET", "/taskmanagers/{tmid}", self._task_manager),
             ("GET", "/taskmanagers/{tmid}/metrics", self._task_manager_metrics),
-            ("GET", "/taskmanagers/{tmid}/logs", self._task_manager_logs),
+            *self.log_handlers.routes(),  # /logs, /log, /logs/:filename, /stdout (strom.web.log_messages)
             *self.extra_routes,
         ]
 
@@ -205,10 +207,6 @@ class DispatcherRestEndpoint:
     async def _task_manager_metrics(self, request: web.Request) -> web.Response:
         self._task_manager_snapshot(request)
         return _json(mm.metric_collection({}, _get_list(request, "get")))  # no TaskManager-level metrics yet
-
-    async def _task_manager_logs(self, request: web.Request) -> web.Response:
-        self._task_manager_snapshot(request)
-        return _json({"logs": []})  # TaskManagers write no log files yet
 
     # -- jobs ----------------------------------------------------------------------------------------
     async def _jobs(self, request: web.Request) -> web.Response:

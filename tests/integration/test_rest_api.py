@@ -441,7 +441,7 @@ def check_task_manager_paths(job: Rest) -> None:
     assert job.get(f"/taskmanagers/{tms[0]['id']}/metrics") == []  # no TaskManager-level metrics yet
     logs = job.get(f"/taskmanagers/{tms[0]['id']}/logs")
     check(logs, "LogListInfo")
-    assert logs["logs"] == []  # TaskManagers write no log files yet
+    assert [f["name"] for f in logs["logs"]] == [f"taskmanager-{tms[0]['id']}.log"]  # test_task_manager_logs.py
 
 
 def check_exceptions_of_a_running_job_are_empty(job: Rest) -> None:

@@ -23,6 +23,7 @@ import time
 from strom.config import (
     ClusterOptions,
     Configuration,
+    CoreOptions,
     ExecutionOptions,
     HeartbeatOptions,
     NetworkOptions,
@@ -79,7 +80,9 @@ async def _join(address: tuple[str, int], secret: bytes, proposed_id: str, timeo
     return str(tm_id), str(token)
 
 
-async def _run(config: Configuration, address: tuple[str, int], secret: bytes, proposed_id: str) -> bool:
+async def _run(
+    config: Configuration, address: tuple[str, int], secret: bytes, proposed_id: str, log_dir: str = ""
+) -> bool:
     """Run until the TaskExecutor terminates; True if it was told to stop, False if it lost its JobManager."""
     c = config
     tm_id, token = await _join(address, secret, proposed_id, c.get(ClusterOptions.REGISTRATION_TIMEOUT).total_seconds())
@@ -95,6 +98,8 @@ async def _run(config: Configuration, address: tuple[str, int], secret: bytes, p
         max_frame_bytes=c.get(NetworkOptions.MAX_FRAME_BYTES),
         switch_interval_ms=c.get(TaskManagerOptions.SWITCH_INTERVAL),
         prometheus=prometheus_settings(c),
+        log_dir=c.get(CoreOptions.FLINK_LOG_DIR) or log_dir,
+        max_log_files=c.get(CoreOptions.FLINK_LOG_MAX),
     )
     stopped = asyncio.Event()
     closing: list[asyncio.Task[None]] = []
@@ -118,15 +123,17 @@ async def _run(config: Configuration, address: tuple[str, int], secret: bytes, p
 
 
 def run_standalone_task_manager(
-    config: Configuration, address: tuple[str, int], secret: bytes, *, proposed_id: str = ""
+    config: Configuration, address: tuple[str, int], secret: bytes, *, proposed_id: str = "", log_dir: str = ""
 ) -> int:
-    """Run a TaskManager in the foreground; returns the exit code (0 stopped by a signal, 1 otherwise)."""
+    """Run a TaskManager in the foreground; returns the exit code (0 stopped by a signal, 1 otherwise). Its log
+    records go to standard error and to ``taskmanager-<id>.log`` in ``env.log.dir``, else in ``log_dir`` (the
+    cluster directory's ``log/``)."""
     _validate_options(config)
     logging.basicConfig(
         level=logging_level(config), format="%(asctime)s %(levelname)s [taskmanager] %(name)s: %(message)s"
     )
     try:
-        told_to_stop = asyncio.run(_run(config, address, secret, proposed_id))
+        told_to_stop = asyncio.run(_run(config, address, secret, proposed_id, log_dir))
     except (ClusterError, RpcError) as exc:
         print(f"strom taskmanager: {exc}", file=sys.stderr)
         return 1

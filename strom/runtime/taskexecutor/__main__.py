@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--log-level", default="WARNING", help="the cluster's logging.level")
     p.add_argument("--prometheus-ports", default="", help="metrics.reporter.prom.port; empty: no reporter")
     p.add_argument("--prometheus-host", default="127.0.0.1", help="metrics.reporter.prom.host")
+    p.add_argument("--log-dir", default="", help="env.log.dir: where taskmanager-<id>.log goes; empty: no log file")
+    p.add_argument("--max-log-files", type=int, default=10, help="env.log.max")
     args = p.parse_args(argv)
     if args.parent_pid:
         _die_with_parent(args.parent_pid)
@@ -103,6 +105,8 @@ def main(argv: list[str] | None = None) -> None:
             if args.prometheus_ports
             else None
         ),
+        log_dir=args.log_dir,
+        max_log_files=args.max_log_files,
     )
     try:
         asyncio.run(run_task_manager(spec, secret, started=_started))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from strom.runtime.metrics.prometheus import PrometheusSettings
+from strom.runtime.taskexecutor.log_files import TaskManagerLogFiles
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 from strom.runtime.taskexecutor.thread_switching import DEFAULT_SWITCH_INTERVAL_MS
 
@@ -41,6 +42,10 @@ class TaskManagerSpec:
     forward_logs_level: int | None = None
     #: the Prometheus reporter (``metrics.reporter.prom.*``; None: none configured)
     prometheus: PrometheusSettings | None = None
+    #: the log directory (``env.log.dir``) its ``taskmanager-<id>.log`` goes to ("": no log file)
+    log_dir: str = ""
+    #: old log files kept (``env.log.max``)
+    max_log_files: int = 10
 
 
 def resolve_bind_host(host: str) -> str:
@@ -57,7 +62,24 @@ async def run_task_manager(
     spec: TaskManagerSpec, secret: bytes, *, started: Callable[[TaskExecutor], None] | None = None
 ) -> None:
     """Register with the JobManager and serve until the TaskExecutor terminates (it was told to shut
-    down, or lost its JobManager). Raises what kept it from registering (a stale launch token included)."""
+    down, or lost its JobManager). Raises what kept it from registering (a stale launch token included).
+    With a ``log_dir``, the process's log records also go to the TaskManager's log file while it runs."""
+    log_files = TaskManagerLogFiles(spec.log_dir, spec.tm_id, max_files=spec.max_log_files) if spec.log_dir else None
+    if log_files is not None:
+        log_files.install()
+    try:
+        await _run(spec, secret, log_files, started)
+    finally:
+        if log_files is not None:
+            log_files.close()
+
+
+async def _run(
+    spec: TaskManagerSpec,
+    secret: bytes,
+    log_files: TaskManagerLogFiles | None,
+    started: Callable[[TaskExecutor], None] | None,
+) -> None:
     executor = TaskExecutor(
         tm_id=spec.tm_id,
         secret=secret,
@@ -72,6 +94,7 @@ async def run_task_manager(
         forward_logs_level=spec.forward_logs_level,
         switch_interval_ms=spec.switch_interval_ms,
         prometheus=spec.prometheus,
+        log_files=log_files,
     )
     try:
         await executor.start()

@@ -27,6 +27,7 @@ from strom.runtime.operators.coordination import OperatorEventDelivery, TriggerC
 from strom.runtime.python_files import PYTHON_FILES_KEY, PythonFilesCache
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
 from strom.runtime.taskexecutor.garbage_collection import StreamingGarbageCollection
+from strom.runtime.taskexecutor.log_files import TaskManagerLogFiles
 from strom.runtime.taskexecutor.log_forwarder import LogForwarder
 from strom.runtime.taskexecutor.slot_table import TaskSlotTable
 from strom.runtime.taskexecutor.task import Task
@@ -157,8 +158,11 @@ class TaskExecutor:
         forward_logs_level: int | None = None,
         switch_interval_ms: float = DEFAULT_SWITCH_INTERVAL_MS,
         prometheus: PrometheusSettings | None = None,
+        log_files: TaskManagerLogFiles | None = None,
     ) -> None:
         self.tm_id = tm_id
+        #: this TaskManager's log directory (None: it writes no log files, as one hosted by Spark)
+        self.log_files = log_files
         self.launch_token = launch_token
         self.secret = secret
         self.host = host
@@ -293,6 +297,27 @@ class TaskExecutor:
     def request_metrics_url(self) -> str:
         """Where this TaskManager serves its Prometheus metrics (``""``: no reporter configured)."""
         return self.metrics_url
+
+    # -- RPC: log files (Flink's requestLogList, requestFileUploadByType / ByName), read off the loop ------------
+    @rpc_method
+    async def request_log_list(self) -> list[tuple[str, int, int]]:
+        """(name, size, mtime ms) of this TaskManager's files in its log directory."""
+        if self.log_files is None:
+            return []
+        files = await asyncio.to_thread(self.log_files.list_files)
+        return [(f.name, f.size, f.mtime) for f in files]
+
+    @rpc_method
+    async def request_file_chunk(self, file_type: str, file_name: str, offset: int, length: int) -> tuple[bytes, int]:
+        """A bounded chunk of the file ``file_name`` of the log listing, or (``file_name`` empty) of Flink's
+        ``file_type`` ``LOG`` / ``STDOUT``; with the file's size."""
+        files = self.log_files
+        if files is None:
+            raise FileNotFoundError(
+                f"The file {file_name or file_type} is not available on the TaskExecutor {self.tm_id}."
+            )
+        path = files.resolve(file_name) if file_name else files.path_of_type(file_type)
+        return await asyncio.to_thread(files.read_chunk, path, offset, length)
 
     # -- RPC: slots and tasks ----------------------------------------------------------------------
     @rpc_method
