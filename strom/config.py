@@ -508,6 +508,47 @@ class HeartbeatOptions:
     )
 
 
+class HighAvailabilityOptions:
+    """JobManager high availability (Flink's ``HighAvailabilityOptions``; the ``file`` type is strom's: a lease and
+    the HA stores on a shared fsspec directory, :mod:`strom.runtime.highavailability`)."""
+
+    TYPE: ConfigOption[str] = _opt(
+        "high-availability.type",
+        str,
+        "NONE",
+        "NONE (default) or `file`: standby JobManagers, a leader lease and the job graphs and completed-checkpoint "
+        "pointers in `high-availability.storageDir` (Flink's `zookeeper` / `kubernetes` are not available).",
+    )
+    STORAGE_DIR: ConfigOption[str] = _opt(
+        "high-availability.storageDir",
+        str,
+        "",
+        "With `high-availability.type: file`: the directory (any fsspec URL with an atomic exclusive create: a "
+        "local or NFSv4 path, s3://, gs://) every JobManager, TaskManager and client of the cluster shares.",
+    )
+    CLUSTER_ID: ConfigOption[str] = _opt(
+        "high-availability.cluster-id",
+        str,
+        "default",
+        "The cluster's sub-directory of `high-availability.storageDir` (several clusters may share one).",
+    )
+    LEASE_DURATION: ConfigOption[timedelta] = _opt(
+        "high-availability.file.leader-election.lease-duration",
+        timedelta,
+        "5 s",
+        "strom's own (after Flink's `high-availability.kubernetes.leader-election.lease-duration`): how long a "
+        "lease holds without renewal; a standby takes over this long after the leader's last renewal. Must exceed "
+        "the clock skew between the JobManagers' machines.",
+    )
+    RETRY_PERIOD: ConfigOption[timedelta] = _opt(
+        "high-availability.file.leader-election.retry-period",
+        timedelta,
+        "1 s",
+        "strom's own (after Flink's `...kubernetes.leader-election.retry-period`): how often the leader renews its "
+        "lease and standbys, TaskManagers and clients read it; well below the lease duration.",
+    )
+
+
 class StateBackendOptions:
     """Where keyed state lives (Flink's ``StateBackendOptions``)."""
 

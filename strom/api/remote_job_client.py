@@ -44,6 +44,13 @@ def remote_rest_url(config: Configuration) -> str:
         host = config.get(RestOptions.ADDRESS) or "127.0.0.1"
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{config.get(RestOptions.PORT)}"
+    from strom.runtime.highavailability.services import ha_settings, read_leader
+
+    settings = ha_settings(config)
+    if settings is not None:  # HA: the leader the lease names (Flink's leader retrieval)
+        lease = read_leader(settings)
+        if lease is not None and lease.rest_url:
+            return lease.rest_url
     from strom.deploy.standalone.cluster_dir import ClusterDirectory, default_cluster_dir
 
     addresses = ClusterDirectory(default_cluster_dir()).read_addresses()

@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from strom.config import ClusterOptions, Configuration, HeartbeatOptions, RestOptions
 from strom.deploy.active_cluster import _validate_options, logging_level
@@ -37,8 +38,10 @@ log = logging.getLogger(__name__)
 class StandaloneJobManager:
     """The JobManager's components; :meth:`start` and :meth:`close` run on its loop."""
 
-    def __init__(self, config: Configuration, *, secret: bytes, directory: ClusterDirectory) -> None:
+    def __init__(self, config: Configuration, *, secret: bytes, directory: ClusterDirectory, ha: Any = None) -> None:
         _validate_options(config)
+        #: HA: this leadership term (:class:`strom.runtime.highavailability.services.LeaderSession`); None without
+        self.ha = ha
         self.config = config
         self.secret = secret
         self.directory = directory
@@ -67,6 +70,9 @@ class StandaloneJobManager:
             default_checkpoint_dir=self.directory.checkpoint_dir,
         )
         dispatcher.resource_manager.accepts_standalone_task_managers = True
+        if self.ha is not None:  # jobs into the HA stores; every call to a TaskManager fenced with the session
+            dispatcher.ha = self.ha
+            dispatcher.resource_manager.fencing_token = self.ha.session_id
         try:
             await dispatcher.start()
         except OSError as exc:
@@ -136,12 +142,44 @@ class StandaloneJobManager:
         if isinstance(self._submission, JobSubmissionHandlers):
             self._submission.close()
 
+    async def suspend(self) -> None:
+        """HA: leadership lost — stop serving without touching the jobs' tasks, checkpoints or HA data (each
+        JobMaster is suspended, not cancelled); the new leader recovers them."""
+        from strom.web import DispatcherRestEndpoint
+        from strom.web.submission import JobSubmissionHandlers
+
+        dispatcher = self.dispatcher
+        if dispatcher is not None:
+            dispatcher.resource_manager.shutting_down = True
+            for jm in dispatcher.job_masters.values():
+                jm.suspend()
+        self.directory.remove_addresses(os.getpid())
+        reporter, self._reporter = self._reporter, None
+        if reporter is not None:
+            await asyncio.to_thread(reporter.close)
+        endpoint, self._endpoint = self._endpoint, None
+        if isinstance(endpoint, DispatcherRestEndpoint):
+            await endpoint.close()
+        if dispatcher is not None:
+            await dispatcher.resource_manager.close()
+            await dispatcher.rpc_server.close()
+        if isinstance(self._submission, JobSubmissionHandlers):
+            self._submission.close()
+
 
 async def _serve(config: Configuration, secret: bytes, directory: ClusterDirectory) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    from strom.runtime.highavailability.services import ha_settings
+
+    settings = ha_settings(config)
+    if settings is not None:  # standby until elected (strom.deploy.standalone.high_availability)
+        from strom.deploy.standalone.high_availability import serve_with_high_availability
+
+        await serve_with_high_availability(config, secret, directory, settings, stop)
+        return
     jm = StandaloneJobManager(config, secret=secret, directory=directory)
     try:
         addresses = await jm.start()

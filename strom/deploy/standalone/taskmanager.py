@@ -19,6 +19,8 @@ import logging
 import signal
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from strom.config import (
     ClusterOptions,
@@ -31,6 +33,7 @@ from strom.config import (
 )
 from strom.deploy.active_cluster import _validate_options, logging_level
 from strom.exceptions import ClusterError, RpcError
+from strom.runtime.highavailability.services import ha_settings
 from strom.runtime.metrics.prometheus import prometheus_settings
 from strom.runtime.rpc import RpcClient
 from strom.runtime.taskexecutor.runner import TaskManagerSpec, run_task_manager
@@ -81,7 +84,12 @@ async def _join(address: tuple[str, int], secret: bytes, proposed_id: str, timeo
 
 
 async def _run(
-    config: Configuration, address: tuple[str, int], secret: bytes, proposed_id: str, log_dir: str = ""
+    config: Configuration,
+    address: tuple[str, int],
+    secret: bytes,
+    proposed_id: str,
+    log_dir: str = "",
+    before_start: Callable[[TaskExecutor], None] | None = None,
 ) -> bool:
     """Run until the TaskExecutor terminates; True if it was told to stop, False if it lost its JobManager."""
     c = config
@@ -118,7 +126,7 @@ async def _run(
             flush=True,
         )
 
-    await run_task_manager(spec, secret, started=started)
+    await run_task_manager(spec, secret, started=started, before_start=before_start)
     return stopped.is_set()
 
 
@@ -133,7 +141,16 @@ def run_standalone_task_manager(
         level=logging_level(config), format="%(asctime)s %(levelname)s [taskmanager] %(name)s: %(message)s"
     )
     try:
-        told_to_stop = asyncio.run(_run(config, address, secret, proposed_id, log_dir))
+        settings = ha_settings(config)
+        if settings is not None:  # follow the leader through the lease instead of exiting with the JobManager
+            from strom.deploy.standalone.high_availability import run_task_manager_with_high_availability
+
+            def run_once(address: tuple[str, int], tm_id: str, configure: Callable[[TaskExecutor], None]) -> Any:
+                return _run(config, address, secret, tm_id, log_dir, configure)
+
+            told_to_stop = asyncio.run(run_task_manager_with_high_availability(config, settings, proposed_id, run_once))
+        else:
+            told_to_stop = asyncio.run(_run(config, address, secret, proposed_id, log_dir))
     except (ClusterError, RpcError) as exc:
         print(f"strom taskmanager: {exc}", file=sys.stderr)
         return 1

@@ -232,6 +232,9 @@ class CheckpointDriver:
             coordinator_states = await writes if writes is not None else {}
             metadata = self._build_metadata(pending, location.uri, coordinator_states)
             await asyncio.to_thread(location.write_metadata, metadata)
+            if self.jm.ha is not None and not metadata.is_savepoint:
+                # HA: the pointer into the CompletedCheckpointStore, fenced, before anything is notified
+                await self.jm.ha.checkpoint_completed(self.jm.job_id, metadata)
         except Exception as exc:
             log.warning("checkpoint %d could not be finalized: %s", cid, exc)
             self._run(self.coordinator.on_finalize_failed(cid, repr(exc)))

@@ -52,6 +52,9 @@ class Dispatcher:
         self.default_checkpoint_dir = default_checkpoint_dir
         #: tm id -> wall-clock time (ms) of its latest heartbeat, for the REST API
         self.task_manager_heartbeats: dict[str, int] = {}
+        #: HA (``high-availability.type: file``): the leadership term whose stores jobs are written to
+        #: (:class:`strom.runtime.highavailability.services.LeaderSession`); None without HA
+        self.ha: Any = None
 
     async def start(self) -> None:
         await self.rpc_server.start()
@@ -87,6 +90,8 @@ class Dispatcher:
             # deployed (off the loop: it reads the whole state once); a damaged one fails the submission
             checked = await asyncio.to_thread(verify_state_files, jm.restore_from)
             log.info("job %s: %d bytes of state to restore verified", job_graph.job_id, checked)
+        if self.ha is not None:  # into the JobGraphStore (fenced) before it runs: a new leader recovers it
+            await self.ha.job_submitted(job_graph, jm)
         self.job_masters[job_graph.job_id] = jm
         await jm.start()
         return job_graph.job_id

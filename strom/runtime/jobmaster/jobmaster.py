@@ -122,6 +122,10 @@ class JobMaster:
             log.warning("job %s: %s", self.job_id, describe_unbounded(self.restart_strategy))
         self.num_restarts = 0
         self._restart_scheduled = False
+        #: HA: the leadership term (:class:`strom.runtime.highavailability.services.LeaderSession`); None without
+        self.ha: Any = None
+        #: HA: leadership was lost; the job is left as it is for the new leader (no cancel, clean-up or deploy)
+        self.suspended = False
         self._finishing: asyncio.Task[None] | None = None  # waiting for the coordinators before FINISHED
         self.result: asyncio.Future[JobResult] = asyncio.get_running_loop().create_future()
         self._start_time = time.monotonic()
@@ -156,6 +160,14 @@ class JobMaster:
     @property
     def status(self) -> JobStatus:
         return self.graph.state
+
+    def suspend(self) -> None:
+        """This JobManager lost its leadership (HA): stop acting for the job — no more checkpoints, deployments,
+        cancellations, restarts or clean-up; its tasks and checkpoints are the new leader's (Flink suspends the
+        JobMaster)."""
+        self.suspended = True
+        if self.checkpoints is not None:
+            self.checkpoints.stop_periodic()
 
     # -- checkpointing set-up ------------------------------------------------------------------------
     def _setup_checkpointing(self, default_dir: Callable[[], str] | None) -> None:
@@ -395,6 +407,8 @@ class JobMaster:
                     holder.subtask_reset(i, restored)
 
     async def _schedule(self) -> None:
+        if self.suspended or (self.ha is not None and not self.ha.is_leader_now()):
+            return  # HA: not the leader any more; the new leader deploys
         try:
             await self.scheduler.allocate_slots_and_deploy()
         except Exception as exc:
@@ -408,6 +422,8 @@ class JobMaster:
         still runs (the sources, and tasks whose inputs have all finished), the others get the barrier."""
         if self.graph.state is not JobStatus.RUNNING:
             return (), (), f"the job is {self.graph.state.value}"
+        if self.suspended or (self.ha is not None and not self.ha.is_leader_now()):
+            return (), (), "this JobManager is not the leader (high availability)"
         to_trigger: list[str] = []
         to_ack: list[str] = []
         for ex in self.graph.all_executions():
@@ -614,7 +630,7 @@ class JobMaster:
         """Restart the whole job if the restart strategy allows it; otherwise fail it. ``summary``: the failure
         in one line for the log (default: the last line of ``text``); ``execution``: the task attempt that failed."""
         g = self.graph
-        if g.state is not JobStatus.RUNNING:
+        if g.state is not JobStatus.RUNNING or self.suspended:
             return  # already restarting, failing, cancelling or ended
         self._record_exception(text, error, execution)
         if self.checkpoints is not None:
@@ -707,6 +723,8 @@ class JobMaster:
 
     def cancel(self) -> None:
         g = self.graph
+        if self.suspended:
+            return
         if g.state.is_globally_terminal or g.state in (JobStatus.CANCELLING, JobStatus.FAILING):
             return
         g.transition_state(JobStatus.CANCELLING)
@@ -783,6 +801,8 @@ class JobMaster:
         self._check_terminal()
 
     def _job_terminated(self, status: JobStatus, *, force: bool = False) -> None:
+        if self.suspended:
+            return
         if not self.graph.transition_state(status) and not force:
             return
         self.end_time_ms = int(time.time() * 1000)
@@ -802,6 +822,8 @@ class JobMaster:
             if self.checkpoints is not None:
                 retention = self.configuration.get(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)
                 await _shutdown_storage(self.checkpoints.storage, status.value, retention)
+            if self.ha is not None:
+                await self.ha.job_ended(self.job_id)
         finally:
             if not self.result.done():
                 self.result.set_result(

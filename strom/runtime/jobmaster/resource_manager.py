@@ -48,6 +48,8 @@ class ResourceManager:
         #: a standalone cluster's: TaskManagers that start themselves may ask for a launch token
         self.accepts_standalone_task_managers = False
         self._standalone_count = 0
+        #: HA: the leader's fencing token, carried by every call to a TaskManager (``""``: no HA, calls unfenced)
+        self.fencing_token = ""
         self._monitor = HeartbeatMonitor(timeout=heartbeat_timeout, clock=SystemClock())
         self._heartbeats = HeartbeatSender(
             self._monitor,
@@ -110,6 +112,10 @@ class ResourceManager:
         del self._launch_tokens[tm_id]
         gateway = await RpcClient.connect(*rpc_address, secret=self.secret, name=f"jm->{tm_id}")
         gateway.on_disconnect = lambda: self.task_manager_lost(tm_id, "its RPC connection closed")
+        if self.fencing_token:
+            from strom.runtime.highavailability.services import fenced_gateway
+
+            gateway = fenced_gateway(gateway, self.fencing_token)
         self.gateways[tm_id] = gateway
         self.slot_manager.register_task_manager(
             TaskManagerRegistration(

@@ -59,7 +59,11 @@ def resolve_bind_host(host: str) -> str:
 
 
 async def run_task_manager(
-    spec: TaskManagerSpec, secret: bytes, *, started: Callable[[TaskExecutor], None] | None = None
+    spec: TaskManagerSpec,
+    secret: bytes,
+    *,
+    started: Callable[[TaskExecutor], None] | None = None,
+    before_start: Callable[[TaskExecutor], None] | None = None,
 ) -> None:
     """Register with the JobManager and serve until the TaskExecutor terminates (it was told to shut
     down, or lost its JobManager). Raises what kept it from registering (a stale launch token included).
@@ -68,7 +72,7 @@ async def run_task_manager(
     if log_files is not None:
         log_files.install()
     try:
-        await _run(spec, secret, log_files, started)
+        await _run(spec, secret, log_files, started, before_start)
     finally:
         if log_files is not None:
             log_files.close()
@@ -79,6 +83,7 @@ async def _run(
     secret: bytes,
     log_files: TaskManagerLogFiles | None,
     started: Callable[[TaskExecutor], None] | None,
+    before_start: Callable[[TaskExecutor], None] | None,
 ) -> None:
     executor = TaskExecutor(
         tm_id=spec.tm_id,
@@ -96,6 +101,8 @@ async def _run(
         prometheus=spec.prometheus,
         log_files=log_files,
     )
+    if before_start is not None:  # e.g. the HA fencing token, before the first call can arrive
+        before_start(executor)
     try:
         await executor.start()
     except BaseException:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import os
 import threading
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any
 
@@ -38,6 +39,24 @@ __all__ = ["TaskExecutor"]
 log = logging.getLogger(__name__)
 
 JOB_MANAGER = "jobmanager"
+
+#: what a JobManager may call on a TaskManager through :meth:`TaskExecutor.fenced_call` (HA)
+_FENCED_METHODS = frozenset(
+    {
+        "heartbeat_from_job_manager",
+        "request_slot",
+        "submit_task",
+        "deliver_to_task",
+        "notify_checkpoint_complete",
+        "notify_checkpoint_aborted",
+        "cancel_task",
+        "release_job",
+        "shutdown",
+        "request_metrics_url",
+    }
+)
+#: calls that deploy or commit: checked against a freshly read lease, not only the registered token
+_COMMITTING_METHODS = frozenset({"submit_task", "notify_checkpoint_complete", "request_slot"})
 
 
 class _OperatorEventGateway:
@@ -198,6 +217,10 @@ class TaskExecutor:
         self.metrics_url = ""
         #: the Python files of jobs submitted to a standalone cluster (:mod:`strom.runtime.python_files`)
         self.python_files = PythonFilesCache(f"taskmanager-{tm_id}")
+        #: HA: the fencing token (leader session) of the JobManager this TaskExecutor registered with, and a check
+        #: of a token against the current lease (:func:`strom.runtime.highavailability.services.fencing_check`)
+        self.fencing_token = ""
+        self.leader_check: Callable[[str], Awaitable[bool]] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -318,6 +341,31 @@ class TaskExecutor:
             )
         path = files.resolve(file_name) if file_name else files.path_of_type(file_type)
         return await asyncio.to_thread(files.read_chunk, path, offset, length)
+
+    # -- RPC: fenced calls (HA) ---------------------------------------------------------------------
+    @rpc_method
+    async def fenced_call(self, token: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A JobManager's call carrying its fencing token (Flink's ``FencedRpcEndpoint`` with the ``JobMasterId``):
+        refused unless the token is the one of the leader this TaskExecutor registered with; a deploy or commit
+        also re-reads the lease, so a stale leader that woke up commits nothing."""
+        from strom.runtime.highavailability.stores import LeadershipLostError
+
+        if method not in _FENCED_METHODS:
+            raise LeadershipLostError(f"expected a fenced TaskExecutor method; got {method!r}")
+        if not self.fencing_token or token != self.fencing_token:
+            raise LeadershipLostError(
+                f"expected the fencing token of the leader TaskManager {self.tm_id} registered with "
+                f"({self.fencing_token or 'none'}); got {token}; hint: a JobManager that lost its leadership"
+            )
+        if method in _COMMITTING_METHODS and self.leader_check is not None and not await self.leader_check(token):
+            raise LeadershipLostError(
+                f"expected session {token} to hold the leader lease for {method}; got another or an expired lease; "
+                "hint: a JobManager that lost its leadership cannot deploy or commit"
+            )
+        result = getattr(self, method)(*args, **kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
 
     # -- RPC: slots and tasks ----------------------------------------------------------------------
     @rpc_method

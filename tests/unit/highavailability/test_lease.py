@@ -1,0 +1,157 @@
+"""The pure leader election (acquire, renew, expire, fence) and the lease, job graph and checkpoint stores on a local
+directory."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from pathlib import Path
+
+import pytest
+
+from strom.runtime.highavailability.lease import (
+    GrantLeadership,
+    LeaderElection,
+    LeaderLease,
+    LeaderState,
+    RevokeLeadership,
+    WriteLease,
+    lease_accepts,
+)
+from strom.runtime.highavailability.lease_store import FileLeaseStore
+from strom.runtime.highavailability.stores import (
+    CheckpointPointer,
+    CompletedCheckpointStore,
+    JobGraphStore,
+    LeadershipLostError,
+)
+
+JOB = "0123456789abcdef0123456789abcdef"
+
+
+def _election(name: str) -> LeaderElection:
+    counter = itertools.count(1)
+    return LeaderElection(contender_id=name, lease_duration_ms=1000, new_session=lambda: f"{name}-s{next(counter)}")
+
+
+def _acquire(e: LeaderElection, latest: LeaderLease | None, now: int) -> LeaderLease:
+    [write] = e.on_observed(latest, now)
+    assert isinstance(write, WriteLease)
+    e.validate()
+    assert e.on_write_result(True, now) == [GrantLeadership(session_id=e.session_id)]
+    e.validate()
+    return write.lease
+
+
+@pytest.mark.timeout(10)
+def test_acquire_renew_and_confirm() -> None:
+    a = _election("a")
+    lease = _acquire(a, None, 0)
+    assert lease.generation == 1 and lease.expires_at_ms == 1000 and a.is_leader(999) and not a.is_leader(1000)
+    a.confirm_leadership("h:1", "http://h:2")
+    [renew] = a.on_observed(lease, 500)
+    assert isinstance(renew, WriteLease)
+    assert renew.lease.generation == 2 and renew.lease.session_id == lease.session_id
+    assert renew.lease.rpc_address == "h:1" and renew.lease.expires_at_ms == 1500
+    assert a.on_write_result(True, 500) == []
+    assert a.valid_until_ms == 1500
+    a.validate()
+
+
+@pytest.mark.timeout(10)
+def test_a_standby_waits_for_expiry_then_takes_over_with_a_new_session() -> None:
+    a, b = _election("a"), _election("b")
+    lease = _acquire(a, None, 0)
+    assert b.on_observed(lease, 999) == [] and b.state is LeaderState.STANDBY
+    taken = _acquire(b, lease, 1000)
+    assert taken.generation == 2 and taken.session_id != lease.session_id
+    # the old leader wakes up (paused past its lease): expired on its own clock, it steps down without a write
+    [revoke] = a.on_observed(taken, 5000)
+    assert isinstance(revoke, RevokeLeadership) and revoke.session_id == lease.session_id
+    assert a.state is LeaderState.STANDBY and not a.is_leader(5000)
+    a.validate()
+
+
+@pytest.mark.timeout(10)
+def test_a_leader_whose_lease_another_holds_or_whose_renewal_lost_steps_down() -> None:
+    a, b = _election("a"), _election("b")
+    lease = _acquire(a, None, 0)
+    other = LeaderLease(generation=2, holder="b", session_id="b-s1", expires_at_ms=2000)
+    assert isinstance(a.on_observed(other, 100)[0], RevokeLeadership)
+    lease = _acquire(a, None, 0)
+    a.on_observed(lease, 100)  # a renewal...
+    [revoke] = a.on_write_result(False, 100)  # ...whose generation another wrote first
+    assert isinstance(revoke, RevokeLeadership) and a.state is LeaderState.STANDBY
+    # two contenders racing for one generation: the loser stays standby
+    b.on_observed(None, 0)
+    assert b.on_write_result(False, 0) == [] and b.state is LeaderState.STANDBY
+    b.validate()
+
+
+@pytest.mark.timeout(10)
+def test_release_and_fencing() -> None:
+    a, b = _election("a"), _election("b")
+    lease = _acquire(a, None, 0)
+    assert lease_accepts(lease, lease.session_id, 10) and not lease_accepts(lease, "other", 10)
+    assert not lease_accepts(lease, lease.session_id, 1000) and not lease_accepts(None, "x", 0)
+    write, revoke = a.release(lease, 10)
+    assert isinstance(write, WriteLease) and write.lease.released and isinstance(revoke, RevokeLeadership)
+    assert _acquire(b, write.lease, 11).generation == 3  # no waiting for the released lease to expire
+
+
+@pytest.mark.timeout(10)
+def test_the_lease_store_lets_one_writer_win_each_generation(tmp_path: Path) -> None:
+    store = FileLeaseStore(str(tmp_path))
+    assert store.read_latest() is None
+    wins: list[str] = []
+
+    def contend(name: str) -> None:
+        lease = LeaderLease(generation=1, holder=name, session_id=name, expires_at_ms=10)
+        if FileLeaseStore(str(tmp_path)).try_write(lease):
+            wins.append(name)
+
+    threads = [threading.Thread(target=contend, args=(f"c{i}",)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(5)
+    assert len(wins) == 1
+    latest = store.read_latest()
+    assert latest is not None and latest.holder == wins[0]
+    for g in range(2, 20):
+        assert store.try_write(LeaderLease(generation=g, holder="x", session_id="x", expires_at_ms=g))
+    store.prune(19)
+    assert len(list((tmp_path / "leader").glob("lease-*.json"))) <= 9
+    assert store.read_latest() == LeaderLease(generation=19, holder="x", session_id="x", expires_at_ms=19)
+
+
+@pytest.mark.timeout(10)
+def test_stores_layout_and_fencing(tmp_path: Path) -> None:
+    leader = [True]
+
+    def fence() -> None:
+        if not leader[0]:
+            raise LeadershipLostError("not the leader")
+
+    graphs = JobGraphStore(str(tmp_path), fence)
+    graphs.put_job_graph(JOB, b"graph")
+    assert (tmp_path / "jobgraphs" / f"{JOB}.jobgraph").read_bytes() == b"graph"
+    assert graphs.job_ids() == [JOB] and graphs.get_job_graph(JOB) == b"graph"
+    checkpoints = CompletedCheckpointStore(str(tmp_path), fence)
+    for cid in (1, 2, 3):
+        checkpoints.add_checkpoint(JOB, CheckpointPointer(checkpoint_id=cid, external_pointer=f"/c/chk-{cid}",
+                                                          session_id="s", timestamp_ms=cid))  # fmt: skip
+    assert [p.name for p in (tmp_path / "checkpoints" / JOB).iterdir()] == [f"checkpoint-{3:019d}.json"]
+    latest = checkpoints.latest(JOB)
+    assert latest is not None and latest.external_pointer == "/c/chk-3"
+    leader[0] = False
+    with pytest.raises(LeadershipLostError):
+        checkpoints.add_checkpoint(JOB, CheckpointPointer(checkpoint_id=4, external_pointer="/c/chk-4",
+                                                          session_id="s", timestamp_ms=4))  # fmt: skip
+    with pytest.raises(LeadershipLostError):
+        graphs.remove_job_graph(JOB)
+    assert checkpoints.latest(JOB) == latest and graphs.job_ids() == [JOB]
+    leader[0] = True
+    checkpoints.remove_job(JOB)
+    graphs.remove_job_graph(JOB)
+    assert checkpoints.latest(JOB) is None and graphs.job_ids() == []
