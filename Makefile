@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc clean
+.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -52,6 +52,9 @@ bench-typed: $(STAMP)  # W1/W2 with PyFlink's declared types vs untyped and the 
 bench-jdbc: $(STAMP)  # JdbcSink into a throw-away PostgreSQL vs psycopg's executemany/COPY loops; its section of docs/benchmarks.md (~4 min)
 	scripts/ensure-postgres.sh
 	$(BIN)/python benchmarks/jdbc.py --write-docs
+
+bench-service: $(STAMP)  # W2 with the dashboard's REST polling and Prometheus scrapes every second vs without; its section (~7 min)
+	$(BIN)/python benchmarks/service_overhead.py --write-docs
 
 bench-checkpoints: $(STAMP)  # checkpoint overhead, large state, recovery; its section of docs/benchmarks.md (~5 min)
 	$(BIN)/python benchmarks/checkpoints.py --write-docs
