@@ -53,6 +53,8 @@ _FENCED_METHODS = frozenset(
         "release_job",
         "shutdown",
         "request_metrics_url",
+        "request_log_list",  # read-only: the REST API's TaskManager log files
+        "request_file_chunk",
     }
 )
 #: calls that deploy or commit: checked against a freshly read lease, not only the registered token
