@@ -1,15 +1,24 @@
 """Job submission over REST: Flink's ``POST /jobs`` and ``GET /jobs/:jobid/execution-result``.
 
-As Flink's ``JobSubmitHandler``, ``POST /jobs`` takes a ``multipart/form-data`` body: a part named ``request``
-holding the ``JobSubmitRequestBody`` JSON, and one file part per file it names::
+As Flink's ``JobSubmitHandler`` (checked against Flink's ``JobSubmitRequestBody``, ``JobSubmitHandler`` and
+``FileUploadHandler``), ``POST /jobs`` takes a ``multipart/form-data`` body: one form field (a part without a file
+name) named ``request`` holding the ``JobSubmitRequestBody`` JSON, and one file part per file it names — Flink's
+``RestClient`` names those parts ``file_0``, ``file_1``, …, but only their *file names* count (the name's last
+path component, as Flink's ``FileUploadHandler`` keeps it)::
 
     {"jobGraphFileName": "job.graph", "jobJarFileNames": [],
      "jobArtifactFileNames": [{"entryName": "python_files", "fileName": "python_files.zip"}]}
 
-strom's job graph file is the client's JobGraph pickled with cloudpickle (Flink's is a Java-serialized
-``JobGraph``); the artifact ``python_files`` is the zip of the job's modules (:mod:`strom.runtime.python_files`).
-It answers ``202 {"jobUrl": "/jobs/<job id>"}``; 400 for a malformed body, 409 for a job id already submitted,
-413 above ``rest.server.max-content-length``.
+As in Flink: a form field other than ``request`` is refused (``Received unknown attribute``), so are two files of
+one name, a missing or null ``jobGraphFileName``, and a named graph, jar or artifact that was not uploaded (``<type>
+file <name> could not be found on the server.``), each with 400.
+
+strom's own parts: the job graph file is the client's JobGraph pickled with cloudpickle (Flink's is a Java-serialized
+``JobGraph``), and the artifact of ``entryName`` ``python_files`` is the zip of the job's modules
+(:mod:`strom.runtime.python_files`). strom runs no jars and has no distributed cache, so a non-empty
+``jobJarFileNames`` or an artifact of another ``entryName`` is refused with 400 rather than dropped. It answers
+``202 {"jobUrl": "/jobs/<job id>"}`` (Flink's ``JobSubmitResponseBody``); 409 for a job id already submitted, 413
+above ``rest.server.max-content-length``.
 
 **Unpickling is code execution.** The body is read only after the endpoint's token check passed (POST needs
 ``Authorization: Bearer <token>``, :mod:`strom.web.auth`), so only a holder of the cluster secret can submit — and
@@ -48,8 +57,12 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-#: the ``entryName`` of the artifact holding the job's Python files
+#: the ``entryName`` of the artifact holding the job's Python files (strom's own)
 PYTHON_FILES_ENTRY = "python_files"
+#: Flink's ``JobSubmitRequestBody`` fields
+JOB_GRAPH_FIELD = "jobGraphFileName"
+JOB_JARS_FIELD = "jobJarFileNames"
+JOB_ARTIFACTS_FIELD = "jobArtifactFileNames"
 
 _APPLICATION_STATUS = {
     JobStatus.FINISHED: "SUCCEEDED",
@@ -116,7 +129,9 @@ class JobSubmissionHandlers:
                 if total > self.max_content_length:
                     raise self._too_large(total)
                 data += chunk
-            if part.name == "request":
+            if part.filename is None:  # a form field: Flink's FileUploadHandler takes only "request"
+                if part.name != "request":
+                    raise RestHandlerError(f"Received unknown attribute {part.name}.", 400)
                 try:
                     parsed = json.loads(bytes(data))
                 except ValueError:
@@ -127,7 +142,14 @@ class JobSubmissionHandlers:
                     raise RestHandlerError(f"expected a JSON object as 'request'; got {type(parsed).__name__}", 400)
                 body = parsed
             else:
-                files[part.filename or part.name or ""] = bytes(data)
+                name = part.filename.replace("\\", "/").rsplit("/", 1)[-1]  # Flink keeps only the file's name
+                if name in files:
+                    raise RestHandlerError(
+                        f"expected uploaded files of distinct names; got {name!r} twice (Flink's JobSubmitHandler "
+                        "refuses that too)",
+                        400,
+                    )
+                files[name] = bytes(data)
         if body is None:
             raise RestHandlerError("expected a 'request' part (Flink's JobSubmitRequestBody); got none", 400)
         return body, files
@@ -140,18 +162,52 @@ class JobSubmissionHandlers:
         )
 
     @staticmethod
-    def _file(body: dict[str, Any], files: dict[str, bytes], name: object, what: str) -> bytes:
+    def _file(files: dict[str, bytes], name: object, kind: str) -> bytes:
+        """The uploaded file ``name`` (Flink's ``getPathAndAssertUpload``)."""
         if not isinstance(name, str) or name not in files:
-            raise RestHandlerError(f"expected {what} as a file part; got {name!r} (parts: {sorted(files)})", 400)
+            raise RestHandlerError(
+                f"{kind} file {name} could not be found on the server. (uploaded: {sorted(files)})", 400
+            )
         return files[name]
+
+    @staticmethod
+    def _list(body: dict[str, Any], field: str) -> list[Any]:
+        value = body.get(field)
+        if value is None:  # Flink: an omitted or null list is empty
+            return []
+        if not isinstance(value, list):
+            raise RestHandlerError(f"expected {field} to be a list; got {type(value).__name__}", 400)
+        return value
 
     async def _submit(self, request: web.Request) -> web.Response:
         body, files = await self._read_parts(request)
-        graph_bytes = self._file(body, files, body.get("jobGraphFileName"), "the job graph named by jobGraphFileName")
+        if body.get(JOB_GRAPH_FIELD) is None:
+            raise RestHandlerError(f"The {JOB_GRAPH_FIELD} field must not be omitted or be null.", 400)
+        graph_bytes = self._file(files, body[JOB_GRAPH_FIELD], "JobGraph")
+        jars = self._list(body, JOB_JARS_FIELD)
+        for jar in jars:
+            self._file(files, jar, "Jar")
+        if jars:
+            raise RestHandlerError(
+                f"expected no {JOB_JARS_FIELD}; got {jars}; hint: strom runs Python programs, whose modules travel "
+                f"as the {PYTHON_FILES_ENTRY!r} artifact (strom run ships them)",
+                400,
+            )
         python_files = b""
-        for artifact in body.get("jobArtifactFileNames") or []:
-            if isinstance(artifact, dict) and artifact.get("entryName") == PYTHON_FILES_ENTRY:
-                python_files = self._file(body, files, artifact.get("fileName"), "the job's Python files")
+        for artifact in self._list(body, JOB_ARTIFACTS_FIELD):
+            if not isinstance(artifact, dict):
+                raise RestHandlerError(
+                    f"expected {{entryName, fileName}} objects in {JOB_ARTIFACTS_FIELD}; got {artifact!r}", 400
+                )
+            data = self._file(files, artifact.get("fileName"), "Artifact")
+            if artifact.get("entryName") != PYTHON_FILES_ENTRY:
+                raise RestHandlerError(
+                    f"expected only the {PYTHON_FILES_ENTRY!r} artifact (the job's Python files); got entryName "
+                    f"{artifact.get('entryName')!r}; hint: strom has no distributed cache, ship data through a file "
+                    "system",
+                    400,
+                )
+            python_files = data
         try:
             graph = await asyncio.to_thread(self._load_graph, graph_bytes, python_files)
         except RestHandlerError:

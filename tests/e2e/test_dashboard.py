@@ -1,4 +1,5 @@
-"""The web dashboard in a real headless Chromium (selenium + Debian's chromium and chromedriver).
+"""The web dashboard in a real headless Chromium (selenium + Debian's chromium and chromedriver;
+``tests/dashboard_pages.py`` starts it and reads the pages).
 
 Each test runs a real MiniCluster job (TaskManager processes), opens the dashboard the REST server serves at ``/``,
 reads what the page shows and compares it with the REST API's answers: the overview's TaskManagers, slots and jobs;
@@ -13,19 +14,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from dashboard_pages import as_int, chromium, click, enabled, no_console_errors, read, text_of, vertex_table, wait_for
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 from strom import DataGeneratorSource, StreamExecutionEnvironment, WatermarkStrategy
@@ -34,37 +33,9 @@ from strom.config import Configuration
 
 pytestmark = pytest.mark.browser
 
-CHROMEDRIVER = "/usr/bin/chromedriver"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1440,1000",
-]
 #: names with markup: the page must show them as text, never as elements
 JOB_NAME = "dashboard <b>bold</b> & co"
 FAILING_NAME = "fails <img src=x onerror=window.__xss=1>"
-
-
-def wait_for(what: str, predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
-    """Poll ``predicate`` until it returns something truthy (stale elements of a re-rendered page count as not yet)."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while True:
-        try:
-            value = predicate()
-            if value:
-                return value
-            last = value
-        except (StaleElementReferenceException, AssertionError) as exc:
-            last = exc
-        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}; last: {last!r}"
-        time.sleep(0.1)
 
 
 class Rest:
@@ -114,21 +85,8 @@ def fmt_time(ms: int) -> str:
 # -- fixtures ----------------------------------------------------------------------------------------------------
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[webdriver.Chrome]:
-    chromium = shutil.which("chromium")
-    if chromium is None or not os.access(CHROMEDRIVER, os.X_OK):
-        raise RuntimeError("Debian's chromium and chromium-driver are not installed; run scripts/ensure-chromium.sh")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER, log_output=str(tmp_path / "driver.log")))
-    try:
-        driver.set_page_load_timeout(30)
+    with chromium(tmp_path) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def endless_job(name: str, *, parallelism: int = 2) -> JobClient:
@@ -165,70 +123,6 @@ def job() -> Iterator[Rest]:
         yield rest
     finally:
         client.close()
-
-
-# -- page helpers ------------------------------------------------------------------------------------------------
-# The page re-renders its sections on every poll, so it is read in one script call (a consistent snapshot: the
-# page's own script cannot run in between) rather than element by element, and clicks retry on a stale element.
-_READ = """
-const [selector, attrs, parts] = arguments;
-return [...document.querySelectorAll(selector)].map((e) => ({
-  text: e.textContent,
-  cells: [...e.querySelectorAll(':scope > td')].map((c) => c.textContent),
-  attrs: Object.fromEntries(attrs.map((a) => [a, e.getAttribute(a)])),
-  parts: Object.fromEntries(parts.map((p) => [p, [...e.querySelectorAll(p)].map((x) => x.textContent)])),
-}));
-"""
-
-
-def read(
-    driver: webdriver.Chrome, selector: str, attrs: tuple[str, ...] = (), parts: tuple[str, ...] = ()
-) -> list[Any]:
-    """Every element matching ``selector``: its text, its table cells, the ``attrs`` and the texts of ``parts``."""
-    return list(driver.execute_script(_READ, selector, list(attrs), list(parts)))
-
-
-def text_of(driver: webdriver.Chrome, selector: str) -> str:
-    found = read(driver, selector)
-    return str(found[0]["text"]) if found else ""
-
-
-def click(driver: webdriver.Chrome, selector: str) -> None:
-    def attempt() -> bool:
-        found = driver.find_elements(By.CSS_SELECTOR, selector)
-        if not found:
-            return False
-        found[0].click()
-        return True
-
-    wait_for(f"a click on {selector}", attempt)
-
-
-def enabled(driver: webdriver.Chrome, selector: str) -> bool:
-    return bool(driver.execute_script("return !document.querySelector(arguments[0]).disabled", selector))
-
-
-def no_console_errors(driver: webdriver.Chrome, *expected: str) -> None:
-    """No script error, no CSP violation, no failed request in the page's console but the ``expected`` ones."""
-    log: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]  # selenium's own
-    errors = [e for e in log if e["level"] == "SEVERE" and not any(x in e["message"] for x in expected)]
-    assert not errors, errors
-
-
-VERTEX_COLUMNS = ["name", "parallelism", "status", "in", "out", "bytes in", "bytes out", "busy", "backpressured",
-                  "watermark", "tasks"]  # fmt: skip
-
-
-def vertex_table(driver: webdriver.Chrome) -> dict[str, dict[str, str]]:
-    """The vertex table by vertex id, its cells by VERTEX_COLUMNS."""
-    return {
-        r["attrs"]["data-vertex-id"]: dict(zip(VERTEX_COLUMNS, r["cells"], strict=True))
-        for r in read(driver, "table.vertices tbody tr", ("data-vertex-id",))
-    }
-
-
-def as_int(text: str) -> int:
-    return int(text.replace(",", ""))
 
 
 # -- the tests ---------------------------------------------------------------------------------------------------
