@@ -172,10 +172,24 @@ def _watch_submissions(conf: Configuration) -> list[Any]:
         submitted.append(client)
         print(f"Job has been submitted with JobID {client.job_id}", flush=True)
         if client.attached:
-            client.progress = ProgressReporter()
+            progress = ProgressReporter()
+            client.progress = progress
+            client.log_sink = lambda records: _print_log_records(records, progress)
 
     SUBMISSION_LISTENERS.append(on_submit)
     return submitted
+
+
+def _print_log_records(records: list[dict[str, Any]], progress: Any) -> None:
+    """The job's log lines (``GET /jobs/<id>/log-records``) on standard error, as a TaskManager formats them."""
+    for r in records:
+        stamp = r.get("timestamp") or 0
+        when = datetime.datetime.fromtimestamp(stamp / 1000).strftime("%Y-%m-%d %H:%M:%S,%f")[:-3] if stamp else ""
+        where = f"[{r['taskmanager']}] " if r.get("taskmanager") else ""
+        print(f"{when} {r.get('level')} {where}{r.get('logger')}: {r.get('message')}".lstrip(), file=sys.stderr)
+    sys.stderr.flush()
+    if getattr(progress, "live", False):  # the live block is drawn again below the lines, not over them
+        progress._drawn = 0
 
 
 def _finish_progress(submitted: list[Any]) -> None:

@@ -8,6 +8,14 @@ else where the cluster directory's JobManager serves (``$STROM_CLUSTER_DIR`` or 
 
 The cluster outlives the job and the client: closing a :class:`RemoteJobClient` does not cancel its job, and a
 Ctrl-C while ``execute()`` waits leaves the job running (``strom cancel <job id>`` stops it).
+
+With ``high-availability.*`` in the client's configuration, waiting for the result follows a failover: when the
+JobManager stops answering (or a new leader does not know the job yet), the client reads the leader from the HA
+directory again and polls the same job id there, for up to :data:`FAILOVER_TIMEOUT_S` plus a few lease durations
+without an answer.
+
+An attached client with a ``log_sink`` also polls ``GET /jobs/<id>/log-records`` (strom's own path) while it
+waits, and once more after the job ended: the records of the job's tasks at or above ``log_level``.
 """
 
 from __future__ import annotations
@@ -28,12 +36,15 @@ if TYPE_CHECKING:
     from strom.graph.job_graph import JobGraph
     from strom.runtime.checkpoint.coordinator import CheckpointStats
 
-__all__ = ["SUBMISSION_LISTENERS", "RemoteJobClient", "remote_rest_url", "submit_remote"]
+__all__ = ["FAILOVER_TIMEOUT_S", "SUBMISSION_LISTENERS", "RemoteJobClient", "remote_rest_url", "submit_remote"]
 
 log = logging.getLogger(__name__)
 
 #: called with every job :func:`submit_remote` submitted (``strom run`` prints its id and shows its progress)
 SUBMISSION_LISTENERS: list[Callable[[RemoteJobClient], None]] = []
+
+#: how long (plus 4 lease durations) an HA client keeps looking for a leader that knows its job
+FAILOVER_TIMEOUT_S = 120.0
 
 _STATUS = {"SUCCEEDED": JobStatus.FINISHED, "FAILED": JobStatus.FAILED, "CANCELED": JobStatus.CANCELED}
 
@@ -62,6 +73,7 @@ def submit_remote(config: Configuration, job_graph: JobGraph) -> RemoteJobClient
     import cloudpickle
 
     from strom.config import DeploymentOptions
+    from strom.deploy.active_cluster import logging_level
     from strom.deploy.standalone.cluster_dir import ClusterDirectory, default_cluster_dir
     from strom.deploy.standalone.job_files import describe, pack_python_files, program_directory
     from strom.deploy.standalone.rest_client import RestClusterClient, resolve_token
@@ -79,7 +91,11 @@ def submit_remote(config: Configuration, job_graph: JobGraph) -> RemoteJobClient
         describe(files),
     )
     job_id = rest.submit_job(graph, files)
+    from strom.runtime.highavailability.services import ha_settings
+
     client = RemoteJobClient(rest, job_id, job_graph.job_name, attached=config.get(DeploymentOptions.ATTACHED))
+    client.high_availability = ha_settings(config)
+    client.log_level = logging_level(config)
     for listener in list(SUBMISSION_LISTENERS):
         listener(client)
     return client
@@ -97,6 +113,14 @@ class RemoteJobClient(JobClient):
         self._outcome: dict[str, Any] | None = None
         #: called about once a second while :meth:`get_job_execution_result` waits (``strom run``'s progress)
         self.progress: Callable[[RemoteJobClient], None] | None = None
+        #: called with new log records of the job (dicts of ``GET /jobs/<id>/log-records``) while it waits
+        self.log_sink: Callable[[list[dict[str, Any]]], None] | None = None
+        #: the level of the records :attr:`log_sink` gets (``logging.level``)
+        self.log_level = logging.WARNING
+        #: the HA settings of the client's configuration (a ``HighAvailabilitySettings``): follow failovers
+        self.high_availability: Any = None
+        self._log_stream = ""
+        self._log_cursor = 0
 
     def get_rest_url(self) -> str:
         return self.rest.base_url
@@ -131,17 +155,97 @@ class RemoteJobClient(JobClient):
     def _wait_outcome(self) -> dict[str, Any]:
         last_progress = 0.0
         delay = 0.05
+        unreachable_since: float | None = None
         while self._outcome is None:
-            self._outcome = self.rest.execution_result(self.job_id)
+            try:
+                self._outcome = self.rest.execution_result(self.job_id)
+            except ClusterError as exc:
+                if not self._may_fail_over(exc):
+                    raise
+                unreachable_since = self._fail_over(exc, unreachable_since)
+                time.sleep(0.25)
+                continue
+            unreachable_since = None
             if self._outcome is not None:
                 break
+            self.poll_logs()
             if self.progress is not None and time.monotonic() - last_progress >= 1.0:
                 last_progress = time.monotonic()
                 with contextlib.suppress(ClusterError):
                     self.progress(self)
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
+        self.poll_logs()  # the last lines: a TaskManager sends them before it reports its task's end
         return self._outcome
+
+    # -- HA: follow the leader -------------------------------------------------------------------------
+    def _may_fail_over(self, exc: ClusterError) -> bool:
+        """With HA, no answer (0), an unknown job (404: a new leader still recovering it) or a server error."""
+        status = getattr(exc, "status", None)
+        return self.high_availability is not None and (status == 0 or status == 404 or (status or 0) >= 500)
+
+    def _fail_over(self, exc: ClusterError, since: float | None) -> float:
+        """Point :attr:`rest` at the leader the HA directory names now; raise once none answered for too long."""
+        from strom.runtime.highavailability.services import read_leader
+
+        now = time.monotonic()
+        since = now if since is None else since
+        lease = None
+        with contextlib.suppress(Exception):  # the lease file may be mid-write; the next round reads it again
+            lease = read_leader(self.high_availability)
+        if lease is not None and lease.rest_url and lease.rest_url.rstrip("/") != self.rest.base_url:
+            log.warning(
+                "job %s: JobManager %s lost; following the new leader %s",
+                self.job_id,
+                self.rest.base_url,
+                lease.rest_url,
+            )
+            self.rest.base_url = lease.rest_url.rstrip("/")
+        limit = FAILOVER_TIMEOUT_S + 4 * self.high_availability.lease_duration_ms / 1000
+        if now - since > limit:
+            raise ClusterError(
+                f"expected a JobManager leader that knows job {self.job_id} within {limit:.0f} s; got {exc}; hint: "
+                f"strom list finds it later (the job may still run; the cluster's HA directory is "
+                f"{self.high_availability.directory})"
+            )
+        return since
+
+    # -- the job's log records ---------------------------------------------------------------------------
+    def poll_logs(self) -> None:
+        """Hand the job's new log records to :attr:`log_sink` (none: nothing to do; errors: next time)."""
+        if self.log_sink is None:
+            return
+        level = logging.getLevelName(self.log_level)
+        for _ in range(100):  # a few pages at most per call
+            try:
+                answer = self.rest.get(f"/jobs/{self.job_id}/log-records?from={self._log_cursor}&level={level}")
+            except ClusterError:
+                return
+            stream = str(answer.get("stream", ""))
+            if stream != self._log_stream:  # the first answer, or another JobManager's buffer (an HA failover)
+                restart = bool(self._log_stream) and self._log_cursor != 0
+                self._log_stream = stream
+                if restart:  # read the new leader's buffer from its start
+                    self._log_cursor = 0
+                    continue
+            records = list(answer.get("records", []))
+            dropped = int(answer.get("dropped", 0))
+            self._log_cursor = int(answer.get("next", self._log_cursor))
+            if dropped:
+                records.insert(
+                    0,
+                    {
+                        "level": "WARNING",
+                        "logger": "strom.client",
+                        "taskmanager": "",
+                        "timestamp": 0,
+                        "message": f"{dropped} log records of the job were dropped before they were read",
+                    },
+                )
+            if records:
+                self.log_sink(records)
+            if len(answer.get("records", [])) < 1000:
+                return
 
     def detached_result(self) -> JobExecutionResult:
         """What ``execute()`` returns in detached mode: the job id only (Flink's ``DetachedJobExecutionResult``)."""

@@ -23,6 +23,7 @@ from strom.exceptions import StromError
 if TYPE_CHECKING:
     from strom.graph.job_graph import JobVertex
     from strom.runtime.jobmaster.dispatcher import Dispatcher
+    from strom.runtime.jobmaster.job_logs import JobLogRecord
     from strom.runtime.jobmaster.jobmaster import JobMaster
 
 __all__ = [
@@ -196,6 +197,14 @@ class DispatcherGateway:
         gateway = self._dispatcher.resource_manager.gateway(tm_id)
         data, size = await gateway.call("request_file_chunk", file_type, file_name, offset, length, timeout=30.0)
         return bytes(data), int(size)
+
+    def job_log_records(self, job_id: str, start: int, level: int) -> tuple[str, list[JobLogRecord], int, int]:
+        """The forwarded log records of a job from cursor ``start`` (:class:`JobLogBuffers`): the buffer's stream
+        id, the records at or above ``level``, the next cursor and how many were dropped unread."""
+        self._job_master(job_id)
+        buffers = self._dispatcher.job_logs
+        records, cursor, dropped = buffers.read(job_id, start, level)
+        return buffers.stream, records, cursor, dropped
 
     # -- acting --------------------------------------------------------------------------------------
     def cancel_job(self, job_id: str) -> None:

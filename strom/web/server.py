@@ -26,6 +26,7 @@ from strom.web import job_messages as jm
 from strom.web import metric_messages as mm
 from strom.web.accessor import DispatcherGateway, JobSnapshot, RestHandlerError, VertexSnapshot
 from strom.web.auth import bearer_token_matches
+from strom.web.job_log_messages import JobLogRecordHandler
 from strom.web.log_messages import TaskManagerLogHandlers
 from strom.web.operations import AsynchronousOperations
 
@@ -81,6 +82,7 @@ class DispatcherRestEndpoint:
         self.advertised_address = advertised_address or bind_address
         self.operations = AsynchronousOperations()
         self.log_handlers = TaskManagerLogHandlers(gateway)
+        self.job_log_handler = JobLogRecordHandler(gateway)
         self._runner: web.AppRunner | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -141,6 +143,7 @@ class DispatcherRestEndpoint:
             ("GET", "/taskmanagers/{tmid}", self._task_manager),
             ("GET", "/taskmanagers/{tmid}/metrics", self._task_manager_metrics),
             *self.log_handlers.routes(),  # /logs, /log, /logs/:filename, /stdout (strom.web.log_messages)
+            *self.job_log_handler.routes(),  # strom's own /jobs/:jobid/log-records (strom.web.job_log_messages)
             *self.extra_routes,
         ]
 

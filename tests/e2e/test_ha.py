@@ -248,3 +248,40 @@ def test_a_stale_leader_steps_down_without_committing(ha: HaCluster, tmp_path: P
     assert int(final.holder.rsplit(":", 1)[1]) != stale_pid
     _wait_for("the job FINISHED", lambda: ha.job_state(final.rest_url, job_id) == "FINISHED", 180)
     _check_exactly_once(out, count)
+
+
+@pytest.mark.timeout(400)
+def test_an_attached_run_follows_the_failover_to_the_new_leader(ha: HaCluster, tmp_path: Path) -> None:
+    """``strom run`` (attached) with the HA directory in its configuration: the leader it submitted to is SIGKILLed
+    while it waits; it reads the new leader from the lease, polls the same job id there and exits 0."""
+    count = 6000
+    job = tmp_path / "job" / "sums.py"
+    job.parent.mkdir()
+    job.write_text(JOB)
+    (job.parent / "helpers.py").write_text(HELPER)
+    out = tmp_path / "out"
+    lease = ha.leader()
+    client_log = tmp_path / "attached-client.txt"
+    with open(client_log, "wb") as log:
+        client = subprocess.Popen(
+            [sys.executable, "-m", "strom.cli", "run", "-m", lease.rest_url.removeprefix("http://"), "-p", "2",
+             "-D", "high-availability.type=file", "-D", f"high-availability.storageDir={ha.ha_dir}",
+             str(job), str(out), str(tmp_path / "checkpoints"), str(count), "300"],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=ha.env, start_new_session=True,
+        )  # fmt: skip
+    ha.procs.append(client)  # killed by ha.close() whatever happens
+    text = _wait_for("the job id", lambda: "JobID " in client_log.read_text() and client_log.read_text(), 60)
+    job_id = text.split("Job has been submitted with JobID ")[1].split()[0]
+    _wait_for("the job RUNNING", lambda: ha.job_state(lease.rest_url, job_id) == "RUNNING", 60)
+    _wait_for("output committed by a checkpoint", lambda: len(committed(out)) > 0, 60)
+    os.kill(ha.leader_pid(), signal.SIGKILL)
+    assert client.poll() is None  # still waiting when its JobManager died
+    _wait_taken_over(ha, lease.session_id, job_id)
+    try:
+        code = client.wait(timeout=240)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the attached client did not end\n" + client_log.read_text())
+    output = client_log.read_text()
+    assert code == 0, output
+    assert "following the new leader" in output and "FINISHED" in output, output
+    _check_exactly_once(out, count)

@@ -70,6 +70,7 @@ class StandaloneJobManager:
             default_checkpoint_dir=self.directory.checkpoint_dir,
         )
         dispatcher.resource_manager.accepts_standalone_task_managers = True
+        dispatcher.relog_task_manager_logs = False  # its TaskManagers have log files; job records stay per job
         if self.ha is not None:  # jobs into the HA stores; every call to a TaskManager fenced with the session
             dispatcher.ha = self.ha
             dispatcher.resource_manager.fencing_token = self.ha.session_id

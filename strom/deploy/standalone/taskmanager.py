@@ -108,6 +108,9 @@ async def _run(
         prometheus=prometheus_settings(c),
         log_dir=c.get(CoreOptions.FLINK_LOG_DIR) or log_dir,
         max_log_files=c.get(CoreOptions.FLINK_LOG_MAX),
+        # the job's records to the JobManager, for an attached client (strom run -m ...) to print
+        forward_logs_level=logging_level(c),
+        forward_job_logs_only=True,
     )
     stopped = asyncio.Event()
     closing: list[asyncio.Task[None]] = []

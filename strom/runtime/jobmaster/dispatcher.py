@@ -17,6 +17,7 @@ from strom.exceptions import RpcError
 from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.storage import verify_state_files
 from strom.runtime.deployment import TaskExecutionState
+from strom.runtime.jobmaster.job_logs import JobLogBuffers
 from strom.runtime.jobmaster.jobmaster import JobMaster, JobResult
 from strom.runtime.jobmaster.resource_manager import ResourceManager
 from strom.runtime.rpc import RpcServer, rpc_method
@@ -55,6 +56,11 @@ class Dispatcher:
         #: HA (``high-availability.type: file``): the leadership term whose stores jobs are written to
         #: (:class:`strom.runtime.highavailability.services.LeaderSession`); None without HA
         self.ha: Any = None
+        #: records TaskManagers forwarded, per job (``GET /jobs/:jobid/log-records``, ``strom run``'s log lines)
+        self.job_logs = JobLogBuffers()
+        #: re-log forwarded records here under ``strom.taskmanager`` (a Spark-hosted TaskManager's only way to the
+        #: user); a standalone JobManager keeps them in :attr:`job_logs` only (its TaskManagers have log files)
+        self.relog_task_manager_logs = True
 
     async def start(self) -> None:
         await self.rpc_server.start()
@@ -129,11 +135,16 @@ class Dispatcher:
         return self.resource_manager.accept_task_manager(proposed_id)
 
     @rpc_method
-    def log_from_task_manager(self, tm_id: str, records: list[tuple[int, str, str]]) -> None:
-        """Log lines a TaskManager forwards (one hosted by Spark has no terminal of its own): re-logged
-        here under ``strom.taskmanager`` with the TaskManager's id."""
-        for level, name, message in records:
-            _tm_log.log(level, "[%s] %s: %s", tm_id, name, message)
+    def log_from_task_manager(self, tm_id: str, records: list[tuple[Any, ...]]) -> None:
+        """Log lines a TaskManager forwards: (level, logger, message[, job id, created]). Those of a job's task
+        thread are kept in :attr:`job_logs`; with :attr:`relog_task_manager_logs` every line is re-logged here
+        under ``strom.taskmanager`` with the TaskManager's id (one hosted by Spark has no terminal of its own)."""
+        for level, name, message, *tagged in records:
+            if tagged and tagged[0]:
+                created = tagged[1] if len(tagged) > 1 else time.time()
+                self.job_logs.add(tagged[0], tm_id, int(created * 1000), level, name, message)
+            if self.relog_task_manager_logs:
+                _tm_log.log(level, "[%s] %s: %s", tm_id, name, message)
 
     @rpc_method
     def heartbeat_from_task_manager(self, tm_id: str, report: TaskManagerMetricsReport | None = None) -> None:

@@ -5,6 +5,11 @@ executor's log, far from the user. With forwarding on, every record (strom's and
 the TaskManager's log level is also queued here (from any thread) and sent in batches from the
 TaskManager's event loop; the JobManager re-logs them under ``strom.taskmanager``. The queue is bounded:
 when the JobManager cannot keep up, the oldest lines are dropped and the next batch says how many.
+
+A record logged on a task thread (the TaskExecutor registers each task's thread with :meth:`LogForwarder.track`)
+carries that task's job id: the JobManager keeps those per job for ``strom run``'s attached client
+(``GET /jobs/:jobid/log-records``). Other threads of a task (a source's reader thread, ...) are not tracked.
+With ``jobs_only`` (a standalone TaskManager, which has its own log file) only such records are sent.
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ import collections
 import contextlib
 import logging
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 
 __all__ = ["LogForwarder"]
 
-#: (level, logger name, message)
-LogLine = tuple[int, str, str]
+#: (level, logger name, message, job id or "", creation time in seconds)
+LogLine = tuple[int, str, str, str, float]
 
 _SEND_INTERVAL = 0.25
 _MAX_QUEUED = 2000
@@ -27,9 +33,14 @@ _MAX_BATCH = 500
 
 
 class LogForwarder(logging.Handler):
-    def __init__(self, send: Callable[[list[LogLine]], Awaitable[None]], level: int) -> None:
+    def __init__(
+        self, send: Callable[[list[LogLine]], Awaitable[None]], level: int, *, jobs_only: bool = False
+    ) -> None:
         super().__init__(level)
         self._send = send
+        self._jobs_only = jobs_only
+        #: task thread -> its job id (a thread's entry goes with the thread object)
+        self._thread_jobs: weakref.WeakKeyDictionary[threading.Thread, str] = weakref.WeakKeyDictionary()
         self._queue: collections.deque[LogLine] = collections.deque(maxlen=_MAX_QUEUED)
         self._dropped = 0
         self._queue_lock = threading.Lock()
@@ -37,7 +48,14 @@ class LogForwarder(logging.Handler):
         self._logger = logging.getLogger()  # the root: strom's records and the user functions' own
         self._saved_level = self._logger.level
 
+    def track(self, thread: threading.Thread, job_id: str) -> None:
+        """Records logged on ``thread`` belong to job ``job_id``."""
+        self._thread_jobs[thread] = job_id
+
     def emit(self, record: logging.LogRecord) -> None:
+        job_id = self._thread_jobs.get(threading.current_thread(), "")
+        if self._jobs_only and not job_id:
+            return
         try:
             message = record.getMessage()
             if record.exc_info:
@@ -48,7 +66,7 @@ class LogForwarder(logging.Handler):
         with self._queue_lock:
             if len(self._queue) == _MAX_QUEUED:
                 self._dropped += 1
-            self._queue.append((record.levelno, record.name, message))
+            self._queue.append((record.levelno, record.name, message, job_id, record.created))
 
     # -- lifecycle, on the TaskManager's loop --------------------------------------------------------
     def start(self) -> None:
@@ -68,6 +86,11 @@ class LogForwarder(logging.Handler):
         with contextlib.suppress(Exception):
             await self._flush()
 
+    async def send_now(self) -> None:
+        """Send what is queued now (before a task reports its final state: its job's last lines arrive first)."""
+        with contextlib.suppress(Exception):
+            await self._flush()
+
     async def _run(self) -> None:
         while True:
             await asyncio.sleep(_SEND_INTERVAL)
@@ -83,6 +106,7 @@ class LogForwarder(logging.Handler):
                     return
                 batch = [self._queue.popleft() for _ in range(min(_MAX_BATCH, len(self._queue)))]
                 if self._dropped:
-                    batch.insert(0, (logging.WARNING, "strom.taskmanager", f"{self._dropped} log lines dropped"))
+                    dropped = f"{self._dropped} log lines dropped"
+                    batch.insert(0, (logging.WARNING, "strom.taskmanager", dropped, "", 0.0))
                     self._dropped = 0
             await self._send(batch)

@@ -40,6 +40,8 @@ class TaskManagerSpec:
     switch_interval_ms: float = DEFAULT_SWITCH_INTERVAL_MS
     #: forward log records at or above this level to the JobManager (None: do not)
     forward_logs_level: int | None = None
+    #: forward only the records of task threads (tagged with their job; a standalone TaskManager)
+    forward_job_logs_only: bool = False
     #: the Prometheus reporter (``metrics.reporter.prom.*``; None: none configured)
     prometheus: PrometheusSettings | None = None
     #: the log directory (``env.log.dir``) its ``taskmanager-<id>.log`` goes to ("": no log file)
@@ -97,6 +99,7 @@ async def _run(
         max_frame_bytes=spec.max_frame_bytes,
         launch_token=spec.launch_token,
         forward_logs_level=spec.forward_logs_level,
+        forward_job_logs_only=spec.forward_job_logs_only,
         switch_interval_ms=spec.switch_interval_ms,
         prometheus=spec.prometheus,
         log_files=log_files,

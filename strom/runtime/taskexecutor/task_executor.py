@@ -177,6 +177,7 @@ class TaskExecutor:
         max_frame_bytes: int,
         launch_token: str,
         forward_logs_level: int | None = None,
+        forward_job_logs_only: bool = False,
         switch_interval_ms: float = DEFAULT_SWITCH_INTERVAL_MS,
         prometheus: PrometheusSettings | None = None,
         log_files: TaskManagerLogFiles | None = None,
@@ -208,7 +209,9 @@ class TaskExecutor:
         self._gc = StreamingGarbageCollection()
         self._switching = TaskThreadSwitching(switch_interval_ms)
         self._log_forwarder = (
-            LogForwarder(self._send_logs, forward_logs_level) if forward_logs_level is not None else None
+            LogForwarder(self._send_logs, forward_logs_level, jobs_only=forward_job_logs_only)
+            if forward_logs_level is not None
+            else None
         )
         self._reporter = (
             PrometheusReporter(self._metric_readings, prometheus, owner=f"TaskManager {tm_id}")
@@ -291,7 +294,7 @@ class TaskExecutor:
         if self.loop is not None and not self._closed:
             self.loop.create_task(self.close())
 
-    async def _send_logs(self, lines: list[tuple[int, str, str]]) -> None:
+    async def _send_logs(self, lines: list[tuple[int, str, str, str, float]]) -> None:
         if self.jm is not None:
             await self.jm.call("log_from_task_manager", self.tm_id, lines, timeout=10.0)
 
@@ -396,6 +399,8 @@ class TaskExecutor:
             responder=_CheckpointResponder(self, tdd.job_id, tdd.execution_attempt_id),
         )
         self.tasks[tdd.execution_attempt_id] = task
+        if self._log_forwarder is not None:
+            self._log_forwarder.track(task.thread, tdd.job_id)
         self._gc.apply()  # before the first task runs: the runtime is loaded by now
         self._switching.apply()
         task.start_task_thread()
@@ -513,6 +518,8 @@ class TaskExecutor:
     async def _report(self, state: TaskExecutionState) -> None:
         if ExecutionState(state.state).is_terminal:
             self.slot_table.remove_task(state.execution_attempt_id)
+            if self._log_forwarder is not None:  # the task's last log lines reach the JobManager before its end
+                await self._log_forwarder.send_now()
         assert self.jm is not None
         try:
             await self.jm.call("update_task_execution_state", state, timeout=10.0)
