@@ -21,7 +21,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from strom.config import CheckpointingOptions, Configuration, millis
@@ -34,6 +33,7 @@ from strom.runtime.checkpoint.storage import CheckpointStorage, read_state, reso
 from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, JobStatus
 from strom.runtime.jobmaster.checkpoint_driver import CheckpointDriver
+from strom.runtime.jobmaster.job_result import ExceptionHistoryEntry, JobResult
 from strom.runtime.jobmaster.operator_coordinator_holder import OperatorCoordinatorHolder
 from strom.runtime.jobmaster.resource_manager import ResourceManager
 from strom.runtime.jobmaster.restart_strategy import (
@@ -43,43 +43,15 @@ from strom.runtime.jobmaster.restart_strategy import (
     describe_unbounded,
     restart_strategy_from_configuration,
 )
+from strom.runtime.jobmaster.restore_assignment import check_savepoint_matches, restore_descriptors
 from strom.runtime.jobmaster.scheduler import DefaultScheduler
 from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways
 from strom.runtime.operators.coordination import OperatorEventDelivery
 from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
-from strom.runtime.state.key_groups import compute_key_group_range_for_operator_index
 
 __all__ = ["ExceptionHistoryEntry", "JobMaster", "JobResult"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JobResult:
-    job_id: str
-    job_name: str
-    status: JobStatus
-    net_runtime_ms: int
-    failure_text: str = ""
-    failure: BaseException | None = None
-    #: "vertex name (i/n)" -> pid of the TaskManager process that ran it
-    task_pids: dict[str, int] = field(default_factory=dict)
-    num_restarts: int = 0
-    checkpoints: list[CheckpointStats] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExceptionHistoryEntry:
-    """One global failure of the job — a restart or its end (Flink's ``RootExceptionHistoryEntry``), for the REST
-    API's exception history: the failure text carries the user's traceback."""
-
-    timestamp_ms: int
-    exception_name: str
-    text: str
-    #: the failed subtask ("name (i/n)") and where it ran, when a task failed; empty otherwise
-    task_name: str = ""
-    task_manager_id: str = ""
-    endpoint: str = ""
 
 
 def _client_temporary_dir(default_dir: Callable[[], str] | None) -> str:
@@ -175,7 +147,11 @@ class JobMaster:
         savepoint = c.get(CheckpointingOptions.SAVEPOINT_PATH)
         if savepoint:
             _, self.restore_from = resolve_checkpoint_pointer(savepoint)
-            self._check_savepoint_matches(self.restore_from)
+            check_savepoint_matches(
+                self.restore_from,
+                self.job_graph,
+                ignore_unclaimed=self.configuration.get(CheckpointingOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE),
+            )
         interval = millis(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL))
         if interval <= 0:
             self.scheduler.checkpointing = None
@@ -221,71 +197,11 @@ class JobMaster:
         self.scheduler.checkpointing = CheckpointingSettings(exactly_once=config.exactly_once)
         self.scheduler.temporary_dir = "" if configured else base
 
-    def _check_savepoint_matches(self, metadata: CheckpointMetadata) -> None:
-        """Every operator state of the savepoint must find its operator (by uid), unless allowed otherwise."""
-        known = {cfg.operator_id for v in self.job_graph.vertices.values() for cfg in v.chain}
-        unmatched = sorted(set(metadata.operator_states) - known)
-        if unmatched and not self.configuration.get(CheckpointingOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE):
-            raise CheckpointError(
-                f"expected every operator state of {metadata.external_pointer} to map to an operator of the job; "
-                f"got state for {', '.join(unmatched)} that no operator claims; hint: give operators the same "
-                "uid(...) as in the job that took the savepoint, or set execution.savepoint.ignore-unclaimed-state "
-                "(allow_non_restored_state=True) to drop that state"
-            )
-        for v in self.job_graph.vertices.values():
-            for cfg in v.chain:
-                st = metadata.operator_states.get(cfg.operator_id)
-                if st is not None and st.keyed and st.max_parallelism != v.max_parallelism:
-                    raise CheckpointError(
-                        f"expected operator '{cfg.name}' to keep the max parallelism {st.max_parallelism} of its "
-                        f"keyed state in {metadata.external_pointer}; got {v.max_parallelism}; hint: the max "
-                        "parallelism fixes the key groups and cannot change across a restore: set it back with "
-                        "env.set_max_parallelism(...)"
-                    )
-        self._check_channel_state_matches(metadata)
-
-    def _check_channel_state_matches(self, metadata: CheckpointMetadata) -> None:
-        """In-flight buffers of an unaligned checkpoint belong to channels between subtasks: they restore only
-        into the same topology at the same parallelism (Flink rescales them; strom does not yet)."""
-        if not any(st.channel for st in metadata.operator_states.values()):
-            return
-        for v in self.job_graph.vertices.values():
-            head = v.chain[0]
-            st = metadata.operator_states.get(head.operator_id)
-            if st is None or not st.channel or st.parallelism != v.parallelism:
-                got = (
-                    f"parallelism {st.parallelism} → {v.parallelism}"
-                    if st is not None and st.channel
-                    else f"no saved in-flight data for its head operator '{head.name}'"
-                )
-                raise CheckpointError(
-                    f"expected task '{v.name}' to run as when unaligned checkpoint {metadata.checkpoint_id} saved "
-                    f"its in-flight data (same chain head, same parallelism); got {got}; hint: to change the "
-                    "parallelism or the topology, restore from a savepoint (savepoints are always aligned) or "
-                    "take checkpoints without enable_unaligned_checkpoints()"
-                )
-
     def _restore_for(self, ex: Execution) -> dict[str, OperatorRestoreDescriptor] | None:
-        """The state each operator of ``ex``'s subtask restores: its key groups, every old operator state."""
-        md = self.restore_from
-        if md is None:
+        """The state each operator of ``ex``'s subtask restores (``None``: the job starts from no checkpoint)."""
+        if self.restore_from is None:
             return None
-        jv = ex.vertex.job_vertex.job_vertex
-        i = ex.vertex.subtask_index
-        out: dict[str, OperatorRestoreDescriptor] = {}
-        for cfg in jv.chain:
-            st = md.operator_states.get(cfg.operator_id)
-            if st is None:
-                continue
-            kg_range = compute_key_group_range_for_operator_index(jv.max_parallelism, jv.parallelism, i)
-            out[cfg.operator_id] = OperatorRestoreDescriptor(
-                checkpoint_id=md.checkpoint_id,
-                keyed=tuple((kg, h) for kg, h in sorted(st.keyed.items()) if kg in kg_range),
-                operator=tuple(st.operator.get(j) for j in range(st.parallelism)),
-                old_parallelism=st.parallelism,
-                channel=st.channel.get(i),
-            )
-        return out
+        return restore_descriptors(self.restore_from, ex.vertex.job_vertex.job_vertex, ex.vertex.subtask_index)
 
     # -- start -------------------------------------------------------------------------------------
     async def start(self) -> None:

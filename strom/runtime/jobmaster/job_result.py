@@ -1,0 +1,39 @@
+"""What a job's end gives its client (:class:`JobResult`) and what the REST API shows of its failures
+(:class:`ExceptionHistoryEntry`); the JobMaster builds both."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from strom.runtime.checkpoint.coordinator import CheckpointStats
+from strom.runtime.execution_state import JobStatus
+
+__all__ = ["ExceptionHistoryEntry", "JobResult"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobResult:
+    job_id: str
+    job_name: str
+    status: JobStatus
+    net_runtime_ms: int
+    failure_text: str = ""
+    failure: BaseException | None = None
+    #: "vertex name (i/n)" -> pid of the TaskManager process that ran it
+    task_pids: dict[str, int] = field(default_factory=dict)
+    num_restarts: int = 0
+    checkpoints: list[CheckpointStats] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExceptionHistoryEntry:
+    """One global failure of the job — a restart or its end (Flink's ``RootExceptionHistoryEntry``), for the REST
+    API's exception history: the failure text carries the user's traceback."""
+
+    timestamp_ms: int
+    exception_name: str
+    text: str
+    #: the failed subtask ("name (i/n)") and where it ran, when a task failed; empty otherwise
+    task_name: str = ""
+    task_manager_id: str = ""
+    endpoint: str = ""
