@@ -22,7 +22,7 @@ $(SPARK_STAMP): $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python examples/click_stream.py
 
-docs/configuration.md: strom/config.py
+docs/configuration.md: strom/config.py strom/config_option.py strom/config_security.py
 	$(BIN)/python -m strom.config > $@
 
 test: $(SPARK_STAMP)

@@ -200,17 +200,22 @@ def _finish_progress(submitted: list[Any]) -> None:
 
 # -- client commands over REST -------------------------------------------------------------------------------
 def _rest(ns: argparse.Namespace, *, token: bool = False) -> Any:
+    """The REST client of a client command: ``-m`` (else the configuration's or the cluster directory's address),
+    over HTTPS with the TLS options of ``-D`` (``security.ssl.rest.*``)."""
     from strom.api.remote_job_client import remote_rest_url
-    from strom.deploy.standalone.rest_client import RestClusterClient, resolve_token
+    from strom.deploy.standalone.rest_client import RestClusterClient, resolve_token, rest_url
 
+    conf = _defines(ns.define)
     if ns.jobmanager:
         host, port = _host_port(ns.jobmanager, "-m (the JobManager's REST address)", RestOptions.PORT.default)
-        url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        url = rest_url(host, port, conf)
     else:
         if ns.cluster_dir:
             os.environ["STROM_CLUSTER_DIR"] = ns.cluster_dir
-        url = remote_rest_url(Configuration())
-    return RestClusterClient(url, token=resolve_token(ns.token, _directory(ns)) if token else "")
+        url = remote_rest_url(conf)
+    return RestClusterClient.from_configuration(
+        url, conf, token=resolve_token(ns.token, _directory(ns)) if token else ""
+    )
 
 
 def _job_id(text: str) -> str:
@@ -318,23 +323,28 @@ def _cluster(ns: argparse.Namespace) -> int:
     if ns.action == "start":
         if ns.taskmanagers < 0:
             raise UsageError(f"expected --taskmanagers >= 0; got {ns.taskmanagers}")
-        _defines(ns.define)  # checked here, before any process starts
-        a = cluster.start_cluster(directory, ns.taskmanagers, [f"-D{d}" for d in ns.define or []])
+        conf = _defines(ns.define)  # checked here, before any process starts
+        from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
+
+        create_rest_server_ssl_context(conf)  # the REST server's TLS stores too
+        a = cluster.start_cluster(directory, ns.taskmanagers, [f"-D{d}" for d in ns.define or []], config=conf)
         print(
             f"strom cluster started: JobManager pid {a.pid}, REST {a.rest_url}, RPC {a.rpc_host}:{a.rpc_port}, "
             f"{ns.taskmanagers} TaskManager(s); cluster directory {directory.path}"
         )
         return EXIT_OK
     if ns.action == "add-taskmanager":
-        _defines(ns.define)
-        names = cluster.add_task_managers(directory, ns.taskmanagers or 1, [f"-D{d}" for d in ns.define or []])
+        conf = _defines(ns.define)
+        names = cluster.add_task_managers(
+            directory, ns.taskmanagers or 1, [f"-D{d}" for d in ns.define or []], config=conf
+        )
         print(f"started {', '.join(names)}")
         return EXIT_OK
     if ns.action == "stop":
         stopped = cluster.stop_cluster(directory)
         print(f"stopped {', '.join(stopped)}" if stopped else f"no cluster was running in {directory.path}")
         return EXIT_OK
-    info = cluster.status(directory)
+    info = cluster.status(directory, _defines(ns.define))
     print(json.dumps(info, indent=2))
     return EXIT_OK if info["overview"] is not None else EXIT_FAILED
 
@@ -353,6 +363,13 @@ def _client_options(p: argparse.ArgumentParser, *, token: bool = True) -> None:
     )
     if token:
         p.add_argument("--token", help="the REST token (default $STROM_REST_TOKEN, else from the cluster secret)")
+    p.add_argument(
+        "-D",
+        dest="define",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a configuration option (e.g. security.ssl.rest.enabled=true, security.ssl.rest.truststore=FILE)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -371,7 +388,6 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--spark-master", metavar="URL", help="Spark master (implies --target spark); default local[*]")
     run.add_argument("--taskmanagers", type=int, metavar="N", help="TaskManagers to start (default: as the job needs)")
     run.add_argument("--slots", type=int, metavar="S", help="slots per TaskManager")
-    run.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", help="a configuration option")
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
     lst = sub.add_parser("list", help="list running jobs (-a: all)")
@@ -436,6 +452,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _COMMANDS[ns.command](ns)
     except UsageError as exc:
+        print(f"strom {ns.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ConfigurationError as exc:  # e.g. a TLS store that cannot be read (security.ssl.rest.*)
         print(f"strom {ns.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ClusterError as exc:

@@ -26,6 +26,7 @@ from strom.config_option import (
     ConfigOption,
     _opt,
 )
+from strom.config_security import SecurityOptions
 from strom.config_units import (
     MemorySize,
     format_duration,
@@ -53,6 +54,7 @@ __all__ = [
     "PipelineOptions",
     "RestOptions",
     "RestartStrategyOptions",
+    "SecurityOptions",
     "SparkOptions",
     "StateBackendOptions",
     "TaskManagerOptions",

@@ -4,7 +4,8 @@ As ``flink run`` does, the program runs in the client and builds the JobGraph; :
 (cloudpickle) and posts it with the job's Python files (:mod:`strom.deploy.standalone.job_files`) to the
 JobManager's ``POST /jobs``. The cluster is found at ``rest.address``/``rest.port`` when either is configured,
 else where the cluster directory's JobManager serves (``$STROM_CLUSTER_DIR`` or ``~/.strom/cluster``), else at
-``127.0.0.1:8081``; the token comes from ``$STROM_REST_TOKEN`` or the cluster directory's secret.
+``127.0.0.1:8081``; the token comes from ``$STROM_REST_TOKEN`` or the cluster directory's secret. With
+``security.ssl.rest.enabled`` the client calls ``https://`` with the configuration's truststore (and keystore).
 
 The cluster outlives the job and the client: closing a :class:`RemoteJobClient` does not cancel its job, and a
 Ctrl-C while ``execute()`` waits leaves the job running (``strom cancel <job id>`` stops it).
@@ -52,9 +53,9 @@ _STATUS = {"SUCCEEDED": JobStatus.FINISHED, "FAILED": JobStatus.FAILED, "CANCELE
 def remote_rest_url(config: Configuration) -> str:
     """The REST URL of the cluster ``config`` names (see the module docstring)."""
     if config.contains(RestOptions.ADDRESS) or config.contains(RestOptions.PORT):
-        host = config.get(RestOptions.ADDRESS) or "127.0.0.1"
-        host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{config.get(RestOptions.PORT)}"
+        from strom.deploy.standalone.rest_client import rest_url
+
+        return rest_url(config.get(RestOptions.ADDRESS) or "127.0.0.1", config.get(RestOptions.PORT), config)
     from strom.runtime.highavailability.services import ha_settings, read_leader
 
     settings = ha_settings(config)
@@ -78,8 +79,8 @@ def submit_remote(config: Configuration, job_graph: JobGraph) -> RemoteJobClient
     from strom.deploy.standalone.job_files import describe, pack_python_files, program_directory
     from strom.deploy.standalone.rest_client import RestClusterClient, resolve_token
 
-    rest = RestClusterClient(
-        remote_rest_url(config), token=resolve_token(None, ClusterDirectory(default_cluster_dir()))
+    rest = RestClusterClient.from_configuration(  # https with security.ssl.rest.* (the truststore, a client cert)
+        remote_rest_url(config), config, token=resolve_token(None, ClusterDirectory(default_cluster_dir()))
     )
     graph = cloudpickle.dumps(job_graph, protocol=5)
     files = pack_python_files(program_directory())

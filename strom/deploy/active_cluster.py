@@ -256,6 +256,7 @@ class ActiveCluster(ABC):
         rm.listeners.append(self._task_manager_lost)
         rm.registration_listeners.append(self._task_manager_registered)
         await self.dispatcher.start()
+        from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
         from strom.web import start_rest_endpoint  # aiohttp is imported only once a cluster starts
 
         # Flink's port (8081) when rest.port is set; otherwise a free one: many embedded clusters may run at once
@@ -265,6 +266,7 @@ class ActiveCluster(ABC):
             bind_address=c.get(RestOptions.BIND_ADDRESS),
             port=c.get(RestOptions.PORT) if c.contains(RestOptions.PORT) else 0,
             advertised_address=c.get(RestOptions.ADDRESS),
+            ssl_context=create_rest_server_ssl_context(c),  # security.ssl.rest.*: HTTPS
         )
         log.info("%s's REST API: %s", self.kind, self.rest_endpoint.url)
 

@@ -6,6 +6,7 @@ standalone JobManager); the endpoint reaches the runtime only through :class:`Di
 
 from __future__ import annotations
 
+import ssl
 from typing import TYPE_CHECKING
 
 from strom.exceptions import ClusterError
@@ -26,9 +27,10 @@ async def start_rest_endpoint(
     bind_address: str,
     port: int,
     advertised_address: str = "",
+    ssl_context: ssl.SSLContext | None = None,
 ) -> DispatcherRestEndpoint:
     """Start the REST API of ``dispatcher`` (on the running loop, the JobManager's); ``port`` 0 takes a free one.
-    Mutating calls need :func:`rest_token` of ``secret``."""
+    Mutating calls need :func:`rest_token` of ``secret``; with ``ssl_context`` it serves HTTPS."""
     from strom import __version__
 
     endpoint = DispatcherRestEndpoint(
@@ -38,6 +40,7 @@ async def start_rest_endpoint(
         bind_address=bind_address,
         port=port,
         advertised_address=advertised_address,
+        ssl_context=ssl_context,
     )
     try:
         await endpoint.start()

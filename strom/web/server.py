@@ -1,10 +1,12 @@
 """``DispatcherRestEndpoint``: Flink's REST API on the JobManager's event loop (aiohttp).
 
 Paths and bodies are Flink 2.x's (``rest_v1_dispatcher.yml``), served both as ``/<path>`` and ``/v1/<path>``.
-Reads (GET) are open to whoever reaches the address (loopback unless ``rest.bind-address`` says otherwise);
-calls that change a job (PATCH, POST) need ``Authorization: Bearer <token>`` (:mod:`strom.web.auth`), else
-401. Errors answer in Flink's shape, ``{"errors": ["..."]}``: 400 for a malformed id or body, 404 for an unknown
-job, vertex, checkpoint, TaskManager, trigger or path, 405 for a method a path does not take.
+With ``security.ssl.rest.enabled`` it serves HTTPS (and with ``security.ssl.rest.authentication-enabled`` only to
+clients with a certificate its truststore signed). Reads (GET) are open to whoever reaches the address (loopback
+unless ``rest.bind-address`` says otherwise); calls that change a job (PATCH, POST) need ``Authorization: Bearer
+<token>`` (:mod:`strom.web.auth`), else 401. Errors answer in Flink's shape, ``{"errors": ["..."]}``: 400 for a
+malformed id or body, 404 for an unknown job, vertex, checkpoint, TaskManager, trigger or path, 405 for a method a
+path does not take.
 
 The handlers read the runtime only through :class:`DispatcherGateway` and build their bodies with the pure
 functions of :mod:`job_messages`, :mod:`checkpoint_messages` and :mod:`metric_messages`.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -71,8 +74,11 @@ class DispatcherRestEndpoint:
         port: int = 0,
         advertised_address: str = "",
         extra_routes: list[tuple[str, str, Handler]] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.gateway = gateway
+        #: HTTPS with this context (``security.ssl.rest.*``, :mod:`strom.runtime.net.ssl_utils`); None: plain HTTP
+        self.ssl_context = ssl_context
         #: routes a kind of cluster adds (a standalone JobManager's job submission, :mod:`strom.web.submission`)
         self.extra_routes = list(extra_routes or [])
         self.token = token
@@ -94,7 +100,7 @@ class DispatcherRestEndpoint:
         dashboard.add_routes(app)  # the web dashboard at / (static files; it reads the paths above)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, self.bind_address, self.port)
+        site = web.TCPSite(runner, self.bind_address, self.port, ssl_context=self.ssl_context)
         try:
             await site.start()
         except BaseException:
@@ -114,7 +120,8 @@ class DispatcherRestEndpoint:
     @property
     def url(self) -> str:
         host = self.advertised_address
-        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://[{host}]:{self.port}" if ":" in host else f"{scheme}://{host}:{self.port}"
 
     def _routes(self) -> list[tuple[str, str, Handler]]:
         job = "/jobs/{jobid}"

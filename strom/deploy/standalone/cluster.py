@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from strom.config import Configuration
 from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
 from strom.deploy.standalone.rest_client import RestClusterClient
 from strom.exceptions import ClusterError
@@ -95,15 +96,21 @@ def _running(directory: ClusterDirectory) -> dict[str, int]:
 
 
 def add_task_managers(
-    directory: ClusterDirectory, count: int, defines: list[str], *, timeout: float = 60.0
+    directory: ClusterDirectory,
+    count: int,
+    defines: list[str],
+    *,
+    timeout: float = 60.0,
+    config: Configuration | None = None,
 ) -> list[str]:
-    """Start ``count`` more TaskManagers for the directory's JobManager; wait until they registered."""
+    """Start ``count`` more TaskManagers for the directory's JobManager; wait until they registered. ``config``
+    (the ``-D`` options) gives the REST client its TLS settings (``security.ssl.rest.*``)."""
     addresses = directory.read_addresses()
     if addresses is None or not is_strom_process(addresses.pid):
         raise ClusterError(
             f"expected a running JobManager in {directory.path}; got none; hint: strom cluster start first"
         )
-    rest = RestClusterClient(addresses.rest_url)
+    rest = RestClusterClient.from_configuration(addresses.rest_url, config or Configuration())
     before = len(rest.get("/taskmanagers")["taskmanagers"])
     taken = {int(n.rsplit("-", 1)[1]) for n in directory.pids() if n.startswith("taskmanager-") and n[12:].isdigit()}
     names: list[str] = []
@@ -139,9 +146,15 @@ def add_task_managers(
 
 
 def start_cluster(
-    directory: ClusterDirectory, num_task_managers: int, defines: list[str], *, timeout: float = 60.0
+    directory: ClusterDirectory,
+    num_task_managers: int,
+    defines: list[str],
+    *,
+    timeout: float = 60.0,
+    config: Configuration | None = None,
 ) -> JobManagerAddresses:
-    """Start a JobManager and ``num_task_managers`` TaskManagers in the background."""
+    """Start a JobManager and ``num_task_managers`` TaskManagers in the background (``config``: as
+    :func:`add_task_managers`)."""
     directory.ensure()
     running = _running(directory)
     if running:
@@ -157,7 +170,7 @@ def start_cluster(
     try:
         addresses = _wait_for_addresses(proc, directory, timeout)
         if num_task_managers:
-            add_task_managers(directory, num_task_managers, defines, timeout=timeout)
+            add_task_managers(directory, num_task_managers, defines, timeout=timeout, config=config)
     except BaseException:
         stop_cluster(directory)
         raise
@@ -198,17 +211,23 @@ def _wait_gone(pids: dict[str, int], timeout: float) -> dict[str, int]:
     return alive
 
 
-def status(directory: ClusterDirectory) -> dict[str, Any]:
-    """The processes of the directory and, if its JobManager answers, its REST overview."""
+def status(directory: ClusterDirectory, config: Configuration | None = None) -> dict[str, Any]:
+    """The processes of the directory and, if its JobManager answers, its REST overview (``config``: the client's
+    TLS settings, ``security.ssl.rest.*``); ``rest-error`` says why it did not answer."""
     processes = {name: {"pid": pid, "running": is_strom_process(pid)} for name, pid in directory.pids().items()}
     addresses = directory.read_addresses()
     overview: dict[str, Any] | None = None
+    error = ""
     if addresses is not None and is_strom_process(addresses.pid):
-        with contextlib.suppress(ClusterError):
-            overview = RestClusterClient(addresses.rest_url, timeout=5.0).get("/overview")
-    return {
+        try:
+            rest = RestClusterClient.from_configuration(addresses.rest_url, config or Configuration(), timeout=5.0)
+            overview = rest.get("/overview")
+        except ClusterError as exc:
+            error = str(exc)
+    answer = {
         "cluster-directory": str(directory.path),
         "rest-url": addresses.rest_url if addresses is not None else "",
         "processes": processes,
         "overview": overview,
     }
+    return answer | ({"rest-error": error} if error else {})

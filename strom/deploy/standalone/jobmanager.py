@@ -26,9 +26,10 @@ from typing import Any
 from strom.config import ClusterOptions, Configuration, HeartbeatOptions, RestOptions
 from strom.deploy.active_cluster import _validate_options, logging_level
 from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
-from strom.exceptions import ClusterError
+from strom.exceptions import ClusterError, ConfigurationError
 from strom.runtime.jobmaster.dispatcher import Dispatcher
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
+from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
 
 __all__ = ["StandaloneJobManager", "run_job_manager"]
 
@@ -59,6 +60,7 @@ class StandaloneJobManager:
         from strom.web.submission import JobSubmissionHandlers
 
         c = self.config
+        ssl_context = create_rest_server_ssl_context(c)  # security.ssl.rest.*: read before anything binds
         self._loop = asyncio.get_running_loop()
         dispatcher = Dispatcher(
             secret=self.secret,
@@ -93,6 +95,7 @@ class StandaloneJobManager:
             port=c.get(RestOptions.PORT),
             advertised_address=c.get(RestOptions.ADDRESS),
             extra_routes=submission.routes(),
+            ssl_context=ssl_context,
         )
         try:
             await endpoint.start()
@@ -209,8 +212,9 @@ def run_job_manager(config: Configuration, directory: ClusterDirectory, *, secre
     )
     try:
         secret = directory.load_or_create_secret(secret_file)
+        create_rest_server_ssl_context(config)  # a bad store fails now, not once a standby is elected
         asyncio.run(_serve(config, secret, directory))
-    except ClusterError as exc:
+    except (ClusterError, ConfigurationError) as exc:
         print(f"strom jobmanager: {exc}", file=sys.stderr)
         return 1
     with contextlib.suppress(Exception):

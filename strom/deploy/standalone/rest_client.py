@@ -3,6 +3,11 @@
 Plain ``urllib`` and JSON — no event loop — so the CLI and a program's ``execute()`` use it from any thread.
 Mutating calls carry ``Authorization: Bearer <token>``; :func:`resolve_token` finds the token the way ``strom``'s
 commands do: ``--token``, else ``$STROM_REST_TOKEN``, else derived from the cluster directory's secret.
+
+With ``security.ssl.rest.enabled`` in the client's configuration (:meth:`RestClusterClient.from_configuration`) it
+calls ``https://`` with the truststore and, with ``security.ssl.rest.authentication-enabled``, presents the keystore
+as client certificate. A failed TLS handshake is a :class:`RestClientError` saying what failed, against which URL,
+and which option to set.
 """
 
 from __future__ import annotations
@@ -10,16 +15,23 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import ssl
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from strom.config import Configuration, SecurityOptions
 from strom.deploy.standalone.cluster_dir import ClusterDirectory
 from strom.exceptions import ClusterError
+from strom.runtime.net.ssl_utils import (
+    create_rest_client_ssl_context,
+    is_rest_ssl_authentication_enabled,
+    is_rest_ssl_enabled,
+)
 
-__all__ = ["TOKEN_ENV", "RestClientError", "RestClusterClient", "resolve_token"]
+__all__ = ["TOKEN_ENV", "RestClientError", "RestClusterClient", "resolve_token", "rest_url"]
 
 TOKEN_ENV = "STROM_REST_TOKEN"
 
@@ -46,6 +58,56 @@ def resolve_token(explicit: str | None, directory: ClusterDirectory | None) -> s
     return ""
 
 
+def rest_url(host: str, port: int, config: Configuration) -> str:
+    """``http(s)://host:port`` of a REST API: ``https`` with ``security.ssl.rest.enabled`` in ``config``."""
+    scheme = "https" if is_rest_ssl_enabled(config) else "http"
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+
+
+_TRUST = SecurityOptions.SSL_REST_TRUSTSTORE.key
+_KEYSTORE = SecurityOptions.SSL_REST_KEYSTORE.key
+_ENABLED = SecurityOptions.SSL_REST_ENABLED.key
+_MUTUAL = SecurityOptions.SSL_REST_AUTHENTICATION_ENABLED.key
+
+
+def _tls_failure(cause: OSError, url: str, truststore: str, keystore: str) -> str | None:
+    """What a TLS failure against ``url`` means and which option fixes it; None if ``cause`` is no TLS failure.
+    ``truststore`` / ``keystore``: the client's files ("" for none)."""
+    host = url.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        if cause.verify_code == 62:  # X509_V_ERR_HOSTNAME_MISMATCH
+            return (
+                f"expected the JobManager's TLS certificate at {url} to name '{host}'; got {cause.verify_message}; "
+                "hint: reach it by a name or address among the certificate's subject alternative names (-m, "
+                "rest.address), or give the JobManager a certificate that names this one"
+            )
+        trusted = f"the truststore {truststore} ({_TRUST})" if truststore else "the system's CA certificates"
+        return (
+            f"expected a TLS certificate from the JobManager at {url} signed by a CA in {trusted}; got "
+            f"{cause.verify_message}; hint: set {_ENABLED}: true and {_TRUST} (a PKCS#12 or PEM file with the CA "
+            f"that signed the server's certificate) on this client, e.g. -D {_TRUST}=ca.pem"
+        )
+    if url.startswith("https://") and isinstance(cause, ConnectionResetError | BrokenPipeError | ssl.SSLEOFError):
+        # the server ended the connection in or right after the handshake: mutual TLS did not accept this client
+        if keystore:
+            hint = f"its truststore must hold the CA that signed this client's certificate ({_KEYSTORE} {keystore})"
+        else:
+            hint = f"it may require a client certificate (mutual TLS): set {_MUTUAL}: true and {_KEYSTORE} here"
+        return f"expected the JobManager at {url} to accept this client's TLS connection; got {cause}; hint: {hint}"
+    if not isinstance(cause, ssl.SSLError):
+        return None
+    text = str(cause)
+    if "CERTIFICATE_REQUIRED" in text.upper() or "certificate required" in text:
+        hint = f"it requires a client certificate: set {_MUTUAL}: true and {_KEYSTORE} on this client"
+    elif any(s in text.upper() for s in ("UNKNOWN_CA", "BAD_CERTIFICATE", "CERTIFICATE_UNKNOWN")):
+        hint = f"it does not trust this client's certificate: {_KEYSTORE} must hold one its truststore's CA signed"
+    elif "WRONG_VERSION_NUMBER" in text or "RECORD_LAYER" in text.upper():
+        hint = f"it serves plain HTTP: call http://, or set {_ENABLED}: false on this client"
+    else:
+        hint = f"check {_ENABLED}, {_TRUST} and {_KEYSTORE} on both sides"
+    return f"expected a TLS connection to the JobManager at {url}; got {text}; hint: {hint}"
+
+
 def _multipart(fields: list[tuple[str, str, bytes, str]]) -> tuple[bytes, str]:
     """A ``multipart/form-data`` body of (name, filename, data, content type) parts and its content type."""
     boundary = "strom-" + secrets.token_hex(16)
@@ -60,10 +122,29 @@ def _multipart(fields: list[tuple[str, str, bytes, str]]) -> tuple[bytes, str]:
 
 
 class RestClusterClient:
-    def __init__(self, base_url: str, *, token: str = "", timeout: float = 30.0) -> None:
+    def __init__(
+        self, base_url: str, *, token: str = "", timeout: float = 30.0, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        #: for ``https://`` (``security.ssl.rest.*``); None: the system's CA certificates
+        self.ssl_context = ssl_context
+        #: the files behind :attr:`ssl_context` ("": none), for error messages
+        self.truststore = ""
+        self.keystore = ""
+
+    @classmethod
+    def from_configuration(
+        cls, base_url: str, config: Configuration, *, token: str = "", timeout: float = 30.0
+    ) -> RestClusterClient:
+        """A client with the TLS settings (``security.ssl.rest.*``) of ``config``."""
+        client = cls(base_url, token=token, timeout=timeout, ssl_context=create_rest_client_ssl_context(config))
+        if client.ssl_context is not None:
+            client.truststore = config.get(SecurityOptions.SSL_REST_TRUSTSTORE)
+            if is_rest_ssl_authentication_enabled(config):
+                client.keystore = config.get(SecurityOptions.SSL_REST_KEYSTORE)
+        return client
 
     # -- transport ---------------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: bytes | None = None, content_type: str = "") -> Any:
@@ -74,7 +155,7 @@ class RestClusterClient:
             headers["Authorization"] = f"Bearer {self.token}"
         req = urllib.request.Request(self.base_url + path, data=body, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with urllib.request.urlopen(req, timeout=self.timeout, context=self.ssl_context) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as exc:
             text = exc.read().decode(errors="replace")
@@ -89,13 +170,22 @@ class RestClusterClient:
                 f"{method} {path} refused with HTTP {exc.code}: {'; '.join(map(str, errors))}{hint}", exc.code
             ) from None
         except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise RestClientError(
-                f"expected a strom JobManager's REST API at {self.base_url}; got {reason}; hint: start one (strom "
-                "cluster start / strom jobmanager) or point -m HOST:PORT (rest.address / rest.port) at it",
-                0,
-            ) from None
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            raise RestClientError(self._unreachable(reason), 0) from None
         return json.loads(raw) if raw else {}
+
+    def _unreachable(self, reason: object) -> str:
+        tls = (
+            _tls_failure(reason, self.base_url, self.truststore, self.keystore) if isinstance(reason, OSError) else None
+        )
+        if tls is not None:
+            return tls
+        hint = (
+            "start one (strom cluster start / strom jobmanager) or point -m HOST:PORT (rest.address / rest.port) at it"
+        )
+        if isinstance(reason, ConnectionResetError) and self.base_url.startswith("http://"):
+            hint = f"if it serves HTTPS, set {_ENABLED}: true (and {_TRUST}) on this client; else {hint}"
+        return f"expected a strom JobManager's REST API at {self.base_url}; got {reason}; hint: {hint}"
 
     def get(self, path: str) -> Any:
         return self.request("GET", path)
