@@ -293,7 +293,9 @@ def _jobmanager(ns: argparse.Namespace) -> int:
     from strom.deploy.standalone.jobmanager import run_job_manager
 
     conf = _defines(ns.define)
-    return run_job_manager(conf, _directory(ns), secret_file=Path(ns.secret_file) if ns.secret_file else None)
+    return run_job_manager(
+        conf, _directory(ns), secret_file=Path(ns.secret_file) if ns.secret_file else None, name=ns.name or ""
+    )
 
 
 def _taskmanager(ns: argparse.Namespace) -> int:
@@ -323,14 +325,19 @@ def _cluster(ns: argparse.Namespace) -> int:
     if ns.action == "start":
         if ns.taskmanagers < 0:
             raise UsageError(f"expected --taskmanagers >= 0; got {ns.taskmanagers}")
+        if ns.jobmanagers < 1:
+            raise UsageError(f"expected --jobmanagers >= 1; got {ns.jobmanagers}")
         conf = _defines(ns.define)  # checked here, before any process starts
         from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
 
         create_rest_server_ssl_context(conf)  # the REST server's TLS stores too
-        a = cluster.start_cluster(directory, ns.taskmanagers, [f"-D{d}" for d in ns.define or []], config=conf)
+        a = cluster.start_cluster(
+            directory, ns.taskmanagers, [f"-D{d}" for d in ns.define or []], config=conf, job_managers=ns.jobmanagers
+        )
+        standbys = f" and {ns.jobmanagers - 1} standby JobManager(s)" if ns.jobmanagers > 1 else ""
         print(
-            f"strom cluster started: JobManager pid {a.pid}, REST {a.rest_url}, RPC {a.rpc_host}:{a.rpc_port}, "
-            f"{ns.taskmanagers} TaskManager(s); cluster directory {directory.path}"
+            f"strom cluster started: JobManager pid {a.pid}, REST {a.rest_url}, RPC {a.rpc_host}:{a.rpc_port}"
+            f"{standbys}, {ns.taskmanagers} TaskManager(s); cluster directory {directory.path}"
         )
         return EXIT_OK
     if ns.action == "add-taskmanager":
@@ -414,6 +421,9 @@ def _parser() -> argparse.ArgumentParser:
         help="the JobManager's RPC address (default: the cluster directory's JobManager)",
     )
     tm.add_argument("--tm-id", help="the TaskManager's id (default: one the ResourceManager assigns, tm-<n>)")
+    jm.add_argument(
+        "--name", help="its log file's name, <env.log.dir>/<name>.log (default jobmanager; with HA jobmanager-<pid>)"
+    )
     for p in (jm, tm):
         p.add_argument("--cluster-dir", metavar="DIR", help="default $STROM_CLUSTER_DIR or ~/.strom/cluster")
         p.add_argument("--secret-file", metavar="FILE", help="the cluster secret (default <cluster-dir>/secret)")
@@ -421,6 +431,9 @@ def _parser() -> argparse.ArgumentParser:
     cl = sub.add_parser("cluster", help="a standalone cluster as background processes")
     cl.add_argument("action", choices=("start", "add-taskmanager", "stop", "status"))
     cl.add_argument("--taskmanagers", type=int, default=None, metavar="N", help="TaskManagers to start (start: 1)")
+    cl.add_argument(
+        "--jobmanagers", type=int, default=1, metavar="N", help="start: a leader and N-1 standbys (needs HA; default 1)"
+    )
     cl.add_argument("--cluster-dir", metavar="DIR", help="default $STROM_CLUSTER_DIR or ~/.strom/cluster")
     cl.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", help="a configuration option")
     sub.add_parser("demo", help="run the word-count example")

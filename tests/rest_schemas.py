@@ -212,6 +212,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     },
     "TaskManagerDetailsInfo": {"allocatedSlots": LIST, "metrics": OBJ},
     "LogListInfo": {"logs": LIST},
+    "LogInfo": {"name": STR, "size": INT, "mtime": INT},
+    "ClusterConfigurationInfoEntry": {"key": STR, "value": STR},
+    "EnvironmentInfo": {"jvm": OBJ, "classpath": LIST},
+    "JVMInfo": {"version": STR, "arch": STR, "options": LIST},
     "TriggerResponse": {"request-id": STR},
     "ErrorResponseBody": {"errors": LIST},
 }

@@ -154,13 +154,15 @@ DEFAULT_OPTIONS = ("taskmanager.numberOfTaskSlots=2", "heartbeat.interval=500", 
 
 
 @contextlib.contextmanager
-def running_cluster(directory: Path, *options: str, taskmanagers: int = 2) -> Iterator[Cluster]:
-    """``strom cluster start --taskmanagers N`` with free ports, ``DEFAULT_OPTIONS`` and ``options`` (``key=value``);
-    on exit ``strom cluster stop``, then SIGKILL to every process it saw (and ``Cluster.extra``), whatever happened."""
+def running_cluster(directory: Path, *options: str, taskmanagers: int = 2, jobmanagers: int = 1) -> Iterator[Cluster]:
+    """``strom cluster start --taskmanagers N --jobmanagers M`` with free ports, ``DEFAULT_OPTIONS`` and ``options``
+    (``key=value``); on exit ``strom cluster stop``, then SIGKILL to every process it saw (and ``Cluster.extra``),
+    whatever happened."""
     c = Cluster(directory)
     dashes = [a for o in ("rest.port=0", "jobmanager.rpc.port=0", *DEFAULT_OPTIONS, *options) for a in ("-D", o)]
     try:
-        started = strom(directory, "cluster", "start", "--taskmanagers", str(taskmanagers), *dashes)
+        counts = ("--taskmanagers", str(taskmanagers), "--jobmanagers", str(jobmanagers))
+        started = strom(directory, "cluster", "start", *counts, *dashes)
         c.remember_pids()
         assert started.returncode == 0, started.stdout + started.stderr
         yield c

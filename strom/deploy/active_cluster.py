@@ -266,6 +266,7 @@ class ActiveCluster(ABC):
             bind_address=c.get(RestOptions.BIND_ADDRESS),
             port=c.get(RestOptions.PORT) if c.contains(RestOptions.PORT) else 0,
             advertised_address=c.get(RestOptions.ADDRESS),
+            configuration=c,
             ssl_context=create_rest_server_ssl_context(c),  # security.ssl.rest.*: HTTPS
         )
         log.info("%s's REST API: %s", self.kind, self.rest_endpoint.url)

@@ -15,6 +15,7 @@ from strom.web.auth import rest_token
 from strom.web.server import DispatcherRestEndpoint
 
 if TYPE_CHECKING:
+    from strom.config import Configuration
     from strom.runtime.jobmaster.dispatcher import Dispatcher
 
 __all__ = ["DispatcherGateway", "DispatcherRestEndpoint", "RestHandlerError", "rest_token", "start_rest_endpoint"]
@@ -27,6 +28,7 @@ async def start_rest_endpoint(
     bind_address: str,
     port: int,
     advertised_address: str = "",
+    configuration: Configuration | None = None,
     ssl_context: ssl.SSLContext | None = None,
 ) -> DispatcherRestEndpoint:
     """Start the REST API of ``dispatcher`` (on the running loop, the JobManager's); ``port`` 0 takes a free one.
@@ -34,7 +36,7 @@ async def start_rest_endpoint(
     from strom import __version__
 
     endpoint = DispatcherRestEndpoint(
-        DispatcherGateway(dispatcher),
+        DispatcherGateway(dispatcher, configuration=configuration),  # GET /jobmanager/config shows it
         token=rest_token(secret),
         version=__version__,
         bind_address=bind_address,

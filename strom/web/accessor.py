@@ -12,6 +12,7 @@ program with the same ``uid``\\ s).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from strom.runtime.jobmaster.dispatcher import Dispatcher
     from strom.runtime.jobmaster.job_logs import JobLogRecord
     from strom.runtime.jobmaster.jobmaster import JobMaster
+    from strom.runtime.log_files import LogFiles
 
 __all__ = [
     "CheckpointSettings",
@@ -151,10 +153,21 @@ class TaskManagerSnapshot:
 
 
 class DispatcherGateway:
-    """Snapshots of a :class:`Dispatcher`'s jobs and TaskManagers, and the actions REST may take on a job."""
+    """Snapshots of a :class:`Dispatcher`'s jobs and TaskManagers, and the actions REST may take on a job.
 
-    def __init__(self, dispatcher: Dispatcher) -> None:
+    ``configuration`` is the JobManager's (``GET /jobmanager/config``); ``log_files`` its own log files (``None``:
+    it writes none, a MiniCluster's JobManager in the client's process)."""
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        *,
+        configuration: Configuration | None = None,
+        log_files: LogFiles | None = None,
+    ) -> None:
         self._dispatcher = dispatcher
+        self.configuration = configuration if configuration is not None else Configuration()
+        self.log_files = log_files
 
     # -- reading -------------------------------------------------------------------------------------
     def job_ids(self) -> list[str]:
@@ -197,6 +210,32 @@ class DispatcherGateway:
         gateway = self._dispatcher.resource_manager.gateway(tm_id)
         data, size = await gateway.call("request_file_chunk", file_type, file_name, offset, length, timeout=30.0)
         return bytes(data), int(size)
+
+    def job_manager_metrics(self) -> dict[str, float]:
+        """The JobManager's own metrics (Flink's ``JobManagerMetricGroup``: ``numRegisteredTaskManagers``,
+        ``numRunningJobs``, ``taskSlotsTotal``, ``taskSlotsAvailable``), the values its Prometheus endpoint reports."""
+        from strom.runtime.metrics.job_metrics import job_manager_readings
+        from strom.runtime.metrics.scope import JOB_MANAGER_SCOPE
+
+        readings = job_manager_readings(self._dispatcher)
+        return {r.name: r.value for r in readings if r.logical_scope == JOB_MANAGER_SCOPE}
+
+    async def request_job_manager_log_list(self) -> list[tuple[str, int, int]]:
+        """(name, size, mtime ms) of the JobManager's own files in its log directory (none without a log file)."""
+        files = self.log_files
+        if files is None:
+            return []
+        return [(f.name, f.size, f.mtime) for f in await asyncio.to_thread(files.list_files)]
+
+    async def request_job_manager_file_chunk(
+        self, file_type: str, file_name: str, offset: int, length: int
+    ) -> tuple[bytes, int]:
+        """A chunk of a JobManager log file, read off the loop, and the file's size; ``FileNotFoundError`` without
+        a log file (Flink derives the ``.out`` from ``log.file`` too, so then there is no stdout either)."""
+        files = self.log_files
+        if files is None:
+            raise FileNotFoundError(f"The file {file_name or file_type} does not exist: the JobManager has no log file")
+        return await asyncio.to_thread(files.read, file_type, file_name, offset, length)
 
     def job_log_records(self, job_id: str, start: int, level: int) -> tuple[str, list[JobLogRecord], int, int]:
         """The forwarded log records of a job from cursor ``start`` (:class:`JobLogBuffers`): the buffer's stream

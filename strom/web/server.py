@@ -30,6 +30,7 @@ from strom.web import metric_messages as mm
 from strom.web.accessor import DispatcherGateway, JobSnapshot, RestHandlerError, VertexSnapshot
 from strom.web.auth import bearer_token_matches
 from strom.web.job_log_messages import JobLogRecordHandler
+from strom.web.job_manager_messages import JobManagerHandlers
 from strom.web.log_messages import TaskManagerLogHandlers
 from strom.web.operations import AsynchronousOperations
 
@@ -89,6 +90,7 @@ class DispatcherRestEndpoint:
         self.operations = AsynchronousOperations()
         self.log_handlers = TaskManagerLogHandlers(gateway)
         self.job_log_handler = JobLogRecordHandler(gateway)
+        self.job_manager_handlers = JobManagerHandlers(gateway)
         self._runner: web.AppRunner | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -128,6 +130,7 @@ class DispatcherRestEndpoint:
         vertex = job + "/vertices/{vertexid}"
         return [
             ("GET", "/config", self._config),
+            *self.job_manager_handlers.routes(),  # /jobmanager/config, /metrics, /logs, ... (job_manager_messages)
             ("GET", "/overview", self._overview),
             ("GET", "/jobs", self._jobs),
             ("GET", "/jobs/overview", self._jobs_overview),

@@ -5,7 +5,8 @@ Each test runs a real MiniCluster job (TaskManager processes), opens the dashboa
 reads what the page shows and compares it with the REST API's answers: the overview's TaskManagers, slots and jobs;
 the job's graph (one SVG box per vertex of ``/jobs/:id/plan``, with its name and parallelism, one edge per input
 with its ship strategy), records in/out rising while the job runs, the checkpoint history; a failed job's Python
-traceback; the TaskManager pages; a savepoint and a cancel clicked on the page (with the token typed into it).
+traceback; the TaskManager pages; the Job Manager page (a MiniCluster's JobManager writes no log file: the page says
+so, and REST answers Flink's 404); a savepoint and a cancel clicked on the page (with the token typed into it).
 Job names and the failure message hold HTML on purpose: the page must show them as text. Screenshots go to each
 test's tmp dir. ``scripts/ensure-chromium.sh`` installs the browser (``make test`` runs it).
 """
@@ -266,6 +267,22 @@ def check_task_managers(driver: webdriver.Chrome, job: Rest, shots: Path) -> Non
     driver.save_screenshot(str(shots / "taskmanager.png"))
 
 
+def check_job_manager(driver: webdriver.Chrome, job: Rest, shots: Path) -> None:
+    click(driver, 'header nav a[data-nav="jobmanager"]')
+    rows = wait_for("the JobManager's configuration", lambda: read(driver, "table.jm-config tbody tr"))
+    config = job.get("/jobmanager/config")
+    assert [r["cells"] for r in rows] == [[e["key"], e["value"]] for e in config]
+    assert {"restart-strategy.type": "none"}.items() <= {e["key"]: e["value"] for e in config}.items()
+    shown = {r["cells"][0]: r["cells"][1] for r in read(driver, "table.jm-metrics tbody tr")}
+    ids = [m["id"] for m in job.get("/jobmanager/metrics")]
+    assert sorted(shown) == sorted(ids) and shown["numRunningJobs"] == "1" and shown["taskSlotsTotal"] == "2"
+    assert job.get("/jobmanager/logs") == {"logs": []}  # in the client's process: no log file, as Flink's
+    assert "lists no log files" in text_of(driver, "#jm-logs")
+    status, body, _ = job.text("/jobmanager/log")
+    assert (status, json.loads(body)) == (404, {"errors": ["This file does not exist in JobManager log dir."]})
+    driver.save_screenshot(str(shots / "jobmanager.png"))
+
+
 @pytest.mark.timeout(240)
 def test_overview_job_graph_checkpoints_and_task_managers(browser: webdriver.Chrome, job: Rest, tmp_path: Path) -> None:
     check_overview(browser, job, tmp_path)
@@ -273,6 +290,7 @@ def test_overview_job_graph_checkpoints_and_task_managers(browser: webdriver.Chr
     check_vertex_figures(browser, job, tmp_path)
     check_checkpoints(browser, job, tmp_path)
     check_task_managers(browser, job, tmp_path)
+    check_job_manager(browser, job, tmp_path)
     no_console_errors(browser)
 
 

@@ -285,3 +285,87 @@ def test_an_attached_run_follows_the_failover_to_the_new_leader(ha: HaCluster, t
     assert code == 0, output
     assert "following the new leader" in output and "FINISHED" in output, output
     _check_exactly_once(out, count)
+
+
+# -- strom cluster start --jobmanagers N (Flink's start-cluster.sh with conf/masters) ------------------------------
+def test_more_than_one_job_manager_needs_high_availability(tmp_path: Path) -> None:
+    from standalone_cluster import strom
+
+    started = strom(tmp_path / "cluster", "cluster", "start", "--jobmanagers", "2", "-D", "rest.port=0")
+    assert started.returncode == 1, started.stdout + started.stderr
+    assert "expected high-availability.type: file with --jobmanagers 2" in started.stderr
+    assert not list((tmp_path / "cluster").glob("*.pid"))  # refused before any process started
+
+
+@pytest.mark.timeout(240)
+def test_cluster_start_with_a_standby_that_takes_over(tmp_path: Path) -> None:
+    """``strom cluster start --jobmanagers 2``: the leader's pid file is SIGKILLed while a job runs; the standby
+    takes over, the job runs on it, ``status`` tells the roles and ``stop`` leaves no process."""
+    from standalone_cluster import running_cluster, write_sums_job
+
+    ha_dir = tmp_path / "ha"
+    options = (
+        "high-availability.type=file", f"high-availability.storageDir={ha_dir}",
+        "high-availability.file.leader-election.lease-duration=2000",
+        "high-availability.file.leader-election.retry-period=250",
+    )  # fmt: skip
+    with running_cluster(tmp_path / "cluster", *options, taskmanagers=1, jobmanagers=2) as c:
+        pid_of = {p.stem: int(p.read_text()) for p in c.directory.glob("*.pid")}
+        assert set(pid_of) == {"jobmanager", "jobmanager-2", "taskmanager-1"}
+
+        def roles() -> dict[str, Any]:
+            status = c.strom("cluster", "status")
+            info = json.loads(status.stdout)
+            return {n: (p["running"], p.get("role")) for n, p in info["processes"].items()} | {
+                "overview": info["overview"] is not None
+            }
+
+        assert roles() == {
+            "jobmanager": (True, "leader"),
+            "jobmanager-2": (True, "standby"),
+            "taskmanager-1": (True, None),
+            "overview": True,
+        }
+        job = write_sums_job(tmp_path / "job")
+        out, checkpoints = tmp_path / "out", tmp_path / "checkpoints"
+        run = c.strom("run", "-m", c.m, "-d", str(job), str(out), str(checkpoints), "1000000", "200")
+        assert run.returncode == 0, run.stdout + run.stderr
+        job_id = run.stdout.split("Job has been submitted with JobID ")[1].split()[0]
+        _wait_for("the job RUNNING", lambda: c.job_states().get(job_id) == "RUNNING", 60)
+        old = ha_dir / "default"
+        from strom.runtime.highavailability.lease_store import FileLeaseStore
+
+        session = FileLeaseStore(str(old)).read_latest().session_id
+        os.kill(pid_of["jobmanager"], signal.SIGKILL)  # the leader, by its pid file
+        lease = _wait_for(
+            "the standby to lead",
+            lambda: (
+                (lease := FileLeaseStore(str(old)).read_latest()) is not None
+                and lease.session_id != session
+                and lease.rest_url
+                and lease
+            ),
+            60,
+        )
+        assert lease.holder.endswith(f":{pid_of['jobmanager-2']}")
+        _wait_for(
+            "the job RUNNING on the new leader, its TaskManager re-registered",
+            lambda: (
+                {j["jid"]: j["state"] for j in _get(lease.rest_url + "/jobs/overview")["jobs"]}.get(job_id) == "RUNNING"
+                and len(_get(lease.rest_url + "/taskmanagers")["taskmanagers"]) == 1
+            ),
+            90,
+        )
+        assert c.rest_url == lease.rest_url  # the new leader's jobmanager.json: clients find it
+        assert roles() == {
+            "jobmanager": (False, ""),
+            "jobmanager-2": (True, "leader"),
+            "taskmanager-1": (True, None),
+            "overview": True,
+        }
+        stopped = c.strom("cluster", "stop")
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+        assert "jobmanager-2" in stopped.stdout and "taskmanager-1" in stopped.stdout
+        alive = [p for p in pid_of.values() if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+        assert not alive, f"left running: {alive}"
+        assert not list(c.directory.glob("*.pid"))

@@ -6,6 +6,10 @@ and a log file in the cluster directory (:mod:`cluster_dir`), and returns once t
 TaskManagers registered. ``stop`` sends SIGTERM to the JobManager (which cancels its jobs), then to the
 TaskManagers, waits for each, and SIGKILLs what is left after the timeout. A pid file is trusted only while its
 process still runs ``strom`` (a reused pid is left alone).
+
+With ``high-availability.type: file``, ``start --jobmanagers N`` starts a leader and N - 1 standbys
+(:mod:`job_managers`); ``status`` tells each one's role, and ``stop`` stops the standbys first, then the leader
+(which keeps its jobs in the HA directory for the next start, as Flink's), then the TaskManagers.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from strom.config import Configuration
+from strom.deploy.standalone import job_managers as jms
 from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
 from strom.deploy.standalone.rest_client import RestClusterClient
 from strom.exceptions import ClusterError
@@ -152,9 +157,11 @@ def start_cluster(
     *,
     timeout: float = 60.0,
     config: Configuration | None = None,
+    job_managers: int = 1,
 ) -> JobManagerAddresses:
     """Start a JobManager and ``num_task_managers`` TaskManagers in the background (``config``: as
-    :func:`add_task_managers`)."""
+    :func:`add_task_managers`); with HA, ``job_managers`` JobManagers (:mod:`job_managers`)."""
+    names = jms.job_manager_names(job_managers, jms.configuration_of(defines))
     directory.ensure()
     running = _running(directory)
     if running:
@@ -166,9 +173,15 @@ def start_cluster(
     for stale in directory.path.glob("*.pid"):
         stale.unlink()
     directory.load_or_create_secret()
-    proc = _spawn(directory, "jobmanager", ["jobmanager", "--cluster-dir", str(directory.path), *defines])
+    jms.record_high_availability(directory, jms.configuration_of(defines))
+    proc = _spawn(directory, names[0], jms.job_manager_args(directory, names[0], 0, defines))
     try:
         addresses = _wait_for_addresses(proc, directory, timeout)
+        for index, name in enumerate(names[1:], start=1):  # the standbys, once the first leads
+            log, offset = directory.log_file(name), _size(directory.log_file(name))
+            standby = _spawn(directory, name, jms.job_manager_args(directory, name, index, defines))
+            if not jms.wait_for_standby(standby, log, offset, timeout):
+                raise _fail(standby, directory, name, "the standby JobManager to start")
         if num_task_managers:
             add_task_managers(directory, num_task_managers, defines, timeout=timeout, config=config)
     except BaseException:
@@ -177,16 +190,28 @@ def start_cluster(
     return addresses
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def stop_cluster(directory: ClusterDirectory, *, timeout: float = 30.0) -> list[str]:
-    """Stop every process of the directory's pid files (JobManager first); returns what was running."""
+    """Stop every process of the directory's pid files (the standby JobManagers, the leader, then the
+    TaskManagers); returns what was running."""
     pids = directory.pids()
-    stopped = sorted((n for n, p in pids.items() if is_strom_process(p)), key=lambda n: (n != "jobmanager", n))
+    leader = jms.leader_pid(directory)
+    stopped = sorted(
+        (n for n, p in pids.items() if is_strom_process(p)),
+        key=lambda n: (not jms.is_job_manager(n), pids[n] == leader, n),
+    )
     for name in stopped:
         pid = pids[name]
         if is_strom_process(pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
-            if name == "jobmanager":  # its TaskManagers see it go and stop too; wait before signalling them
+            if jms.is_job_manager(name):  # its TaskManagers see it go and stop too; wait before signalling them
                 _wait_gone({name: pid}, timeout)
     leftover = _wait_gone({n: pids[n] for n in stopped}, timeout)
     for pid in leftover.values():
@@ -214,7 +239,13 @@ def _wait_gone(pids: dict[str, int], timeout: float) -> dict[str, int]:
 def status(directory: ClusterDirectory, config: Configuration | None = None) -> dict[str, Any]:
     """The processes of the directory and, if its JobManager answers, its REST overview (``config``: the client's
     TLS settings, ``security.ssl.rest.*``); ``rest-error`` says why it did not answer."""
-    processes = {name: {"pid": pid, "running": is_strom_process(pid)} for name, pid in directory.pids().items()}
+    processes: dict[str, dict[str, Any]] = {
+        name: {"pid": pid, "running": is_strom_process(pid)} for name, pid in directory.pids().items()
+    }
+    leader = jms.leader_pid(directory)
+    for name, process in processes.items():  # a JobManager's role: the lease (HA) or jobmanager.json tells
+        if jms.is_job_manager(name):
+            process["role"] = "" if not process["running"] else "leader" if process["pid"] == leader else "standby"
     addresses = directory.read_addresses()
     overview: dict[str, Any] | None = None
     error = ""

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from strom.config import ClusterOptions, Configuration
 from strom.deploy.standalone.cluster_dir import ClusterDirectory
 from strom.exceptions import ClusterError, RpcError
+from strom.runtime.highavailability.lease import LeaderLease
 from strom.runtime.highavailability.services import (
     HighAvailabilitySettings,
     LeaderElectionDriver,
@@ -34,6 +35,7 @@ from strom.runtime.highavailability.services import (
     fencing_check,
     wait_for_leader,
 )
+from strom.runtime.log_files import LogFiles
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 
 __all__ = ["run_task_manager_with_high_availability", "serve_with_high_availability"]
@@ -47,8 +49,11 @@ async def serve_with_high_availability(
     directory: ClusterDirectory,
     settings: HighAvailabilitySettings,
     stop: asyncio.Event,
+    *,
+    log_files: LogFiles | None = None,
 ) -> None:
-    """Contend for leadership until ``stop``; serve a JobManager term while elected."""
+    """Contend for leadership until ``stop``; serve a JobManager term while elected (``log_files``: the process's,
+    which each term's REST API serves)."""
     from strom.deploy.standalone.jobmanager import StandaloneJobManager
 
     events: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
@@ -88,7 +93,7 @@ async def serve_with_high_availability(
                 continue
             await end_term()
             session = LeaderSession(settings, driver, session_id)
-            jm = StandaloneJobManager(config, secret=secret, directory=directory, ha=session)
+            jm = StandaloneJobManager(config, secret=secret, directory=directory, ha=session, log_files=log_files)
             term = (session_id, jm, session)
             try:
                 addresses = await jm.start()
@@ -136,8 +141,8 @@ async def run_task_manager_with_high_availability(
     while True:
         for sig in (signal.SIGTERM, signal.SIGINT):  # while no TaskExecutor runs (one installs its own)
             loop.add_signal_handler(sig, stop.set)
-        lease = await wait_for_leader(settings, timeout, other_than=last_session)
-        if stop.is_set():
+        lease = await _wait_for_leader_or_stop(settings, timeout, last_session, stop)
+        if stop.is_set():  # SIGTERM while no leader serves (strom cluster stop after the leader): stop now
             return True
         if lease is None:
             raise ClusterError(
@@ -172,6 +177,22 @@ async def run_task_manager_with_high_availability(
             f"{time.monotonic() - started:.1f} s; looking for the next one",
             flush=True,
         )
+
+
+async def _wait_for_leader_or_stop(
+    settings: HighAvailabilitySettings, timeout: float, other_than: str, stop: asyncio.Event
+) -> LeaderLease | None:
+    """:func:`wait_for_leader`, given up as soon as ``stop`` is set."""
+    loop = asyncio.get_running_loop()
+    waiting = loop.create_task(wait_for_leader(settings, timeout, other_than=other_than))
+    stopping = loop.create_task(stop.wait())
+    try:
+        await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        if not waiting.done():
+            waiting.cancel()
+    return waiting.result() if waiting.done() and not waiting.cancelled() else None
 
 
 async def _follow_lease(settings: HighAvailabilitySettings, session: str, current: list[TaskExecutor]) -> None:

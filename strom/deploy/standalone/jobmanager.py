@@ -10,6 +10,11 @@ its TaskManagers, which lose their JobManager, stop too.
 
     strom jobmanager                                    # RPC on 127.0.0.1:6123, REST on 127.0.0.1:8081
     strom jobmanager -D rest.port=0 -D jobmanager.rpc.port=0 --cluster-dir /tmp/c   # free ports
+
+As a TaskManager, it logs to standard error and to its own file, ``<name>.log`` in ``env.log.dir`` (default: the
+cluster directory's ``log/``), which ``GET /jobmanager/logs`` lists and ``/jobmanager/log`` serves (Flink's
+``log.file``); ``--name`` tells JobManagers sharing a log directory apart (default ``jobmanager``; with HA
+``jobmanager-<pid>``, as several may run on one machine; ``strom cluster start`` names them after their pid files).
 """
 
 from __future__ import annotations
@@ -23,15 +28,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from strom.config import ClusterOptions, Configuration, HeartbeatOptions, RestOptions
+from strom.config import ClusterOptions, Configuration, CoreOptions, HeartbeatOptions, RestOptions
 from strom.deploy.active_cluster import _validate_options, logging_level
 from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
 from strom.exceptions import ClusterError, ConfigurationError
 from strom.runtime.jobmaster.dispatcher import Dispatcher
+from strom.runtime.log_files import LogFiles
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
 from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
 
-__all__ = ["StandaloneJobManager", "run_job_manager"]
+__all__ = ["StandaloneJobManager", "job_manager_log_files", "run_job_manager"]
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +45,18 @@ log = logging.getLogger(__name__)
 class StandaloneJobManager:
     """The JobManager's components; :meth:`start` and :meth:`close` run on its loop."""
 
-    def __init__(self, config: Configuration, *, secret: bytes, directory: ClusterDirectory, ha: Any = None) -> None:
+    def __init__(
+        self,
+        config: Configuration,
+        *,
+        secret: bytes,
+        directory: ClusterDirectory,
+        ha: Any = None,
+        log_files: LogFiles | None = None,
+    ) -> None:
         _validate_options(config)
+        #: the process's own log files (served by GET /jobmanager/logs); None: it writes none
+        self.log_files = log_files
         #: HA: this leadership term (:class:`strom.runtime.highavailability.services.LeaderSession`); None without
         self.ha = ha
         self.config = config
@@ -88,7 +104,7 @@ class StandaloneJobManager:
         submission = JobSubmissionHandlers(dispatcher, max_content_length=c.get(RestOptions.MAX_CONTENT_LENGTH))
         self._submission = submission
         endpoint = DispatcherRestEndpoint(
-            DispatcherGateway(dispatcher),
+            DispatcherGateway(dispatcher, configuration=c, log_files=self.log_files),
             token=rest_token(self.secret),
             version=__version__,
             bind_address=c.get(RestOptions.BIND_ADDRESS),
@@ -171,7 +187,27 @@ class StandaloneJobManager:
             self._submission.close()
 
 
-async def _serve(config: Configuration, secret: bytes, directory: ClusterDirectory) -> None:
+def job_manager_log_files(config: Configuration, directory: ClusterDirectory, name: str = "") -> LogFiles:
+    """The JobManager's log files: ``<name>.log`` in ``env.log.dir``, else in the cluster directory's ``log/`` (where
+    its TaskManagers write theirs); ``name`` defaults to ``jobmanager``, with HA to ``jobmanager-<pid>``."""
+    from strom.runtime.highavailability.services import ha_settings
+
+    if not name:
+        name = "jobmanager" if ha_settings(config) is None else f"jobmanager-{os.getpid()}"
+    if not name.startswith("jobmanager") or "/" in name or name.startswith("."):
+        raise ClusterError(
+            f"expected a JobManager name starting with 'jobmanager' and no '/'; got {name!r}; hint: e.g. jobmanager-2"
+        )
+    return LogFiles(
+        config.get(CoreOptions.FLINK_LOG_DIR) or directory.path / "log",
+        name,
+        owner="JobManager",
+        listing="/jobmanager/logs",
+        max_files=config.get(CoreOptions.FLINK_LOG_MAX),
+    )
+
+
+async def _serve(config: Configuration, secret: bytes, directory: ClusterDirectory, log_files: LogFiles) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -182,9 +218,9 @@ async def _serve(config: Configuration, secret: bytes, directory: ClusterDirecto
     if settings is not None:  # standby until elected (strom.deploy.standalone.high_availability)
         from strom.deploy.standalone.high_availability import serve_with_high_availability
 
-        await serve_with_high_availability(config, secret, directory, settings, stop)
+        await serve_with_high_availability(config, secret, directory, settings, stop, log_files=log_files)
         return
-    jm = StandaloneJobManager(config, secret=secret, directory=directory)
+    jm = StandaloneJobManager(config, secret=secret, directory=directory, log_files=log_files)
     try:
         addresses = await jm.start()
         print(
@@ -205,18 +241,27 @@ async def _serve(config: Configuration, secret: bytes, directory: ClusterDirecto
                 t.cancel()
 
 
-def run_job_manager(config: Configuration, directory: ClusterDirectory, *, secret_file: Path | None = None) -> int:
-    """Run a JobManager in the foreground until SIGTERM/SIGINT; returns the exit code."""
+def run_job_manager(
+    config: Configuration, directory: ClusterDirectory, *, secret_file: Path | None = None, name: str = ""
+) -> int:
+    """Run a JobManager in the foreground until SIGTERM/SIGINT; returns the exit code. Its log records go to
+    standard error and to its log file (:func:`job_manager_log_files` of ``name``)."""
     logging.basicConfig(
         level=logging_level(config), format="%(asctime)s %(levelname)s [jobmanager] %(name)s: %(message)s"
     )
+    log_files: LogFiles | None = None
     try:
-        secret = directory.load_or_create_secret(secret_file)
+        secret = directory.load_or_create_secret(secret_file)  # creates the cluster directory (mode 0700)
+        log_files = job_manager_log_files(config, directory, name)
+        log_files.install()
         create_rest_server_ssl_context(config)  # a bad store fails now, not once a standby is elected
-        asyncio.run(_serve(config, secret, directory))
+        asyncio.run(_serve(config, secret, directory, log_files))
     except (ClusterError, ConfigurationError) as exc:
         print(f"strom jobmanager: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if log_files is not None:
+            log_files.close()
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     return 0

@@ -81,4 +81,8 @@ export const paths = {
     `taskmanagers/${seg(tmid)}/metrics${ids ? `?get=${ids.map(seg).join(",")}` : ""}`,
   taskManagerLogs: (tmid) => `taskmanagers/${seg(tmid)}/logs`,
   taskManagerLog: (tmid, name) => `taskmanagers/${seg(tmid)}/logs/${seg(name)}`,
+  jobManagerConfig: () => "jobmanager/config",
+  jobManagerMetrics: (ids) => `jobmanager/metrics${ids ? `?get=${ids.map(seg).join(",")}` : ""}`,
+  jobManagerLogs: () => "jobmanager/logs",
+  jobManagerLog: (name) => `jobmanager/logs/${seg(name)}`,
 };

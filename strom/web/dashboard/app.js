@@ -1,10 +1,11 @@
-// The dashboard's entry point: a hash router (#/overview, #/jobs/<id>/<tab>[/<vertex>], #/taskmanagers[/<id>])
+// The dashboard's entry point: a hash router (#/overview, #/jobs/<id>/<tab>[/<vertex>], #/taskmanagers[/<id>],
+// #/jobmanager)
 // and the poll loop. The current page is refreshed every REFRESH_MS after the previous refresh ended, so a slow
 // answer never stacks requests; changing the route mounts a new page and refreshes it at once.
 
 import { setToken, token } from "./api.js";
 import { JobPage } from "./job_page.js";
-import { OverviewPage, TaskManagerPage, TaskManagersPage } from "./pages.js";
+import { JobManagerPage, OverviewPage, TaskManagerPage, TaskManagersPage } from "./pages.js";
 import { fill } from "./dom.js";
 import { time } from "./format.js";
 
@@ -21,6 +22,7 @@ function pageFor(hash) {
   if (parts[0] === "jobs" && parts[1]) return { nav: "overview", page: new JobPage(parts[1], parts[2], parts[3]) };
   if (parts[0] === "taskmanagers" && parts[1]) return { nav: "taskmanagers", page: new TaskManagerPage(parts[1]) };
   if (parts[0] === "taskmanagers") return { nav: "taskmanagers", page: new TaskManagersPage() };
+  if (parts[0] === "jobmanager") return { nav: "jobmanager", page: new JobManagerPage() };
   return { nav: "overview", page: new OverviewPage() };
 }
 

@@ -1,6 +1,7 @@
-// The cluster pages: the overview (Flink's /overview and /jobs/overview) and the TaskManagers (/taskmanagers,
-// /taskmanagers/:id with its metrics and logs). A page is an object with mount(container) once and refresh()
-// on every poll; refresh fetches everything first and then replaces its sections, so a poll never shows half.
+// The cluster pages: the overview (Flink's /overview and /jobs/overview), the TaskManagers (/taskmanagers,
+// /taskmanagers/:id with its metrics and logs) and the JobManager (/jobmanager/config, /metrics, /logs). A page is
+// an object with mount(container) once and refresh() on every poll; refresh fetches everything first and then
+// replaces its sections, so a poll never shows half.
 
 import { get, paths } from "./api.js";
 import { facts, fill, h, table } from "./dom.js";
@@ -92,28 +93,56 @@ export class TaskManagersPage {
 /** The end of a log shown in the page; the whole file is behind its link. */
 const LOG_TAIL_CHARS = 200_000;
 
-export class TaskManagerPage {
-  constructor(tmid) {
-    this.tmid = tmid;
+/** A process's log files (a TaskManager's or the JobManager's): the listing, and one file shown on demand.
+ * `fileUrl(name)` is the file's REST path; `prefix` names the sections (`tm` / `jm`); `empty` is said with no file. */
+class LogFiles {
+  constructor(fileUrl, prefix, empty) {
+    this.fileUrl = fileUrl;
+    this.prefix = prefix;
+    this.empty = empty;
+    this.list = h("section", { id: `${prefix}-logs` });
+    this.view = h("section", { id: `${prefix}-log-view` });
   }
 
   /** Fetch a log file once (not on every poll: it may be large) and show its end. */
-  async showLog(name) {
-    fill(this.logView, h("p", { class: "muted" }, `Loading ${name}…`));
+  async show(name) {
+    fill(this.view, h("p", { class: "muted" }, `Loading ${name}…`));
     let text;
     try {
-      const response = await fetch(paths.taskManagerLog(this.tmid, name), { cache: "no-store" });
+      const response = await fetch(this.fileUrl(name), { cache: "no-store" });
       text = await response.text();
       if (!response.ok) throw new Error(`${response.status}: ${text}`);
     } catch (err) {
-      fill(this.logView, h("p", { class: "message error" }, `Could not read ${name}: ${err.message}`));
+      fill(this.view, h("p", { class: "message error" }, `Could not read ${name}: ${err.message}`));
       return;
     }
     const cut = text.length > LOG_TAIL_CHARS;
     fill(
-      this.logView,
+      this.view,
       h("h3", null, name, cut ? ` (the last ${LOG_TAIL_CHARS.toLocaleString("en-US")} characters)` : ""),
       h("pre", { class: "trace log-text", dataset: { name } }, cut ? text.slice(-LOG_TAIL_CHARS) : text || "(empty)"),
+    );
+  }
+
+  /** Replace the listing with `logs` (Flink's LogListInfo.logs). */
+  render(logs) {
+    const rows = (logs || []).map((log) => [
+      h("a", { href: this.fileUrl(log.name), target: "_blank", rel: "noopener" }, log.name),
+      bytes(log.size),
+      time(log.mtime),
+      h("button", { type: "button", class: "show-log", dataset: { name: log.name }, onclick: () => this.show(log.name) }, "Show"),
+    ]);
+    fill(this.list, table(["File", "Size", "Modified", ""], rows, { empty: this.empty, className: `${this.prefix}-logs` }));
+  }
+}
+
+export class TaskManagerPage {
+  constructor(tmid) {
+    this.tmid = tmid;
+    this.logs = new LogFiles(
+      (name) => paths.taskManagerLog(tmid, name),
+      "tm",
+      "The REST API lists no log files for this TaskManager (GET /taskmanagers/:id/logs is empty).",
     );
   }
 
@@ -121,8 +150,6 @@ export class TaskManagerPage {
     this.info = h("section", { id: "tm-info" });
     this.slots = h("section", { id: "tm-slots" });
     this.metrics = h("section", { id: "tm-metrics" });
-    this.logs = h("section", { id: "tm-logs" });
-    this.logView = h("section", { id: "tm-log-view" });
     fill(
       container,
       h("p", null, h("a", { href: "#/taskmanagers" }, "← Task Managers")),
@@ -133,8 +160,8 @@ export class TaskManagerPage {
       h("h2", null, "Metrics"),
       this.metrics,
       h("h2", null, "Logs"),
-      this.logs,
-      this.logView,
+      this.logs.list,
+      this.logs.view,
     );
   }
 
@@ -173,18 +200,58 @@ export class TaskManagerPage {
         className: "tm-metrics",
       }),
     );
-    const logRows = (logs.logs || []).map((log) => [
-      h("a", { href: paths.taskManagerLog(this.tmid, log.name), target: "_blank", rel: "noopener" }, log.name),
-      bytes(log.size),
-      time(log.mtime),
-      h("button", { type: "button", class: "show-log", dataset: { name: log.name }, onclick: () => this.showLog(log.name) }, "Show"),
-    ]);
+    this.logs.render(logs.logs);
+  }
+}
+
+export class JobManagerPage {
+  constructor() {
+    this.logs = new LogFiles(
+      (name) => paths.jobManagerLog(name),
+      "jm",
+      "The REST API lists no log files for the JobManager (GET /jobmanager/logs is empty): it writes none, as a " +
+        "MiniCluster's JobManager in the client's process.",
+    );
+  }
+
+  mount(container) {
+    this.metrics = h("section", { id: "jm-metrics" });
+    this.config = h("section", { id: "jm-config" });
     fill(
-      this.logs,
-      table(["File", "Size", "Modified", ""], logRows, {
-        empty: "The REST API lists no log files for this TaskManager (GET /taskmanagers/:id/logs is empty).",
-        className: "tm-logs",
+      container,
+      h("h1", null, "Job Manager"),
+      h("h2", null, "Metrics"),
+      this.metrics,
+      h("h2", null, "Configuration"),
+      this.config,
+      h("h2", null, "Logs"),
+      this.logs.list,
+      this.logs.view,
+    );
+  }
+
+  async refresh() {
+    const [config, metricIds, logs] = await Promise.all([
+      get(paths.jobManagerConfig()),
+      get(paths.jobManagerMetrics()),
+      get(paths.jobManagerLogs()),
+    ]);
+    const ids = metricIds.map((m) => m.id);
+    const values = ids.length ? await get(paths.jobManagerMetrics(ids)) : [];
+    fill(
+      this.metrics,
+      table(["Metric", "Value"], values.map((m) => [m.id, m.value]), {
+        empty: "The REST API reports no metrics for the JobManager.",
+        className: "jm-metrics",
       }),
     );
+    fill(
+      this.config,
+      table(["Key", "Value"], config.map((e) => [h("code", null, e.key), e.value]), {
+        empty: "No option is set: the JobManager runs with the defaults.",
+        className: "jm-config",
+      }),
+    );
+    this.logs.render(logs.logs);
   }
 }
