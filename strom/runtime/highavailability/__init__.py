@@ -8,6 +8,7 @@ directory instead of ZooKeeper or Kubernetes ConfigMaps::
                                            exclusively, the highest generation is the current lease
         jobgraphs/<job id>.jobgraph        the submitted jobs not ended yet (JobGraphStore / ExecutionPlanStore)
         checkpoints/<job id>/checkpoint-<n>.json   pointers to completed checkpoints (CompletedCheckpointStore)
+        checkpoints/<job id>/recovery-<g>.json     which checkpoint the leader of lease generation g recovered from
 
 :mod:`lease` is the pure leader-election state machine; :mod:`lease_store` writes and reads the lease files;
 :mod:`stores` holds the job graphs and checkpoint pointers; :mod:`services` drives the election on an asyncio loop

@@ -265,9 +265,9 @@ class LeaderSession:
         self.checkpoints = CompletedCheckpointStore(settings.directory, self.fence)
         self._python_files: Any = None
 
-    def fence(self) -> None:
-        """Raise :class:`LeadershipLostError` unless this term's session holds the newest, unexpired lease (blocking
-        I/O: the stores call it off the loop)."""
+    def fence(self) -> int:
+        """Raise :class:`LeadershipLostError` unless this term's session holds the newest, unexpired lease; return
+        that lease's generation (blocking I/O: the stores call it off the loop)."""
         latest = self._lease.read_latest()
         if not lease_accepts(latest, self.session_id, now_ms()):
             holder = "nobody" if latest is None else f"session {latest.session_id or '(released)'} of {latest.holder}"
@@ -275,6 +275,8 @@ class LeaderSession:
                 f"expected this JobManager's session {self.session_id} to hold the leader lease; got {holder}; "
                 "hint: another JobManager took over — this one steps down without writing"
             )
+        assert latest is not None
+        return latest.generation
 
     def is_leader_now(self) -> bool:
         """The cheap check on the loop (own clock, no I/O): before a deploy or a checkpoint trigger."""
@@ -335,6 +337,8 @@ class LeaderSession:
                     await asyncio.to_thread(self._python_files.install, job_id, files)
                 graph: JobGraph = await asyncio.to_thread(pickle.loads, graph_bytes)
                 pointer = await asyncio.to_thread(self.checkpoints.latest, job_id)
+                # from now on a pointer an older leader still writes past this one is ignored
+                await asyncio.to_thread(self.checkpoints.record_recovery, job_id, self.session_id, pointer)
                 if pointer is not None:
                     graph.job_configuration[CheckpointingOptions.SAVEPOINT_PATH.key] = pointer.external_pointer
                 log.info(

@@ -129,9 +129,10 @@ def test_the_lease_store_lets_one_writer_win_each_generation(tmp_path: Path) -> 
 def test_stores_layout_and_fencing(tmp_path: Path) -> None:
     leader = [True]
 
-    def fence() -> None:
+    def fence() -> int:
         if not leader[0]:
             raise LeadershipLostError("not the leader")
+        return 1
 
     graphs = JobGraphStore(str(tmp_path), fence)
     graphs.put_job_graph(JOB, b"graph")
@@ -155,3 +156,55 @@ def test_stores_layout_and_fencing(tmp_path: Path) -> None:
     checkpoints.remove_job(JOB)
     graphs.remove_job_graph(JOB)
     assert checkpoints.latest(JOB) is None and graphs.job_ids() == []
+
+
+def _pointer(cid: int, session: str) -> CheckpointPointer:
+    return CheckpointPointer(checkpoint_id=cid, external_pointer=f"/c/chk-{cid}", session_id=session, timestamp_ms=cid)
+
+
+@pytest.mark.timeout(10)
+def test_a_stale_leaders_late_writes_are_not_acted_on(tmp_path: Path) -> None:
+    """Leader A (lease generation 3) pauses between its first lease check and its write; B (generation 5) takes
+    over and recovers the job. What A then lands — a checkpoint pointer, a job graph — nobody acts on."""
+    a_leads = [True]  # what A's *first* check sees (before its pause)
+    a_checks = [0]
+
+    def fence_a() -> int:
+        a_checks[0] += 1
+        if a_checks[0] % 2 == 0 and not a_leads[0]:  # the check after the write sees B's lease
+            raise LeadershipLostError("A lost the lease")
+        return 3
+
+    a = CompletedCheckpointStore(str(tmp_path), fence_a, num_retained=2)
+    b = CompletedCheckpointStore(str(tmp_path), lambda: 5, num_retained=2)
+    for cid in (1, 2):
+        a.add_checkpoint(JOB, _pointer(cid, "A"))
+    a_leads[0] = False
+    restored = b.latest(JOB)  # B recovers from checkpoint 2 ...
+    assert restored is not None and restored.checkpoint_id == 2
+    with pytest.raises(LeadershipLostError):  # ... while A's write of checkpoint 3 lands before A's second check
+        a.add_checkpoint(JOB, _pointer(3, "A"))
+    b.record_recovery(JOB, "B", restored)
+    assert (tmp_path / "checkpoints" / JOB / f"checkpoint-{3:019d}.json").exists()
+    latest = b.latest(JOB)
+    assert latest is not None and latest.checkpoint_id == 2  # the stale pointer is not recovered from
+    b.add_checkpoint(JOB, _pointer(4, "B"))
+    latest = b.latest(JOB)
+    assert latest is not None and (latest.checkpoint_id, latest.session_id, latest.lease_generation) == (4, "B", 5)
+    with pytest.raises(LeadershipLostError):  # even one past B's newest loses to B's recovery record
+        a.add_checkpoint(JOB, _pointer(7, "A"))
+    latest = b.latest(JOB)
+    assert latest is not None and latest.checkpoint_id == 4
+    b.add_checkpoint(JOB, _pointer(5, "B"))  # the stale pointers are dropped, B's two newest kept
+    names = sorted(p.name for p in (tmp_path / "checkpoints" / JOB).glob("checkpoint-*.json"))
+    assert names == [f"checkpoint-{4:019d}.json", f"checkpoint-{5:019d}.json"]
+    # a recovery from the job's start (no pointer) supersedes every older pointer
+    c = CompletedCheckpointStore(str(tmp_path), lambda: 9)
+    c.record_recovery(JOB, "C", None)
+    assert c.latest(JOB) is None
+
+    graphs_a = JobGraphStore(str(tmp_path), fence_a)
+    a_checks[0] = 0
+    with pytest.raises(LeadershipLostError):  # A's late submission fails, and its graph is not left behind
+        graphs_a.put_job_graph(JOB, b"graph")
+    assert graphs_a.job_ids() == []
