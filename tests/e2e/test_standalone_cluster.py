@@ -115,7 +115,7 @@ def test_a_standalone_cluster_runs_jobs_submitted_with_the_cli(cluster: Cluster,
     stop = cluster.strom("stop", job_a, "--savepoint-path", str(savepoints), "-m", cluster.m)
     assert stop.returncode == 0, stop.stdout + stop.stderr
     savepoint_a = stop.stdout.split("Savepoint completed. Path: ")[1].strip()
-    assert cluster.job_states()[job_a] == "CANCELED"  # strom's stop-with-savepoint ends CANCELED (docs)
+    assert cluster.job_states()[job_a] == "FINISHED"  # stop-with-savepoint, as Flink's
     resumed = cluster.strom("run", "-m", cluster.m, "-s", savepoint_a, "-p", "1", str(job), str(out_a),
                      str(ckpt), str(count), "3000")  # fmt: skip
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr

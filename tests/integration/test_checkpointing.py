@@ -31,6 +31,7 @@ from strom import (
     Configuration,
     DataGeneratorSource,
     FileSink,
+    JobStatus,
     JsonLinesEncoder,
     MapFunction,
     StreamExecutionEnvironment,
@@ -197,6 +198,10 @@ def test_savepoint_at_parallelism_2_restores_at_another_parallelism(tmp_path: Pa
     savepoint = client.stop_with_savepoint(str(savepoints))
     first = committed_rows(out)
     assert 0 < len(first) < count, "the savepoint should be taken mid-way"
+    # Flink's stop-with-savepoint: the job FINISHED (no end of input: nothing emitted after the savepoint)
+    assert client.get_job_status() is JobStatus.FINISHED
+    assert client.get_job_execution_result().num_restarts == 0
+    assert committed_rows(out) == first
 
     env2 = StreamExecutionEnvironment.get_execution_environment(Configuration({"taskmanager.numberOfTaskSlots": 3}))
     env2.set_parallelism(new_parallelism)
@@ -337,24 +342,23 @@ class _Taken:
 
 @pytest.fixture(scope="module")
 def taken(tmp_path_factory: pytest.TempPathFactory) -> _Taken:
-    """One job on two TaskManagers with unaligned checkpoints, all retained, stopped with a savepoint."""
-    from strom import ExternalizedCheckpointRetention
-
+    """One job on two TaskManagers with unaligned checkpoints, stopped with a savepoint; a copy of a checkpoint
+    that holds in-flight data (a job that FINISHED — as after a stop with savepoint — deletes its checkpoints, as
+    Flink's)."""
     base = tmp_path_factory.mktemp("damaged")
     env = unaligned_env(2, base / "checkpoints")
     env.get_checkpoint_config().set_max_retained_checkpoints(1000)
-    env.get_checkpoint_config().set_externalized_checkpoint_retention(
-        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
-    )
     throttled_sums_job(env, DAMAGED_COUNT, base / "out")
     client = env.execute_async("to be damaged")
     try:
         with_data = completed_checkpoints(client, 1, where=lambda c: _persisted(c) > 0)
+        (checkpoint,) = (base / "checkpoints").glob(f"*/chk-{with_data[0].checkpoint_id}")
+        kept = base / "kept" / checkpoint.name
+        shutil.copytree(checkpoint, kept)
         savepoint = client.stop_with_savepoint(str(base / "savepoints"))
     finally:
         client.close()
-    (checkpoint,) = (base / "checkpoints").glob(f"*/chk-{with_data[0].checkpoint_id}")
-    return _Taken(checkpoint=checkpoint, savepoint=Path(savepoint))
+    return _Taken(checkpoint=kept, savepoint=Path(savepoint))
 
 
 def _damaged_copy(source: Path, target: Path, file_name: str, offset: int | float) -> tuple[Path, int]:

@@ -18,6 +18,7 @@ queue (:class:`SubtaskGateways`); checkpoints snapshot the coordinators before t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from strom.runtime.checkpoint.storage import CheckpointStorage, read_state, reso
 from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, JobStatus
 from strom.runtime.jobmaster.checkpoint_driver import CheckpointDriver
+from strom.runtime.jobmaster.execution_rows import execution_rows, task_metrics_rows
 from strom.runtime.jobmaster.job_result import ExceptionHistoryEntry, JobResult
 from strom.runtime.jobmaster.operator_coordinator_holder import OperatorCoordinatorHolder
 from strom.runtime.jobmaster.resource_manager import ResourceManager
@@ -85,6 +87,8 @@ class JobMaster:
         self.scheduler.restore_provider = self._restore_for
         self.checkpoints: CheckpointDriver | None = None
         self._stopping_with_savepoint = False  # no periodic checkpoint may follow the savepoint
+        self._terminating = False  # the savepoint is taken: every task is told to stop
+        self._task_ended = asyncio.Event()
         self.restore_from: CheckpointMetadata | None = None
         self._setup_checkpointing(default_checkpoint_dir)
         self.restart_strategy: RestartBackoffTimeStrategy = restart_strategy_from_configuration(
@@ -400,10 +404,12 @@ class JobMaster:
         return self._stopping_with_savepoint
 
     async def stop_with_savepoint(self, target_dir: str) -> str:
-        """Take a savepoint, wait for what its completion committed on the JobManager, then cancel the job (Flink's
-        stop-with-savepoint). Periodic checkpoints stop first: one completing after the savepoint would commit
-        output that a job restored from the savepoint emits again. If the savepoint fails, the job goes on and so
-        do its checkpoints; if its commit fails, the job fails over (and the stop raises)."""
+        """Flink's stop-with-savepoint (``StopMode.NO_DRAIN``): take a savepoint, wait for what its completion
+        committed on the JobManager, then end every task FINISHED without end of input — the job FINISHED, or
+        CANCELED if a task could not be stopped (its TaskManager was lost). Periodic checkpoints stop first: one
+        completing after the savepoint would commit output that a job restored from the savepoint emits again.
+        If the savepoint fails, the job and its checkpoints go on; if its commit fails, the job fails over (and
+        the stop raises)."""
         self._stopping_with_savepoint = True
         if self.checkpoints is not None:
             self.checkpoints.stop_periodic()
@@ -421,8 +427,38 @@ class JobMaster:
         except BaseException:
             self._stopping_with_savepoint = False  # the coordinator failed the job: it fails over and goes on
             raise
-        self.cancel()
+        self._terminate_after_savepoint()
         return path
+
+    def _terminate_after_savepoint(self) -> None:
+        if self.suspended or self.graph.state is not JobStatus.RUNNING:
+            self.cancel()
+            return
+        self._terminating = True
+        asyncio.get_running_loop().create_task(self._stop_tasks())
+
+    async def _stop_tasks(self) -> None:
+        """Downstream first, a vertex at a time, each once the vertices it feeds have ended: no task reads from an
+        input its producer already released, so every task ends by its own stop."""
+        for ejv in reversed(list(self.graph.job_vertices.values())):
+            stopping = [ev.current_execution for ev in ejv.task_vertices if ev.current_execution is not None]
+            for ex in stopping:
+                if ex.state.is_terminal:
+                    continue
+                if ex.slot is None or ex.state in (ExecutionState.CREATED, ExecutionState.SCHEDULED):
+                    ex.state = ExecutionState.CANCELED
+                elif ex.state is ExecutionState.RUNNING:
+                    self._call_async(ex, "stop_task", ex.attempt_id)
+                else:
+                    ex.transition(ExecutionState.CANCELING)
+                    self._call_async(ex, "cancel_task", ex.attempt_id)
+            while not all(ex.state.is_terminal for ex in stopping):
+                if self.suspended or self.graph.state.is_globally_terminal:
+                    return
+                self._task_ended.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._task_ended.wait(), 1.0)
+        self._check_terminal()
 
     def checkpoint_statistics(self) -> list[CheckpointStats]:
         return self.checkpoints.statistics() if self.checkpoints is not None else []
@@ -450,46 +486,10 @@ class JobMaster:
             self._task_metrics[attempt_id] = metrics
 
     def task_metrics_snapshot(self) -> list[dict[str, Any]]:
-        """The latest metrics of every current execution attempt that has reported some."""
-        out = []
-        for ex in self.graph.all_executions():
-            metrics = self._task_metrics.get(ex.attempt_id)
-            if metrics is None:
-                continue
-            jv = ex.vertex.job_vertex.job_vertex
-            out.append(
-                {
-                    "job_vertex_id": jv.id,
-                    "task_name": jv.name,
-                    "subtask_index": ex.vertex.subtask_index,
-                    "parallelism": jv.parallelism,
-                    "attempt_number": ex.attempt_number,
-                    "task_manager_id": ex.slot.tm_id if ex.slot is not None else "",
-                    "state": ex.state.value,
-                    "metrics": dict(metrics),
-                }
-            )
-        return out
+        return task_metrics_rows(self.graph, self._task_metrics)
 
     def execution_snapshot(self) -> list[dict[str, Any]]:
-        """Every current execution attempt, in the graph's vertex order: where it runs, its state and its latest
-        metrics (empty before its first report) — for the REST API."""
-        out = []
-        for ex in self.graph.all_executions():
-            jv = ex.vertex.job_vertex.job_vertex
-            slot = ex.slot
-            out.append(
-                {
-                    "job_vertex_id": jv.id,
-                    "subtask_index": ex.vertex.subtask_index,
-                    "attempt_number": ex.attempt_number,
-                    "state": ex.state.value,
-                    "task_manager_id": slot.tm_id if slot is not None else "",
-                    "endpoint": f"{slot.data_address[0]}:{slot.data_address[1]}" if slot is not None else "",
-                    "metrics": dict(self._task_metrics.get(ex.attempt_id, {})),
-                }
-            )
-        return out
+        return execution_rows(self.graph, self._task_metrics)
 
     def update_task_execution_state(self, tes: TaskExecutionState) -> None:
         ex = self.graph.executions.get(tes.execution_attempt_id)
@@ -503,6 +503,11 @@ class JobMaster:
             # it finished before our cancel arrived, or failed while being cancelled (an interrupted wait, a closed
             # channel): for the job it counts as cancelled (Flink's completeCancelling, also from processFail);
             # refusing the report would leave the job waiting forever
+            target = ExecutionState.CANCELED
+        if self._terminating and target is ExecutionState.FAILED:
+            # after the savepoint: it failed while stopping, before (or instead of) being told to — the savepoint
+            # has its state; the job ends CANCELED rather than failing over into a job the user stopped
+            log.info("task '%s' failed while the job stops after its savepoint: %s", ex.vertex.name, tes.error_text)
             target = ExecutionState.CANCELED
         if not ex.transition(target):
             return
@@ -651,8 +656,11 @@ class JobMaster:
         lost = [ex for ex in self.graph.all_executions() if ex.slot and ex.slot.tm_id == tm_id]
         for ex in lost:
             if not ex.state.is_terminal:
-                ex.state = ExecutionState.FAILED
+                ex.state = ExecutionState.CANCELED if self._terminating else ExecutionState.FAILED
                 ex.failure_text = message
+        if lost and self._terminating:
+            self._check_terminal()
+            return
         if lost and not self.graph.state.is_globally_terminal:
             if self.graph.state is JobStatus.RUNNING:
                 self.handle_global_failure(message, None)
@@ -686,6 +694,7 @@ class JobMaster:
         asyncio.get_running_loop().create_task(call())
 
     def _check_terminal(self) -> None:
+        self._task_ended.set()
         if not self.graph.is_all_terminal():
             return
         state = self.graph.state
@@ -694,6 +703,9 @@ class JobMaster:
         elif state is JobStatus.FAILING:
             self._job_terminated(JobStatus.FAILED)
         elif state is JobStatus.CANCELLING:
+            self._job_terminated(JobStatus.CANCELED)
+        elif state is JobStatus.RUNNING and self._terminating and not self.graph.is_all_finished():
+            self.graph.transition_state(JobStatus.CANCELLING)  # a task could not be stopped: as a cancel
             self._job_terminated(JobStatus.CANCELED)
         elif state is JobStatus.RUNNING and self.graph.is_all_finished() and self._finishing is None:
             busy = [h for h in self.coordinators.values() if h.coordinator.has_pending_work]

@@ -107,6 +107,8 @@ class Task:
         self.state = ExecutionState.CREATED
         self._state_lock = threading.Lock()
         self.failure: BaseException | None = None
+        #: stop-with-savepoint: the savepoint holds this task's state, it ends FINISHED without end of input
+        self.stopped_after_savepoint = False
         self.mailbox = TaskMailbox()
         self.partitions: list[ResultPartition] = []
         self.gate: InputGate | None = None
@@ -180,6 +182,10 @@ class Task:
         close_error = self.invokable.cleanup() if self.invokable is not None else None
         if error is None and close_error is not None:
             error = close_error
+        if error is not None and self.stopped_after_savepoint:
+            # the end of the loop (or of a neighbour's partition) that the stop itself caused
+            log.debug("task %s stopped after the savepoint: %s", self.name, _one_line(error))
+            error = None
         if error is None:
             if self.transition_state(ExecutionState.RUNNING, ExecutionState.FINISHED):
                 return
@@ -366,6 +372,23 @@ class Task:
             op.initialize_state(state)
 
     # -- cancellation (any thread) -----------------------------------------------------------------
+    def stop_execution(self) -> None:
+        """Stop-with-savepoint without drain (Flink's ``StopMode.NO_DRAIN``): the savepoint just taken holds this
+        task's state, so it ends now — no end of input, no final output; its operators are closed, not finished —
+        and reports FINISHED. A task not RUNNING is cancelled instead."""
+        with self._state_lock:
+            running = self.state is ExecutionState.RUNNING
+            if running:
+                self.stopped_after_savepoint = True
+        if not running:
+            self.cancel_execution()
+            return
+        invokable = self.invokable
+        if invokable is not None:
+            invokable.cancel()
+        self.mailbox.close()
+        self._release_resources("task stopped after a savepoint")
+
     def cancel_execution(self) -> None:
         with self._state_lock:
             current = self.state

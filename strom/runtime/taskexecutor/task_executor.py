@@ -50,6 +50,7 @@ _FENCED_METHODS = frozenset(
         "notify_checkpoint_complete",
         "notify_checkpoint_aborted",
         "cancel_task",
+        "stop_task",
         "release_job",
         "shutdown",
         "request_metrics_url",
@@ -445,6 +446,18 @@ class TaskExecutor:
         if task is None:
             return
         task.cancel_execution()
+        self._watch_cancellation(attempt_id)
+
+    @rpc_method
+    def stop_task(self, attempt_id: str) -> None:
+        """After a stop-with-savepoint's savepoint: end the task FINISHED without end of input."""
+        task = self.tasks.get(attempt_id)
+        if task is None:
+            return
+        task.stop_execution()
+        self._watch_cancellation(attempt_id)
+
+    def _watch_cancellation(self, attempt_id: str) -> None:
         assert self.loop is not None
         if self.cancellation_timeout > 0:  # 0 disables the watchdog, as Flink's task.cancellation.timeout
             self.loop.call_later(self.cancellation_timeout, self._check_cancelled, attempt_id)
