@@ -202,10 +202,11 @@ def _finish_progress(submitted: list[Any]) -> None:
 def _rest(ns: argparse.Namespace, *, token: bool = False) -> Any:
     """The REST client of a client command: ``-m`` (else the configuration's or the cluster directory's address),
     over HTTPS with the TLS options of ``-D`` (``security.ssl.rest.*``)."""
-    from strom.api.remote_job_client import remote_rest_url
+    from strom.api.remote_job_client import high_availability_of, remote_rest_url
     from strom.deploy.standalone.rest_client import RestClusterClient, resolve_token, rest_url
 
     conf = _defines(ns.define)
+    high_availability = None
     if ns.jobmanager:
         host, port = _host_port(ns.jobmanager, "-m (the JobManager's REST address)", RestOptions.PORT.default)
         url = rest_url(host, port, conf)
@@ -213,9 +214,12 @@ def _rest(ns: argparse.Namespace, *, token: bool = False) -> Any:
         if ns.cluster_dir:
             os.environ["STROM_CLUSTER_DIR"] = ns.cluster_dir
         url = remote_rest_url(conf)
-    return RestClusterClient.from_configuration(
+        high_availability = high_availability_of(conf)  # HA: calls follow the leader through a failover
+    client = RestClusterClient.from_configuration(
         url, conf, token=resolve_token(ns.token, _directory(ns)) if token else ""
     )
+    client.high_availability = high_availability
+    return client
 
 
 def _job_id(text: str) -> str:
@@ -271,7 +275,7 @@ def _savepoint(ns: argparse.Namespace) -> int:
     rest = _rest(ns, token=True)
     job = _job_id(ns.job)
     print(f"Triggering savepoint for job {job}.", flush=True)
-    location = rest.wait_savepoint(job, rest.trigger_savepoint(job, os.path.abspath(ns.directory)))
+    location = rest.savepoint(job, os.path.abspath(ns.directory))
     print(f"Savepoint completed. Path: {location}")
     return EXIT_OK
 
@@ -282,7 +286,7 @@ def _stop(ns: argparse.Namespace) -> int:
     rest = _rest(ns, token=True)
     job = _job_id(ns.job)
     print(f"Suspending job {job}.", flush=True)
-    location = rest.wait_savepoint(job, rest.stop_with_savepoint(job, os.path.abspath(ns.savepoint_path)))
+    location = rest.savepoint(job, os.path.abspath(ns.savepoint_path), stop=True)
     _wait_ended(rest, job)
     print(f"Savepoint completed. Path: {location}")
     return EXIT_OK

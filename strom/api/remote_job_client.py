@@ -10,10 +10,11 @@ else where the cluster directory's JobManager serves (``$STROM_CLUSTER_DIR`` or 
 The cluster outlives the job and the client: closing a :class:`RemoteJobClient` does not cancel its job, and a
 Ctrl-C while ``execute()`` waits leaves the job running (``strom cancel <job id>`` stops it).
 
-With ``high-availability.*`` in the client's configuration, waiting for the result follows a failover: when the
-JobManager stops answering (or a new leader does not know the job yet), the client reads the leader from the HA
-directory again and polls the same job id there, for up to :data:`FAILOVER_TIMEOUT_S` plus a few lease durations
-without an answer.
+With ``high-availability.*`` in the client's configuration — or a cluster directory whose cluster was started with
+it — every call follows a failover: when the JobManager stops answering (or a new leader answers 503 while it
+recovers its jobs), the REST client reads the leader from the HA directory again and retries there
+(:class:`~strom.deploy.standalone.rest_client.RestClusterClient`, for up to ``FAILOVER_TIMEOUT_S`` plus a few lease
+durations without an answer).
 
 An attached client with a ``log_sink`` also polls ``GET /jobs/<id>/log-records`` (strom's own path) while it
 waits, and once more after the job ended: the records of the job's tasks at or above ``log_level``.
@@ -37,7 +38,13 @@ if TYPE_CHECKING:
     from strom.graph.job_graph import JobGraph
     from strom.runtime.checkpoint.coordinator import CheckpointStats
 
-__all__ = ["FAILOVER_TIMEOUT_S", "SUBMISSION_LISTENERS", "RemoteJobClient", "remote_rest_url", "submit_remote"]
+__all__ = [
+    "SUBMISSION_LISTENERS",
+    "RemoteJobClient",
+    "high_availability_of",
+    "remote_rest_url",
+    "submit_remote",
+]
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +52,6 @@ log = logging.getLogger(__name__)
 SUBMISSION_LISTENERS: list[Callable[[RemoteJobClient], None]] = []
 
 #: how long (plus 4 lease durations) an HA client keeps looking for a leader that knows its job
-FAILOVER_TIMEOUT_S = 120.0
 
 _STATUS = {"SUCCEEDED": JobStatus.FINISHED, "FAILED": JobStatus.FAILED, "CANCELED": JobStatus.CANCELED}
 
@@ -67,6 +73,20 @@ def remote_rest_url(config: Configuration) -> str:
 
     addresses = ClusterDirectory(default_cluster_dir()).read_addresses()
     return addresses.rest_url if addresses is not None else f"http://127.0.0.1:{RestOptions.PORT.default}"
+
+
+def high_availability_of(config: Configuration) -> Any:
+    """The HA settings a client follows the leader with: ``config``'s ``high-availability.*``, else — without a
+    fixed ``rest.address``/``rest.port`` — those the cluster directory's ``strom cluster start`` recorded; None."""
+    from strom.runtime.highavailability.services import ha_settings
+
+    settings = ha_settings(config)
+    if settings is not None or config.contains(RestOptions.ADDRESS) or config.contains(RestOptions.PORT):
+        return settings
+    from strom.deploy.standalone.cluster_dir import ClusterDirectory, default_cluster_dir
+    from strom.deploy.standalone.job_managers import recorded_high_availability
+
+    return recorded_high_availability(ClusterDirectory(default_cluster_dir()))
 
 
 def submit_remote(config: Configuration, job_graph: JobGraph) -> RemoteJobClient:
@@ -91,11 +111,9 @@ def submit_remote(config: Configuration, job_graph: JobGraph) -> RemoteJobClient
         len(graph),
         describe(files),
     )
-    job_id = rest.submit_job(graph, files)
-    from strom.runtime.highavailability.services import ha_settings
-
+    rest.high_availability = high_availability_of(config)
+    job_id = rest.submit_job(graph, files, job_id=job_graph.job_id)
     client = RemoteJobClient(rest, job_id, job_graph.job_name, attached=config.get(DeploymentOptions.ATTACHED))
-    client.high_availability = ha_settings(config)
     client.log_level = logging_level(config)
     for listener in list(SUBMISSION_LISTENERS):
         listener(client)
@@ -118,8 +136,6 @@ class RemoteJobClient(JobClient):
         self.log_sink: Callable[[list[dict[str, Any]]], None] | None = None
         #: the level of the records :attr:`log_sink` gets (``logging.level``)
         self.log_level = logging.WARNING
-        #: the HA settings of the client's configuration (a ``HighAvailabilitySettings``): follow failovers
-        self.high_availability: Any = None
         self._log_stream = ""
         self._log_cursor = 0
 
@@ -140,10 +156,10 @@ class RemoteJobClient(JobClient):
         return details
 
     def trigger_savepoint(self, path: str) -> str:
-        return self.rest.wait_savepoint(self.job_id, self.rest.trigger_savepoint(self.job_id, path))
+        return self.rest.savepoint(self.job_id, path)
 
     def stop_with_savepoint(self, path: str) -> str:
-        location = self.rest.wait_savepoint(self.job_id, self.rest.stop_with_savepoint(self.job_id, path))
+        location = self.rest.savepoint(self.job_id, path, stop=True)
         with contextlib.suppress(JobCancelledError):
             self._wait_outcome()
         return location
@@ -156,17 +172,8 @@ class RemoteJobClient(JobClient):
     def _wait_outcome(self) -> dict[str, Any]:
         last_progress = 0.0
         delay = 0.05
-        unreachable_since: float | None = None
         while self._outcome is None:
-            try:
-                self._outcome = self.rest.execution_result(self.job_id)
-            except ClusterError as exc:
-                if not self._may_fail_over(exc):
-                    raise
-                unreachable_since = self._fail_over(exc, unreachable_since)
-                time.sleep(0.25)
-                continue
-            unreachable_since = None
+            self._outcome = self.rest.execution_result(self.job_id)  # with HA: at whichever JobManager leads
             if self._outcome is not None:
                 break
             self.poll_logs()
@@ -178,38 +185,6 @@ class RemoteJobClient(JobClient):
             delay = min(delay * 2, 0.5)
         self.poll_logs()  # the last lines: a TaskManager sends them before it reports its task's end
         return self._outcome
-
-    # -- HA: follow the leader -------------------------------------------------------------------------
-    def _may_fail_over(self, exc: ClusterError) -> bool:
-        """With HA, no answer (0), an unknown job (404: a new leader still recovering it) or a server error."""
-        status = getattr(exc, "status", None)
-        return self.high_availability is not None and (status == 0 or status == 404 or (status or 0) >= 500)
-
-    def _fail_over(self, exc: ClusterError, since: float | None) -> float:
-        """Point :attr:`rest` at the leader the HA directory names now; raise once none answered for too long."""
-        from strom.runtime.highavailability.services import read_leader
-
-        now = time.monotonic()
-        since = now if since is None else since
-        lease = None
-        with contextlib.suppress(Exception):  # the lease file may be mid-write; the next round reads it again
-            lease = read_leader(self.high_availability)
-        if lease is not None and lease.rest_url and lease.rest_url.rstrip("/") != self.rest.base_url:
-            log.warning(
-                "job %s: JobManager %s lost; following the new leader %s",
-                self.job_id,
-                self.rest.base_url,
-                lease.rest_url,
-            )
-            self.rest.base_url = lease.rest_url.rstrip("/")
-        limit = FAILOVER_TIMEOUT_S + 4 * self.high_availability.lease_duration_ms / 1000
-        if now - since > limit:
-            raise ClusterError(
-                f"expected a JobManager leader that knows job {self.job_id} within {limit:.0f} s; got {exc}; hint: "
-                f"strom list finds it later (the job may still run; the cluster's HA directory is "
-                f"{self.high_availability.directory})"
-            )
-        return since
 
     # -- the job's log records ---------------------------------------------------------------------------
     def poll_logs(self) -> None:

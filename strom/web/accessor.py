@@ -260,6 +260,12 @@ class DispatcherGateway:
 
     def _job_master(self, job_id: str) -> JobMaster:
         jm = self._dispatcher.job_masters.get(job_id)
+        if jm is None and self._dispatcher.recovering:
+            raise RestHandlerError(
+                f"expected job {job_id} on this JobManager; it took over leadership and is still recovering its "
+                "jobs; hint: retry in a moment (strom's clients do)",
+                503,
+            )
         if jm is None:
             raise RestHandlerError(
                 f"expected the id of a job of this cluster; got {job_id!r}; hint: GET /jobs lists them", 404

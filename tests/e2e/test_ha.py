@@ -10,6 +10,7 @@ failures; every process is killed at the end (psutil check).
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -300,7 +301,8 @@ def test_more_than_one_job_manager_needs_high_availability(tmp_path: Path) -> No
 @pytest.mark.timeout(240)
 def test_cluster_start_with_a_standby_that_takes_over(tmp_path: Path) -> None:
     """``strom cluster start --jobmanagers 2``: the leader's pid file is SIGKILLed while a job runs; the standby
-    takes over, the job runs on it, ``status`` tells the roles and ``stop`` leaves no process."""
+    takes over, the job runs on it, a submission and a listing started meanwhile land on it, savepoint and cancel
+    work there without -m, ``status`` tells the roles and ``stop`` leaves no process."""
     from standalone_cluster import running_cluster, write_sums_job
 
     ha_dir = tmp_path / "ha"
@@ -337,6 +339,16 @@ def test_cluster_start_with_a_standby_that_takes_over(tmp_path: Path) -> None:
 
         session = FileLeaseStore(str(old)).read_latest().session_id
         os.kill(pid_of["jobmanager"], signal.SIGKILL)  # the leader, by its pid file
+        # clients without -m follow the failover (the cluster directory recorded the HA directory): a submission
+        # and a listing started while no JobManager leads land on the next leader
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            second = pool.submit(c.strom, "run", "-D", "execution.target=remote", "-d", str(job),
+                                 str(tmp_path / "out-2"), str(tmp_path / "chk-2"), "1000000", "200")  # fmt: skip
+            listed = pool.submit(c.strom, "list")
+            submitted, listing = second.result(), listed.result()
+        assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+        second_id = submitted.stdout.split("Job has been submitted with JobID ")[1].split()[0]
+        assert listing.returncode == 0 and job_id in listing.stdout, listing.stdout + listing.stderr
         lease = _wait_for(
             "the standby to lead",
             lambda: (
@@ -357,6 +369,11 @@ def test_cluster_start_with_a_standby_that_takes_over(tmp_path: Path) -> None:
             90,
         )
         assert c.rest_url == lease.rest_url  # the new leader's jobmanager.json: clients find it
+        taken = c.strom("savepoint", job_id, str(tmp_path / "savepoints"))
+        assert taken.returncode == 0, taken.stdout + taken.stderr
+        assert (Path(taken.stdout.split("Savepoint completed. Path: ")[1].split()[0]) / "_metadata").exists()
+        cancelled = c.strom("cancel", second_id)
+        assert cancelled.returncode == 0 and f"Cancelled job {second_id}." in cancelled.stdout, cancelled.stderr
         assert roles() == {
             "jobmanager": (False, ""),
             "jobmanager-2": (True, "leader"),

@@ -374,7 +374,7 @@ def test_a_standalone_cluster_is_operated_as_flinks(tmp_path: Path) -> None:
         # B cancelled; the overview shows it among the completed jobs
         cancel = cluster.strom("cancel", job_b, "-m", cluster.m)
         assert cancel.returncode == 0 and f"Cancelled job {job_b}." in cancel.stdout, cancel.stdout + cancel.stderr
-        assert cluster.job_states() == {job_a: "CANCELED", job_b: "CANCELED", job_a2: "FINISHED"}
+        assert cluster.job_states() == {job_a: "FINISHED", job_b: "CANCELED", job_a2: "FINISHED"}
         check_overview_page(driver, cluster)
         assert rest_rows(cluster, True) == []
         no_console_errors(driver)

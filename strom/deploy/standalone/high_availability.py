@@ -101,18 +101,20 @@ async def serve_with_high_availability(
                 log.error("the elected JobManager could not start: %s", exc)
                 await end_term()
                 continue
+            assert jm.dispatcher is not None
             driver.confirm_leadership(session_id, f"{addresses.rpc_host}:{addresses.rpc_port}", addresses.rest_url)
             print(
                 f"strom jobmanager (pid {addresses.pid}): leader (session {session_id}): RPC {addresses.rpc_host}:"
                 f"{addresses.rpc_port}, REST {addresses.rest_url}",
                 flush=True,
             )
-            assert jm.dispatcher is not None
             try:
                 recovered = await session.recover_jobs(jm.dispatcher)
             except ClusterError as exc:  # lost the lease while recovering: the revoke follows
                 log.warning("job recovery stopped: %s", exc)
                 continue
+            finally:
+                jm.dispatcher.recovering = False
             if recovered:
                 log.info("recovered %d job(s): %s", len(recovered), ", ".join(recovered))
     finally:

@@ -116,7 +116,7 @@ def record_high_availability(directory: ClusterDirectory, config: Configuration)
     path.write_text(f"{settings.directory}\n{settings.lease_duration_ms}\n{settings.retry_period_s}\n")
 
 
-def _recorded_settings(directory: ClusterDirectory) -> HighAvailabilitySettings | None:
+def recorded_high_availability(directory: ClusterDirectory) -> HighAvailabilitySettings | None:
     try:
         ha_dir, lease_ms, retry_s = (directory.path / _HA_FILE).read_text().split("\n")[:3]
         return HighAvailabilitySettings(
@@ -129,7 +129,7 @@ def _recorded_settings(directory: ClusterDirectory) -> HighAvailabilitySettings 
 def leader_pid(directory: ClusterDirectory) -> int | None:
     """The pid of the JobManager on this machine whose lease is current and published its addresses (HA), else
     of the JobManager that wrote ``jobmanager.json``; None when none leads."""
-    settings = _recorded_settings(directory)
+    settings = recorded_high_availability(directory)
     if settings is None:
         addresses = directory.read_addresses()
         return addresses.pid if addresses is not None else None

@@ -92,6 +92,7 @@ class StandaloneJobManager:
         if self.ha is not None:  # jobs into the HA stores; every call to a TaskManager fenced with the session
             dispatcher.ha = self.ha
             dispatcher.resource_manager.fencing_token = self.ha.session_id
+            dispatcher.recovering = True  # until the jobs of the JobGraphStore run here (REST: 503, not 404)
         try:
             await dispatcher.start()
         except OSError as exc:

@@ -8,11 +8,21 @@ With ``security.ssl.rest.enabled`` in the client's configuration (:meth:`RestClu
 calls ``https://`` with the truststore and, with ``security.ssl.rest.authentication-enabled``, presents the keystore
 as client certificate. A failed TLS handshake is a :class:`RestClientError` saying what failed, against which URL,
 and which option to set.
+
+**Following the leader** (Flink's ``RestClusterClient`` with a ``LeaderRetrievalService``): with
+:attr:`RestClusterClient.high_availability` set, a call that gets no answer or a 503 (a new leader still recovering
+its jobs) reads the leader from the lease again and retries there, for up to :data:`FAILOVER_TIMEOUT_S` plus four
+lease durations. So a submission, a cancel or a savepoint started while the leader dies lands on the next one: a
+submission the old leader stored and the new one recovered answers 409 on the retry and counts as submitted (the
+job id is the client's), and a savepoint whose trigger the old leader took with it is triggered again on the new
+leader.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import secrets
 import ssl
@@ -31,9 +41,13 @@ from strom.runtime.net.ssl_utils import (
     is_rest_ssl_enabled,
 )
 
-__all__ = ["TOKEN_ENV", "RestClientError", "RestClusterClient", "resolve_token", "rest_url"]
+__all__ = ["FAILOVER_TIMEOUT_S", "TOKEN_ENV", "RestClientError", "RestClusterClient", "resolve_token", "rest_url"]
 
 TOKEN_ENV = "STROM_REST_TOKEN"
+#: how long a client with HA settings waits for a leader that answers, plus four lease durations
+FAILOVER_TIMEOUT_S = 120.0
+
+log = logging.getLogger(__name__)
 
 
 class RestClientError(ClusterError):
@@ -133,6 +147,10 @@ class RestClusterClient:
         #: the files behind :attr:`ssl_context` ("": none), for error messages
         self.truststore = ""
         self.keystore = ""
+        #: HA (a ``HighAvailabilitySettings``): follow the leader the lease names when this one does not answer
+        self.high_availability: Any = None
+        #: how many times this client moved to a new leader
+        self.failovers = 0
 
     @classmethod
     def from_configuration(
@@ -148,6 +166,41 @@ class RestClusterClient:
 
     # -- transport ---------------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: bytes | None = None, content_type: str = "") -> Any:
+        """One call; with :attr:`high_availability`, retried at the current leader while none answers."""
+        since: float | None = None
+        while True:
+            try:
+                return self._request_once(method, path, body, content_type)
+            except RestClientError as exc:
+                if self.high_availability is None or exc.status not in (0, 503):
+                    raise
+                since = self.follow_leader(exc, since)
+                time.sleep(0.25)
+
+    def follow_leader(self, exc: ClusterError, since: float | None) -> float:
+        """Point :attr:`base_url` at the leader the HA directory names now; raise ``exc``'s story once none
+        answered for too long. ``since``: when this wait began (None: now)."""
+        from strom.runtime.highavailability.services import read_leader
+
+        settings = self.high_availability
+        now = time.monotonic()
+        since = now if since is None else since
+        lease = None
+        with contextlib.suppress(Exception):  # the lease file may be mid-write; the next round reads it again
+            lease = read_leader(settings)
+        if lease is not None and lease.rest_url and lease.rest_url.rstrip("/") != self.base_url:
+            log.warning("JobManager %s lost; following the new leader %s", self.base_url, lease.rest_url)
+            self.base_url = lease.rest_url.rstrip("/")
+            self.failovers += 1
+        limit = FAILOVER_TIMEOUT_S + 4 * settings.lease_duration_ms / 1000
+        if now - since > limit:
+            raise ClusterError(
+                f"expected a JobManager leader that answers within {limit:.0f} s; got {exc}; hint: the cluster's HA "
+                f"directory {settings.directory} names the leader (strom cluster status); start a JobManager"
+            )
+        return since
+
+    def _request_once(self, method: str, path: str, body: bytes | None = None, content_type: str = "") -> Any:
         headers = {"Accept": "application/json"}
         if content_type:
             headers["Content-Type"] = content_type
@@ -195,8 +248,9 @@ class RestClusterClient:
         return self.request(method, path, data, "application/json" if data is not None else "")
 
     # -- Flink's calls -----------------------------------------------------------------------------------
-    def submit_job(self, job_graph: bytes, python_files: bytes) -> str:
-        """``POST /jobs`` (Flink's ``JobSubmitHandler``); returns the job id."""
+    def submit_job(self, job_graph: bytes, python_files: bytes, *, job_id: str = "") -> str:
+        """``POST /jobs`` (Flink's ``JobSubmitHandler``); returns the job id (``job_id``: the graph's, for a retry
+        at a new leader that already recovered it)."""
         from strom.web.submission import PYTHON_FILES_ENTRY
 
         request: dict[str, Any] = {"jobGraphFileName": "job.graph", "jobJarFileNames": [], "jobArtifactFileNames": []}
@@ -206,7 +260,14 @@ class RestClusterClient:
             parts.append(("file_1", "python_files.zip", python_files, "application/zip"))
         parts.insert(0, ("request", "", json.dumps(request).encode(), "application/json"))
         body, content_type = _multipart(parts)
-        answer = self.request("POST", "/jobs", body, content_type)
+        failovers = self.failovers
+        try:
+            answer = self.request("POST", "/jobs", body, content_type)
+        except RestClientError as exc:
+            if exc.status == 409 and job_id and self.failovers > failovers:
+                # the old leader stored it before it died and the new one recovered it: submitted
+                return job_id
+            raise
         return str(answer["jobUrl"]).rsplit("/", 1)[-1]
 
     def execution_result(self, job_id: str) -> dict[str, Any] | None:
@@ -227,6 +288,20 @@ class RestClusterClient:
     def stop_with_savepoint(self, job_id: str, target_directory: str) -> str:
         body = {"targetDirectory": target_directory, "drain": False}
         return str(self.send_json("POST", f"/jobs/{job_id}/stop", body)["request-id"])
+
+    def savepoint(self, job_id: str, target_directory: str, *, stop: bool = False) -> str:
+        """Trigger a savepoint (``stop``: stop-with-savepoint) and wait for its location; a trigger the leader took
+        with it when it died is triggered again on the next one."""
+        while True:
+            trigger = self.stop_with_savepoint if stop else self.trigger_savepoint
+            failovers = self.failovers
+            trigger_id = trigger(job_id, target_directory)
+            try:
+                return self.wait_savepoint(job_id, trigger_id)
+            except RestClientError as exc:
+                if exc.status != 404 or self.failovers == failovers:
+                    raise
+                log.warning("job %s: the savepoint trigger was lost with its JobManager; triggering again", job_id)
 
     def wait_savepoint(
         self, job_id: str, trigger_id: str, *, timeout: float = 600.0, poll: Callable[[], None] | None = None

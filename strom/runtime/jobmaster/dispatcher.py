@@ -56,6 +56,9 @@ class Dispatcher:
         #: HA (``high-availability.type: file``): the leadership term whose stores jobs are written to
         #: (:class:`strom.runtime.highavailability.services.LeaderSession`); None without HA
         self.ha: Any = None
+        #: HA: a new leader recovering the jobs of the JobGraphStore; an unknown job id may be one of them (the REST
+        #: API answers 503 — retry — instead of 404)
+        self.recovering = False
         #: records TaskManagers forwarded, per job (``GET /jobs/:jobid/log-records``, ``strom run``'s log lines)
         self.job_logs = JobLogBuffers()
         #: re-log forwarded records here under ``strom.taskmanager`` (a Spark-hosted TaskManager's only way to the
