@@ -7,8 +7,10 @@
     strom list | info JOB | cancel JOB | stop JOB --savepoint-path DIR | savepoint JOB DIR
     strom jobmanager / strom taskmanager --jobmanager HOST:PORT   # foreground processes (containers, systemd)
 
-``run``'s options become the defaults of every ``StreamExecutionEnvironment`` the program creates (Flink's
-context environment), so the program itself needs no change to run on another target.
+Every command reads ``config.yaml`` of the configuration directory (``--conf-dir``, else ``$STROM_CONF_DIR``;
+Flink's ``$FLINK_CONF_DIR/config.yaml``) and sets ``-D key=value`` over it; the processes ``strom cluster start``
+starts read the same file. ``run``'s options become the defaults of every ``StreamExecutionEnvironment`` the
+program creates (Flink's context environment), so the program itself needs no change to run on another target.
 
 Exit codes: 0 success; 1 the job failed or was cancelled, or the cluster refused or could not be reached;
 2 usage (unknown option, missing file, malformed value); 130 interrupted (Ctrl-C).
@@ -40,6 +42,7 @@ from strom.config import (
     TaskManagerOptions,
 )
 from strom.exceptions import ClusterError, ConfigurationError, JobExecutionError, StromError
+from strom.global_configuration import CONF_FILENAME, ENV_CONF_DIR, load_configuration
 
 __all__ = ["main"]
 
@@ -64,6 +67,12 @@ def _defines(items: list[str] | None, conf: Configuration | None = None) -> Conf
     return conf
 
 
+def _configuration(ns: argparse.Namespace) -> Configuration:
+    """The configuration file's options (``--conf-dir``, else ``$STROM_CONF_DIR``: ``config.yaml``) with ``-D`` set
+    over them (Flink's ``GlobalConfiguration.loadConfiguration(dynamicProperties)``)."""
+    return load_configuration(getattr(ns, "conf_dir", None), _defines(ns.define))
+
+
 def _host_port(text: str, what: str, default_port: int | None = None) -> tuple[str, int]:
     from strom.deploy.standalone.taskmanager import parse_host_port
 
@@ -81,7 +90,7 @@ def _directory(ns: argparse.Namespace) -> Any:
 
 # -- strom run ---------------------------------------------------------------------------------------------
 def _run_configuration(ns: argparse.Namespace) -> Configuration:
-    conf = _defines(ns.define)
+    conf = _configuration(ns)
     if ns.target is not None:
         conf.set(DeploymentOptions.TARGET, ns.target)
     if ns.spark_master is not None:
@@ -205,7 +214,7 @@ def _rest(ns: argparse.Namespace, *, token: bool = False) -> Any:
     from strom.api.remote_job_client import high_availability_of, remote_rest_url
     from strom.deploy.standalone.rest_client import RestClusterClient, resolve_token, rest_url
 
-    conf = _defines(ns.define)
+    conf = _configuration(ns)
     high_availability = None
     if ns.jobmanager:
         host, port = _host_port(ns.jobmanager, "-m (the JobManager's REST address)", RestOptions.PORT.default)
@@ -296,7 +305,7 @@ def _stop(ns: argparse.Namespace) -> int:
 def _jobmanager(ns: argparse.Namespace) -> int:
     from strom.deploy.standalone.jobmanager import run_job_manager
 
-    conf = _defines(ns.define)
+    conf = _configuration(ns)
     return run_job_manager(
         conf, _directory(ns), secret_file=Path(ns.secret_file) if ns.secret_file else None, name=ns.name or ""
     )
@@ -305,7 +314,7 @@ def _jobmanager(ns: argparse.Namespace) -> int:
 def _taskmanager(ns: argparse.Namespace) -> int:
     from strom.deploy.standalone.taskmanager import run_standalone_task_manager
 
-    conf = _defines(ns.define)
+    conf = _configuration(ns)
     directory = _directory(ns)
     if ns.jobmanager_rpc:
         address = _host_port(ns.jobmanager_rpc, "--jobmanager (the JobManager's RPC address)")
@@ -331,7 +340,7 @@ def _cluster(ns: argparse.Namespace) -> int:
             raise UsageError(f"expected --taskmanagers >= 0; got {ns.taskmanagers}")
         if ns.jobmanagers < 1:
             raise UsageError(f"expected --jobmanagers >= 1; got {ns.jobmanagers}")
-        conf = _defines(ns.define)  # checked here, before any process starts
+        conf = _configuration(ns)  # checked here, before any process starts
         from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
 
         create_rest_server_ssl_context(conf)  # the REST server's TLS stores too
@@ -345,7 +354,7 @@ def _cluster(ns: argparse.Namespace) -> int:
         )
         return EXIT_OK
     if ns.action == "add-taskmanager":
-        conf = _defines(ns.define)
+        conf = _configuration(ns)
         names = cluster.add_task_managers(
             directory, ns.taskmanagers or 1, [f"-D{d}" for d in ns.define or []], config=conf
         )
@@ -355,7 +364,7 @@ def _cluster(ns: argparse.Namespace) -> int:
         stopped = cluster.stop_cluster(directory)
         print(f"stopped {', '.join(stopped)}" if stopped else f"no cluster was running in {directory.path}")
         return EXIT_OK
-    info = cluster.status(directory, _defines(ns.define))
+    info = cluster.status(directory, _configuration(ns))
     print(json.dumps(info, indent=2))
     return EXIT_OK if info["overview"] is not None else EXIT_FAILED
 
@@ -380,6 +389,15 @@ def _client_options(p: argparse.ArgumentParser, *, token: bool = True) -> None:
         action="append",
         metavar="KEY=VALUE",
         help="a configuration option (e.g. security.ssl.rest.enabled=true, security.ssl.rest.truststore=FILE)",
+    )
+    _conf_dir_option(p)
+
+
+def _conf_dir_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--conf-dir",
+        metavar="DIR",
+        help=f"the configuration directory, whose {CONF_FILENAME} -D overrides (default ${ENV_CONF_DIR}; else none)",
     )
 
 
@@ -432,6 +450,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--cluster-dir", metavar="DIR", help="default $STROM_CLUSTER_DIR or ~/.strom/cluster")
         p.add_argument("--secret-file", metavar="FILE", help="the cluster secret (default <cluster-dir>/secret)")
         p.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", help="a configuration option")
+        _conf_dir_option(p)
     cl = sub.add_parser("cluster", help="a standalone cluster as background processes")
     cl.add_argument("action", choices=("start", "add-taskmanager", "stop", "status"))
     cl.add_argument("--taskmanagers", type=int, default=None, metavar="N", help="TaskManagers to start (start: 1)")
@@ -440,6 +459,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     cl.add_argument("--cluster-dir", metavar="DIR", help="default $STROM_CLUSTER_DIR or ~/.strom/cluster")
     cl.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", help="a configuration option")
+    _conf_dir_option(cl)
     sub.add_parser("demo", help="run the word-count example")
     return parser
 
@@ -464,6 +484,8 @@ def main(argv: list[str] | None = None) -> int:
 
         run_demo()
         return EXIT_OK
+    if getattr(ns, "conf_dir", None):  # the processes and programs it starts read the same file
+        os.environ[ENV_CONF_DIR] = os.path.abspath(os.path.expanduser(ns.conf_dir))
     if ns.command == "cluster" and ns.taskmanagers is None:
         ns.taskmanagers = 1 if ns.action == "start" else None
     try:

@@ -701,8 +701,9 @@ class Configuration:
 
 _REFERENCE_INTRO = """\
 Keys, types and units are Flink's, except the options marked *strom's own* (names Flink does not use).
-Values are read the same way in a `Configuration`, in `strom run -D key=value` and by the
-`StreamExecutionEnvironment`:
+Options come from the configuration file `$STROM_CONF_DIR/config.yaml` (Flink's `config.yaml`: nested keys are
+joined with `.`; see docs/operations.md), then `-D key=value` on the command line, which wins. Values are read the
+same way in the file, in a `Configuration`, in `-D` and by the `StreamExecutionEnvironment`:
 
 - **Duration**: a whole number of milliseconds, or a whole number with a unit: `500 ms`, `10 s`, `1 min`,
   `2 h`, `1 d` (also `ns`, `us`, `m` and the long forms `millis`, `seconds`, `minutes`, `hours`, `days`; the

@@ -154,15 +154,23 @@ DEFAULT_OPTIONS = ("taskmanager.numberOfTaskSlots=2", "heartbeat.interval=500", 
 
 
 @contextlib.contextmanager
-def running_cluster(directory: Path, *options: str, taskmanagers: int = 2, jobmanagers: int = 1) -> Iterator[Cluster]:
-    """``strom cluster start --taskmanagers N --jobmanagers M`` with free ports, ``DEFAULT_OPTIONS`` and ``options``
-    (``key=value``); on exit ``strom cluster stop``, then SIGKILL to every process it saw (and ``Cluster.extra``),
-    whatever happened."""
+def running_cluster(
+    directory: Path,
+    *options: str,
+    taskmanagers: int = 2,
+    jobmanagers: int = 1,
+    defaults: bool = True,
+    args: tuple[str, ...] = (),
+) -> Iterator[Cluster]:
+    """``strom cluster start --taskmanagers N --jobmanagers M`` with free ports and ``DEFAULT_OPTIONS`` (unless not
+    ``defaults``), ``options`` (``key=value``) and ``args``; on exit ``strom cluster stop``, then SIGKILL to every
+    process it saw (and ``Cluster.extra``), whatever happened."""
     c = Cluster(directory)
-    dashes = [a for o in ("rest.port=0", "jobmanager.rpc.port=0", *DEFAULT_OPTIONS, *options) for a in ("-D", o)]
+    preset = ("rest.port=0", "jobmanager.rpc.port=0", *DEFAULT_OPTIONS) if defaults else ()
+    dashes = [a for o in (*preset, *options) for a in ("-D", o)]
     try:
         counts = ("--taskmanagers", str(taskmanagers), "--jobmanagers", str(jobmanagers))
-        started = strom(directory, "cluster", "start", *counts, *dashes)
+        started = strom(directory, "cluster", "start", *counts, *args, *dashes)
         c.remember_pids()
         assert started.returncode == 0, started.stdout + started.stderr
         yield c

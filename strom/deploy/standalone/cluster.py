@@ -159,9 +159,12 @@ def start_cluster(
     config: Configuration | None = None,
     job_managers: int = 1,
 ) -> JobManagerAddresses:
-    """Start a JobManager and ``num_task_managers`` TaskManagers in the background (``config``: as
-    :func:`add_task_managers`); with HA, ``job_managers`` JobManagers (:mod:`job_managers`)."""
-    names = jms.job_manager_names(job_managers, jms.configuration_of(defines))
+    """Start a JobManager and ``num_task_managers`` TaskManagers in the background; with HA, ``job_managers``
+    JobManagers (:mod:`job_managers`). ``defines`` (``-Dkey=value``) go on their command lines; ``config`` is the
+    whole configuration (the configuration file's, which they read themselves from ``$STROM_CONF_DIR``, and
+    ``defines``), for the HA settings, the ports and the REST client's TLS (default: ``defines``)."""
+    config = config if config is not None else jms.configuration_of(defines)
+    names = jms.job_manager_names(job_managers, config)
     directory.ensure()
     running = _running(directory)
     if running:
@@ -173,13 +176,13 @@ def start_cluster(
     for stale in directory.path.glob("*.pid"):
         stale.unlink()
     directory.load_or_create_secret()
-    jms.record_high_availability(directory, jms.configuration_of(defines))
-    proc = _spawn(directory, names[0], jms.job_manager_args(directory, names[0], 0, defines))
+    jms.record_high_availability(directory, config)
+    proc = _spawn(directory, names[0], jms.job_manager_args(directory, names[0], 0, defines, config))
     try:
         addresses = _wait_for_addresses(proc, directory, timeout)
         for index, name in enumerate(names[1:], start=1):  # the standbys, once the first leads
             log, offset = directory.log_file(name), _size(directory.log_file(name))
-            standby = _spawn(directory, name, jms.job_manager_args(directory, name, index, defines))
+            standby = _spawn(directory, name, jms.job_manager_args(directory, name, index, defines, config))
             if not jms.wait_for_standby(standby, log, offset, timeout):
                 raise _fail(standby, directory, name, "the standby JobManager to start")
         if num_task_managers:

@@ -74,10 +74,13 @@ def is_job_manager(name: str) -> bool:
     return name == "jobmanager" or (name.startswith("jobmanager-") and name[11:].isdigit())
 
 
-def job_manager_args(directory: ClusterDirectory, name: str, index: int, defines: list[str]) -> list[str]:
+def job_manager_args(
+    directory: ClusterDirectory, name: str, index: int, defines: list[str], config: Configuration | None = None
+) -> list[str]:
     """``strom jobmanager`` arguments of the ``index``-th (0-based) JobManager: its name and, after the first, its
-    ports shifted by ``index`` (free ports stay free)."""
-    config = configuration_of(defines)
+    ports (``config``'s, the configuration file's and ``defines``; default ``defines``') shifted by ``index`` (free
+    ports stay free)."""
+    config = config if config is not None else configuration_of(defines)
     ports = []
     for option in (RestOptions.PORT, ClusterOptions.JOBMANAGER_PORT):
         base = config.get(option)
