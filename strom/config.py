@@ -607,6 +607,16 @@ class Configuration:
         self._values[option.key] = option.parse(value)
         return self
 
+    @staticmethod
+    def knows(key: str) -> bool:
+        """Whether :meth:`set_string` takes ``key``: a strom option or a deprecated key of one, a ``spark.*`` key,
+        or a key of PyFlink's JVM side (kept, ignored)."""
+        return (
+            (REGISTRY.get(key) or DEPRECATED_KEYS.get(key)) is not None
+            or key.startswith(SPARK_PASSTHROUGH_PREFIX)
+            or key.startswith(JVM_ONLY_PREFIXES)
+        )
+
     def set_string(self, key: str, value: object) -> Configuration:
         option = REGISTRY.get(key) or DEPRECATED_KEYS.get(key)
         if option is None and key.startswith(SPARK_PASSTHROUGH_PREFIX):

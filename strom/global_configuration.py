@@ -17,14 +17,17 @@ standard YAML: nested maps are flattened with ``.`` (``rest: {port: 8081}`` is `
 flow string (``[a, b]``, as Flink's ``YamlParserUtils.toYAMLString``), and a key given twice is refused. Dynamic
 properties (``-D key=value``) override the file.
 
-Every key and value goes through :meth:`Configuration.set_string`, as ``-D`` does: a key strom does not know is
-refused (Flink keeps it and never reads it; strom refuses a typo early, in the file as on the command line) and so is
-a value its option rejects; the error names the file, the line and the key. Values are never echoed from a YAML
-syntax error (they may be passwords), as Flink hides the snippet.
+Every known key and its value go through :meth:`Configuration.set_string`, as ``-D`` does: a value its option
+rejects is an error naming the file, the line and the key. A key strom does not know is skipped and logged with the
+file and line — a warning when a known key is close to it (a typo), else at INFO: Flink keeps such keys and never reads
+them, so Flink's own ``config.yaml`` — ``jobmanager.memory.process.size``, ``jobmanager.bind-host``, … — loads as it
+is. (``-D`` stays strict: a key typed on a command line is refused.) Values are never echoed from a YAML syntax error
+(they may be passwords), as Flink hides the snippet.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 from pathlib import Path
@@ -33,7 +36,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from strom.config import Configuration
+from strom.config import REGISTRY, Configuration
 from strom.exceptions import ConfigurationError
 
 __all__ = ["CONF_FILENAME", "ENV_CONF_DIR", "LEGACY_CONF_FILENAME", "load_configuration", "load_yaml_file"]
@@ -121,6 +124,17 @@ def load_yaml_file(path: Path) -> Configuration:
                 "(a nested key and its dotted form are the same key)"
             )
         lines[key] = line
+        if not Configuration.knows(key):
+            near = difflib.get_close_matches(key, list(REGISTRY), n=1, cutoff=0.9)
+            _log.log(
+                logging.WARNING if near else logging.INFO,  # a likely typo is worth a warning on every command
+                "%s:%d: '%s' is not a strom option; skipped (Flink keeps such keys unread)%s",
+                path,
+                line,
+                key,
+                f"; did you mean '{near[0]}'?" if near else "",
+            )
+            continue
         try:
             conf.set_string(key, _value(node, key, path, line))
         except ConfigurationError as exc:

@@ -183,8 +183,10 @@ class Task:
         if error is None and close_error is not None:
             error = close_error
         if error is not None and self.stopped_after_savepoint:
-            # the end of the loop (or of a neighbour's partition) that the stop itself caused
-            log.debug("task %s stopped after the savepoint: %s", self.name, _one_line(error))
+            # the savepoint holds the state: what ends the loop now (the stop itself, a close that failed) does
+            # not fail the job the user stopped
+            level = logging.DEBUG if isinstance(error, TaskCancelledError) else logging.INFO
+            log.log(level, "task %s stopped after the savepoint: %s", self.name, _one_line(error))
             error = None
         if error is None:
             if self.transition_state(ExecutionState.RUNNING, ExecutionState.FINISHED):
