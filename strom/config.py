@@ -238,6 +238,22 @@ class ClusterOptions:
         "Time a job waits for the slots it needs. A bare number is milliseconds (strom took seconds until 0.1.0).",
         legacy_seconds=True,
     )
+    START_WORKER_MAX_FAILURE_RATE: ConfigOption[float] = _opt(
+        "resourcemanager.start-worker.max-failure-rate",
+        float,
+        10.0,
+        "Start failures per minute — TaskManagers of the MiniCluster or Spark that end before they register, each "
+        "replaced at once — at which starting new ones pauses for `resourcemanager.start-worker.retry-interval`; "
+        "reaching it also fails the cluster's start, or the job waiting for slots (without a restart), naming the "
+        "last one's exit code and log. > 0.",
+    )
+    START_WORKER_RETRY_INTERVAL: ConfigOption[timedelta] = _opt(
+        "resourcemanager.start-worker.retry-interval",
+        timedelta,
+        "3 s",
+        "Pause before starting TaskManagers again once `resourcemanager.start-worker.max-failure-rate` is reached; "
+        "after it, new ones start only when a job waits for slots.",
+    )
     #: strom's own key: Flink sets log levels in log4j files, not in its configuration
     LOGGING_LEVEL: ConfigOption[str] = _opt(
         "logging.level",

@@ -17,6 +17,7 @@ Every error strom raises on purpose derives from :class:`StromError`::
     │   ├── FrameError             a frame was too large, truncated or of an unknown version
     │   ├── RpcError               a remote call failed or its connection was lost
     │   └── ResourceError          not enough slots / TaskManagers for the job
+    │       └── TaskManagerStartError  TaskManagers keep ending before they register (no restart helps)
     └── TaskCancelledError         internal: raised inside a task thread to unwind it on cancellation
 
 Messages follow *expected → got → hint*.
@@ -41,6 +42,7 @@ __all__ = [
     "SerializationError",
     "StromError",
     "TaskCancelledError",
+    "TaskManagerStartError",
     "UserFunctionError",
 ]
 
@@ -177,6 +179,12 @@ class RpcError(ClusterError):
 
 class ResourceError(ClusterError):
     """The cluster cannot offer the slots the job needs."""
+
+
+class TaskManagerStartError(ResourceError):
+    """TaskManagers the cluster started ended before registering, ``resourcemanager.start-worker.max-failure-rate``
+    times within a minute: the job waiting for their slots fails instead of restarting (a restart would wait for
+    TaskManagers that do not start either)."""
 
 
 class TaskCancelledError(StromError):

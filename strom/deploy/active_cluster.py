@@ -14,6 +14,14 @@ token), so a lost TaskManager that comes back is fenced off; the runtime never l
 A lost TaskManager is released at once (Flink's ``releaseResource``: the MiniCluster kills and reaps its
 process) and replaced. These driver actions run on one thread of the cluster's own, off the
 JobManager loop; ``close()`` waits for them before it stops the TaskManagers, so none escapes it.
+
+A TaskManager that ends before it registers (the driver reports it: :meth:`ActiveCluster._worker_terminated`) is a
+*start failure*, as in Flink's ``ActiveResourceManager``: it is replaced at once, and a ``ThresholdMeter`` counts
+these failures. When ``resourcemanager.start-worker.max-failure-rate`` of them fall within a minute, starting new
+TaskManagers pauses for ``resourcemanager.start-worker.retry-interval`` and — strom's departure — what waits for
+their slots fails now with :class:`~strom.exceptions.TaskManagerStartError` naming the last one's exit and log (the
+cluster's start, or the job, which is then not restarted) instead of waiting for ``slot.request.timeout`` again and
+again. After the pause TaskManagers are started again only while a job waits for slots.
 """
 
 from __future__ import annotations
@@ -45,7 +53,7 @@ from strom.config import (
 )
 from strom.config_units import format_duration
 from strom.connectors.file_system import remove_abandoned_parts_of
-from strom.exceptions import ClusterError, ConfigurationError
+from strom.exceptions import ClusterError, ConfigurationError, TaskManagerStartError
 from strom.runtime.checkpoint.temporary_dir import (
     create_temporary_checkpoint_dir,
     is_abandoned,
@@ -53,6 +61,7 @@ from strom.runtime.checkpoint.temporary_dir import (
 )
 from strom.runtime.jobmaster.dispatcher import Dispatcher
 from strom.runtime.jobmaster.slot_manager import TaskManagerRegistration
+from strom.runtime.metrics.threshold_meter import ThresholdMeter
 from strom.runtime.rpc.auth import new_secret
 
 if TYPE_CHECKING:
@@ -94,10 +103,17 @@ def _validate_options(config: Configuration) -> None:
             f"({format_duration(interval)}); got {format_duration(timeout)}; hint: a peer is declared lost after "
             f"the timeout, so it must span heartbeats (Flink's defaults: '10 s' and '50 s'; bare numbers are ms)"
         )
+    rate = config.get(ClusterOptions.START_WORKER_MAX_FAILURE_RATE)
+    if not 0 < rate < float("inf"):
+        raise ConfigurationError(
+            f"expected {ClusterOptions.START_WORKER_MAX_FAILURE_RATE.key} > 0 (TaskManager start failures per minute); "
+            f"got {rate}; hint: the default is {ClusterOptions.START_WORKER_MAX_FAILURE_RATE.default}"
+        )
     for option, least in (
         (ClusterOptions.SLOT_REQUEST_TIMEOUT, timedelta.resolution),
         (ClusterOptions.REGISTRATION_TIMEOUT, timedelta.resolution),
         (ExecutionOptions.CANCELLATION_TIMEOUT, timedelta(0)),
+        (ClusterOptions.START_WORKER_RETRY_INTERVAL, timedelta(0)),
     ):
         value = config.get(option)
         if value < least:
@@ -173,7 +189,8 @@ async def _finish_remaining_tasks(timeout: float = 5.0) -> None:
 
 
 class ActiveCluster(ABC):
-    """The JobManager side; a subclass is the driver of one resource provider (the three abstract methods)."""
+    """The JobManager side; a subclass is the driver of one resource provider (the abstract methods; it reports a
+    TaskManager that ended with :meth:`_worker_terminated`)."""
 
     #: what the cluster calls itself in messages ("the MiniCluster", "the Spark cluster")
     kind = "the cluster"
@@ -198,6 +215,14 @@ class ActiveCluster(ABC):
         #: releases and replacements of lost TaskManagers, one at a time, off the JobManager loop
         self._driver = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="strom-rm-driver")
         self._driver_jobs: set[concurrent.futures.Future[None]] = set()
+        # Flink's ActiveResourceManager, touched on the JobManager loop only: TaskManagers to start (lost ones and
+        # those that ended before registering), the start failures of the last minute, a pause after too many
+        self._missing = 0
+        self._start_failures = ThresholdMeter(
+            max_events_per_interval=config.get(ClusterOptions.START_WORKER_MAX_FAILURE_RATE), interval_s=60.0
+        )
+        self._retry_interval = config.get(ClusterOptions.START_WORKER_RETRY_INTERVAL).total_seconds()
+        self._paused_until = 0.0
 
     # -- driver interface (Flink's ResourceManagerDriver) ---------------------------------------------
     @abstractmethod
@@ -205,15 +230,22 @@ class ActiveCluster(ABC):
         """Start TaskManager ``tm_id`` with ``launch_token`` (any thread but the JobManager loop's)."""
 
     @abstractmethod
-    def _check_launches(self) -> None:
-        """While waiting for registration: raise :class:`ClusterError` if a TaskManager failed to start."""
-
-    @abstractmethod
     def _stop_task_managers(self) -> None:
         """Stop every TaskManager and wait (bounded) until they are gone."""
 
     def _release_task_manager(self, tm_id: str) -> None:
         """TaskManager ``tm_id`` was declared lost: make sure it is gone (driver thread). Default: nothing."""
+
+    def _start_failure_hint(self) -> str:
+        """The hint of the error when TaskManagers keep ending before they register."""
+        return "see the TaskManagers' error output above"
+
+    def _worker_terminated(self, tm_id: str, diagnostics: str) -> None:
+        """The driver saw TaskManager ``tm_id`` end, ``diagnostics`` says how (Flink's ``onWorkerTerminated``; any
+        thread). Before it registered that is a start failure; a registered one's end is its loss, which the
+        ResourceManager sees by itself (its connection closes, its heartbeats stop)."""
+        if self._loop is not None:
+            self.call_soon(self._on_worker_terminated, tm_id, diagnostics)
 
     def _default_checkpoint_dir(self) -> str:
         """A temporary checkpoint directory, created on first use, removed on close."""
@@ -255,6 +287,7 @@ class ActiveCluster(ABC):
         rm = self.dispatcher.resource_manager
         rm.listeners.append(self._task_manager_lost)
         rm.registration_listeners.append(self._task_manager_registered)
+        rm.slot_request_listeners.append(self._request_workers_if_required)
         await self.dispatcher.start()
         from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
         from strom.web import start_rest_endpoint  # aiohttp is imported only once a cluster starts
@@ -302,46 +335,98 @@ class ActiveCluster(ABC):
             self._registered_pids[reg.tm_id] = reg.pid
 
     def _task_manager_lost(self, tm_id: str, message: str) -> None:
-        """On the JobManager loop: release the lost TaskManager and start a replacement (on the driver thread)."""
+        """On the JobManager loop: release the lost TaskManager (on the driver thread) and start a replacement."""
+        self._submit_to_driver(self._release, tm_id)
+        self._missing += 1
+        self._request_workers_if_required()
+
+    def _on_worker_terminated(self, tm_id: str, diagnostics: str) -> None:
+        """On the JobManager loop: a TaskManager ended; before it registered, a start failure."""
+        with self._lock:
+            if self._closed or tm_id in self._registered_pids:
+                return
+        assert self.dispatcher is not None
+        rm = self.dispatcher.resource_manager
+        if rm.shutting_down:
+            return
+        rm.forget_task_manager(tm_id)  # should it still try: never accepted
+        now = time.monotonic()
+        self._start_failures.mark_event(now)
+        self._missing += 1
+        log.warning("TaskManager %s ended before it registered: %s", tm_id, diagnostics)
+        if self._start_failures.exceeds_threshold(now):
+            self._pause_worker_starts(tm_id, diagnostics, now)
+        self._request_workers_if_required()
+
+    def _pause_worker_starts(self, tm_id: str, diagnostics: str, now: float) -> None:
+        """Too many start failures within a minute: pause, and fail what waits for slots now."""
+        assert self.dispatcher is not None and self._loop is not None
+        stats = self._start_failures.statistics(now)
+        key = ClusterOptions.START_WORKER_MAX_FAILURE_RATE.key
+        error = TaskManagerStartError(
+            f"expected the TaskManagers {self.kind} starts to register; got {stats.events_in_interval} that ended "
+            f"before registering within a minute ({key}: {stats.max_events_per_interval:g}), the last: TaskManager "
+            f"{tm_id} {diagnostics}; hint: {self._start_failure_hint()}"
+        )
+        log.warning(
+            "%d TaskManagers ended before registering within a minute: starting new ones pauses for %s",
+            stats.events_in_interval,
+            format_duration(timedelta(seconds=self._retry_interval)),
+        )
+        self._paused_until = now + self._retry_interval
+        self._loop.call_later(self._retry_interval, self._request_workers_if_required)
+        self.dispatcher.resource_manager.fail_slot_requests(error)
+
+    def _request_workers_if_required(self) -> None:
+        """On the JobManager loop (also a slot request listener): start the missing TaskManagers on the driver
+        thread — unless paused, or, once start failures reached the maximum rate, while no job waits for slots."""
+        if self._missing <= 0 or self.dispatcher is None:
+            return
         with self._lock:
             if self._closed:
                 return
-            job = self._driver.submit(self._replace, tm_id)
+        now = time.monotonic()
+        if now < self._paused_until:
+            return  # the end of the pause calls again
+        if self._start_failures.exceeds_threshold(now) and not self.dispatcher.resource_manager.slots_wanted:
+            return  # the next slot request calls again
+        count, self._missing = self._missing, 0
+        for _ in range(count):
+            self._submit_to_driver(self._start_replacement)
+
+    def _submit_to_driver(self, fn: Any, *args: Any) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            job = self._driver.submit(fn, *args)
             self._driver_jobs.add(job)
         job.add_done_callback(self._driver_jobs.discard)
 
-    def _replace(self, lost_tm_id: str) -> None:
+    def _release(self, lost_tm_id: str) -> None:
         try:
             self._release_task_manager(lost_tm_id)
         except Exception as exc:
             log.warning("could not release the lost TaskManager %s: %s", lost_tm_id, exc)
+
+    def _start_replacement(self) -> None:
+        """Driver thread: start a TaskManager for one that was lost or ended before registering."""
         with self._lock:
             if self._closed:
                 return
         try:
             tm_id = self._start_task_manager()
-        except Exception as exc:
-            log.warning("could not start a TaskManager to replace the lost %s: %s", lost_tm_id, exc)
+        except Exception as exc:  # as Flink's failed requestResource: a start failure
+            log.warning("could not start a TaskManager: %s", exc)
+            self.call_soon(self._on_worker_terminated, "(new)", f"could not be started: {type(exc).__name__}: {exc}")
             return
-        log.info("started TaskManager %s to replace the lost %s", tm_id, lost_tm_id)
+        log.info("started TaskManager %s to replace one that was lost or ended before registering", tm_id)
 
     def _wait_for_registration(self) -> None:
+        """Until the cluster's TaskManagers registered; a :class:`TaskManagerStartError` if they keep ending before
+        (each that does is replaced), a :class:`~strom.exceptions.ResourceError` after the registration timeout."""
         assert self.dispatcher is not None
         timeout = self.config.get(ClusterOptions.REGISTRATION_TIMEOUT).total_seconds()
-        fut = self.submit(self.dispatcher.resource_manager.wait_for_task_managers(self.num_task_managers, timeout))
-        while True:
-            try:
-                fut.result(timeout=0.05)
-                return
-            except TimeoutError:
-                try:
-                    self._check_launches()
-                except BaseException:
-                    fut.cancel()
-                    raise
-            except BaseException:  # Ctrl-C: no task is left pending on the loop
-                fut.cancel()
-                raise
+        self.run(self.dispatcher.resource_manager.wait_for_task_managers(self.num_task_managers, timeout))
 
     def close(self) -> None:
         with self._lock:

@@ -9,6 +9,9 @@ any that linger.
 Like Flink's active ResourceManagers, the MiniCluster starts a replacement process for every TaskManager
 that is lost while the cluster runs, so a job that restarts after a crash finds its slots again. The lost
 process itself is killed (it may be frozen rather than dead) and reaped then, not when the cluster closes.
+A thread per process waits for its end and reports it (:meth:`ActiveCluster._worker_terminated`): a process that
+exits before its TaskManager registered is a start failure, replaced and counted against
+``resourcemanager.start-worker.max-failure-rate``; the error names its exit code and its log.
 Checkpoints go to ``execution.checkpointing.dir`` or, when that is unset, to a temporary directory the
 MiniCluster removes when it closes.
 """
@@ -23,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from strom.config import (
@@ -34,9 +38,9 @@ from strom.config import (
     TaskManagerOptions,
 )
 from strom.deploy.active_cluster import ActiveCluster
-from strom.exceptions import ClusterError
 from strom.runtime.metrics.job_metrics import job_manager_readings
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
+from strom.runtime.taskexecutor.log_files import log_file_name
 
 __all__ = ["MiniCluster"]
 
@@ -140,6 +144,37 @@ class MiniCluster(ActiveCluster):
         with self._lock:  # even when the cluster closed meanwhile: _stop_task_managers then waits for it
             self.processes.append(proc)
             self._process_of[tm_id] = proc
+        threading.Thread(target=self._watch, args=(tm_id, proc), name=f"strom-watch-{tm_id}", daemon=True).start()
+
+    def _watch(self, tm_id: str, proc: subprocess.Popen[bytes]) -> None:
+        """TaskManager ``tm_id``'s own thread: wait for its process to end (reaping it) and report that."""
+        code = proc.wait()
+        how = f"exited with code {code}"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                how = f"was killed by {signal.Signals(-code).name} (exit code {code})"
+        self._worker_terminated(tm_id, f"(pid {proc.pid}) {how}; {self._log_of(tm_id)}")
+
+    def _log_of(self, tm_id: str) -> str:
+        """Where TaskManager ``tm_id``'s output is: its error output went to this process's standard error; its
+        log file is named when it outlives the cluster (``env.log.dir``), else its last lines are quoted."""
+        path = os.path.join(self.log_dir, log_file_name(tm_id))
+        try:
+            with open(path, "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 2048))
+                lines = f.read().decode(errors="replace").splitlines()[-5:]
+        except OSError:
+            return "its error output is above (it wrote no log file)"
+        if not self._temporary_log_dir:
+            return f"its error output is above, its log is {path}"
+        tail = " | ".join(ln.strip() for ln in lines if ln.strip())
+        return f"its error output is above; the end of its log: {tail or '(empty)'}"
+
+    def _start_failure_hint(self) -> str:
+        return (
+            f"a TaskManager is `{sys.executable} -m strom.runtime.taskexecutor` with this process's sys.path as "
+            "PYTHONPATH: check that it starts (its error output, its log); set env.log.dir to keep the logs"
+        )
 
     def _release_task_manager(self, tm_id: str) -> None:
         """Kill the lost TaskManager's process (it may hang or be stopped, not dead) and reap it."""
@@ -153,16 +188,6 @@ class MiniCluster(ActiveCluster):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             log.warning("the lost TaskManager %s (pid %d) did not die within 10 s of SIGKILL", tm_id, proc.pid)
-
-    def _check_launches(self) -> None:
-        with self._lock:
-            processes = list(self.processes)
-        for p in processes:
-            if p.poll() is not None:
-                raise ClusterError(
-                    f"expected TaskManager pid {p.pid} to start; it exited with code {p.returncode}; "
-                    "hint: see its error output above"
-                )
 
     def _stop_task_managers(self) -> None:
         with self._lock:

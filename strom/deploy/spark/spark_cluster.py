@@ -5,7 +5,9 @@ cluster asks Spark for TaskManagers: each is its own long-lived **single-task, n
 (``parallelize([launch], 1).mapPartitions(task_manager_partition).collect()``) submitted from a driver
 thread in its own job group. Spark provides the executors and the placement; strom owns failover — a
 TaskManager never fails its Spark task, a lost one (control connection closed, heartbeats stopped) is
-replaced by a new job with a new launch token, and stale ones are fenced off by the ResourceManager.
+replaced by a new job with a new launch token, and stale ones are fenced off by the ResourceManager. A Spark job
+that ends before its TaskManager registered is a start failure (:class:`ActiveCluster`): replaced, and counted
+against ``resourcemanager.start-worker.max-failure-rate``.
 
 Releasing TaskManagers: tell each to shut down (its task then returns), wait, and cancel the job group
 of any that has not ended (Spark interrupts the task and kills its Python worker).
@@ -41,7 +43,7 @@ from strom.deploy.spark.session import (
     runs_on_this_machine,
 )
 from strom.deploy.spark.task_manager_job import SparkTaskManagerLaunch, task_manager_partition
-from strom.exceptions import CheckpointError, ClusterError, ResourceError
+from strom.exceptions import CheckpointError, ClusterError, ResourceError, TaskManagerStartError
 from strom.runtime.taskexecutor.runner import TaskManagerSpec
 
 if TYPE_CHECKING:
@@ -186,28 +188,26 @@ class SparkCluster(ActiveCluster):
             record.error = _spark_error_summary(text) or type(exc).__name__
         finally:
             record.ended.set()
+            self._worker_terminated(
+                record.tm_id, f"ended in its Spark job (group {record.job_group}): {record.error or 'it returned'}"
+            )
         if record.error and not self._closed:
             level = logging.DEBUG if "stale" in record.error else logging.WARNING
             log.log(level, "TaskManager %s ended in its Spark task: %s", record.tm_id, record.error)
 
-    def _check_launches(self) -> None:
-        with self._lock:
-            launches = list(self._launches.values())
-            registered = set(self._registered_pids)
-        for record in launches:
-            if record.ended.is_set() and record.tm_id not in registered:
-                raise ClusterError(
-                    f"expected TaskManager {record.tm_id} to start in a Spark task on '{self.master}'; "
-                    f"its Spark job ended: {record.error or 'without registering'}; hint: the executors need "
-                    "strom and its dependencies (spark.pyspark.python / PYSPARK_PYTHON, or ship them as in "
-                    "docs/deploy-spark.md)"
-                )
+    def _start_failure_hint(self) -> str:
+        return (
+            "the executors need strom and its dependencies (spark.pyspark.python / PYSPARK_PYTHON, or ship them as in "
+            "docs/deploy-spark.md); the executors' logs (Spark UI) tell more"
+        )
 
     def _wait_for_registration(self) -> None:
         """As the base class; when the TaskManagers do not all register in time, say how many still wait for a
         Spark task slot (on a cluster the usual cause: the application has fewer free cores than TaskManagers)."""
         try:
             super()._wait_for_registration()
+        except TaskManagerStartError:
+            raise
         except ResourceError as exc:
             with self._lock:
                 registered = len(self._registered_pids)

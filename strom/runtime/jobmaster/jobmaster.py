@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from strom.config import CheckpointingOptions, Configuration, millis
-from strom.exceptions import CheckpointError, CorruptStateError, UserFunctionError
+from strom.exceptions import CheckpointError, CorruptStateError, TaskManagerStartError, UserFunctionError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration, CheckpointStats
@@ -557,10 +557,11 @@ class JobMaster:
         if self.checkpoints is not None:
             self.checkpoints.stop_periodic()
             self.checkpoints.abort_all("the job fails over")
-        if isinstance(error, CorruptStateError):
-            # a restart would restore the same damaged file again: fail whatever the restart strategy allows
-            # (Flink's SuppressRestartsException)
-            self.fail_job(f"{text}\n\n{self._retained_before(error.checkpoint_id)}", error)
+        if isinstance(error, CorruptStateError | TaskManagerStartError):
+            # a restart would restore the same damaged file again, or wait for TaskManagers that do not start: fail
+            # whatever the restart strategy allows (Flink's SuppressRestartsException)
+            damaged = self._retained_before(error.checkpoint_id) if isinstance(error, CorruptStateError) else ""
+            self.fail_job(f"{text}\n\n{damaged}" if damaged else text, error)
             return
         strategy = self.restart_strategy
         strategy.notify_failure(error if error is not None else text, int(time.monotonic() * 1000))

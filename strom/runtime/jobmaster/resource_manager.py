@@ -14,6 +14,10 @@ A standalone cluster's ResourceManager (``accepts_standalone_task_managers``) al
 start: one started by ``strom taskmanager`` — already authenticated with the cluster secret by the RPC handshake —
 asks :meth:`accept_task_manager` for an id and a fresh launch token, then registers with them like any other, so
 the same fencing holds for it.
+
+Whoever starts TaskManagers learns here when a job waits for slots (``slot_request_listeners``: start the missing
+ones) and may fail what waits for slots now (:meth:`fail_slot_requests`: TaskManagers keep ending before they
+register).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import logging
 import secrets
 from collections.abc import Callable
 
-from strom.exceptions import ResourceError, RpcError
+from strom.exceptions import ResourceError, RpcError, TaskManagerStartError
 from strom.runtime.jobmaster.slot_manager import SlotManager, SlotOffer, TaskManagerRegistration
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, SystemClock
 
@@ -42,6 +46,11 @@ class ResourceManager:
         self.listeners: list[Callable[[str, str], None]] = []
         #: called with each accepted registration (tm id, pid)
         self.registration_listeners: list[Callable[[TaskManagerRegistration], None]] = []
+        #: called when a slot request (or a wait for TaskManagers) has to wait for TaskManagers to register
+        self.slot_request_listeners: list[Callable[[], None]] = []
+        self._waiting_requests = 0
+        self._failure_epoch = 0  # bumped by fail_slot_requests: what waits then fails with _failure
+        self._failure = ""
         self._launch_tokens: dict[str, str] = {}  # tm id -> token of a TaskManager started, not yet registered
         self._changed = asyncio.Condition()
         self.shutting_down = False  # TaskManagers leaving now are expected, not lost
@@ -157,13 +166,48 @@ class ResourceManager:
         for listener in list(self.listeners):
             listener(tm_id, message)
 
-    async def wait_for_task_managers(self, count: int, timeout: float) -> None:
-        async def enough() -> None:
-            async with self._changed:
-                await self._changed.wait_for(lambda: len(self.slot_manager.task_managers) >= count)
+    @property
+    def slots_wanted(self) -> bool:
+        """Whether a slot request (or a wait for TaskManagers) waits for TaskManagers now."""
+        return self._waiting_requests > 0
 
+    def fail_slot_requests(self, error: TaskManagerStartError) -> None:
+        """Fail the slot requests and waits for TaskManagers under way now (those that still lack what they wait
+        for) with ``error``: the TaskManagers they wait for keep ending before they register."""
+        self._failure_epoch += 1
+        self._failure = str(error)
+
+        async def wake() -> None:
+            async with self._changed:
+                self._changed.notify_all()
+
+        if self._waiting_requests:
+            asyncio.get_running_loop().create_task(wake())
+
+    async def _wait_until(self, enough: Callable[[], bool], timeout: float) -> None:
+        """Until ``enough()``: :class:`TimeoutError` after ``timeout``, :class:`TaskManagerStartError` if
+        :meth:`fail_slot_requests` comes first."""
+        if enough():
+            return
+        epoch = self._failure_epoch
+
+        async def wait() -> None:
+            async with self._changed:
+                await self._changed.wait_for(lambda: enough() or self._failure_epoch != epoch)
+
+        self._waiting_requests += 1
         try:
-            await asyncio.wait_for(enough(), timeout)
+            for listener in list(self.slot_request_listeners):
+                listener()
+            await asyncio.wait_for(wait(), timeout)
+        finally:
+            self._waiting_requests -= 1
+        if self._failure_epoch != epoch and not enough():
+            raise TaskManagerStartError(self._failure)
+
+    async def wait_for_task_managers(self, count: int, timeout: float) -> None:
+        try:
+            await self._wait_until(lambda: len(self.slot_manager.task_managers) >= count, timeout)
         except TimeoutError:
             raise ResourceError(
                 f"expected {count} TaskManagers to register within {timeout:.0f} s; got "
@@ -172,12 +216,8 @@ class ResourceManager:
 
     # -- slots -------------------------------------------------------------------------------------
     async def request_slots(self, job_id: str, count: int, timeout: float) -> list[SlotOffer]:
-        async def enough() -> None:
-            async with self._changed:
-                await self._changed.wait_for(lambda: self.slot_manager.num_free_slots() >= count)
-
         with contextlib.suppress(TimeoutError):  # allocate() raises the ResourceError with the numbers
-            await asyncio.wait_for(enough(), timeout)
+            await self._wait_until(lambda: self.slot_manager.num_free_slots() >= count, timeout)
         offers = self.slot_manager.allocate(job_id, count)
         await asyncio.gather(
             *(
