@@ -360,6 +360,17 @@ def _cluster(ns: argparse.Namespace) -> int:
         )
         print(f"started {', '.join(names)}")
         return EXIT_OK
+    if ns.action == "token":  # for Flink's own CLI: FLINK_REST_CLIENT_HEADERS="Authorization:Bearer <token>"
+        from strom.deploy.standalone.rest_client import resolve_token
+
+        token = resolve_token(None, directory)
+        if not token:
+            raise UsageError(
+                f"expected a cluster directory holding the cluster's secret; got none in {directory.path}; hint: "
+                "--cluster-dir DIR of the cluster (strom cluster start wrote it there), or $STROM_REST_TOKEN"
+            )
+        print(token)
+        return EXIT_OK
     if ns.action == "stop":
         stopped = cluster.stop_cluster(directory)
         print(f"stopped {', '.join(stopped)}" if stopped else f"no cluster was running in {directory.path}")
@@ -452,7 +463,11 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", help="a configuration option")
         _conf_dir_option(p)
     cl = sub.add_parser("cluster", help="a standalone cluster as background processes")
-    cl.add_argument("action", choices=("start", "add-taskmanager", "stop", "status"))
+    cl.add_argument(
+        "action",
+        choices=("start", "add-taskmanager", "stop", "status", "token"),
+        help="token: print the REST token (for Flink's CLI: FLINK_REST_CLIENT_HEADERS='Authorization:Bearer <token>')",
+    )
     cl.add_argument("--taskmanagers", type=int, default=None, metavar="N", help="TaskManagers to start (start: 1)")
     cl.add_argument(
         "--jobmanagers", type=int, default=1, metavar="N", help="start: a leader and N-1 standbys (needs HA; default 1)"

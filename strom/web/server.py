@@ -180,7 +180,8 @@ class DispatcherRestEndpoint:
             return _error(
                 f"expected 'Authorization: Bearer <token>' with the cluster's REST token to {request.method} "
                 f"{request.path}; got {'a wrong token' if 'Authorization' in request.headers else 'none'}; "
-                "hint: JobClient.get_rest_token() gives it",
+                "hint: strom's CLI sends it; strom cluster token (or JobClient.get_rest_token()) prints it, and "
+                "Flink's CLI sends it with FLINK_REST_CLIENT_HEADERS='Authorization:Bearer <token>'",
                 401,
             )
         return await handler(request)

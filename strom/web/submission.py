@@ -224,7 +224,7 @@ class JobSubmissionHandlers:
         if python_files:
             graph.config[PYTHON_FILES_KEY] = python_files
         try:
-            job_id = await self.dispatcher.submit_job(graph)
+            job_id = await self.dispatcher.submit_job(graph, wait_started=False)  # slots may take a while
         except StromError as exc:
             raise RestHandlerError(
                 f"the JobManager refused job '{graph.job_name}' ({graph.job_id}): {exc}", 400

@@ -131,18 +131,23 @@ def test_a_standalone_cluster_runs_jobs_submitted_with_the_cli(cluster: Cluster,
     cancel = cluster.strom("cancel", job_b, "-m", cluster.m)
     assert cancel.returncode == 0 and f"Cancelled job {job_b}." in cancel.stdout, cancel.stdout + cancel.stderr
 
-    # a TaskManager SIGKILLed is lost for the ResourceManager; a third one joins and is used
+    # a TaskManager SIGKILLed is lost for the ResourceManager; a job that needs more slots than are left is
+    # accepted at once (as Flink's Dispatcher: the submission does not wait for slots) and waits for them; a third
+    # TaskManager joins and the job runs on it
     tm_pid = int((cluster.directory / "taskmanager-1.pid").read_text())
     os.kill(tm_pid, signal.SIGKILL)
     wait_for("the killed TaskManager to be lost", lambda: len(cluster.task_managers()) == 1)
+    wide = cluster.strom("run", "-m", cluster.m, "-d", "-p", "4", str(job), str(tmp_path / "out-c"),
+                  str(ckpt), "400", "100000", timeout=60)  # fmt: skip  # 4 slots: only with a new TaskManager's two
+    assert wide.returncode == 0, wide.stdout + wide.stderr
+    job_c = wide.stdout.split("Job has been submitted with JobID ")[1].split()[0]
+    wait_for("the wide job RUNNING, its tasks waiting for slots", lambda: cluster.job_states()[job_c] == "RUNNING")
     added = cluster.strom("cluster", "add-taskmanager", "-D", "taskmanager.numberOfTaskSlots=2",
                    "-D", "heartbeat.interval=500", "-D", "heartbeat.timeout=5000")  # fmt: skip
     assert added.returncode == 0, added.stdout + added.stderr
     cluster.remember_pids()
     assert len(cluster.task_managers()) == 2
-    wide = cluster.strom("run", "-m", cluster.m, "-p", "4", str(job), str(tmp_path / "out-c"),
-                  str(ckpt), "400", "100000")  # fmt: skip  # 4 slots: only with the new TaskManager's two
-    assert wide.returncode == 0, wide.stdout + wide.stderr
+    wait_for("the wide job's end", lambda: cluster.job_states()[job_c] == "FINISHED")
     assert Counter(k for k, _ in committed(tmp_path / "out-c")) == Counter(i % 7 for i in range(400))
 
     # the cluster outlived its jobs; stop leaves no process

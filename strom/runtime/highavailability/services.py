@@ -347,7 +347,7 @@ class LeaderSession:
                     job_id,
                     pointer.external_pointer if pointer is not None else "its start",
                 )
-                await dispatcher.submit_job(graph)
+                await dispatcher.submit_job(graph, wait_started=False)  # each waits for its slots on its own
                 recovered.append(job_id)
             except LeadershipLostError:
                 raise

@@ -8,6 +8,7 @@ updates and operator events for the JobMasters.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -59,6 +60,7 @@ class Dispatcher:
         #: HA: a new leader recovering the jobs of the JobGraphStore; an unknown job id may be one of them (the REST
         #: API answers 503 — retry — instead of 404)
         self.recovering = False
+        self._starting: set[asyncio.Task[None]] = set()  # JobMaster starts under way (strong references)
         #: records TaskManagers forwarded, per job (``GET /jobs/:jobid/log-records``, ``strom run``'s log lines)
         self.job_logs = JobLogBuffers()
         #: re-log forwarded records here under ``strom.taskmanager`` (a Spark-hosted TaskManager's only way to the
@@ -77,6 +79,8 @@ class Dispatcher:
 
     async def close(self) -> None:
         self.prepare_shutdown()
+        for starting in list(self._starting):  # still waiting for slots: nothing to start any more
+            starting.cancel()
         await self.resource_manager.close()
         await self.rpc_server.close()
 
@@ -85,7 +89,10 @@ class Dispatcher:
         return self.rpc_server.address
 
     # -- jobs (client side, in process or through a client gateway) --------------------------------
-    async def submit_job(self, job_graph: JobGraph) -> str:
+    async def submit_job(self, job_graph: JobGraph, *, wait_started: bool = True) -> str:
+        """Accept the job (persisted first, with HA) and start its JobMaster; ``wait_started``: return once its
+        tasks are deployed (the MiniCluster's ``execute_async``), else at once — as Flink's Dispatcher acknowledges
+        a REST submission — while scheduling waits for slots, up to the slot request timeout."""
         if job_graph.job_id in self.job_masters:
             raise RpcError(f"job {job_graph.job_id} was already submitted")
         jm = JobMaster(
@@ -102,8 +109,22 @@ class Dispatcher:
         if self.ha is not None:  # into the JobGraphStore (fenced) before it runs: a new leader recovers it
             await self.ha.job_submitted(job_graph, jm)
         self.job_masters[job_graph.job_id] = jm
-        await jm.start()
+        if wait_started:
+            await jm.start()
+            return job_graph.job_id
+        starting = asyncio.get_running_loop().create_task(jm.start(), name=f"start of job {job_graph.job_id}")
+        self._starting.add(starting)
+        starting.add_done_callback(functools.partial(self._started, jm))
         return job_graph.job_id
+
+    def _started(self, jm: JobMaster, task: asyncio.Task[None]) -> None:
+        self._starting.discard(task)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            log.error("job %s could not start: %s", jm.job_id, error)
+            jm.fail_job(f"the job could not start: {type(error).__name__}: {error}", error)
 
     def job_master(self, job_id: str) -> JobMaster:
         jm = self.job_masters.get(job_id)

@@ -15,7 +15,7 @@ async function call(method, path, { body, auth = false } = {}) {
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (auth) {
     const value = token();
-    if (!value) throw new ApiError(0, "enter the cluster's REST token first (JobClient.get_rest_token() gives it)");
+    if (!value) throw new ApiError(0, "enter the cluster's REST token first (strom cluster token prints it)");
     headers.Authorization = `Bearer ${value}`;
   }
   let response;

@@ -203,3 +203,19 @@ def test_cli_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_cli_unreachable_cluster_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "-m", "127.0.0.1:1", "--cluster-dir", str(tmp_path)]) == 1
     assert "expected a strom JobManager's REST API at http://127.0.0.1:1" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(10)
+def test_cluster_token_prints_the_rest_token_of_the_cluster_secret(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``strom cluster token``: what Flink's CLI sends (FLINK_REST_CLIENT_HEADERS) to call a strom cluster."""
+    from strom.web.auth import bearer_token_matches, rest_token
+
+    monkeypatch.delenv("STROM_REST_TOKEN", raising=False)
+    assert main(["cluster", "token", "--cluster-dir", str(tmp_path / "none")]) == 2
+    assert "expected a cluster directory holding the cluster's secret" in capsys.readouterr().err
+    secret = ClusterDirectory(tmp_path / "cluster").load_or_create_secret()
+    assert main(["cluster", "token", "--cluster-dir", str(tmp_path / "cluster")]) == 0
+    token = capsys.readouterr().out.strip()
+    assert token == rest_token(secret) and bearer_token_matches(f"Bearer {token}", rest_token(secret))
