@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from strom.exceptions import UserFunctionError
 from strom.runtime.checkpoint.coordinator import CheckpointStats
 from strom.runtime.execution_state import JobStatus
 
-__all__ = ["ExceptionHistoryEntry", "JobResult"]
+__all__ = ["ExceptionHistoryEntry", "JobResult", "last_line", "task_failure_summary"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,3 +38,17 @@ class ExceptionHistoryEntry:
     task_name: str = ""
     task_manager_id: str = ""
     endpoint: str = ""
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "(no message)"
+
+
+def task_failure_summary(task_name: str, error_text: str, error: BaseException | None) -> str:
+    """One line for the "fails over" record: where the task failed (the operator, for a user function's error)
+    and the exception's last line (``ValueError: bad record``), not the first line of a traceback."""
+    where = f"task '{task_name}'"
+    if isinstance(error, UserFunctionError) and error.operator:
+        where = f"operator '{error.operator}' in {where}"
+    return f"{where}: {last_line(error_text)}"

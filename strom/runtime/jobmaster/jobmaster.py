@@ -35,7 +35,7 @@ from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescr
 from strom.runtime.execution_state import ExecutionState, JobStatus
 from strom.runtime.jobmaster.checkpoint_driver import CheckpointDriver
 from strom.runtime.jobmaster.execution_rows import execution_rows, task_metrics_rows
-from strom.runtime.jobmaster.job_result import ExceptionHistoryEntry, JobResult
+from strom.runtime.jobmaster.job_result import ExceptionHistoryEntry, JobResult, last_line, task_failure_summary
 from strom.runtime.jobmaster.operator_coordinator_holder import OperatorCoordinatorHolder
 from strom.runtime.jobmaster.resource_manager import ResourceManager
 from strom.runtime.jobmaster.restart_strategy import (
@@ -248,7 +248,7 @@ class JobMaster:
         text = f"{what}: {cause}"
         if isinstance(cause, UserFunctionError) and cause.user_traceback:
             text = f"{text}\n\nUser function traceback (most recent call last):\n{cause.user_traceback}"
-        self.handle_global_failure(text, cause, summary=f"{what}: {_last_line(str(cause))}")
+        self.handle_global_failure(text, cause, summary=f"{what}: {last_line(str(cause))}")
 
     # -- operator coordinators -----------------------------------------------------------------------
     def is_current_attempt(self, attempt_id: str) -> bool:
@@ -521,7 +521,7 @@ class JobMaster:
             self.handle_global_failure(
                 f"task '{ex.vertex.name}' failed:\n{tes.error_text}",
                 tes.error,
-                summary=_task_failure_summary(ex.vertex.name, tes.error_text, tes.error),
+                summary=task_failure_summary(ex.vertex.name, tes.error_text, tes.error),
                 execution=ex,
             )
         elif (
@@ -571,7 +571,7 @@ class JobMaster:
             self.fail_job(text, error)
             return
         log.warning(
-            "job %s fails over (restart #%d): %s", self.job_id, self.num_restarts + 1, summary or _last_line(text)
+            "job %s fails over (restart #%d): %s", self.job_id, self.num_restarts + 1, summary or last_line(text)
         )
         g.failure_text = text
         g.failure = error
@@ -783,17 +783,3 @@ async def _shutdown_storage(storage: CheckpointStorage, status: str, retention: 
         storage.shutdown(status, retention)
     except Exception as exc:  # the job's outcome stands; leftover checkpoint files are only logged
         log.warning("checkpoint storage clean-up after the job ended failed: %s", exc)
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "(no message)"
-
-
-def _task_failure_summary(task_name: str, error_text: str, error: BaseException | None) -> str:
-    """One line for the "fails over" record: where the task failed (the operator, for a user function's error)
-    and the exception's last line (``ValueError: bad record``), not the first line of a traceback."""
-    where = f"task '{task_name}'"
-    if isinstance(error, UserFunctionError) and error.operator:
-        where = f"operator '{error.operator}' in {where}"
-    return f"{where}: {_last_line(error_text)}"
