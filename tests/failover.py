@@ -70,12 +70,22 @@ def kill_task_managers(client: Any, kills: int, rng: random.Random, killed: list
         if client.get_job_status().is_globally_terminal:
             return
         seen = _completed_ids(client)
-        pids = client.live_task_manager_pids()
+        pids = _pids_running_tasks(client)
         if not pids:
             return
         victim = rng.choice(pids)
         os.kill(victim, signal.SIGKILL)
         killed.append(victim)
+
+
+def _pids_running_tasks(client: Any) -> list[int]:
+    """The live TaskManagers that run a subtask now: killing one that hosts only finished subtasks (a source that
+    ended) fails nothing over."""
+    live = set(client.live_task_manager_pids())
+    registered = client._cluster.dispatcher.resource_manager.slot_manager.task_managers
+    running = {m.task_manager_id for m in client.get_metrics() if m.state == "RUNNING"}
+    pids = sorted({reg.pid for tm_id, reg in list(registered.items()) if tm_id in running} & live)
+    return pids or sorted(live)
 
 
 def failover_env(parallelism: int = 2, interval_ms: int = 200, attempts: int = 20) -> Any:

@@ -93,19 +93,13 @@ def test_a_function_s_log_lines_land_in_its_task_manager_s_file_and_rest_serves_
     try:
         url = client.get_rest_url()
         vertex = next(v for v in _get_json(f"{url}/jobs/{client.get_job_id()}")["vertices"] if "marker" in v["name"])
-        placement = _wait_for(
-            "both marker subtasks deployed",
-            lambda: (
-                {
-                    s["subtask"]: s["taskmanager-id"]
-                    for s in _get_json(f"{url}/jobs/{client.get_job_id()}/vertices/{vertex['id']}")["subtasks"]
-                    if s["status"] == "RUNNING"
-                }
-                if len(_get_json(f"{url}/jobs/{client.get_job_id()}/vertices/{vertex['id']}")["subtasks"]) == 2
-                else None
-            ),
-        )
-        _wait_for("both subtasks running", lambda: len(placement) == 2)
+
+        def running_placement() -> dict[int, str] | None:
+            subtasks = _get_json(f"{url}/jobs/{client.get_job_id()}/vertices/{vertex['id']}")["subtasks"]
+            placed = {s["subtask"]: s["taskmanager-id"] for s in subtasks if s["status"] == "RUNNING"}
+            return placed if len(placed) == 2 else None
+
+        placement = _wait_for("both marker subtasks running", running_placement)
         tm_ids = sorted(t["id"] for t in _get_json(f"{url}/taskmanagers")["taskmanagers"])
         assert sorted(placement.values()) == tm_ids  # one subtask per TaskManager (one slot each)
 
