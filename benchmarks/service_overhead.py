@@ -353,18 +353,19 @@ def main(argv: list[str] | None = None) -> None:
                 "",
                 md_table(["target (issue 20)", "measured", "status"], targets),
                 "",
-                "Where the time goes: the CPU columns count work, which the machine's noise does not blur. The"
-                " TaskManagers do the same work per event watched or not (their CPU / event ratio is ~1.00: a scrape"
-                " reads gauges the tasks keep anyway, on the reporter's thread, once a second); the JobManager's REST"
-                " answers (about 1 % of a core for ~12 GETs a second) and the poller's requests and parsing (about"
-                " 1 %) are the added CPU, *all CPU / event*. At p=2 the two TaskManagers keep both of this 2-core"
-                " VM's cores busy, so whatever else runs on it (a poll burst, other users' processes) takes a core"
-                " from them while it lasts: the p=2 wall-clock ratios swing widely from round to round (min–max),"
-                " and an earlier run the same day under a heavier load from other engineers' jobs (load average"
-                " 2.4–4.9) gave p=2 0.759 (0.622–1.091), p=1 0.983 (0.902–1.094); a REST-only p=2 run then measured"
-                " the JobManager at 1 % and the poller at 0.5 % of a core. The"
-                " work watching adds stays a few per cent; a p=2 wall-clock figure on this shared machine is only as"
-                " good as its load is quiet.",
+                "Where the time goes: the CPU columns count work, which the machine's noise blurs less than the "
+                "wall clock. What watching adds is about 1 % of a core in the JobManager (its REST answers, ~12 "
+                "GETs a second) and about 1 % in the poller (its requests and parsing), *all CPU / event*; the "
+                "TaskManagers read gauges they keep anyway, on the reporter's thread, once a second. The paired "
+                "wall-clock median moves more than the target's 5 % from run to run on this shared 2-core VM: W2"
+                " p=1 gave 1.002, 0.983, 0.929 and 1.032 in four runs on 2026-11-26 (the last a p=1-only run of "
+                "8 rounds, `--parallelism 1 --repeat 8`, in which plain W2 alone ranged 195k–283k events/s with "
+                "nothing else running), with the TaskManager's CPU / event watched vs plain at 1.001, 1.076 and "
+                "0.967; W2 p=2 gave 0.999, 1.017 and, under a load average of 2.4–4.9 from other engineers' "
+                "jobs, 0.759 (a REST-only p=2 run then measured the JobManager at 1 % and the poller at 0.5 % of"
+                " a core). At p=2 the two TaskManagers keep both cores busy, so anything else that runs (a poll "
+                "burst, other users' processes) takes a core from them while it lasts. The table above is the "
+                "latest full run; a wall-clock figure here is only as good as the machine is quiet.",
                 SECTION_END,
             ]
         )
