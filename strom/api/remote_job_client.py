@@ -51,8 +51,6 @@ log = logging.getLogger(__name__)
 #: called with every job :func:`submit_remote` submitted (``strom run`` prints its id and shows its progress)
 SUBMISSION_LISTENERS: list[Callable[[RemoteJobClient], None]] = []
 
-#: how long (plus 4 lease durations) an HA client keeps looking for a leader that knows its job
-
 _STATUS = {"SUCCEEDED": JobStatus.FINISHED, "FAILED": JobStatus.FAILED, "CANCELED": JobStatus.CANCELED}
 
 

@@ -51,11 +51,14 @@ log = logging.getLogger(__name__)
 
 
 class RestClientError(ClusterError):
-    """A REST call the JobManager refused; ``status`` is the HTTP status (0: no answer at all)."""
+    """A REST call the JobManager refused; ``status`` is the HTTP status (0: no answer at all). ``transient``: another
+    JobManager may answer (no answer, or 503 from a leader still recovering its jobs) — not a TLS handshake this
+    client's configuration fails, which retrying cannot fix."""
 
-    def __init__(self, message: str, status: int) -> None:
+    def __init__(self, message: str, status: int, *, transient: bool | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.transient = status in (0, 503) if transient is None else transient
 
 
 def resolve_token(explicit: str | None, directory: ClusterDirectory | None) -> str:
@@ -172,7 +175,7 @@ class RestClusterClient:
             try:
                 return self._request_once(method, path, body, content_type)
             except RestClientError as exc:
-                if self.high_availability is None or exc.status not in (0, 503):
+                if self.high_availability is None or not exc.transient:
                     raise
                 since = self.follow_leader(exc, since)
                 time.sleep(0.25)
@@ -224,7 +227,9 @@ class RestClusterClient:
             ) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            raise RestClientError(self._unreachable(reason), 0) from None
+            # a certificate or handshake this configuration fails is not a JobManager gone (a reset may be either)
+            refused = isinstance(reason, ssl.SSLError) and not isinstance(reason, ssl.SSLEOFError)
+            raise RestClientError(self._unreachable(reason), 0, transient=not refused) from None
         return json.loads(raw) if raw else {}
 
     def _unreachable(self, reason: object) -> str:
