@@ -428,6 +428,14 @@ class HighAvailabilityOptions:
         "strom's own (after Flink's `...kubernetes.leader-election.retry-period`): how often the leader renews its "
         "lease and standbys, TaskManagers and clients read it; well below the lease duration.",
     )
+    JOB_RESULT_DELETE_ON_COMMIT: ConfigOption[bool] = _opt(
+        "job-result-store.delete-on-commit",
+        bool,
+        True,
+        "With high availability: delete a job's entry in the JobResultStore (`<storageDir>/<cluster-id>/"
+        "job-results`) once its clean-up is done. `false` keeps it, so a leader that takes over later still "
+        "answers the job's `execution-result`; entries then accumulate, one small file per job.",
+    )
 
 
 class StateBackendOptions:

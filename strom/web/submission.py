@@ -44,6 +44,7 @@ from aiohttp import BodyPartReader, web
 from strom.exceptions import StromError
 from strom.graph.job_graph import JobGraph
 from strom.runtime.execution_state import JobStatus
+from strom.runtime.jobmaster.job_result import APPLICATION_STATUS
 from strom.runtime.python_files import PYTHON_FILES_KEY, PythonFilesCache
 from strom.web.accessor import RestHandlerError
 
@@ -64,12 +65,6 @@ JOB_GRAPH_FIELD = "jobGraphFileName"
 JOB_JARS_FIELD = "jobJarFileNames"
 JOB_ARTIFACTS_FIELD = "jobArtifactFileNames"
 
-_APPLICATION_STATUS = {
-    JobStatus.FINISHED: "SUCCEEDED",
-    JobStatus.FAILED: "FAILED",
-    JobStatus.CANCELED: "CANCELED",
-}
-
 
 def execution_result_body(result: JobResult | None) -> dict[str, Any]:
     """Flink's ``JobExecutionResultResponseBody`` of a job's result (None: still running)."""
@@ -77,7 +72,7 @@ def execution_result_body(result: JobResult | None) -> dict[str, Any]:
         return {"status": {"id": "IN_PROGRESS"}}
     body: dict[str, Any] = {
         "id": result.job_id,
-        "application-status": _APPLICATION_STATUS.get(result.status, "UNKNOWN"),
+        "application-status": APPLICATION_STATUS.get(result.status, "UNKNOWN"),
         "accumulator-results": {},
         "net-runtime": result.net_runtime_ms,
     }
@@ -246,6 +241,11 @@ class JobSubmissionHandlers:
         job_id = request.match_info["jobid"]
         jm = self.dispatcher.job_masters.get(job_id)
         if jm is None:
+            ended = self.dispatcher.recovered_results.get(job_id)  # HA: it ended under an earlier leader
+            if ended is not None:
+                return web.Response(text=json.dumps(execution_result_body(ended)), content_type="application/json")
+            if self.dispatcher.recovering:
+                raise RestHandlerError(f"expected job {job_id}; this JobManager still recovers its jobs", 503)
             raise RestHandlerError(f"expected a known job id; got {job_id!r}; hint: GET /jobs", 404)
         result = jm.result.result() if jm.result.done() else None
         return web.Response(text=json.dumps(execution_result_body(result)), content_type="application/json")

@@ -14,6 +14,7 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -229,6 +230,40 @@ def test_the_job_stays_exactly_once_when_the_leader_is_killed_twice(ha: HaCluste
     _wait_for("the job FINISHED", lambda: ha.job_state(final.rest_url, job_id) == "FINISHED", 180)
     _check_exactly_once(out, count)
     assert not list((ha.ha_dir / "default" / "jobgraphs").glob("*.jobgraph"))  # an ended job is not recovered
+
+
+@pytest.mark.timeout(300)
+def test_a_job_that_ended_while_its_leader_died_is_cleaned_up_not_run_again(ha: HaCluster, tmp_path: Path) -> None:
+    """Flink's JobResultStore: the leader records a job's result (dirty) before any clean-up. Here it "dies" right
+    after that — the HA directory holds the job graph and the dirty result, as a SIGKILL between the two would leave
+    it — and the standby that takes over finishes the clean-up and answers the result; it does not run the job
+    again (which would repeat its output)."""
+    from strom.runtime.highavailability.stores import JobResultEntry, JobResultStore
+
+    count = 700
+    job_id, out = _submit(ha, tmp_path, count, 2000)
+    ha_dir = ha.ha_dir / "default"
+    graph_file = ha_dir / "jobgraphs" / f"{job_id}.jobgraph"
+    kept = tmp_path / "kept.jobgraph"
+    _wait_for("the job graph in the HA directory", lambda: graph_file.exists() and shutil.copy(graph_file, kept), 60)
+    lease = ha.leader()
+    _wait_for("the job FINISHED", lambda: ha.job_state(lease.rest_url, job_id) == "FINISHED", 120)
+    _check_exactly_once(out, count)
+    committed_before = sorted(committed(out))
+    assert not graph_file.exists()  # cleaned up: and with delete-on-commit (Flink's default) no entry is left
+    assert not list((ha_dir / "job-results").glob("*.json"))
+    shutil.copy(kept, graph_file)  # the state of a leader that died after recording the result
+    JobResultStore(str(ha_dir)).create_dirty_result(
+        JobResultEntry(job_id=job_id, job_name="sums", application_status="SUCCEEDED", net_runtime_ms=1)
+    )
+    os.kill(ha.leader_pid(), signal.SIGKILL)
+    new = _wait_for("a standby to take over", lambda: ha.leader(other_than=lease.session_id), 60)
+    _wait_for("its clean-up finished", lambda: not graph_file.exists() and not list((ha_dir / "job-results").iterdir()))
+    result = _get(f"{new.rest_url}/jobs/{job_id}/execution-result")
+    assert result["status"]["id"] == "COMPLETED" and result["job-execution-result"]["application-status"] == "SUCCEEDED"
+    # not run again: the clean-up removed its graph before the recovery read the graphs
+    assert job_id not in {j["jid"] for j in _get(new.rest_url + "/jobs/overview")["jobs"]}
+    assert sorted(committed(out)) == committed_before
 
 
 @pytest.mark.timeout(400)

@@ -9,6 +9,7 @@ directory instead of ZooKeeper or Kubernetes ConfigMaps::
         jobgraphs/<job id>.jobgraph        the submitted jobs not ended yet (JobGraphStore / ExecutionPlanStore)
         checkpoints/<job id>/checkpoint-<n>.json   pointers to completed checkpoints (CompletedCheckpointStore)
         checkpoints/<job id>/recovery-<g>.json     which checkpoint the leader of lease generation g recovered from
+        job-results/<job id>_DIRTY.json    an ended job whose clean-up is not done (JobResultStore, FLIP-194)
 
 :mod:`lease` is the pure leader-election state machine; :mod:`lease_store` writes and reads the lease files;
 :mod:`stores` holds the job graphs and checkpoint pointers; :mod:`services` drives the election on an asyncio loop

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from strom.config import CheckpointingOptions, Configuration, HighAvailabilityOptions
 from strom.exceptions import ConfigurationError
+from strom.runtime.execution_state import JobStatus
 from strom.runtime.highavailability.lease import (
     GrantLeadership,
     LeaderElection,
@@ -41,8 +42,11 @@ from strom.runtime.highavailability.stores import (
     CheckpointPointer,
     CompletedCheckpointStore,
     JobGraphStore,
+    JobResultEntry,
+    JobResultStore,
     LeadershipLostError,
 )
+from strom.runtime.jobmaster.job_result import APPLICATION_STATUS, JobResult
 
 if TYPE_CHECKING:
     from strom.graph.job_graph import JobGraph
@@ -64,6 +68,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+_STATUS_OF_APPLICATION = {status: job_status for job_status, status in APPLICATION_STATUS.items()}
+
 
 def now_ms() -> int:
     return int(time.time() * 1000)
@@ -75,6 +81,8 @@ class HighAvailabilitySettings:
     directory: str
     lease_duration_ms: int
     retry_period_s: float
+    #: ``job-result-store.delete-on-commit``
+    delete_job_results_on_commit: bool = True
 
 
 def ha_settings(config: Configuration) -> HighAvailabilitySettings | None:
@@ -104,7 +112,10 @@ def ha_settings(config: Configuration) -> HighAvailabilitySettings | None:
         )
     cluster_id = config.get(HighAvailabilityOptions.CLUSTER_ID).strip("/") or "default"
     return HighAvailabilitySettings(
-        directory=f"{storage.rstrip('/')}/{cluster_id}", lease_duration_ms=int(lease * 1000), retry_period_s=retry
+        directory=f"{storage.rstrip('/')}/{cluster_id}",
+        lease_duration_ms=int(lease * 1000),
+        retry_period_s=retry,
+        delete_job_results_on_commit=config.get(HighAvailabilityOptions.JOB_RESULT_DELETE_ON_COMMIT),
     )
 
 
@@ -263,6 +274,9 @@ class LeaderSession:
         self._lease = FileLeaseStore(settings.directory)
         self.job_graphs = JobGraphStore(settings.directory, self.fence)
         self.checkpoints = CompletedCheckpointStore(settings.directory, self.fence)
+        self.job_results = JobResultStore(
+            settings.directory, self.fence, delete_on_commit=settings.delete_job_results_on_commit
+        )
         self._python_files: Any = None
 
     def fence(self) -> int:
@@ -311,13 +325,26 @@ class LeaderSession:
         )
         await asyncio.to_thread(self.checkpoints.add_checkpoint, job_id, pointer)
 
+    async def job_result_dirty(self, result: JobResult) -> None:
+        """The job is globally terminal: its result into the JobResultStore before any clean-up (fenced; raises if
+        superseded — then nothing is cleaned up, and the next leader recovers the job)."""
+        entry = JobResultEntry(
+            job_id=result.job_id,
+            job_name=result.job_name,
+            application_status=APPLICATION_STATUS.get(result.status, "UNKNOWN"),
+            net_runtime_ms=result.net_runtime_ms,
+            failure_text=result.failure_text if result.status is not JobStatus.FINISHED else "",
+        )
+        await asyncio.to_thread(self.job_results.create_dirty_result, entry)
+
     async def job_ended(self, job_id: str) -> None:
-        """The job is globally terminal: nothing to recover any more."""
+        """After the job's own clean-up: its HA data goes, then its result entry is marked clean."""
         try:
             await asyncio.to_thread(self.checkpoints.remove_job, job_id)
             await asyncio.to_thread(self.job_graphs.remove_job_graph, job_id)
+            await asyncio.to_thread(self.job_results.mark_result_clean, job_id)
         except LeadershipLostError as exc:
-            log.warning("job %s ended, but its HA data stays for the next leader: %s", job_id, exc)
+            log.warning("job %s ended, but its HA clean-up is left to the next leader: %s", job_id, exc)
 
     async def recover_jobs(self, dispatcher: Dispatcher) -> list[str]:
         """A new leader: every job in the JobGraphStore, from its latest completed checkpoint (Flink's
@@ -325,8 +352,21 @@ class LeaderSession:
         from strom.runtime.python_files import PythonFilesCache
 
         recovered = []
+        results = await asyncio.to_thread(self.job_results.entries)
+        for job_id, (entry, dirty) in results.items():  # ended under an earlier leader: never run again
+            dispatcher.recovered_results[job_id] = JobResult(
+                job_id=job_id,
+                job_name=entry.job_name,
+                status=_STATUS_OF_APPLICATION.get(entry.application_status, JobStatus.FAILED),
+                net_runtime_ms=entry.net_runtime_ms,
+                failure_text=entry.failure_text,
+            )
+            if dirty:
+                log.info("job %s (%s) ended %s under the previous leader: finishing its clean-up", entry.job_name,
+                         job_id, entry.application_status)  # fmt: skip
+                await self.job_ended(job_id)
         for job_id in await asyncio.to_thread(self.job_graphs.job_ids):
-            if job_id in dispatcher.job_masters:
+            if job_id in dispatcher.job_masters or job_id in results:
                 continue
             try:
                 data = await asyncio.to_thread(self.job_graphs.get_job_graph, job_id)

@@ -5,6 +5,8 @@
     checkpoints/<job id>/checkpoint-<n:019d>.json   {"checkpoint_id", "external_pointer", "session_id",
                                                      "timestamp_ms", "lease_generation"}
     checkpoints/<job id>/recovery-<g:012d>.json     {"lease_generation", "session_id", "restored_checkpoint_id"}
+    job-results/<job id>_DIRTY.json                 a globally terminal job whose clean-up is not done yet
+    job-results/<job id>.json                       ... done (kept with job-result-store.delete-on-commit: false)
 
 Every write is **fenced**: ``fence()`` — which raises :class:`LeadershipLostError` unless the writer's session is
 still the newest, unexpired lease, and otherwise returns that lease's generation — runs before the write and again
@@ -37,7 +39,15 @@ import fsspec
 
 from strom.exceptions import ClusterError
 
-__all__ = ["CheckpointPointer", "CompletedCheckpointStore", "JobGraphStore", "LeadershipLostError", "RecoveryRecord"]
+__all__ = [
+    "CheckpointPointer",
+    "CompletedCheckpointStore",
+    "JobGraphStore",
+    "JobResultEntry",
+    "JobResultStore",
+    "LeadershipLostError",
+    "RecoveryRecord",
+]
 
 log = logging.getLogger(__name__)
 
@@ -290,3 +300,88 @@ class CompletedCheckpointStore(_Directory):
         self.fence()
         with contextlib.suppress(FileNotFoundError):
             self.fs.rm(self._job_dir(job_id), recursive=True)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobResultEntry:
+    """A globally terminal job's result, as Flink's ``JobResultEntry`` stores it (``{"result": {...}, "version":
+    1}`` with the ``JobExecutionResultResponseBody`` fields), plus its name."""
+
+    job_id: str
+    job_name: str
+    #: Flink's ``ApplicationStatus``: SUCCEEDED, FAILED, CANCELED
+    application_status: str
+    net_runtime_ms: int
+    failure_text: str = ""
+
+    def to_json(self) -> bytes:
+        result: dict[str, Any] = {
+            "id": self.job_id,
+            "application-status": self.application_status,
+            "accumulator-results": {},
+            "net-runtime": self.net_runtime_ms,
+        }
+        if self.failure_text:
+            result["failure-cause"] = {"class": "JobExecutionError", "stack-trace": self.failure_text}
+        return json.dumps({"result": result, "name": self.job_name, "version": 1}).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> JobResultEntry:
+        raw: Any = json.loads(data)
+        result = raw["result"]
+        return cls(
+            job_id=str(result["id"]),
+            job_name=str(raw.get("name", "")),
+            application_status=str(result["application-status"]),
+            net_runtime_ms=int(result.get("net-runtime", 0)),
+            failure_text=str(result.get("failure-cause", {}).get("stack-trace", "")),
+        )
+
+
+class JobResultStore(_Directory):
+    """``<ha dir>/job-results`` (Flink's ``FileSystemJobResultStore``, FLIP-194): a job's result is written *dirty*
+    once the job is globally terminal, before any of its clean-up (checkpoints, HA data), and marked clean after.
+    A new leader recovers no job that has an entry — it finishes a dirty one's clean-up instead — so a job that
+    ended is never run again, whenever its leader died."""
+
+    def __init__(self, ha_dir: str, fence: Fence = _no_fence, *, delete_on_commit: bool = True) -> None:
+        super().__init__(ha_dir.rstrip("/") + "/job-results")
+        self.fence = fence
+        self.delete_on_commit = delete_on_commit
+
+    def _dirty(self, job_id: str) -> str:
+        _check_job_id(job_id)
+        return f"{self.path}/{job_id}_DIRTY.json"
+
+    def _clean(self, job_id: str) -> str:
+        _check_job_id(job_id)
+        return f"{self.path}/{job_id}.json"
+
+    def create_dirty_result(self, entry: JobResultEntry) -> None:
+        self.fence()
+        self.publish(self._dirty(entry.job_id), entry.to_json())
+        self.fence()
+
+    def mark_result_clean(self, job_id: str) -> None:
+        """The job's clean-up is done: its entry is deleted, or kept clean (``delete_on_commit=False``)."""
+        self.fence()
+        with contextlib.suppress(FileNotFoundError):
+            if self.delete_on_commit:
+                self.fs.rm_file(self._dirty(job_id))
+            else:
+                self.fs.mv(self._dirty(job_id), self._clean(job_id))
+
+    def entries(self) -> dict[str, tuple[JobResultEntry, bool]]:
+        """Every job with a result: its entry and whether its clean-up is still to do (dirty)."""
+        found: dict[str, tuple[JobResultEntry, bool]] = {}
+        for name in self.names(self.path):
+            dirty = name.endswith("_DIRTY.json")
+            job_id = name[: -len("_DIRTY.json")] if dirty else name[: -len(".json")]
+            if not name.endswith(".json") or not _JOB_ID.match(job_id):
+                continue
+            try:
+                with self.fs.open(f"{self.path}/{name}", "rb") as f:
+                    found[job_id] = (JobResultEntry.from_json(f.read()), dirty)
+            except (FileNotFoundError, ValueError, KeyError, TypeError) as exc:
+                log.warning("job result %s unreadable: %s", name, exc)
+        return found

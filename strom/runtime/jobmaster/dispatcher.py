@@ -60,6 +60,8 @@ class Dispatcher:
         #: HA: a new leader recovering the jobs of the JobGraphStore; an unknown job id may be one of them (the REST
         #: API answers 503 — retry — instead of 404)
         self.recovering = False
+        #: HA: results of jobs that ended under an earlier leader (its JobResultStore), for execution-result
+        self.recovered_results: dict[str, JobResult] = {}
         self._starting: set[asyncio.Task[None]] = set()  # JobMaster starts under way (strong references)
         #: records TaskManagers forwarded, per job (``GET /jobs/:jobid/log-records``, ``strom run``'s log lines)
         self.job_logs = JobLogBuffers()

@@ -9,7 +9,10 @@ from strom.exceptions import UserFunctionError
 from strom.runtime.checkpoint.coordinator import CheckpointStats
 from strom.runtime.execution_state import JobStatus
 
-__all__ = ["ExceptionHistoryEntry", "JobResult", "last_line", "task_failure_summary"]
+__all__ = ["APPLICATION_STATUS", "ExceptionHistoryEntry", "JobResult", "last_line", "task_failure_summary"]
+
+#: Flink's ``ApplicationStatus`` of a globally terminal job status
+APPLICATION_STATUS = {JobStatus.FINISHED: "SUCCEEDED", JobStatus.FAILED: "FAILED", JobStatus.CANCELED: "CANCELED"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

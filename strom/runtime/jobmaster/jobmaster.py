@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from strom.config import CheckpointingOptions, Configuration, millis
-from strom.exceptions import CheckpointError, CorruptStateError, TaskManagerStartError, UserFunctionError
+from strom.exceptions import CheckpointError, ClusterError, CorruptStateError, TaskManagerStartError, UserFunctionError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration, CheckpointStats
@@ -745,9 +745,28 @@ class JobMaster:
         asyncio.get_running_loop().create_task(self._release(status))
 
     async def _release(self, status: JobStatus) -> None:
-        """Free the slots and apply the checkpoint retention policy; only then is the job's result known."""
+        """Free the slots and apply the checkpoint retention policy; only then is the job's result known. With HA
+        the result goes into the JobResultStore first (Flink's dirty entry): a leader that dies during the clean-up
+        leaves a job its successor cleans up, not one it runs again."""
+        result = JobResult(
+            job_id=self.job_id,
+            job_name=self.job_graph.job_name,
+            status=status,
+            net_runtime_ms=int((time.monotonic() - self._start_time) * 1000),
+            failure_text=self.graph.failure_text,
+            failure=self.graph.failure,
+            task_pids=dict(self._pids),
+            num_restarts=self.num_restarts,
+            checkpoints=self.checkpoint_statistics(),
+        )
         try:
             await self.rm.release_job(self.job_id)
+            if self.ha is not None:
+                try:
+                    await self.ha.job_result_dirty(result)
+                except (ClusterError, OSError) as exc:  # superseded: nothing is cleaned up, the next leader recovers
+                    log.warning("job %s ended %s, but its result was not recorded: %s", self.job_id, status.value, exc)
+                    return
             if self.checkpoints is not None:
                 retention = self.configuration.get(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)
                 await _shutdown_storage(self.checkpoints.storage, status.value, retention)
@@ -755,19 +774,7 @@ class JobMaster:
                 await self.ha.job_ended(self.job_id)
         finally:
             if not self.result.done():
-                self.result.set_result(
-                    JobResult(
-                        job_id=self.job_id,
-                        job_name=self.job_graph.job_name,
-                        status=status,
-                        net_runtime_ms=int((time.monotonic() - self._start_time) * 1000),
-                        failure_text=self.graph.failure_text,
-                        failure=self.graph.failure,
-                        task_pids=dict(self._pids),
-                        num_restarts=self.num_restarts,
-                        checkpoints=self.checkpoint_statistics(),
-                    )
-                )
+                self.result.set_result(result)
 
     # -- collect sinks -----------------------------------------------------------------------------
     async def poll_collect(self, sink_id: str, timeout: float) -> tuple[list[Any] | None, bool]:

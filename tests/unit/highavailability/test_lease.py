@@ -208,3 +208,29 @@ def test_a_stale_leaders_late_writes_are_not_acted_on(tmp_path: Path) -> None:
     with pytest.raises(LeadershipLostError):  # A's late submission fails, and its graph is not left behind
         graphs_a.put_job_graph(JOB, b"graph")
     assert graphs_a.job_ids() == []
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("delete_on_commit", [True, False])
+def test_job_result_store_dirty_then_clean(tmp_path: Path, delete_on_commit: bool) -> None:
+    from strom.runtime.highavailability.stores import JobResultEntry, JobResultStore
+
+    leader = [True]
+
+    def fence() -> int:
+        if not leader[0]:
+            raise LeadershipLostError("not the leader")
+        return 1
+
+    store = JobResultStore(str(tmp_path), fence, delete_on_commit=delete_on_commit)
+    entry = JobResultEntry(job_id=JOB, job_name="sums", application_status="FAILED", net_runtime_ms=5, failure_text="x")
+    store.create_dirty_result(entry)
+    assert store.entries() == {JOB: (entry, True)}
+    assert (tmp_path / "job-results" / f"{JOB}_DIRTY.json").exists()
+    leader[0] = False
+    with pytest.raises(LeadershipLostError):
+        store.mark_result_clean(JOB)
+    assert store.entries() == {JOB: (entry, True)}  # a superseded leader leaves the clean-up to the next
+    leader[0] = True
+    store.mark_result_clean(JOB)
+    assert store.entries() == ({} if delete_on_commit else {JOB: (entry, False)})
