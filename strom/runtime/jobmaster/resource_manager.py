@@ -49,8 +49,9 @@ class ResourceManager:
         #: called when a slot request (or a wait for TaskManagers) has to wait for TaskManagers to register
         self.slot_request_listeners: list[Callable[[], None]] = []
         self._waiting_requests = 0
-        self._failure_epoch = 0  # bumped by fail_slot_requests: what waits then fails with _failure
-        self._failure = ""
+        #: the errors of fail_slot_requests, in order: a wait that began at epoch n fails with the (n+1)-th — the
+        #: first after it began, not a later one that came before it woke up
+        self._failures: list[str] = []
         self._launch_tokens: dict[str, str] = {}  # tm id -> token of a TaskManager started, not yet registered
         self._changed = asyncio.Condition()
         self.shutting_down = False  # TaskManagers leaving now are expected, not lost
@@ -174,8 +175,7 @@ class ResourceManager:
     def fail_slot_requests(self, error: TaskManagerStartError) -> None:
         """Fail the slot requests and waits for TaskManagers under way now (those that still lack what they wait
         for) with ``error``: the TaskManagers they wait for keep ending before they register."""
-        self._failure_epoch += 1
-        self._failure = str(error)
+        self._failures.append(str(error))
 
         async def wake() -> None:
             async with self._changed:
@@ -189,11 +189,11 @@ class ResourceManager:
         :meth:`fail_slot_requests` comes first."""
         if enough():
             return
-        epoch = self._failure_epoch
+        epoch = len(self._failures)
 
         async def wait() -> None:
             async with self._changed:
-                await self._changed.wait_for(lambda: enough() or self._failure_epoch != epoch)
+                await self._changed.wait_for(lambda: enough() or len(self._failures) != epoch)
 
         self._waiting_requests += 1
         try:
@@ -202,8 +202,8 @@ class ResourceManager:
             await asyncio.wait_for(wait(), timeout)
         finally:
             self._waiting_requests -= 1
-        if self._failure_epoch != epoch and not enough():
-            raise TaskManagerStartError(self._failure)
+        if len(self._failures) != epoch and not enough():
+            raise TaskManagerStartError(self._failures[epoch])
 
     async def wait_for_task_managers(self, count: int, timeout: float) -> None:
         try:
