@@ -348,7 +348,8 @@ class LeaderSession:
 
     async def recover_jobs(self, dispatcher: Dispatcher) -> list[str]:
         """A new leader: every job in the JobGraphStore, from its latest completed checkpoint (Flink's
-        ``JobDispatcherLeaderProcess`` recovering the ``ExecutionPlanStore``)."""
+        ``JobDispatcherLeaderProcess`` recovering the ``ExecutionPlanStore``) — except a job with an entry in the
+        JobResultStore, which ended: its clean-up is finished (a dirty entry) and its result answered, never run."""
         from strom.runtime.python_files import PythonFilesCache
 
         recovered = []
@@ -362,8 +363,9 @@ class LeaderSession:
                 failure_text=entry.failure_text,
             )
             if dirty:
-                log.info("job %s (%s) ended %s under the previous leader: finishing its clean-up", entry.job_name,
-                         job_id, entry.application_status)  # fmt: skip
+                log.info(
+                    "job %s ended %s under an earlier leader: finishing its clean-up", job_id, entry.application_status
+                )
                 await self.job_ended(job_id)
         for job_id in await asyncio.to_thread(self.job_graphs.job_ids):
             if job_id in dispatcher.job_masters or job_id in results:
