@@ -70,9 +70,11 @@ def kill_task_managers(client: Any, kills: int, rng: random.Random, killed: list
         if client.get_job_status().is_globally_terminal:
             return
         seen = _completed_ids(client)
-        pids = _pids_running_tasks(client)
-        if not pids:
-            return
+        deadline = time.monotonic() + 10  # the restarted attempts' first metrics come with their next heartbeat
+        while not (pids := _pids_running_tasks(client)):
+            if client.get_job_status().is_globally_terminal or time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
         victim = rng.choice(pids)
         os.kill(victim, signal.SIGKILL)
         killed.append(victim)
@@ -84,8 +86,7 @@ def _pids_running_tasks(client: Any) -> list[int]:
     live = set(client.live_task_manager_pids())
     registered = client._cluster.dispatcher.resource_manager.slot_manager.task_managers
     running = {m.task_manager_id for m in client.get_metrics() if m.state == "RUNNING"}
-    pids = sorted({reg.pid for tm_id, reg in list(registered.items()) if tm_id in running} & live)
-    return pids or sorted(live)
+    return sorted({reg.pid for tm_id, reg in list(registered.items()) if tm_id in running} & live)
 
 
 def failover_env(parallelism: int = 2, interval_ms: int = 200, attempts: int = 20) -> Any:
