@@ -88,8 +88,11 @@ class ConfigOption(Generic[T]):
             try:
                 return self.type(raw)  # type: ignore[no-any-return,return-value,unused-ignore]
             except ValueError:
-                pass
-        raise ConfigurationError(
+                raise self._wrong_type(raw) from None
+        raise self._wrong_type(raw)
+
+    def _wrong_type(self, raw: object) -> ConfigurationError:
+        return ConfigurationError(
             f"option '{self.key}' expects a {self.type.__name__}; got {raw!r}; hint: the default is {self.default!r}"
         )
 

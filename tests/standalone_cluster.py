@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -94,6 +95,15 @@ def strom(cluster_dir: Path, *args: str, timeout: float = 120) -> subprocess.Com
 def get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=10) as resp:
         return json.loads(resp.read())
+
+
+def http_get(url: str) -> tuple[int, bytes]:
+    """``GET url``: the status and body, also of an error answer."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
 
 
 def wait_for(what: str, condition: Callable[[], Any], timeout: float = 90.0) -> Any:

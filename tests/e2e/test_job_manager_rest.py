@@ -8,25 +8,15 @@ One cluster for the module; waits poll for a condition, their deadlines only tur
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from dashboard_pages import chromium, click, no_console_errors, read, text_of, wait_for
 from rest_schemas import check
-from standalone_cluster import Cluster, running_cluster
+from standalone_cluster import Cluster, http_get, running_cluster
 
 JM_METRICS = {"numRegisteredTaskManagers", "numRunningJobs", "taskSlotsTotal", "taskSlotsAvailable"}
-
-
-def _http(url: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as resp:
-            return resp.status, resp.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
 
 
 @pytest.fixture(scope="module")
@@ -81,23 +71,23 @@ def test_the_job_manager_s_log_files(cluster: Cluster) -> None:
     on_disk = (directory / "log" / "jobmanager.log").read_text()
     assert "REST API at" in on_disk  # an INFO record of its start
 
-    status, main_log = _http(f"{url}/jobmanager/log")
+    status, main_log = http_get(f"{url}/jobmanager/log")
     assert status == 200 and main_log.decode().startswith(on_disk)  # a log only grows
-    status, by_name = _http(f"{url}/jobmanager/logs/jobmanager.log")
+    status, by_name = http_get(f"{url}/jobmanager/logs/jobmanager.log")
     assert status == 200 and by_name.decode().startswith(on_disk)
     # its standard output: strom cluster's <cluster dir>/jobmanager.log
-    status, stdout = _http(f"{url}/jobmanager/stdout")
+    status, stdout = http_get(f"{url}/jobmanager/stdout")
     assert status == 200 and b"strom jobmanager (pid" in stdout
 
     secret = (directory / "secret").read_text().strip().encode()
     tm_log = next(f.name for f in (directory / "log").iterdir() if f.name.startswith("taskmanager-"))
     for bad in ("..%2Fsecret", "..", ".hidden", "%2Fetc%2Fpasswd", tm_log, "jobmanager.log.7"):
-        status, body = _http(f"{url}/jobmanager/logs/{bad}")
+        status, body = http_get(f"{url}/jobmanager/logs/{bad}")
         assert status in (400, 404), (bad, status, body)
         assert secret not in body and b"root:" not in body and "errors" in json.loads(body), (bad, body)
-    status, body = _http(f"{url}/jobmanager/logs/{tm_log}")
+    status, body = http_get(f"{url}/jobmanager/logs/{tm_log}")
     assert json.loads(body) == {"errors": ["This file does not exist in JobManager log dir."]}  # Flink's answer
-    status, body = _http(f"{url}/jobmanager/logs/../secret")
+    status, body = http_get(f"{url}/jobmanager/logs/../secret")
     assert status == 404 and secret not in body
 
 
@@ -120,7 +110,7 @@ def test_the_dashboard_s_job_manager_page(cluster: Cluster, tmp_path: Path) -> N
         assert [a["text"] for a in read(driver, "table.jm-logs tbody a")] == names == ["jobmanager.log"]
         click(driver, "table.jm-logs button.show-log")
         (log,) = wait_for("the log's text", lambda: read(driver, "#jm-log-view pre.log-text", ("data-name",)))
-        status, body = _http(f"{cluster.rest_url}/jobmanager/logs/jobmanager.log")
+        status, body = http_get(f"{cluster.rest_url}/jobmanager/logs/jobmanager.log")
         assert status == 200 and log["attrs"]["data-name"] == "jobmanager.log"
         assert "REST API at" in log["text"] and body.decode().startswith(log["text"])
         assert "Job Manager" in text_of(driver, "main h1")

@@ -18,8 +18,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +25,7 @@ from typing import Any
 
 import psutil
 import pytest
+from standalone_cluster import http_get
 
 from strom import DataGeneratorSource, StreamExecutionEnvironment
 from strom.api.functions import MapFunction, RuntimeContext
@@ -34,16 +33,8 @@ from strom.config import Configuration
 from strom.runtime.taskexecutor.log_files import TaskManagerLogFiles
 
 
-def _http(url: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as resp:
-            return resp.status, resp.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
-
-
 def _get_json(url: str) -> Any:
-    status, body = _http(url)
+    status, body = http_get(url)
     assert status == 200, (url, status, body)
     return json.loads(body)
 
@@ -107,7 +98,7 @@ def test_a_function_s_log_lines_land_in_its_task_manager_s_file_and_rest_serves_
             line = f"{marker} from subtask {subtask}"
             served = _wait_for(
                 f"the marker in {tm_id}'s /log",
-                lambda tm=tm_id, ln=line: ln in _http(f"{url}/taskmanagers/{tm}/log")[1].decode(),
+                lambda tm=tm_id, ln=line: ln in http_get(f"{url}/taskmanagers/{tm}/log")[1].decode(),
             )
             assert served
             on_disk = (log_dir / f"taskmanager-{tm_id}.log").read_text()
@@ -125,17 +116,17 @@ def test_a_function_s_log_lines_land_in_its_task_manager_s_file_and_rest_serves_
             assert set(entry) == {"name", "size", "mtime"} and entry["size"] > 0
             assert abs(entry["mtime"] - time.time() * 1000) < 600_000
 
-            status, by_name = _http(f"{url}/taskmanagers/{tm_id}/logs/taskmanager-{tm_id}.log")
+            status, by_name = http_get(f"{url}/taskmanagers/{tm_id}/logs/taskmanager-{tm_id}.log")
             assert status == 200 and line in by_name.decode()
 
         tm = tm_ids[0]
         for bad in ("..%2F..%2F..%2Fetc%2Fpasswd", "..", ".hidden", "%2Fetc%2Fpasswd", f"taskmanager-{tm_ids[1]}.log"):
-            status, body = _http(f"{url}/taskmanagers/{tm}/logs/{bad}")
+            status, body = http_get(f"{url}/taskmanagers/{tm}/logs/{bad}")
             assert status in (400, 404), (bad, status, body)
             assert b"root:" not in body and "errors" in json.loads(body), (bad, body)
-        status, body = _http(f"{url}/taskmanagers/{tm}/logs/../../../etc/passwd")
+        status, body = http_get(f"{url}/taskmanagers/{tm}/logs/../../../etc/passwd")
         assert status == 404 and b"root:" not in body
-        status, _ = _http(f"{url}/taskmanagers/tm-unknown/log")
+        status, _ = http_get(f"{url}/taskmanagers/tm-unknown/log")
         assert status == 404
     finally:
         client.close()
@@ -210,14 +201,14 @@ def test_a_standalone_task_manager_s_files_are_in_the_cluster_directory(tmp_path
         run = _strom(directory, "run", "-d", "-m", url.removeprefix("http://"), str(job), marker)
         assert run.returncode == 0, run.stdout + run.stderr
         (tm,) = (t["id"] for t in _get_json(f"{url}/taskmanagers")["taskmanagers"])
-        served = _wait_for("the marker in /log", lambda: marker in _http(f"{url}/taskmanagers/{tm}/log")[1].decode())
+        served = _wait_for("the marker in /log", lambda: marker in http_get(f"{url}/taskmanagers/{tm}/log")[1].decode())
         assert served
         assert marker in (directory / "log" / f"taskmanager-{tm}.log").read_text()
         listing = _get_json(f"{url}/taskmanagers/{tm}/logs")["logs"]
         assert [f["name"] for f in listing] == [f"taskmanager-{tm}.log"]
         # its standard output is strom cluster's taskmanager-N.log: what it printed, and what its tasks print
         stdout = _wait_for(
-            "the printed marker", lambda: f"{marker} printed" in _http(f"{url}/taskmanagers/{tm}/stdout")[1].decode()
+            "the printed marker", lambda: f"{marker} printed" in http_get(f"{url}/taskmanagers/{tm}/stdout")[1].decode()
         )
         assert stdout
     finally:
