@@ -1,2 +1,3 @@
-"""Checkpoints and savepoints: storage layout and metadata (``storage``, ``metadata``), coordination and
-barrier handling (Flink's ``org.apache.flink.runtime.checkpoint``)."""
+"""Checkpoints and savepoints: storage layout and metadata (``storage``, ``metadata``) and coordination
+(Flink's ``org.apache.flink.runtime.checkpoint``). A task's barrier handling is in
+:mod:`strom.runtime.io.checkpointing`."""

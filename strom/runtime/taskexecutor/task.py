@@ -36,14 +36,17 @@ from strom.runtime.operators.coordination import TaskOperatorEventGateway
 from strom.runtime.operators.sink import SinkWriterOperator
 from strom.runtime.operators.two_input import TwoInputStreamOperator
 from strom.runtime.tasks.mailbox import TaskMailbox
+from strom.runtime.tasks.one_input_stream_task import OneInputStreamTask
 from strom.runtime.tasks.operator_chain import OperatorChain
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
-from strom.runtime.tasks.stream_task import OneInputStreamTask, SourceStreamTask, StreamTask, TwoInputStreamTask
+from strom.runtime.tasks.source_stream_task import SourceStreamTask
+from strom.runtime.tasks.stream_task import StreamTask
 from strom.runtime.tasks.subtask_checkpoint_coordinator import (
     ChannelState,
     CheckpointResponder,
     SubtaskCheckpointCoordinator,
 )
+from strom.runtime.tasks.two_input_stream_task import TwoInputStreamTask
 
 __all__ = ["Task", "describe_failure"]
 

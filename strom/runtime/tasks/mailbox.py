@@ -1,8 +1,9 @@
-"""``TaskMailbox`` and ``MailboxProcessor``: the single-threaded loop of a StreamTask.
+"""``TaskMailbox``: the mail queue of a StreamTask's single-threaded loop (Flink's ``TaskMailbox``).
 
 Other threads never touch a task's operators: they put *mail* (a callable) into its mailbox; the task
-thread runs mail between units of its default action (processing one input buffer, or polling its
-source). ``signal_input_available`` wakes the loop when an input gate gets data.
+thread runs mail between units of its default action (the task's ``process_input``: one input buffer or event
+from its input processor, or one poll of its source). ``signal_input_available`` wakes the loop when an input
+gate gets data. The loop itself is :class:`~strom.runtime.tasks.mailbox_processor.MailboxProcessor`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ __all__ = [
     "MIN_PRIORITY",
     "MailboxClosedError",
     "MailboxExecutor",
-    "MailboxProcessor",
     "TaskMailbox",
 ]
 
@@ -82,26 +82,6 @@ class TaskMailbox:
     @property
     def closed(self) -> bool:
         return self._closed
-
-
-class MailboxProcessor:
-    """Runs ``default_action`` until it reports the end of input or the loop is stopped."""
-
-    def __init__(self, mailbox: TaskMailbox) -> None:
-        self.mailbox = mailbox
-        self.running = True
-
-    def run_mail(self) -> None:
-        take = self.mailbox.try_take
-        while self.mailbox.has_mail():
-            mail = take()
-            if mail is None:
-                return
-            mail.run()
-
-    def stop(self) -> None:
-        self.running = False
-        self.mailbox.signal_input_available()
 
 
 class MailboxExecutor:

@@ -49,6 +49,12 @@ class ProcessingTimeService:
         if not self.quiesced:
             heapq.heappush(self._heap, (time_ms, next(self._seq), callback))
 
+    @property
+    def queue(self) -> list[tuple[int, int, ProcessingTimeCallback]]:
+        """The live heap of pending callbacks, the same list for the service's life: the mailbox loop tests it
+        for emptiness between two units of input and calls :meth:`fire_due` only when it holds any. Read only."""
+        return self._heap
+
     def next_deadline(self) -> int | None:
         """The time of the earliest callback, ``None`` without any."""
         return self._heap[0][0] if self._heap else None

@@ -19,6 +19,10 @@ usually nothing. The rules, exactly as Flink's:
 
 Flink's newer valve also tracks several subpartitions behind one input channel (batch jobs only); strom's
 channels carry one subpartition each, so that part is left out.
+
+Where it lives: Flink keeps the valve in ``streaming.runtime.watermarkstatus``, not beside the input processors in
+``streaming.runtime.io``; strom follows Flink and keeps it here (:mod:`strom.runtime.watermark`). Its driver is an
+input's :class:`~strom.runtime.io.stream_task_network_input.StreamTaskNetworkInput`.
 """
 
 from __future__ import annotations

@@ -1,23 +1,26 @@
-"""The barrier handlers as pure state machines: random channel interleavings, then what each snapshot saw."""
+"""The barrier handlers: as pure state machines, and under random channel interleavings through the production
+input side (CheckpointedInputGate + StreamOneInputProcessor over a fake gate), then what each snapshot saw."""
 
 from __future__ import annotations
 
-from collections import deque
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from input_fakes import EOP, FakeInputGate, RecordingOutput, RecordingTask, barrier, checkpointed
 
-from strom.runtime.checkpoint.barrier_handler import (
+from strom.runtime.io.checkpointing.barrier_handler import (
     AbortCheckpoint,
     BarrierAligner,
-    BarrierTracker,
     BlockChannel,
     ChannelStateComplete,
     StopRecording,
     TriggerCheckpoint,
     UnblockAllChannels,
 )
+from strom.runtime.io.stream_one_input_processor import StreamOneInputProcessor
+from strom.runtime.operators.source import InputStatus
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -46,33 +49,39 @@ def channel_streams(draw: st.DrawFn) -> tuple[list[list[Item]], int]:
     return streams, checkpoints
 
 
-def _run(handler: BarrierAligner | BarrierTracker, streams: list[list[Item]], picks: list[int]) -> tuple:  # type: ignore[type-arg]
-    queues = [deque(s) for s in streams]
-    processed: list[int] = []
-    snapshots: dict[int, set[int]] = {}
-    aborted: list[int] = []
-    blocked: set[int] = set()
-    pick = iter(picks)
-    while any(queues):
-        ready = [c for c, q in enumerate(queues) if q and c not in blocked]
-        assert ready, "deadlock: every channel with data is blocked"
-        c = ready[next(pick, 0) % len(ready)]
-        kind, value = queues[c].popleft()
-        if kind == "rec":
-            processed.append(value)
-            continue
-        actions = handler.on_barrier(c, value) if kind == "barrier" else handler.on_end_of_partition(c)
-        for a in actions:
-            if isinstance(a, BlockChannel):
-                blocked.add(a.channel)
-            elif isinstance(a, UnblockAllChannels):
-                blocked.clear()
-            elif isinstance(a, TriggerCheckpoint):
-                assert a.checkpoint_id not in snapshots
-                snapshots[a.checkpoint_id] = set(processed)
-            elif isinstance(a, AbortCheckpoint):
-                aborted.append(a.checkpoint_id)
-    return processed, snapshots, aborted
+def _buffers(streams: list[list[Item]], *, unaligned: bool = False) -> list[list[Any]]:
+    """The channels' items as what a gate delivers: one-record data buffers, barriers, EndOfPartition."""
+    out: list[list[Any]] = []
+    for s in streams:
+        channel: list[Any] = []
+        for kind, value in s:
+            if kind == "rec":
+                channel.append([value])
+            elif kind == "barrier":
+                channel.append(barrier(value, unaligned=unaligned))
+            else:
+                channel.append(EOP)
+        out.append(channel)
+    return out
+
+
+def _run(
+    streams: list[list[Item]], picks: list[int], *, exactly_once: bool = True, unaligned: bool = False
+) -> tuple[list[int], RecordingTask]:
+    """The production input side — a CheckpointedInputGate and a StreamOneInputProcessor — over a fake gate
+    that delivers the channels in the order ``picks`` says; the fake task snapshots what was processed."""
+    gate = FakeInputGate(_buffers(streams, unaligned=unaligned), picks)
+    output = RecordingOutput()
+    task = RecordingTask(processed=output.records)
+    cgate = checkpointed(gate, task, exactly_once=exactly_once)
+    processor = StreamOneInputProcessor(cgate, output.data_output(), lambda: None)
+    while (status := processor.process_input()) is not InputStatus.END_OF_INPUT:
+        assert status is InputStatus.MORE_AVAILABLE, "deadlock: every channel with data is blocked"
+        if unaligned:
+            assert not gate.blocked, "unaligned checkpoints never block a channel"
+    assert not gate.has_data_left()
+    assert not cgate.recording, "every channel ended: no unaligned checkpoint may still record"
+    return output.records, task
 
 
 def _before(streams: list[list[Item]], cid: int) -> set[int]:
@@ -93,24 +102,25 @@ def test_aligned_snapshots_hold_exactly_the_records_before_their_barrier(
     data: tuple[list[list[Item]], int], picks: list[int]
 ) -> None:
     streams, _ = data
-    processed, snapshots, aborted = _run(BarrierAligner(len(streams)), streams, picks)
+    processed, task = _run(streams, picks)
     assert sorted(processed) == sorted(v for s in streams for k, v in s if k == "rec")  # nothing lost or doubled
-    assert aborted == []
+    assert task.aborted == []
     carried = {v for s in streams for k, v in s if k == "barrier"}
-    assert set(snapshots) == carried  # every checkpoint some channel carried triggers, once
-    for cid, seen in snapshots.items():
-        assert seen == _before(streams, cid), f"checkpoint {cid}"
+    assert sorted(task.triggered_ids) == sorted(set(task.triggered_ids))  # each triggers once
+    assert set(task.snapshots) == carried  # every checkpoint some channel carried triggers, once
+    for cid, seen in task.snapshots.items():
+        assert set(seen) == _before(streams, cid), f"checkpoint {cid}"
 
 
 @settings(max_examples=400, deadline=None)
 @given(data=channel_streams(), picks=st.lists(st.integers(0, 7), max_size=200))
 def test_unaligned_tracking_loses_nothing(data: tuple[list[list[Item]], int], picks: list[int]) -> None:
     streams, _ = data
-    processed, snapshots, _ = _run(BarrierTracker(len(streams)), streams, picks)
+    processed, task = _run(streams, picks, exactly_once=False)
     assert sorted(processed) == sorted(v for s in streams for k, v in s if k == "rec")
-    for cid, seen in snapshots.items():
-        assert _before(streams, cid) <= seen, f"checkpoint {cid} missed records before its barrier"
-    assert list(snapshots) == sorted(snapshots)  # triggered in order
+    for cid, seen in task.snapshots.items():
+        assert _before(streams, cid) <= set(seen), f"checkpoint {cid} missed records before its barrier"
+    assert task.triggered_ids == sorted(task.triggered_ids)  # triggered in order
 
 
 def test_a_newer_barrier_aborts_an_alignment_in_progress() -> None:
@@ -143,66 +153,23 @@ def test_a_single_channel_triggers_at_once_and_a_duplicate_barrier_is_an_error()
         h.on_barrier(0, 1)
 
 
-def _run_unaligned(streams: list[list[Item]], picks: list[int]) -> tuple[list[int], dict[int, set[int]], list[int]]:
-    """Drive the handler in unaligned mode as a task does: snapshot at the trigger, then record the records of
-    the channels still owing the barrier until each delivers it; the checkpoint's state is the union."""
-    handler = BarrierAligner(len(streams))
-    queues = [deque(s) for s in streams]
-    processed: list[int] = []
-    completed: dict[int, set[int]] = {}
-    aborted: list[int] = []
-    pending: dict[int, set[int]] = {}
-    recording: set[int] = set()
-    current = -1
-    pick = iter(picks)
-    while any(queues):
-        ready = [c for c, q in enumerate(queues) if q]
-        c = ready[next(pick, 0) % len(ready)]
-        assert not handler.blocked, "unaligned checkpoints never block a channel"
-        kind, value = queues[c].popleft()
-        if kind == "rec":
-            processed.append(value)
-            if c in recording:
-                pending[current].add(value)
-            continue
-        if kind == "barrier":
-            actions = handler.on_barrier(c, value, unaligned=True)
-        else:
-            recording.discard(c)
-            actions = handler.on_end_of_partition(c)
-        for a in actions:
-            assert not isinstance(a, BlockChannel | UnblockAllChannels)
-            if isinstance(a, TriggerCheckpoint):
-                assert a.unaligned and a.checkpoint_id not in pending and a.checkpoint_id not in completed
-                current = a.checkpoint_id
-                pending[current] = set(processed)
-                recording = set(a.record_channels)
-            elif isinstance(a, StopRecording):
-                recording.remove(a.channel)
-            elif isinstance(a, ChannelStateComplete):
-                assert a.checkpoint_id == current and not recording
-                completed[current] = pending.pop(current)
-            elif isinstance(a, AbortCheckpoint):
-                assert a.checkpoint_id in pending
-                pending.pop(a.checkpoint_id)
-                recording = set()
-                aborted.append(a.checkpoint_id)
-    assert not pending, f"checkpoints {sorted(pending)} neither completed nor aborted"
-    return processed, completed, aborted
-
-
 @settings(max_examples=400, deadline=None)
 @given(data=channel_streams(), picks=st.lists(st.integers(0, 7), max_size=200))
 def test_unaligned_snapshot_plus_channel_state_is_exactly_the_records_before_the_barriers(
     data: tuple[list[list[Item]], int], picks: list[int]
 ) -> None:
     streams, _ = data
-    processed, completed, aborted = _run_unaligned(streams, picks)
+    processed, task = _run(streams, picks, unaligned=True)
     assert sorted(processed) == sorted(v for s in streams for k, v in s if k == "rec")
-    assert list(completed) == sorted(completed)  # completed in order
-    assert not set(completed) & set(aborted)
-    for cid, state in completed.items():
-        assert state == _before(streams, cid), f"checkpoint {cid}"
+    assert len(task.triggered_ids) == len(set(task.triggered_ids))  # each triggers once
+    completed = list(task.channel_states)
+    assert completed == sorted(completed)  # completed in order
+    assert not set(completed) & set(task.aborted_ids)
+    # every triggered checkpoint either completes its channel state or is aborted
+    assert set(task.triggered_ids) == set(completed) | set(task.aborted_ids)
+    for cid in completed:
+        state = task.snapshots[cid] + task.recorded_records(cid)
+        assert sorted(state) == sorted(_before(streams, cid)), f"checkpoint {cid}"
 
 
 def test_unaligned_triggers_on_the_first_barrier_and_records_the_others() -> None:

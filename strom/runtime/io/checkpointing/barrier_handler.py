@@ -2,9 +2,10 @@
 ``SingleCheckpointBarrierHandler`` in aligned mode and ``CheckpointBarrierTracker``).
 
 Events go in (a barrier, a cancel marker or the end of a channel); actions come out (block a channel,
-unblock all, trigger the checkpoint, abort it). The task's input processor carries the actions out; it never
-decides anything about checkpoints itself. That is what ``tests/unit/checkpoint/test_barrier_handler.py``
-checks under random barrier orders.
+unblock all, trigger the checkpoint, abort it). The
+:class:`~strom.runtime.io.checkpointing.checkpointed_input_gate.CheckpointedInputGate` carries the actions out;
+it never decides anything about checkpoints itself. ``tests/unit/io/test_barrier_handler.py`` drives both handlers
+through it under random barrier orders.
 
 * :class:`BarrierAligner` — EXACTLY_ONCE. The first barrier of checkpoint *n* starts an alignment; each
   channel that delivered barrier *n* is blocked (its later records wait in its bounded channel queue) until

@@ -1,0 +1,194 @@
+"""``CheckpointedInputGate``: an :class:`~strom.runtime.network.input_gate.InputGate` with its barrier handler
+(Flink's ``CheckpointedInputGate`` over a ``CheckpointBarrierHandler``).
+
+:meth:`CheckpointedInputGate.poll_next` hands its input processor the data buffers (a ``list`` of records) and
+the events the processor acts on (watermarks, watermark statuses, ``EndOfData``, ``EndOfPartition``); it keeps the
+checkpoint barriers and cancel markers to itself. Those go through the pure handler of
+:mod:`~strom.runtime.io.checkpointing.barrier_handler` — :class:`BarrierAligner` (EXACTLY_ONCE, aligned or
+unaligned per checkpoint) or :class:`BarrierTracker` (AT_LEAST_ONCE) — and the gate carries out the actions it
+returns: block and unblock channels, time the alignment, trigger or abort the checkpoint on its
+:class:`CheckpointableTask`, and, for an unaligned checkpoint, record the data buffers that arrive on a channel
+before its barrier (the input channel state) and hand them over once every barrier is in. In Flink the input
+channels persist that state themselves (``ChannelStatePersister``); strom's channels stay unaware of checkpoints.
+
+A gate of a job without checkpoints has no handler: its barriers and cancel markers are dropped.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from typing import Any, Protocol
+
+from strom.runtime.io.checkpointing.barrier_handler import (
+    AbortCheckpoint,
+    BarrierAligner,
+    BarrierHandlerAction,
+    BarrierTracker,
+    BlockChannel,
+    ChannelStateComplete,
+    StopRecording,
+    TriggerCheckpoint,
+    UnblockAllChannels,
+)
+from strom.runtime.network.events import CancelCheckpointMarker, CheckpointBarrier, EndOfPartitionEvent
+from strom.runtime.network.input_gate import InputGate
+
+__all__ = ["CheckpointableTask", "CheckpointedInputGate"]
+
+
+class CheckpointableTask(Protocol):
+    """What a :class:`CheckpointedInputGate` tells its task (Flink's ``CheckpointableTask`` and the input side of
+    its ``ChannelStateWriter``)."""
+
+    def trigger_checkpoint_on_barrier(self, barrier: CheckpointBarrier, alignment_ms: float) -> None:
+        """Snapshot and send ``barrier`` downstream: its barriers are in (aligned) or the first one is (unaligned)."""
+
+    def abort_checkpoint_on_barrier(self, checkpoint_id: int, reason: str, counts: bool) -> None:
+        """Decline ``checkpoint_id`` and send a cancel marker downstream."""
+
+    def complete_channel_state(self, checkpoint_id: int, inputs: dict[int, list[bytes]]) -> None:
+        """Unaligned: the input channel state of ``checkpoint_id`` (pickled buffers per channel) is complete."""
+
+
+class CheckpointedInputGate:
+    """The task thread's view of one input gate: data and the events to act on; barriers handled here."""
+
+    __slots__ = (
+        "_alignment_start",
+        "_barriers",
+        "_channel_state",
+        "_handler",
+        "_poll",
+        "_recording",
+        "_recording_checkpoint",
+        "_task",
+        "gate",
+    )
+
+    def __init__(
+        self, gate: InputGate, handler: BarrierAligner | BarrierTracker | None, task: CheckpointableTask
+    ) -> None:
+        self.gate = gate
+        self._poll = gate.poll_next
+        self._handler = handler
+        self._task = task
+        self._barriers: dict[int, CheckpointBarrier] = {}  # barriers seen, by checkpoint, until triggered/aborted
+        self._alignment_start: float | None = None
+        # unaligned checkpoint in progress: channels still owing its barrier, and what they delivered meanwhile
+        self._recording: frozenset[int] = frozenset()
+        self._channel_state: dict[int, list[bytes]] = {}
+        self._recording_checkpoint = -1
+
+    @classmethod
+    def create(
+        cls, gate: InputGate, task: CheckpointableTask, *, checkpointing: bool, exactly_once: bool
+    ) -> CheckpointedInputGate:
+        """The gate with the handler of the job's checkpointing mode (none without checkpoints)."""
+        n = len(gate.channels)
+        handler: BarrierAligner | BarrierTracker | None = None
+        if checkpointing:
+            handler = BarrierAligner(n) if exactly_once else BarrierTracker(n)
+        return cls(gate, handler, task)
+
+    @property
+    def num_channels(self) -> int:
+        return len(self.gate.channels)
+
+    @property
+    def barrier_handler(self) -> BarrierAligner | BarrierTracker | None:
+        return self._handler
+
+    @property
+    def recording(self) -> frozenset[int]:
+        """The channels whose data goes into the unaligned checkpoint in progress (empty without one)."""
+        return self._recording
+
+    def is_finished(self) -> bool:
+        return self.gate.is_finished()
+
+    # -- task thread -----------------------------------------------------------------------------------
+    def poll_next(self) -> tuple[int, Any] | None:
+        """The next data buffer or event to act on, with its channel index; ``None`` if none is ready."""
+        while True:
+            polled = self._poll()
+            if polled is None:
+                return None
+            buf = polled[1]
+            if isinstance(buf, list):
+                if self._recording and polled[0] in self._recording:
+                    self._record(polled[0], buf)
+                return polled
+            if not self._handle_event(polled[0], buf):
+                return polled
+
+    def _handle_event(self, channel: int, event: Any) -> bool:
+        """``True`` if the event was the gate's alone (a barrier or a cancel marker)."""
+        handler = self._handler
+        if isinstance(event, CheckpointBarrier):
+            if handler is not None:
+                self._barriers[event.checkpoint_id] = event
+                self._act(handler.on_barrier(channel, event.checkpoint_id, event.options.unaligned))
+            return True
+        if isinstance(event, CancelCheckpointMarker):
+            if handler is not None:
+                self._act(handler.on_cancel_marker(channel, event.checkpoint_id))
+            return True
+        if isinstance(event, EndOfPartitionEvent) and handler is not None:
+            self._act(handler.on_end_of_partition(channel))
+        return False
+
+    def _record(self, channel: int, batch: list[Any]) -> None:
+        """Before its barrier: part of the unaligned checkpoint's input channel state. Records that cannot be
+        pickled (a stream may have a serializer of its own, and the writer only checks a sample of local
+        records) abort the checkpoint."""
+        try:
+            self._channel_state[channel].append(pickle.dumps(batch, protocol=5))
+        except Exception as exc:
+            self._recording = frozenset()
+            self._channel_state = {}
+            self._task.abort_checkpoint_on_barrier(
+                self._recording_checkpoint,
+                f"in-flight records of input channel {channel} cannot be pickled: {exc!r}",
+                True,
+            )
+
+    # -- the handler's actions ---------------------------------------------------------------------------
+    def _act(self, actions: list[BarrierHandlerAction]) -> None:
+        for action in actions:
+            if isinstance(action, BlockChannel):
+                if self._alignment_start is None:
+                    self._alignment_start = time.monotonic()
+                self.gate.block(action.channel)
+            elif isinstance(action, UnblockAllChannels):
+                self.gate.unblock_all()
+            elif isinstance(action, TriggerCheckpoint):
+                self._trigger(action)
+            elif isinstance(action, StopRecording):
+                self._recording = self._recording - {action.channel}
+            elif isinstance(action, ChannelStateComplete):
+                inputs, self._channel_state = self._channel_state, {}
+                self._recording = frozenset()
+                self._task.complete_channel_state(action.checkpoint_id, inputs)
+            elif isinstance(action, AbortCheckpoint):
+                self._alignment_start = None
+                self._recording = frozenset()
+                self._channel_state = {}
+                self._forget_barriers(action.checkpoint_id)
+                self._task.abort_checkpoint_on_barrier(action.checkpoint_id, action.reason, action.counts)
+
+    def _trigger(self, action: TriggerCheckpoint) -> None:
+        start, self._alignment_start = self._alignment_start, None
+        alignment_ms = (time.monotonic() - start) * 1000.0 if start is not None else 0.0
+        barrier = self._barriers.get(action.checkpoint_id)
+        self._forget_barriers(action.checkpoint_id)
+        if action.unaligned:
+            self._recording_checkpoint = action.checkpoint_id
+            self._recording = action.record_channels
+            self._channel_state = {c: [] for c in action.record_channels}
+        if barrier is not None:
+            self._task.trigger_checkpoint_on_barrier(barrier, alignment_ms)
+
+    def _forget_barriers(self, up_to: int) -> None:
+        for cid in [c for c in self._barriers if c <= up_to]:
+            del self._barriers[cid]
