@@ -11,7 +11,9 @@ returns: block and unblock channels, time the alignment, trigger or abort the ch
 before its barrier (the input channel state) and hand them over once every barrier is in. In Flink the input
 channels persist that state themselves (``ChannelStatePersister``); strom's channels stay unaware of checkpoints.
 
-A gate of a job without checkpoints has no handler: its barriers and cancel markers are dropped.
+A barrier or cancel marker costs its task no unit of work of its own: :meth:`CheckpointedInputGate.poll_next`
+goes on to the next buffer (Flink hands them on to the network input, which ignores them). A gate of a job
+without checkpoints has no handler: its barriers and cancel markers are dropped.
 """
 
 from __future__ import annotations

@@ -1,0 +1,143 @@
+"""CheckpointedInputGate over a fake gate: it keeps barriers and cancel markers, carries out the barrier handler's
+actions (block/unblock, alignment timing, unaligned input channel state, abort) and hands on the rest."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+
+import pytest
+from input_fakes import EOD, EOP, FakeInputGate, RecordingTask, barrier, cancel, checkpointed, idle, watermark
+
+from strom.runtime.io.checkpointing.barrier_handler import BarrierAligner, BarrierTracker
+from strom.runtime.network.events import EndOfPartitionEvent
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def _drain(cgate: object) -> list[tuple[int, object]]:
+    out = []
+    while (polled := cgate.poll_next()) is not None:  # type: ignore[attr-defined]
+        out.append(polled)
+    return out
+
+
+def test_the_gate_picks_the_handler_of_the_checkpointing_mode() -> None:
+    task = RecordingTask()
+    assert isinstance(checkpointed(FakeInputGate([[], []]), task).barrier_handler, BarrierAligner)
+    assert isinstance(checkpointed(FakeInputGate([[]]), task, exactly_once=False).barrier_handler, BarrierTracker)
+    assert checkpointed(FakeInputGate([[]]), task, checkpointing=False).barrier_handler is None
+
+
+def test_aligned_blocks_the_channels_with_the_barrier_until_all_have_it_and_times_the_alignment() -> None:
+    gate = FakeInputGate([[barrier(1), [1]], [[2], [3], barrier(1), [4]]])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    # channel 0's barrier blocks it: its record after the barrier waits; channel 1's records before theirs come
+    assert cgate.poll_next() == (1, [2])
+    assert gate.block_calls == [0] and gate.blocked == {0}
+    assert cgate.poll_next() == (1, [3])
+    assert task.triggered == []
+    # the second barrier completes the alignment: all unblocked, the checkpoint triggered with its own barrier
+    assert cgate.poll_next() == (0, [1])
+    assert gate.unblock_calls == 1 and gate.blocked == set()
+    [(b, alignment_ms)] = task.triggered
+    assert b == barrier(1) and alignment_ms >= 0.0
+    assert cgate.poll_next() == (1, [4])
+    assert cgate.poll_next() is None
+
+
+def test_at_least_once_never_blocks_and_triggers_once_every_channel_delivered_the_barrier() -> None:
+    gate = FakeInputGate([[barrier(3), [1]], [[2], barrier(3)]])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task, exactly_once=False)
+    assert cgate.poll_next() == (0, [1])  # nothing blocked: channel 0 goes on after its barrier
+    assert task.triggered == []
+    assert cgate.poll_next() == (1, [2])
+    assert cgate.poll_next() is None
+    assert [(b.checkpoint_id, ms) for b, ms in task.triggered] == [(3, 0.0)]
+    assert gate.block_calls == []
+
+
+def test_unaligned_triggers_on_the_first_barrier_and_records_the_channels_still_owing_it() -> None:
+    gate = FakeInputGate([[], [], []])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    gate.push(1, barrier(4, unaligned=True), [10])
+    assert cgate.poll_next() == (1, [10])  # not recorded: its barrier is in
+    assert task.triggered_ids == [4]
+    assert cgate.recording == frozenset({0, 2})
+    gate.push(0, [1], [2])
+    gate.push(2, [5])
+    assert _drain(cgate) == [(0, [1]), (0, [2]), (2, [5])]  # handed on and recorded
+    gate.push(0, barrier(4, unaligned=True), [3])  # StopRecording(0): nothing after its barrier is recorded
+    assert cgate.poll_next() == (0, [3])
+    assert cgate.recording == frozenset({2})
+    assert task.channel_states == {}
+    gate.push(2, EOP)  # the last channel owing the barrier ends: the channel state is complete
+    assert cgate.poll_next() == (2, EOP)  # EndOfPartition is the processor's too
+    assert cgate.recording == frozenset()
+    state = task.channel_states[4]
+    assert {c: [pickle.loads(b) for b in blobs] for c, blobs in state.items()} == {0: [[1], [2]], 2: [[5]]}
+    assert gate.block_calls == [] and task.aborted == []
+
+
+def test_a_newer_barrier_aborts_an_unaligned_checkpoint_and_drops_its_recording() -> None:
+    gate = FakeInputGate([[barrier(5, unaligned=True)], [[1], barrier(6, unaligned=True), [2]]])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    assert cgate.poll_next() == (1, [1])
+    assert cgate.recording == frozenset({1})
+    assert cgate.poll_next() == (1, [2])
+    assert task.aborted == [(5, "checkpoint 6 began before 5 was aligned", False)]  # subsumed: no failure
+    assert task.triggered_ids == [5, 6]
+    assert cgate.recording == frozenset({0})
+    assert 5 not in task.channel_states
+
+
+def test_a_cancel_marker_aborts_the_alignment_unblocks_and_later_barriers_of_it_are_ignored() -> None:
+    gate = FakeInputGate([[barrier(5), [1]], [cancel(5), [2], barrier(5), [3]]])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    assert _drain(cgate) == [(0, [1]), (1, [2]), (1, [3])]  # the marker unblocked channel 0 at once
+    assert gate.block_calls == [0] and gate.unblock_calls == 1
+    assert task.aborted == [(5, "cancelled upstream", False)]
+    assert task.triggered == []
+
+
+def test_a_record_that_cannot_be_pickled_aborts_the_unaligned_checkpoint() -> None:
+    lock = threading.Lock()
+    gate = FakeInputGate([[barrier(2, unaligned=True)], [[lock], [4], barrier(2, unaligned=True)]])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    assert _drain(cgate) == [(1, [lock]), (1, [4])]  # the records still reach the processor
+    [(cid, reason, counts)] = task.aborted
+    assert cid == 2 and counts is True
+    assert reason.startswith("in-flight records of input channel 1 cannot be pickled")
+    assert cgate.recording == frozenset()
+
+
+def test_without_checkpointing_barriers_and_cancel_markers_are_dropped() -> None:
+    gate = FakeInputGate([[barrier(1), [1], cancel(2), EOP], [barrier(1, unaligned=True), [2], EOP]])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task, checkpointing=False)
+    assert _drain(cgate) == [(0, [1]), (0, EOP), (1, [2]), (1, EOP)]
+    assert task.triggered == [] and task.aborted == [] and gate.block_calls == []
+
+
+def test_watermarks_statuses_and_end_of_data_are_handed_on() -> None:
+    gate = FakeInputGate([[watermark(7), idle(), EOD, EOP]])
+    cgate = checkpointed(gate, RecordingTask())
+    polled = _drain(cgate)
+    assert [e for _, e in polled] == [watermark(7), idle(), EOD, EOP]
+    assert isinstance(polled[-1][1], EndOfPartitionEvent)
+    assert cgate.is_finished()
+
+
+def test_an_ended_channel_counts_as_aligned() -> None:
+    gate = FakeInputGate([[barrier(1), [1]], [EOP]])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    assert cgate.poll_next() == (1, EOP)
+    assert task.triggered_ids == [1] and gate.blocked == set()
+    assert cgate.poll_next() == (0, [1])
