@@ -10,14 +10,15 @@ import pytest
 from input_fakes import EOD, EOP, FakeInputGate, RecordingTask, barrier, cancel, checkpointed, idle, watermark
 
 from strom.runtime.io.checkpointing.barrier_handler import BarrierAligner, BarrierTracker
+from strom.runtime.io.checkpointing.checkpointed_input_gate import CheckpointedInputGate
 from strom.runtime.network.events import EndOfPartitionEvent
 
 pytestmark = pytest.mark.timeout(30)
 
 
-def _drain(cgate: object) -> list[tuple[int, object]]:
+def _drain(cgate: CheckpointedInputGate) -> list[tuple[int, object]]:
     out = []
-    while (polled := cgate.poll_next()) is not None:  # type: ignore[attr-defined]
+    while (polled := cgate.poll_next()) is not None:
         out.append(polled)
     return out
 

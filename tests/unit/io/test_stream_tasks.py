@@ -122,11 +122,11 @@ def _one_input(
     gate = FakeInputGate(channels)
     coordinator = Coordinator(log, mailbox, complete=complete) if checkpointing else None
     task = OneInputStreamTask(
-        Chain(Head(log), log),  # type: ignore[arg-type]
+        Chain(Head(log), log),
         mailbox,
-        gate,  # type: ignore[arg-type]
+        gate,
         buffer_timeout_ms=0,
-        checkpoint_coordinator=coordinator,  # type: ignore[arg-type]
+        checkpoint_coordinator=coordinator,
     )
     return task, gate, log
 
@@ -162,7 +162,7 @@ def test_a_trigger_after_the_end_of_input_is_taken_at_once() -> None:
     task.mailbox_processor.run_mailbox_loop()
     task.on_triggered(barrier(3, unaligned=True))
     assert log == ["finish", ("checkpoint", 3)]
-    assert task.subtask_checkpoint.channel_states == {3: {}}  # type: ignore[union-attr]  # no input to record
+    assert task.subtask_checkpoint.channel_states == {3: {}}  # no input to record
 
 
 def test_without_checkpointing_the_task_ends_after_its_input() -> None:
@@ -196,12 +196,12 @@ def test_two_input_task_feeds_each_input_and_aligns_barriers_across_both() -> No
         ]
     )
     task = TwoInputStreamTask(
-        Chain(TwoHead(log), log),  # type: ignore[arg-type]
+        Chain(TwoHead(log), log),
         mailbox,
-        gate,  # type: ignore[arg-type]
+        gate,
         [0, 1],
         buffer_timeout_ms=0,
-        checkpoint_coordinator=Coordinator(log, mailbox),  # type: ignore[arg-type]
+        checkpoint_coordinator=Coordinator(log, mailbox),
     )
     task.invoke()
     # channel 0's barrier blocks it until channel 1's arrives: "a" comes before 2, the checkpoint between them
