@@ -77,6 +77,10 @@ class FakeInputGate:
         self.unblock_calls += 1
         self.blocked.clear()
 
+    @property
+    def blocked_channels(self) -> frozenset[int]:
+        return frozenset(self.blocked)
+
     def is_finished(self) -> bool:
         return len(self.finished) == len(self.queues)
 

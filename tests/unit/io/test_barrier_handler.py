@@ -76,6 +76,7 @@ def _run(
     cgate = checkpointed(gate, task, exactly_once=exactly_once)
     processor = StreamOneInputProcessor(cgate, output.data_output(), lambda: None)
     while (status := processor.process_input()) is not InputStatus.END_OF_INPUT:
+        cgate.validate()
         assert status is InputStatus.MORE_AVAILABLE, "deadlock: every channel with data is blocked"
         if unaligned:
             assert not gate.blocked, "unaligned checkpoints never block a channel"

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.timeout(30)
 def _drain(cgate: CheckpointedInputGate) -> list[tuple[int, object]]:
     out = []
     while (polled := cgate.poll_next()) is not None:
+        cgate.validate()
         out.append(polled)
     return out
 

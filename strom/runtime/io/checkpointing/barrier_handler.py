@@ -161,6 +161,17 @@ class BarrierAligner:
             return self._complete()
         return []
 
+    def validate(self) -> None:
+        """Check the invariants; raises :class:`AssertionError` (cheap enough for tests to call after each step)."""
+        if not self.finished <= set(range(self.num_channels)):
+            raise AssertionError(f"finished channels {sorted(self.finished)} outside 0..{self.num_channels - 1}")
+        if not self.aligning and self.arrived:
+            raise AssertionError(f"channels {sorted(self.arrived)} arrived while no checkpoint aligns")
+        if self.arrived & self.finished:
+            raise AssertionError(f"finished channels {sorted(self.arrived & self.finished)} counted as arrived")
+        if self.aligning and len(self.arrived) >= self._open_channels():
+            raise AssertionError(f"checkpoint {self.current} has every barrier but still aligns")
+
     def _complete(self) -> list[BarrierHandlerAction]:
         self.aligning = False
         self.arrived = set()
@@ -215,6 +226,16 @@ class BarrierTracker:
             if len(self.pending[cid]) >= open_channels:
                 return self._trigger(cid)
         return []
+
+    def validate(self) -> None:
+        """Check the invariants; raises :class:`AssertionError` (cheap enough for tests to call after each step)."""
+        if not self.finished <= set(range(self.num_channels)):
+            raise AssertionError(f"finished channels {sorted(self.finished)} outside 0..{self.num_channels - 1}")
+        for cid, seen in self.pending.items():
+            if cid <= self.latest:
+                raise AssertionError(f"checkpoint {cid} pending though {self.latest} was triggered or aborted")
+            if not seen <= set(range(self.num_channels)):
+                raise AssertionError(f"checkpoint {cid} has barriers from unknown channels {sorted(seen)}")
 
     def _trigger(self, checkpoint_id: int) -> list[BarrierHandlerAction]:
         actions = self._drop_older_than(checkpoint_id, f"checkpoint {checkpoint_id} completed its barriers first")

@@ -109,6 +109,23 @@ class CheckpointedInputGate:
     def is_finished(self) -> bool:
         return self.gate.is_finished()
 
+    def validate(self) -> None:
+        """Check the invariants, the handler's too; raises :class:`AssertionError` (for tests, after each step)."""
+        handler = self._handler
+        if handler is None:
+            if self._barriers or self._recording or self.gate.blocked_channels:
+                raise AssertionError("a gate without checkpoints keeps no barriers, records and blocks nothing")
+            return
+        handler.validate()
+        if self.gate.blocked_channels != handler.blocked:
+            raise AssertionError(
+                f"gate blocks {sorted(self.gate.blocked_channels)}; the handler blocks {sorted(handler.blocked)}"
+            )
+        if not self._recording <= self._channel_state.keys():
+            raise AssertionError(f"recording {sorted(self._recording)} without channel state for each")
+        if self._recording and not (isinstance(handler, BarrierAligner) and handler.unaligned and handler.aligning):
+            raise AssertionError(f"recording {sorted(self._recording)} with no unaligned checkpoint in progress")
+
     # -- task thread -----------------------------------------------------------------------------------
     def poll_next(self) -> tuple[int, Any] | None:
         """The next data buffer or event to act on, with its channel index; ``None`` if none is ready."""
