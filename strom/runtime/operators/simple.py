@@ -9,6 +9,7 @@ are the same classes with a key selector: the loop then sets each record's key c
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.abstract_udf_stream_operator import AbstractUdfStreamOperator
 from strom.runtime.operators.base import StreamOperator
 from strom.runtime.operators.collector import TimestampedCollector
-from strom.runtime.operators.udf_loop import Loop, filter_loop, flat_map_loop, map_loop, process_loop
+from strom.runtime.operators.udf_loop import KeyOf, Loop, filter_loop, flat_map_loop, map_loop, process_loop
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
 if TYPE_CHECKING:
@@ -40,48 +41,48 @@ __all__ = [
 ]
 
 
-class StreamMap(AbstractUdfStreamOperator):
+class _RecordFunctionOperator(AbstractUdfStreamOperator):
+    """Map, filter and flat_map: a function of one record (``_function``: its class, method and API call), run by
+    the per-record loop :meth:`_make_loop` builds — in each record's key context on a keyed stream."""
+
+    _function: tuple[type, str, str]
+
     def __init__(self, fn: object) -> None:
         super().__init__(fn)
-        self._fn: Callable[[Any], Any] = as_callable(fn, MapFunction, "map", "map()")
-        self._loop: Loop = map_loop(self._fn)
+        self._fn: Callable[[Any], Any] = as_callable(fn, *self._function)
+        self._loop: Loop = self._make_loop(None, None)
+
+    @abstractmethod
+    def _make_loop(self, key_of: KeyOf | None, backend: Any) -> Loop: ...
 
     def open(self) -> None:
         super().open()
-        self._loop = map_loop(self._fn, self._key, self.keyed_backend)
+        self._loop = self._make_loop(self._key, self.keyed_backend)
 
     def process_batch(self, batch: list[Any]) -> None:
         self.process_elements(batch, self._loop, self._key)
 
 
-class StreamFilter(AbstractUdfStreamOperator):
+class StreamMap(_RecordFunctionOperator):
+    _function = (MapFunction, "map", "map()")
+
+    def _make_loop(self, key_of: KeyOf | None, backend: Any) -> Loop:
+        return map_loop(self._fn, key_of, backend)
+
+
+class StreamFilter(_RecordFunctionOperator):
+    _function = (FilterFunction, "filter", "filter()")
     output_grows = False
 
-    def __init__(self, fn: object) -> None:
-        super().__init__(fn)
-        self._fn: Callable[[Any], Any] = as_callable(fn, FilterFunction, "filter", "filter()")
-        self._loop: Loop = filter_loop(self._fn)
-
-    def open(self) -> None:
-        super().open()
-        self._loop = filter_loop(self._fn, self._key, self.keyed_backend)
-
-    def process_batch(self, batch: list[Any]) -> None:
-        self.process_elements(batch, self._loop, self._key)
+    def _make_loop(self, key_of: KeyOf | None, backend: Any) -> Loop:
+        return filter_loop(self._fn, key_of, backend)
 
 
-class StreamFlatMap(AbstractUdfStreamOperator):
-    def __init__(self, fn: object) -> None:
-        super().__init__(fn)
-        self._fn: Callable[[Any], Any] = as_callable(fn, FlatMapFunction, "flat_map", "flat_map()")
-        self._loop: Loop = flat_map_loop(self._fn)
+class StreamFlatMap(_RecordFunctionOperator):
+    _function = (FlatMapFunction, "flat_map", "flat_map()")
 
-    def open(self) -> None:
-        super().open()
-        self._loop = flat_map_loop(self._fn, self._key, self.keyed_backend)
-
-    def process_batch(self, batch: list[Any]) -> None:
-        self.process_elements(batch, self._loop, self._key)
+    def _make_loop(self, key_of: KeyOf | None, backend: Any) -> Loop:
+        return flat_map_loop(self._fn, key_of, backend)
 
 
 class NonKeyedTimerService(TimerService):

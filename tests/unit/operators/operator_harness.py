@@ -63,7 +63,14 @@ class CollectingOutput:
 
 
 class OperatorHarness:
-    def __init__(self, operator: StreamOperator, *, processing_time: int = 0, max_parallelism: int = 128) -> None:
+    def __init__(
+        self,
+        operator: StreamOperator,
+        *,
+        processing_time: int = 0,
+        max_parallelism: int = 128,
+        yielded_output_tags: bool = False,
+    ) -> None:
         self.operator = operator
         self.now = processing_time
         self.pts = ProcessingTimeService(clock=lambda: self.now)
@@ -76,6 +83,7 @@ class OperatorHarness:
             max_parallelism=max_parallelism,
             attempt_number=0,
             auto_watermark_interval_ms=0,
+            yielded_output_tags=yielded_output_tags,
         )
         ctx = StreamingRuntimeContext(info, operator_name=operator.name)
         ctx.processing_time_service = self.pts

@@ -326,3 +326,30 @@ def test_keyed_map_flat_map_and_filter_run_each_record_in_its_key_context(kind: 
         "filter": [Record(("a", 0), 3), Record(("a", 1), 4)],
     }[kind]
     assert h.extract_output() == expected
+
+
+class _Tagged(CoFlatMapFunction, CoProcessFunction):
+    """Yields ``(OutputTag, value)`` pairs as PyFlink's functions do."""
+
+    def flat_map1(self, v: int) -> Iterable[Any]:
+        yield v
+        yield SEEN, ("one", v)
+
+    def flat_map2(self, v: int) -> Iterable[Any]:
+        yield LATE, ("two", v)
+
+    def process_element1(self, v: int, ctx: Any) -> Iterable[Any]:
+        return self.flat_map1(v)
+
+    def process_element2(self, v: int, ctx: Any) -> Iterable[Any]:
+        return self.flat_map2(v)
+
+
+@pytest.mark.parametrize("make", [CoStreamFlatMap, CoProcessOperator], ids=["co-flat-map", "co-process"])
+def test_yielded_output_tags_of_either_input_go_to_their_side_outputs_with_the_records_timestamp(make: Any) -> None:
+    h = TwoInputOperatorHarness(make(_Tagged()), yielded_output_tags=True).open()
+    h.operator.process_batch1(with_timestamps([1, 2], [10, 20]))
+    h.operator.process_batch2([3])
+    assert h.extract_output() == [Record(1, 10), Record(2, 20)]
+    assert h.side_output(SEEN.tag_id) == [Record(("one", 1), 10), Record(("one", 2), 20)]
+    assert h.side_output(LATE.tag_id) == [Record(("two", 3), None)]
