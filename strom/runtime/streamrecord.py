@@ -44,7 +44,7 @@ class TimestampedBatch(list[Any]):
 
 def timestamps_of(batch: list[Any]) -> list[int | None] | None:
     """The timestamp column of ``batch``, or ``None`` for a batch without one."""
-    return batch.timestamps if type(batch) is TimestampedBatch else None
+    return getattr(batch, "timestamps", None)  # a plain list has no such attribute
 
 
 def with_timestamps(values: list[Any], timestamps: list[Any] | None) -> list[Any]:

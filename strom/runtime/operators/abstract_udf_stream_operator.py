@@ -75,7 +75,8 @@ class AbstractUdfStreamOperator(StreamOperator):
             budget.observe(collector.values, n)
             collector.flush(self.output)
         elif out:
-            budget.observe(out, n)
+            if self.output_grows:
+                budget.observe(out, n)
             self.output.emit(out)
 
     def initialize_state(self, restore: OperatorRestoreState | None) -> None:

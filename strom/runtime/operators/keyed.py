@@ -29,7 +29,7 @@ from strom.runtime.operators.base import StreamingRuntimeContext, StreamOperator
 from strom.runtime.operators.collector import TimestampedCollector
 from strom.runtime.operators.simple import StreamFilter, StreamFlatMap, StreamMap
 from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService
-from strom.runtime.operators.udf_loop import Loop, explain_key_error, process_loop
+from strom.runtime.operators.udf_loop import Loop, explain_key_error, process_loop, unopened
 from strom.runtime.state.state_backend import create_keyed_state_backend
 from strom.runtime.streamrecord import timestamps_of, with_timestamps
 
@@ -259,7 +259,7 @@ class KeyedProcessOperator(UserTimersOperator, _KeyedUdfOperator):
         self._on_timer: Callable[..., Any] | None = on_timer if callable(on_timer) else None
         self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: KeyedProcessContext | None = None
-        self._loop: Loop | None = None
+        self._loop: Loop = unopened
 
     def open(self) -> None:
         service = self.get_internal_timer_service("user-timers", self)
@@ -268,5 +268,4 @@ class KeyedProcessOperator(UserTimersOperator, _KeyedUdfOperator):
         self._loop = process_loop(self._fn, self._ctx, self._collector, self._key, self.keyed_backend)
 
     def process_batch(self, batch: list[Any]) -> None:
-        assert self._loop is not None, "KeyedProcessOperator used before open()"
         self.process_elements(batch, self._loop, self._key)

@@ -25,7 +25,7 @@ from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.abstract_udf_stream_operator import AbstractUdfStreamOperator
 from strom.runtime.operators.base import StreamOperator
 from strom.runtime.operators.collector import TimestampedCollector
-from strom.runtime.operators.udf_loop import KeyOf, Loop, filter_loop, flat_map_loop, map_loop, process_loop
+from strom.runtime.operators.udf_loop import KeyOf, Loop, filter_loop, flat_map_loop, map_loop, process_loop, unopened
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class _RecordFunctionOperator(AbstractUdfStreamOperator):
     def __init__(self, fn: object) -> None:
         super().__init__(fn)
         self._fn: Callable[[Any], Any] = as_callable(fn, *self._function)
-        self._loop: Loop = self._make_loop(None, None)
+        self._loop: Loop = unopened
 
     @abstractmethod
     def _make_loop(self, key_of: KeyOf | None, backend: Any) -> Loop: ...
@@ -143,7 +143,7 @@ class ProcessOperator(AbstractUdfStreamOperator):
         self._fn: Callable[..., Any] = as_callable(fn, ProcessFunction, "process_element", "process()")
         self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: ProcessContext | None = None
-        self._loop: Loop | None = None
+        self._loop: Loop = unopened
 
     def open(self) -> None:
         assert self.runtime_context is not None
@@ -153,5 +153,4 @@ class ProcessOperator(AbstractUdfStreamOperator):
         self._loop = process_loop(self._fn, self._ctx, self._collector)
 
     def process_batch(self, batch: list[Any]) -> None:
-        assert self._loop is not None, "ProcessOperator used before open()"
         self.process_elements(batch, self._loop)

@@ -20,7 +20,7 @@ selector called right before the function, as Flink's ``setKeyContextElement``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from itertools import compress, repeat
+from itertools import compress
 from typing import Any
 
 from strom.exceptions import InvalidProgramError
@@ -37,6 +37,7 @@ __all__ = [
     "into_collector",
     "map_loop",
     "process_loop",
+    "unopened",
 ]
 
 #: ``loop(records, batch)``: the output batch of the records, or ``None`` (the output went to the collector)
@@ -44,12 +45,8 @@ Loop = Callable[[Iterator[Any], list[Any]], "list[Any] | None"]
 KeyOf = Callable[[Any], Any]
 
 
-def _records(it: Iterator[Any], batch: list[Any], key_of: KeyOf | None, backend: Any) -> Iterator[Any]:
-    """The records of ``it``, each made the current key's record first when ``key_of`` is given."""
-    return it if key_of is None else _in_key_context(it, map(key_of, batch), backend)
-
-
 def _in_key_context(it: Iterator[Any], keys: Iterator[Any], backend: Any) -> Iterator[Any]:
+    """The records of ``it``, each made the current key's record (its key the next of ``keys``) first."""
     for v, k in zip(it, keys, strict=False):
         backend.current_key = k
         yield v
@@ -59,7 +56,8 @@ def map_loop(f: Callable[[Any], Any], key_of: KeyOf | None = None, backend: Any 
     """``f(value)`` per record, one output record each, with the input's timestamps."""
 
     def loop(it: Iterator[Any], batch: list[Any]) -> list[Any]:
-        return with_timestamps(list(map(f, _records(it, batch, key_of, backend))), timestamps_of(batch))
+        records = it if key_of is None else _in_key_context(it, map(key_of, batch), backend)
+        return with_timestamps(list(map(f, records)), timestamps_of(batch))
 
     return loop
 
@@ -68,7 +66,7 @@ def filter_loop(f: Callable[[Any], Any], key_of: KeyOf | None = None, backend: A
     """The records for which ``f(value)`` is true, with their timestamps."""
 
     def loop(it: Iterator[Any], batch: list[Any]) -> list[Any]:
-        records = _records(it, batch, key_of, backend)
+        records = it if key_of is None else _in_key_context(it, map(key_of, batch), backend)
         ts = timestamps_of(batch)
         if ts is None:
             return list(filter(f, records))
@@ -84,7 +82,7 @@ def flat_map_loop(f: Callable[[Any], Any], key_of: KeyOf | None = None, backend:
     def loop(it: Iterator[Any], batch: list[Any]) -> list[Any]:
         out: list[Any] = []
         extend = out.extend
-        records = _records(it, batch, key_of, backend)
+        records = it if key_of is None else _in_key_context(it, map(key_of, batch), backend)
         ts = timestamps_of(batch)
         if ts is None:
             for v in records:
@@ -117,16 +115,23 @@ def process_loop(
 
     def loop(it: Iterator[Any], batch: list[Any]) -> None:
         ts = timestamps_of(batch)
-        stamps: Any = repeat(None) if ts is None else ts
-        if key_of is None:
-            for v, t in zip(it, stamps, strict=False):
-                ctx.current_timestamp = t
+        if ts is None:
+            ctx.current_timestamp = None
+            if key_of is None:
+                for v in it:
+                    r = f(v, ctx)
+                    if r is not None:
+                        add_all(r, None)
+                return
+            for v in it:
+                ctx.key = backend.current_key = key_of(v)
                 r = f(v, ctx)
                 if r is not None:
-                    add_all(r, t)
+                    add_all(r, None)
             return
-        for v, t, k in zip(it, stamps, map(key_of, batch), strict=False):
-            ctx.key = backend.current_key = k
+        for v, t in zip(it, ts, strict=False):
+            if key_of is not None:
+                ctx.key = backend.current_key = key_of(v)
             ctx.current_timestamp = t
             r = f(v, ctx)
             if r is not None:
@@ -148,6 +153,12 @@ def into_collector(loop: Loop, collector: TimestampedCollector) -> Loop:
                 collector.add_timestamped(out, ts)
 
     return collecting
+
+
+def unopened(it: Iterator[Any], batch: list[Any]) -> None:
+    """The loop of an operator before ``open()`` (a module function: an operator is pickled to its TaskManager
+    before it opens there, and builds its loops in ``open()``)."""
+    raise RuntimeError("expected open() before the first batch; got a batch for an operator not opened yet")
 
 
 def explain_key_error(exc: Exception, record: Any, key_of: KeyOf | None) -> Exception:

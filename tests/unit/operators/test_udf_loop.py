@@ -4,6 +4,7 @@ names the failing record, explains an unhashable key and carries timestamps over
 
 from __future__ import annotations
 
+import pickle
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -353,3 +354,27 @@ def test_yielded_output_tags_of_either_input_go_to_their_side_outputs_with_the_r
     assert h.extract_output() == [Record(1, 10), Record(2, 20)]
     assert h.side_output(SEEN.tag_id) == [Record(("one", 1), 10), Record(("one", 2), 20)]
     assert h.side_output(LATE.tag_id) == [Record(("two", 3), None)]
+
+
+def _double(v: int) -> int:
+    return 2 * v
+
+
+SHIPPED: dict[str, Callable[[], StreamOperator]] = {
+    "map": lambda: StreamMap(_double),
+    "keyed flat_map": lambda: KeyedStreamFlatMap(_Both().flat_map1, _key),
+    "keyed process": lambda: KeyedProcessOperator(_Both().process_element, _key),
+    "co-flat-map": lambda: CoStreamFlatMap(_Both(), _key, _key),
+    "keyed co-process": lambda: KeyedCoProcessOperator(_Both(), _key, _key),
+    "keyed broadcast": lambda: CoBroadcastWithKeyedOperator(_Both(), (RULES,), _key),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_operators_ship_to_their_task_manager_as_plain_pickles_and_build_their_loops_there(name: str) -> None:
+    shipped = pickle.loads(pickle.dumps(SHIPPED[name]()))  # no closure is made before open()
+    h = OperatorHarness(shipped) if not hasattr(shipped, "process_batch1") else TwoInputOperatorHarness(shipped)
+    h.open()
+    process = getattr(h.operator, "process_batch1", h.operator.process_batch)
+    process(with_timestamps([1, 2], [10, 20]))
+    assert [e.timestamp for e in h.extract_output()] == [10, 20]

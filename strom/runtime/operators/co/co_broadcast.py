@@ -29,7 +29,7 @@ from strom.runtime.operators.base import StreamingRuntimeContext
 from strom.runtime.operators.collector import TimestampedCollector
 from strom.runtime.operators.keyed import UserTimerService, UserTimersOperator, key_selector_callable
 from strom.runtime.operators.two_input import AbstractUdfTwoInputStreamOperator, ensure_keyed_backend
-from strom.runtime.operators.udf_loop import KeyOf, Loop, process_loop
+from strom.runtime.operators.udf_loop import KeyOf, Loop, process_loop, unopened
 from strom.runtime.state.operator_state_backend import HeapBroadcastState
 
 __all__ = ["CoBroadcastWithKeyedOperator", "CoBroadcastWithNonKeyedOperator"]
@@ -123,8 +123,8 @@ class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
         self._collector: TimestampedCollector = TimestampedCollector()
         self._states: dict[str, tuple[BroadcastState[Any, Any], ReadOnlyBroadcastState[Any, Any]]] = {}
         self._ctx: _Context | None = None
-        self._loop1: Loop | None = None  # the data side
-        self._loop2: Loop | None = None  # the broadcast side: writes the broadcast state
+        self._loop1: Loop = unopened  # the data side
+        self._loop2: Loop = unopened  # the broadcast side: writes the broadcast state
 
     def _timer_service(self) -> TimerService | None:
         return None
@@ -159,12 +159,11 @@ class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
         )
 
     def process_batch1(self, batch: list[Any]) -> None:
-        assert self._loop1 is not None, f"{type(self).__name__} used before open()"
         self.process_elements(batch, self._loop1, self._key)
 
     def process_batch2(self, batch: list[Any]) -> None:
         ctx = self._ctx
-        assert ctx is not None and self._loop2 is not None, f"{type(self).__name__} used before open()"
+        assert ctx is not None, f"{type(self).__name__} used before open()"
         ctx.writable = True
         try:
             self.process_elements(batch, self._loop2)

@@ -27,7 +27,15 @@ from strom.runtime.operators.keyed import (
 )
 from strom.runtime.operators.simple import NonKeyedTimerService, ProcessContext
 from strom.runtime.operators.two_input import AbstractUdfTwoInputStreamOperator, ensure_keyed_backend
-from strom.runtime.operators.udf_loop import KeyOf, Loop, flat_map_loop, into_collector, map_loop, process_loop
+from strom.runtime.operators.udf_loop import (
+    KeyOf,
+    Loop,
+    flat_map_loop,
+    into_collector,
+    map_loop,
+    process_loop,
+    unopened,
+)
 
 __all__ = ["CoProcessOperator", "CoStreamFlatMap", "CoStreamMap", "KeyedCoProcessOperator"]
 
@@ -54,8 +62,8 @@ class CoStreamMap(_KeyedInputs):
         super().__init__(fn, key_selector1, key_selector2)
         self._map1: Callable[[Any], Any] = as_callable(fn, CoMapFunction, "map1", "ConnectedStreams.map()")
         self._map2: Callable[[Any], Any] = as_callable(fn, CoMapFunction, "map2", "ConnectedStreams.map()")
-        self._loop1: Loop = map_loop(self._map1)
-        self._loop2: Loop = map_loop(self._map2)
+        self._loop1: Loop = unopened
+        self._loop2: Loop = unopened
 
     def open(self) -> None:
         super().open()
@@ -81,8 +89,8 @@ class CoStreamFlatMap(_KeyedInputs):
             fn, CoFlatMapFunction, "flat_map2", "ConnectedStreams.flat_map()"
         )
         self._collector: TimestampedCollector = TimestampedCollector()
-        self._loop1: Loop = into_collector(flat_map_loop(self._flat1), self._collector)
-        self._loop2: Loop = into_collector(flat_map_loop(self._flat2), self._collector)
+        self._loop1: Loop = unopened
+        self._loop2: Loop = unopened
 
     def open(self) -> None:
         super().open()
@@ -108,8 +116,8 @@ class CoProcessOperator(AbstractUdfTwoInputStreamOperator):
         self._fn2: Callable[..., Any] = as_callable(fn, CoProcessFunction, "process_element2", what)
         self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: ProcessContext | None = None
-        self._loop1: Loop | None = None
-        self._loop2: Loop | None = None
+        self._loop1: Loop = unopened
+        self._loop2: Loop = unopened
 
     def open(self) -> None:
         assert self.runtime_context is not None
@@ -120,11 +128,9 @@ class CoProcessOperator(AbstractUdfTwoInputStreamOperator):
         self._loop2 = process_loop(self._fn2, self._ctx, self._collector)
 
     def process_batch1(self, batch: list[Any]) -> None:
-        assert self._loop1 is not None, "CoProcessOperator used before open()"
         self.process_elements(batch, self._loop1)
 
     def process_batch2(self, batch: list[Any]) -> None:
-        assert self._loop2 is not None, "CoProcessOperator used before open()"
         self.process_elements(batch, self._loop2)
 
 
@@ -146,8 +152,8 @@ class KeyedCoProcessOperator(UserTimersOperator, AbstractUdfTwoInputStreamOperat
         self._key2 = key_selector_callable(key_selector2)
         self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: KeyedProcessContext | None = None
-        self._loop1: Loop | None = None
-        self._loop2: Loop | None = None
+        self._loop1: Loop = unopened
+        self._loop2: Loop = unopened
 
     def setup(self, runtime_context: StreamingRuntimeContext, output: Any) -> None:
         ensure_keyed_backend(self, runtime_context)
@@ -162,9 +168,7 @@ class KeyedCoProcessOperator(UserTimersOperator, AbstractUdfTwoInputStreamOperat
         self._loop2 = process_loop(self._fn2, self._ctx, self._collector, self._key2, backend)
 
     def process_batch1(self, batch: list[Any]) -> None:
-        assert self._loop1 is not None, "KeyedCoProcessOperator used before open()"
         self.process_elements(batch, self._loop1, self._key1)
 
     def process_batch2(self, batch: list[Any]) -> None:
-        assert self._loop2 is not None, "KeyedCoProcessOperator used before open()"
         self.process_elements(batch, self._loop2, self._key2)
