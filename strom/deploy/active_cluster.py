@@ -59,9 +59,9 @@ from strom.runtime.checkpoint.temporary_dir import (
     is_abandoned,
     owner_pid,
 )
-from strom.runtime.jobmaster.dispatcher import Dispatcher
-from strom.runtime.jobmaster.slot_manager import TaskManagerRegistration
+from strom.runtime.dispatcher.dispatcher import Dispatcher
 from strom.runtime.metrics.threshold_meter import ThresholdMeter
+from strom.runtime.resourcemanager.slot_manager import TaskManagerRegistration
 from strom.runtime.rpc.auth import new_secret
 
 if TYPE_CHECKING:

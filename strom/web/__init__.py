@@ -16,7 +16,7 @@ from strom.web.server import DispatcherRestEndpoint
 
 if TYPE_CHECKING:
     from strom.config import Configuration
-    from strom.runtime.jobmaster.dispatcher import Dispatcher
+    from strom.runtime.dispatcher.dispatcher import Dispatcher
 
 __all__ = ["DispatcherGateway", "DispatcherRestEndpoint", "RestHandlerError", "rest_token", "start_rest_endpoint"]
 

@@ -32,7 +32,7 @@ from strom.config import ClusterOptions, Configuration, CoreOptions, HeartbeatOp
 from strom.deploy.active_cluster import _validate_options, logging_level
 from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
 from strom.exceptions import ClusterError, ConfigurationError
-from strom.runtime.jobmaster.dispatcher import Dispatcher
+from strom.runtime.dispatcher.dispatcher import Dispatcher
 from strom.runtime.log_files import LogFiles
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
 from strom.runtime.net.ssl_utils import create_rest_server_ssl_context

@@ -51,7 +51,7 @@ from strom.runtime.jobmaster.job_result import APPLICATION_STATUS, JobResult
 if TYPE_CHECKING:
     from strom.graph.job_graph import JobGraph
     from strom.runtime.checkpoint.metadata import CheckpointMetadata
-    from strom.runtime.jobmaster.dispatcher import Dispatcher
+    from strom.runtime.dispatcher.dispatcher import Dispatcher
     from strom.runtime.jobmaster.jobmaster import JobMaster
     from strom.runtime.rpc import RpcClient
 

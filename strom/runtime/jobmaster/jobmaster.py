@@ -28,28 +28,28 @@ from strom.config import CheckpointingOptions, Configuration, millis
 from strom.exceptions import CheckpointError, ClusterError, CorruptStateError, TaskManagerStartError, UserFunctionError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
+from strom.runtime.checkpoint.checkpoint_driver import CheckpointDriver
 from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration, CheckpointStats
 from strom.runtime.checkpoint.metadata import CheckpointMetadata
+from strom.runtime.checkpoint.state_assignment import check_savepoint_matches, restore_descriptors
 from strom.runtime.checkpoint.storage import CheckpointStorage, read_state, resolve_checkpoint_pointer
 from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, JobStatus
-from strom.runtime.jobmaster.checkpoint_driver import CheckpointDriver
 from strom.runtime.jobmaster.execution_rows import execution_rows, task_metrics_rows
 from strom.runtime.jobmaster.job_result import ExceptionHistoryEntry, JobResult, last_line, task_failure_summary
 from strom.runtime.jobmaster.operator_coordinator_holder import OperatorCoordinatorHolder
-from strom.runtime.jobmaster.resource_manager import ResourceManager
-from strom.runtime.jobmaster.restart_strategy import (
+from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways
+from strom.runtime.operators.coordination import OperatorEventDelivery
+from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
+from strom.runtime.resourcemanager.resource_manager import ResourceManager
+from strom.runtime.scheduler.default_scheduler import DefaultScheduler
+from strom.runtime.scheduler.restart_strategy import (
     NoRestartBackoffTimeStrategy,
     RestartBackoffTimeStrategy,
     describe_exhausted,
     describe_unbounded,
     restart_strategy_from_configuration,
 )
-from strom.runtime.jobmaster.restore_assignment import check_savepoint_matches, restore_descriptors
-from strom.runtime.jobmaster.scheduler import DefaultScheduler
-from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways
-from strom.runtime.operators.coordination import OperatorEventDelivery
-from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
 
 __all__ = ["ExceptionHistoryEntry", "JobMaster", "JobResult"]
 

@@ -21,8 +21,8 @@ from strom.deploy.standalone.taskmanager import parse_host_port
 from strom.exceptions import ClusterError, ConfigurationError, ResourceError
 from strom.runtime.execution_state import JobStatus
 from strom.runtime.jobmaster.jobmaster import JobResult
-from strom.runtime.jobmaster.resource_manager import ResourceManager
 from strom.runtime.python_files import PythonFilesCache, extract_python_files
+from strom.runtime.resourcemanager.resource_manager import ResourceManager
 from strom.web.submission import execution_result_body
 
 

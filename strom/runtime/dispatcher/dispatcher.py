@@ -18,9 +18,9 @@ from strom.exceptions import RpcError
 from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.storage import verify_state_files
 from strom.runtime.deployment import TaskExecutionState
-from strom.runtime.jobmaster.job_logs import JobLogBuffers
+from strom.runtime.dispatcher.job_logs import JobLogBuffers
 from strom.runtime.jobmaster.jobmaster import JobMaster, JobResult
-from strom.runtime.jobmaster.resource_manager import ResourceManager
+from strom.runtime.resourcemanager.resource_manager import ResourceManager
 from strom.runtime.rpc import RpcServer, rpc_method
 
 #: execution attempt id -> (job id, metric name -> value)

@@ -30,7 +30,7 @@ import secrets
 from collections.abc import Callable
 
 from strom.exceptions import ResourceError, RpcError, TaskManagerStartError
-from strom.runtime.jobmaster.slot_manager import SlotManager, SlotOffer, TaskManagerRegistration
+from strom.runtime.resourcemanager.slot_manager import SlotManager, SlotOffer, TaskManagerRegistration
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, SystemClock
 
 __all__ = ["ResourceManager"]
