@@ -23,10 +23,12 @@ import signal
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from strom.config import ClusterOptions, Configuration
-from strom.deploy.standalone.cluster_dir import ClusterDirectory
+from strom.deploy.standalone.cluster_dir import JobManagerAddresses, parse_host_port
 from strom.exceptions import ClusterError, RpcError
+from strom.runtime.dispatcher.dispatcher import Dispatcher
 from strom.runtime.highavailability.lease import LeaderLease
 from strom.runtime.highavailability.services import (
     HighAvailabilitySettings,
@@ -35,7 +37,6 @@ from strom.runtime.highavailability.services import (
     fencing_check,
     wait_for_leader,
 )
-from strom.runtime.log_files import LogFiles
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 
 __all__ = ["run_task_manager_with_high_availability", "serve_with_high_availability"]
@@ -43,19 +44,24 @@ __all__ = ["run_task_manager_with_high_availability", "serve_with_high_availabil
 log = logging.getLogger(__name__)
 
 
+class LeaderTerm(Protocol):
+    """The JobManager one leadership term serves (a :class:`~strom.deploy.standalone.jobmanager.StandaloneJobManager`
+    fenced by that term's :class:`LeaderSession`)."""
+
+    dispatcher: Dispatcher | None
+
+    async def start(self) -> JobManagerAddresses: ...
+
+    async def suspend(self) -> None: ...
+
+
 async def serve_with_high_availability(
-    config: Configuration,
-    secret: bytes,
-    directory: ClusterDirectory,
     settings: HighAvailabilitySettings,
     stop: asyncio.Event,
-    *,
-    log_files: LogFiles | None = None,
+    job_manager: Callable[[LeaderSession], LeaderTerm],
 ) -> None:
-    """Contend for leadership until ``stop``; serve a JobManager term while elected (``log_files``: the process's,
-    which each term's REST API serves)."""
-    from strom.deploy.standalone.jobmanager import StandaloneJobManager
-
+    """Contend for leadership until ``stop``; serve a JobManager term while elected: ``job_manager(session)``
+    builds the term's JobManager (the standalone one passes its configuration, secret, directory and log files)."""
     events: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
     contender = f"{socket.gethostname()}:{os.getpid()}"
     driver = LeaderElectionDriver(
@@ -65,7 +71,7 @@ async def serve_with_high_availability(
         on_revoke=lambda session, reason: events.put_nowait(("revoke", session)),
     )
     print(f"strom jobmanager (pid {os.getpid()}): standby, HA directory {settings.directory}", flush=True)
-    term: tuple[str, StandaloneJobManager, LeaderSession] | None = None
+    term: tuple[str, LeaderTerm, LeaderSession] | None = None
 
     async def end_term() -> None:
         nonlocal term
@@ -93,7 +99,7 @@ async def serve_with_high_availability(
                 continue
             await end_term()
             session = LeaderSession(settings, driver, session_id)
-            jm = StandaloneJobManager(config, secret=secret, directory=directory, ha=session, log_files=log_files)
+            jm = job_manager(session)
             term = (session_id, jm, session)
             try:
                 addresses = await jm.start()
@@ -132,8 +138,6 @@ async def run_task_manager_with_high_availability(
     """Join the current leader and, whenever it is lost, the next one; True once told to stop (SIGTERM/SIGINT).
     ``run_once(address, proposed id, configure)`` joins one leader and serves until its TaskExecutor ends (True:
     told to stop)."""
-    from strom.deploy.standalone.taskmanager import parse_host_port
-
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     timeout = config.get(ClusterOptions.REGISTRATION_TIMEOUT).total_seconds()

@@ -31,6 +31,7 @@ from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.checkpoint_driver import CheckpointDriver
 from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration, CheckpointStats
 from strom.runtime.checkpoint.metadata import CheckpointMetadata
+from strom.runtime.checkpoint.plan_calculator import DefaultCheckpointPlanCalculator
 from strom.runtime.checkpoint.state_assignment import check_savepoint_matches, restore_descriptors
 from strom.runtime.checkpoint.storage import CheckpointStorage, read_state, resolve_checkpoint_pointer
 from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescriptor, TaskExecutionState
@@ -38,7 +39,7 @@ from strom.runtime.execution_state import ExecutionState, JobStatus
 from strom.runtime.jobmaster.execution_rows import execution_rows, task_metrics_rows
 from strom.runtime.jobmaster.job_result import ExceptionHistoryEntry, JobResult, last_line, task_failure_summary
 from strom.runtime.jobmaster.operator_coordinator_holder import OperatorCoordinatorHolder
-from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways
+from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways, TaskCheckpointGateway
 from strom.runtime.operators.coordination import OperatorEventDelivery
 from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
 from strom.runtime.resourcemanager.resource_manager import ResourceManager
@@ -90,6 +91,10 @@ class JobMaster:
         self._terminating = False  # the savepoint is taken: every task is told to stop
         self._task_ended = asyncio.Event()
         self.restore_from: CheckpointMetadata | None = None
+        self.gateways = SubtaskGateways(self._deliver, self.is_current_attempt)
+        #: operator id -> its coordinator; vertex id -> the operator ids of its coordinators
+        self.coordinators: dict[str, OperatorCoordinatorHolder] = {}
+        self._coordinators_of: dict[str, list[str]] = {}
         self._setup_checkpointing(default_checkpoint_dir)
         self.restart_strategy: RestartBackoffTimeStrategy = restart_strategy_from_configuration(
             self.configuration, checkpointing_enabled=self.checkpoints is not None
@@ -113,10 +118,6 @@ class JobMaster:
         #: checkpoint id -> its directory, for every checkpoint and savepoint that completed
         self.checkpoint_paths: dict[int, str] = {}
         self._pids: dict[str, int] = {}
-        self.gateways = SubtaskGateways(self._deliver, self.is_current_attempt)
-        #: operator id -> its coordinator; vertex id -> the operator ids of its coordinators
-        self.coordinators: dict[str, OperatorCoordinatorHolder] = {}
-        self._coordinators_of: dict[str, list[str]] = {}
         self.collect: dict[str, CollectSinkOperatorCoordinator] = {}
         for v in job_graph.vertices.values():
             names = {cfg.operator_id: cfg.name for cfg in v.chain}
@@ -196,7 +197,15 @@ class JobMaster:
         )
         first_id = self.restore_from.checkpoint_id + 1 if self.restore_from is not None else 1
         self.checkpoints = CheckpointDriver(
-            self, config, storage, first_checkpoint_id=first_id, on_global_failure=self._checkpoint_failure
+            self.job_id,
+            config,
+            storage,
+            plan_calculator=DefaultCheckpointPlanCalculator(self.graph, not_leader=self._not_leader),
+            coordinators=self.coordinators,
+            tasks=TaskCheckpointGateway(self.gateways, self.call_task_nowait),
+            listener=self,
+            restored=self.restore_from is not None,
+            first_checkpoint_id=first_id,
         )
         self.scheduler.checkpointing = CheckpointingSettings(exactly_once=config.exactly_once)
         self.scheduler.temporary_dir = "" if configured else base
@@ -276,31 +285,6 @@ class JobMaster:
             subtask = self.graph.executions[attempt_id].vertex.subtask_index
             await holder.handle_event_from_operator(subtask, attempt_id, delivery.event)
 
-    def snapshot_coordinators(self, checkpoint_id: int) -> dict[str, bytes]:
-        """Checkpoint ``checkpoint_id``: every coordinator's state, taken now, before any task is triggered.
-        Raises if one fails (the checkpoint is declined)."""
-        out: dict[str, bytes] = {}
-        for op_id, holder in self.coordinators.items():
-            state = holder.checkpoint_coordinator(checkpoint_id)
-            if state is not None:
-                out[op_id] = state
-        return out
-
-    def notify_coordinators_checkpoint_complete(self, checkpoint_id: int) -> None:
-        for holder in self.coordinators.values():
-            holder.notify_checkpoint_complete(checkpoint_id)
-
-    def notify_coordinators_checkpoint_aborted(self, checkpoint_id: int) -> None:
-        for holder in self.coordinators.values():
-            holder.notify_checkpoint_aborted(checkpoint_id)
-
-    def operator_shape(self, operator_id: str) -> tuple[int, int]:
-        """(parallelism, max parallelism) of the vertex holding ``operator_id``."""
-        for v in self.job_graph.vertices.values():
-            if any(cfg.operator_id == operator_id for cfg in v.chain):
-                return v.parallelism, v.max_parallelism
-        raise KeyError(operator_id)
-
     def _coordinators_attempts_failed(self, reason: str) -> None:
         for vertex_id, op_ids in self._coordinators_of.items():
             for ev in self.graph.job_vertices[vertex_id].task_vertices:
@@ -336,37 +320,6 @@ class JobMaster:
             self.handle_global_failure(f"scheduling failed: {type(exc).__name__}: {exc}", exc)
 
     # -- checkpoints -------------------------------------------------------------------------------
-    def checkpoint_participants(self) -> tuple[tuple[str, ...], tuple[str, ...], str]:
-        """(attempts to trigger, attempts to acknowledge, why not now) — Flink's ``DefaultCheckpointPlanCalculator``:
-        only when every task runs or has finished; triggered are the running tasks none of whose producers
-        still runs (the sources, and tasks whose inputs have all finished), the others get the barrier."""
-        if self.graph.state is not JobStatus.RUNNING:
-            return (), (), f"the job is {self.graph.state.value}"
-        if self.suspended or (self.ha is not None and not self.ha.is_leader_now()):
-            return (), (), "this JobManager is not the leader (high availability)"
-        to_trigger: list[str] = []
-        to_ack: list[str] = []
-        for ex in self.graph.all_executions():
-            if ex.state is ExecutionState.FINISHED:
-                continue
-            if ex.state is not ExecutionState.RUNNING:
-                return (), (), f"task '{ex.vertex.name}' is {ex.state.value}, not RUNNING"
-            to_ack.append(ex.attempt_id)
-            producers = (
-                self.graph.producer_execution(result_id, subtask)
-                for result_id, channels in ex.vertex.inputs
-                for subtask, _ in channels
-            )
-            if all(p.state is ExecutionState.FINISHED for p in producers):
-                to_trigger.append(ex.attempt_id)
-        return tuple(to_trigger), tuple(to_ack), ""
-
-    def subtask_of(self, attempt_id: str) -> tuple[int, int, int]:
-        """(subtask index, parallelism, max parallelism) of an execution attempt."""
-        ex = self.graph.executions[attempt_id]
-        jv = ex.vertex.job_vertex.job_vertex
-        return ex.vertex.subtask_index, jv.parallelism, jv.max_parallelism
-
     def vertex_of_attempt(self, attempt_id: str) -> tuple[str, int] | None:
         """(job vertex id, subtask index) of an execution attempt of this job, also of one before a restart."""
         ex = self.graph.executions.get(attempt_id)
@@ -463,8 +416,14 @@ class JobMaster:
     def checkpoint_statistics(self) -> list[CheckpointStats]:
         return self.checkpoints.statistics() if self.checkpoints is not None else []
 
-    def _checkpoint_failure(self, reason: str) -> None:
+    def on_global_failure(self, reason: str) -> None:
+        """The checkpoint driver's verdict: too many checkpoints failed."""
         self.handle_global_failure(f"checkpointing failed: {reason}", None)
+
+    def _not_leader(self) -> str:
+        if self.suspended or (self.ha is not None and not self.ha.is_leader_now()):
+            return "this JobManager is not the leader (high availability)"
+        return ""
 
     def call_task_nowait(self, attempt_id: str, method: str, *args: Any) -> None:
         async def call() -> None:

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["SubtaskGateways"]
+__all__ = ["SubtaskGateways", "TaskCheckpointGateway"]
 
 log = logging.getLogger(__name__)
 
@@ -84,3 +84,21 @@ def _answer(batch: list[tuple[Any, ResultCallback | None]], results: list[Any], 
                 callback(result, error)
             except Exception:
                 log.exception("a delivery callback failed")
+
+
+class TaskCheckpointGateway:
+    """The checkpoint driver's gateway to the tasks (its :class:`~strom.runtime.checkpoint.checkpoint_driver.
+    CheckpointTaskGateway`): triggers through the ordered :class:`SubtaskGateways`, notifications as one-way RPCs."""
+
+    def __init__(self, gateways: SubtaskGateways, call_task_nowait: Callable[..., None]) -> None:
+        self._gateways = gateways
+        self._call_task_nowait = call_task_nowait
+
+    def trigger_checkpoint(self, attempt_id: str, message: Any, on_result: ResultCallback) -> None:
+        self._gateways.send(attempt_id, message, on_result)
+
+    def notify_checkpoint_complete(self, attempt_id: str, checkpoint_id: int) -> None:
+        self._call_task_nowait(attempt_id, "notify_checkpoint_complete", checkpoint_id)
+
+    def notify_checkpoint_aborted(self, attempt_id: str, checkpoint_id: int) -> None:
+        self._call_task_nowait(attempt_id, "notify_checkpoint_aborted", checkpoint_id)

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from strom.exceptions import ResourceError, RpcError, TaskManagerStartError
 from strom.runtime.resourcemanager.slot_manager import SlotManager, SlotOffer, TaskManagerRegistration
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, SystemClock
+from strom.runtime.rpc.fenced_gateway import fenced_gateway
 
 __all__ = ["ResourceManager"]
 
@@ -123,8 +124,6 @@ class ResourceManager:
         gateway = await RpcClient.connect(*rpc_address, secret=self.secret, name=f"jm->{tm_id}")
         gateway.on_disconnect = lambda: self.task_manager_lost(tm_id, "its RPC connection closed")
         if self.fencing_token:
-            from strom.runtime.highavailability.services import fenced_gateway
-
             gateway = fenced_gateway(gateway, self.fencing_token)
         self.gateways[tm_id] = gateway
         self.slot_manager.register_task_manager(
