@@ -16,7 +16,6 @@ and joins the next leader instead of exiting.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -37,6 +36,7 @@ from strom.runtime.highavailability.services import (
     fencing_check,
     wait_for_leader,
 )
+from strom.runtime.task_group import AsyncTaskGroup
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 
 __all__ = ["run_task_manager_with_high_availability", "serve_with_high_availability"]
@@ -82,10 +82,11 @@ async def serve_with_high_availability(
             session.close()
 
     driver.start()
-    stopping = asyncio.get_running_loop().create_task(stop.wait())
+    tasks = AsyncTaskGroup("JobManager leadership")
+    stopping = tasks.create_task(stop.wait())
     try:
         while not stop.is_set():
-            getting = asyncio.get_running_loop().create_task(events.get())
+            getting = tasks.create_task(events.get())
             done, _ = await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
             if getting not in done:
                 getting.cancel()
@@ -124,7 +125,7 @@ async def serve_with_high_availability(
             if recovered:
                 log.info("recovered %d job(s): %s", len(recovered), ", ".join(recovered))
     finally:
-        stopping.cancel()
+        await tasks.stop()
         await end_term()
         await driver.close(release=True)
 
@@ -165,7 +166,8 @@ async def run_task_manager_with_high_availability(
             executor.leader_check = check
             current.append(executor)
 
-        watcher = loop.create_task(_follow_lease(settings, session, current))
+        watcher = AsyncTaskGroup("leader lease watcher")
+        watcher.create_task(_follow_lease(settings, session, current), name="follow the leader lease")
         started = time.monotonic()
         try:
             if await run_once(address, tm_id, configure):
@@ -173,9 +175,7 @@ async def run_task_manager_with_high_availability(
         except (ClusterError, RpcError) as exc:
             log.warning("TaskManager %s: joining the leader at %s failed: %s", tm_id, lease.rpc_address, exc)
         finally:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
+            await watcher.stop()
         if current:
             tm_id = current[0].tm_id  # the next leader is asked for the same id
         print(
@@ -189,9 +189,9 @@ async def _wait_for_leader_or_stop(
     settings: HighAvailabilitySettings, timeout: float, other_than: str, stop: asyncio.Event
 ) -> LeaderLease | None:
     """:func:`wait_for_leader`, given up as soon as ``stop`` is set."""
-    loop = asyncio.get_running_loop()
-    waiting = loop.create_task(wait_for_leader(settings, timeout, other_than=other_than))
-    stopping = loop.create_task(stop.wait())
+    tasks = AsyncTaskGroup("waiting for a leader")
+    waiting = tasks.create_task(wait_for_leader(settings, timeout, other_than=other_than), awaited=True)
+    stopping = tasks.create_task(stop.wait())
     try:
         await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
     finally:

@@ -233,13 +233,7 @@ async def _serve(config: Configuration, secret: bytes, directory: ClusterDirecto
         await stop.wait()
         log.info("stopping the JobManager")
     finally:
-        await jm.close()
-        current = asyncio.current_task()
-        pending = [t for t in asyncio.all_tasks() if t is not current]
-        if pending:  # the clean-up a job's end started; then whatever is left
-            _, still = await asyncio.wait(pending, timeout=5.0)
-            for t in still:
-                t.cancel()
+        await jm.close()  # its Dispatcher lets the clean-up a job's end started finish, then cancels the rest
 
 
 def run_job_manager(

@@ -98,14 +98,13 @@ async def _run(
         forward_job_logs_only=True,
     )
     stopped = asyncio.Event()
-    closing: list[asyncio.Task[None]] = []
 
     def started(executor: TaskExecutor) -> None:
         loop = asyncio.get_running_loop()
 
         def stop() -> None:
             stopped.set()
-            closing.append(loop.create_task(executor.close()))
+            executor.shutdown()  # closes it as a task of the executor's own task group
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)

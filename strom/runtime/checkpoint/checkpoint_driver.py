@@ -46,6 +46,7 @@ from strom.runtime.checkpoint.plan_calculator import DefaultCheckpointPlanCalcul
 from strom.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from strom.runtime.network.events import CheckpointOptions
 from strom.runtime.operators.coordination import TriggerCheckpointMessage
+from strom.runtime.task_group import AsyncTaskGroup
 
 __all__ = [
     "CheckpointDriver",
@@ -123,6 +124,8 @@ class CheckpointDriver:
         first_checkpoint_id: int = 1,
     ) -> None:
         self.job_id = job_id
+        #: the owner of the driver's tasks (periodic trigger, state writes, finalization, disposal)
+        self.task_group = AsyncTaskGroup(f"checkpoints of job {job_id}")
         self.config = config
         self.storage = storage
         self.coordinator = CheckpointCoordinator(config, first_checkpoint_id=first_checkpoint_id)
@@ -154,7 +157,9 @@ class CheckpointDriver:
             self.last_restore_timestamp_ms = _now_ms()
         self._restoring = False
         if self.config.interval_ms > 0 and self._periodic is None and not self._closed:
-            self._periodic = asyncio.get_running_loop().create_task(self._periodic_loop())
+            self._periodic = self.task_group.create_task(
+                self._periodic_loop(), name="periodic checkpoints", awaited=True
+            )
 
     def stop_periodic(self) -> None:
         if self._periodic is not None:
@@ -242,7 +247,9 @@ class CheckpointDriver:
                     action.delay_ms / 1000.0, self._on_timeout, action.checkpoint_id
                 )
             elif isinstance(action, FinalizeCheckpoint):
-                asyncio.get_running_loop().create_task(self._finalize(action.pending))
+                self.task_group.create_task(
+                    self._finalize(action.pending), name=f"finalize {action.pending.checkpoint_id}"
+                )
             elif isinstance(action, NotifyCheckpointComplete):
                 self._completed(action)
             elif isinstance(action, NotifyCheckpointAborted):
@@ -270,8 +277,10 @@ class CheckpointDriver:
                 self._run(self.coordinator.receive_decline(cid, action.executions[0], reason))
             return
         if snapshots and location is not None:
-            self._coordinator_writes[cid] = asyncio.get_running_loop().create_task(
-                asyncio.to_thread(_write_coordinator_states, location, snapshots)
+            self._coordinator_writes[cid] = self.task_group.create_task(
+                asyncio.to_thread(_write_coordinator_states, location, snapshots),
+                name=f"coordinator states {cid}",
+                awaited=True,
             )
         options = CheckpointOptions(
             is_savepoint=action.is_savepoint,
@@ -405,7 +414,7 @@ class CheckpointDriver:
             writes.cancel()
         location = self._locations.pop(checkpoint_id, None)
         if location is not None:
-            asyncio.get_running_loop().create_task(_dispose(location, checkpoint_id))
+            self.task_group.create_task(_dispose(location, checkpoint_id), name=f"dispose {checkpoint_id}")
 
     def _cancel_timeout(self, checkpoint_id: int) -> None:
         handle = self._timeouts.pop(checkpoint_id, None)

@@ -46,6 +46,7 @@ from strom.runtime.highavailability.stores import (
     LeadershipLostError,
 )
 from strom.runtime.jobmaster.job_result import APPLICATION_STATUS, JobResult
+from strom.runtime.task_group import AsyncTaskGroup
 
 if TYPE_CHECKING:
     from strom.graph.job_graph import JobGraph
@@ -172,10 +173,11 @@ class LeaderElectionDriver:
         self._on_grant = on_grant
         self._on_revoke = on_revoke
         self._task: asyncio.Task[None] | None = None
+        self._tasks = AsyncTaskGroup("leader election")
         self._wake = asyncio.Event()
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="leader election")
+        self._task = self._tasks.create_task(self._run(), name="leader election")
 
     async def _run(self) -> None:
         while True:
@@ -218,6 +220,7 @@ class LeaderElectionDriver:
         return self.election.session_id == session_id and self.election.is_leader(now_ms())
 
     async def close(self, *, release: bool = True) -> None:
+        self._tasks.close()
         task, self._task = self._task, None
         if task is not None:
             task.cancel()

@@ -51,6 +51,7 @@ from strom.runtime.scheduler.restart_strategy import (
     describe_unbounded,
     restart_strategy_from_configuration,
 )
+from strom.runtime.task_group import AsyncTaskGroup
 
 __all__ = ["ExceptionHistoryEntry", "JobMaster", "JobResult"]
 
@@ -91,7 +92,9 @@ class JobMaster:
         self._terminating = False  # the savepoint is taken: every task is told to stop
         self._task_ended = asyncio.Event()
         self.restore_from: CheckpointMetadata | None = None
-        self.gateways = SubtaskGateways(self._deliver, self.is_current_attempt)
+        #: the owner of every asyncio task this JobMaster starts (its gateways' drains too)
+        self.task_group = AsyncTaskGroup(f"JobMaster {self.job_id}")
+        self.gateways = SubtaskGateways(self._deliver, self.is_current_attempt, self.task_group)
         #: operator id -> its coordinator; vertex id -> the operator ids of its coordinators
         self.coordinators: dict[str, OperatorCoordinatorHolder] = {}
         self._coordinators_of: dict[str, list[str]] = {}
@@ -388,7 +391,7 @@ class JobMaster:
             self.cancel()
             return
         self._terminating = True
-        asyncio.get_running_loop().create_task(self._stop_tasks())
+        self.task_group.create_task(self._stop_tasks(), name="stop after savepoint")
 
     async def _stop_tasks(self) -> None:
         """Downstream first, a vertex at a time, each once the vertices it feeds have ended: no task reads from an
@@ -432,7 +435,7 @@ class JobMaster:
             except Exception as exc:
                 log.debug("%s to %s failed: %s", method, attempt_id, exc)
 
-        asyncio.get_running_loop().create_task(call())
+        self.task_group.create_task(call(), name=f"{method} {attempt_id}")
 
     async def call_task(self, attempt_id: str, method: str, *args: Any) -> Any:
         ex = self.graph.executions[attempt_id]
@@ -568,9 +571,8 @@ class JobMaster:
         if self._restart_scheduled:
             return
         self._restart_scheduled = True
-        loop = asyncio.get_running_loop()
         delay = self.restart_strategy.get_backoff_time() / 1000.0
-        loop.call_later(delay, lambda: loop.create_task(self._restart()))
+        self.task_group.call_later(delay, self._restart)
 
     async def _restart(self) -> None:
         self._restart_scheduled = False
@@ -651,7 +653,7 @@ class JobMaster:
                     ex.state = ExecutionState.CANCELED
                     self._check_terminal()
 
-        asyncio.get_running_loop().create_task(call())
+        self.task_group.create_task(call(), name=f"{method} {ex.attempt_id}")
 
     def _check_terminal(self) -> None:
         self._task_ended.set()
@@ -672,7 +674,7 @@ class JobMaster:
             if not busy:
                 self._job_terminated(JobStatus.FINISHED)
                 return
-            self._finishing = asyncio.get_running_loop().create_task(self._finish(busy))
+            self._finishing = self.task_group.create_task(self._finish(busy), name="finish coordinators", awaited=True)
 
     async def _finish(self, busy: list[OperatorCoordinatorHolder]) -> None:
         """Every task finished: the job is FINISHED once its coordinators' pending work (a global committer's last
@@ -701,7 +703,7 @@ class JobMaster:
         self.gateways.close()
         for holder in self.coordinators.values():
             holder.close()
-        asyncio.get_running_loop().create_task(self._release(status))
+        self.task_group.create_task(self._release(status), name="release")
 
     async def _release(self, status: JobStatus) -> None:
         """Free the slots and apply the checkpoint retention policy; only then is the job's result known. With HA
@@ -734,6 +736,15 @@ class JobMaster:
         finally:
             if not self.result.done():
                 self.result.set_result(result)
+
+    async def close(self, grace: float = 0.0) -> None:
+        """The JobManager stops: the clean-up the job's end started (releasing slots, checkpoint storage) may finish
+        within ``grace`` seconds; then every task of this JobMaster and its checkpoint driver is cancelled."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        if self.checkpoints is not None:
+            await self.checkpoints.task_group.stop(grace)
+        await self.task_group.stop(max(0.0, deadline - loop.time()))
 
     # -- collect sinks -----------------------------------------------------------------------------
     async def poll_collect(self, sink_id: str, timeout: float) -> tuple[list[Any] | None, bool]:

@@ -6,7 +6,7 @@ whatever has queued up as one ``deliver_to_task`` RPC and waits for its answer b
 them — and puts them into its mailbox, at the same priority — in the order the JobMaster sent them. That is what
 makes a source checkpoint exact: the split assignments sent before the coordinator's snapshot reach the reader
 before the trigger. Each message may carry a callback that gets its result (a trigger: accepted or not) or the
-error of the RPC. The drain tasks belong to this object: ``close`` cancels them.
+error of the RPC. The drain tasks belong to the JobMaster's task group; ``close`` cancels them.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+from strom.runtime.task_group import AsyncTaskGroup
 
 __all__ = ["SubtaskGateways", "TaskCheckpointGateway"]
 
@@ -29,8 +31,10 @@ class SubtaskGateways:
         self,
         deliver: Callable[[str, tuple[Any, ...]], Awaitable[list[Any]]],
         is_current: Callable[[str], bool],
+        tasks: AsyncTaskGroup,
     ) -> None:
         self._deliver = deliver
+        self._tasks = tasks
         self._is_current = is_current
         self._queues: dict[str, deque[tuple[Any, ResultCallback | None]]] = {}
         self._drains: dict[str, asyncio.Task[None]] = {}
@@ -44,7 +48,7 @@ class SubtaskGateways:
             return
         self._queues.setdefault(attempt_id, deque()).append((message, on_result))
         if attempt_id not in self._drains:
-            task = asyncio.get_running_loop().create_task(self._drain(attempt_id), name=f"deliver to {attempt_id}")
+            task = self._tasks.create_task(self._drain(attempt_id), name=f"deliver to {attempt_id}")
             self._drains[attempt_id] = task
 
     async def _drain(self, attempt_id: str) -> None:

@@ -33,6 +33,7 @@ from strom.exceptions import ResourceError, RpcError, TaskManagerStartError
 from strom.runtime.resourcemanager.slot_manager import SlotManager, SlotOffer, TaskManagerRegistration
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, SystemClock
 from strom.runtime.rpc.fenced_gateway import fenced_gateway
+from strom.runtime.task_group import AsyncTaskGroup
 
 __all__ = ["ResourceManager"]
 
@@ -62,6 +63,8 @@ class ResourceManager:
         #: HA: the leader's fencing token, carried by every call to a TaskManager (``""``: no HA, calls unfenced)
         self.fencing_token = ""
         self._monitor = HeartbeatMonitor(timeout=heartbeat_timeout, clock=SystemClock())
+        #: the owner of the ResourceManager's own tasks (closing lost TaskManagers' gateways, waking slot requests)
+        self._tasks = AsyncTaskGroup("ResourceManager")
         self._heartbeats = HeartbeatSender(
             self._monitor,
             interval=heartbeat_interval,
@@ -77,6 +80,7 @@ class ResourceManager:
         for gw in list(self.gateways.values()):
             await gw.close()
         self.gateways.clear()
+        await self._tasks.stop(grace=1.0)
 
     # -- registration ------------------------------------------------------------------------------
     def expect_task_manager(self, tm_id: str, launch_token: str) -> None:
@@ -157,7 +161,7 @@ class ResourceManager:
         self._monitor.unmonitor_target(tm_id)
         gw = self.gateways.pop(tm_id, None)
         if gw is not None:
-            asyncio.get_running_loop().create_task(gw.close())
+            self._tasks.create_task(gw.close(), name=f"close gateway to {tm_id}")
         message = f"TaskManager {tm_id} (pid {reg.pid}) was lost: {cause}"
         if self.shutting_down:
             log.debug(message)
@@ -181,7 +185,7 @@ class ResourceManager:
                 self._changed.notify_all()
 
         if self._waiting_requests:
-            asyncio.get_running_loop().create_task(wake())
+            self._tasks.create_task(wake(), name="wake slot requests")
 
     async def _wait_until(self, enough: Callable[[], bool], timeout: float) -> None:
         """Until ``enough()``: :class:`TimeoutError` after ``timeout``, :class:`TaskManagerStartError` if
