@@ -37,12 +37,18 @@ from strom.runtime.checkpoint.storage import CheckpointStorage, read_state, reso
 from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, JobStatus
 from strom.runtime.jobmaster.execution_rows import execution_rows, task_metrics_rows
-from strom.runtime.jobmaster.job_result import ExceptionHistoryEntry, JobResult, last_line, task_failure_summary
+from strom.runtime.jobmaster.job_result import (
+    ExceptionHistoryEntry,
+    JobResult,
+    last_line,
+    lost_data_connection,
+    task_failure_summary,
+)
 from strom.runtime.jobmaster.operator_coordinator_holder import OperatorCoordinatorHolder
 from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways, TaskCheckpointGateway
 from strom.runtime.operators.coordination import OperatorEventDelivery
 from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
-from strom.runtime.resourcemanager.resource_manager import ResourceManager
+from strom.runtime.resourcemanager.resource_manager import ResourceManager, task_manager_lost_message
 from strom.runtime.scheduler.default_scheduler import DefaultScheduler
 from strom.runtime.scheduler.restart_strategy import (
     NoRestartBackoffTimeStrategy,
@@ -480,12 +486,7 @@ class JobMaster:
             self.checkpoints.task_finished(ex.attempt_id)  # a trigger it accepted while closing never runs
         if target is ExecutionState.FAILED:
             ex.failure_text = tes.error_text
-            self.handle_global_failure(
-                f"task '{ex.vertex.name}' failed:\n{tes.error_text}",
-                tes.error,
-                summary=task_failure_summary(ex.vertex.name, tes.error_text, tes.error),
-                execution=ex,
-            )
+            self._task_failed(ex, tes)
         elif (
             target in (ExecutionState.RUNNING, ExecutionState.FINISHED)
             and self.checkpoints is not None
@@ -499,6 +500,41 @@ class JobMaster:
             # the last attempt to end lets a restart, a failure, a cancellation or the finish go on — also a
             # task failing on its own while the job already restarts (its upstream TaskManager was lost)
             self._check_terminal()
+
+    def _task_failed(self, ex: Execution, tes: TaskExecutionState) -> None:
+        """A task failed: a global failure. One that lost its data connection to a TaskManager of this job names
+        that TaskManager as lost — the same failure the heartbeat timeout reports, whichever arrives first (as
+        Flink's root cause names the lost TaskManager)."""
+        lost = self._task_manager_of_data_address(lost_data_connection(tes.error_text or ""))
+        if lost is None:
+            self.handle_global_failure(
+                f"task '{ex.vertex.name}' failed:\n{tes.error_text}",
+                tes.error,
+                summary=task_failure_summary(ex.vertex.name, tes.error_text, tes.error),
+                execution=ex,
+            )
+            return
+        tm_id, pid = lost
+        cause = f"task '{ex.vertex.name}' lost its data connection to it"
+        self.handle_global_failure(
+            task_manager_lost_message(tm_id, pid, f"{cause}:\n{tes.error_text}"),
+            tes.error,
+            summary=task_manager_lost_message(tm_id, pid, cause),
+            execution=ex,
+        )
+
+    def _task_manager_of_data_address(self, address: tuple[str, int] | None) -> tuple[str, int] | None:
+        """(TaskManager id, pid) of the TaskManager serving data at ``address`` to this job's tasks, if any."""
+        if address is None:
+            return None
+        for ex in self.graph.all_executions():
+            slot = ex.slot
+            if slot is not None and (str(slot.data_address[0]), int(slot.data_address[1])) == address:
+                registration = self.rm.slot_manager.task_managers.get(slot.tm_id)
+                pids = [e.pid for e in self.graph.all_executions() if e.slot and e.slot.tm_id == slot.tm_id and e.pid]
+                pid = registration.pid if registration is not None else max(pids, default=0)
+                return slot.tm_id, pid
+        return None
 
     def _all_running_or_finished(self) -> bool:
         states = [e.state for e in self.graph.all_executions()]

@@ -35,9 +35,14 @@ from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, Syst
 from strom.runtime.rpc.fenced_gateway import fenced_gateway
 from strom.runtime.task_group import AsyncTaskGroup
 
-__all__ = ["ResourceManager"]
+__all__ = ["ResourceManager", "task_manager_lost_message"]
 
 log = logging.getLogger(__name__)
+
+
+def task_manager_lost_message(tm_id: str, pid: int, cause: str) -> str:
+    """How a lost TaskManager is named as a job's failure, whichever signal told of it first."""
+    return f"TaskManager {tm_id} (pid {pid}) was lost: {cause}"
 
 
 class ResourceManager:
@@ -162,7 +167,7 @@ class ResourceManager:
         gw = self.gateways.pop(tm_id, None)
         if gw is not None:
             self._tasks.create_task(gw.close(), name=f"close gateway to {tm_id}")
-        message = f"TaskManager {tm_id} (pid {reg.pid}) was lost: {cause}"
+        message = task_manager_lost_message(tm_id, reg.pid, cause)
         if self.shutting_down:
             log.debug(message)
             return
