@@ -55,11 +55,11 @@ from strom.connectors.number_sequence import NumberSequenceSource
 from strom.exceptions import ConfigurationError, InvalidProgramError
 from strom.graph.job_graph import JobGraph, StreamingJobGraphGenerator
 from strom.graph.stream_graph import StreamGraph, StreamGraphGenerator
-from strom.runtime.jobmaster.scheduler import slots_required
 from strom.runtime.operators.keyed import StreamGroupedReduce
 from strom.runtime.operators.source import SourceOperator
 from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
 from strom.runtime.operators.typed_output import type_mismatch
+from strom.runtime.scheduler.default_scheduler import slots_required
 from strom.runtime.state.state_backend import validate_state_backend
 
 if TYPE_CHECKING:
