@@ -150,16 +150,6 @@ ALLOWED_CYCLES: list[frozenset[str]] = [
     ),
     # the user-facing FromCollection source and its enumerator in the runtime refer to each other
     frozenset({"strom.api.source", "strom.runtime.source.static_enumerator"}),
-    # the operator base, collector, keyed operator and timer service (runtime/operators/, rebuilt under §2)
-    frozenset(
-        {
-            "strom.runtime.operators.base",
-            "strom.runtime.operators.collector",
-            "strom.runtime.operators.keyed",
-            "strom.runtime.operators.simple",
-            "strom.runtime.operators.timer_service",
-        }
-    ),
 ]
 
 

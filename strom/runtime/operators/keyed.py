@@ -10,7 +10,6 @@ key and calls the function's ``on_timer``; what that emits carries the timer's t
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +27,7 @@ from strom.runtime.operators.abstract_udf_stream_operator import AbstractUdfStre
 from strom.runtime.operators.base import StreamingRuntimeContext, StreamOperator
 from strom.runtime.operators.collector import TimestampedCollector
 from strom.runtime.operators.simple import StreamFilter, StreamFlatMap, StreamMap
-from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService
+from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService, batch_key_order
 from strom.runtime.operators.udf_loop import Loop, explain_key_error, process_loop, unopened
 from strom.runtime.state.state_backend import create_keyed_state_backend
 from strom.runtime.streamrecord import timestamps_of, with_timestamps
@@ -132,16 +131,6 @@ class StreamGroupedReduce(_KeyedUdfOperator):
 
 def _discard(value: Any) -> None:
     return None
-
-
-def batch_key_order(key: Any) -> bytes:
-    """Flink's order of keys in BATCH execution, where records are sorted by their serialized key: a Python key
-    is pickled (protocol 5, as PyFlink's ``PICKLED_BYTE_ARRAY``) and compared as Java compares ``byte[]``s, bytes
-    signed (so the bytes are flipped at the sign bit to compare unsigned)."""
-    return pickle.dumps(key, protocol=5).translate(_SIGNED)
-
-
-_SIGNED = bytes((b ^ 0x80) for b in range(256))
 
 
 _MISSING = object()
