@@ -145,8 +145,6 @@ ALLOWED_CYCLES: list[frozenset[str]] = [
             "strom.api.join",
         }
     ),
-    # the user-facing FromCollection source and its enumerator in the runtime refer to each other
-    frozenset({"strom.api.source", "strom.runtime.source.static_enumerator"}),
 ]
 
 
