@@ -36,6 +36,7 @@ from strom import (
     ValueStateDescriptor,
 )
 from strom.api.eventtime import LONG_MAX
+from strom.api.transformations import operator_of
 from strom.api.windowed_stream import uses_aligned_window_operator, window_operator
 from strom.api.windowing import DynamicEventTimeSessionWindows, Trigger, TriggerResult, WindowStagger
 from strom.exceptions import InvalidProgramError, UserFunctionError
@@ -682,9 +683,9 @@ def test_a_windowed_stream_builds_the_operator_the_rule_picks(mode: str) -> None
     keyed = env.from_collection([("a", 1)]).key_by(key0)
     tumbling = keyed.window(TumblingEventTimeWindows.of(1000)).reduce(add_pairs)
     sessions = keyed.window(EventTimeSessionWindows.with_gap(10)).reduce(add_pairs)
-    aligned = type(tumbling.get_transformation().operator)  # type: ignore[attr-defined]
+    aligned = type(operator_of(tumbling.get_transformation()))
     assert aligned is (AlignedWindowOperator if mode == "STREAMING" else WindowOperator)
-    assert type(sessions.get_transformation().operator) is WindowOperator  # type: ignore[attr-defined]
+    assert type(operator_of(sessions.get_transformation())) is WindowOperator
 
 
 def test_the_aligned_operator_refuses_windows_it_does_not_cover() -> None:
@@ -805,3 +806,100 @@ def test_an_aligned_operator_in_batch_execution_fires_key_by_key_as_the_window_o
     out = run(EventTimeTrigger())
     assert out == run(_GeneralEventTimeTrigger())  # the same order: key by key
     assert len(out) > 10
+
+
+class _Ordered(ProcessWindowFunction):
+    """Emits the pane as it is, in order (a pane's order is the order of its elements' arrival)."""
+
+    def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        yield (key, context.window().start, tuple(elements))
+
+
+class _Sequence(AggregateFunction):
+    """An aggregate whose result depends on the order of its inputs."""
+
+    def create_accumulator(self) -> tuple[int, ...]:
+        return ()
+
+    def add(self, value: tuple[str, int], acc: tuple[int, ...]) -> tuple[int, ...]:
+        return (*acc, value[1])
+
+    def get_result(self, acc: tuple[int, ...]) -> tuple[int, ...]:
+        return acc
+
+    def merge(self, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+        return a + b
+
+
+def _then(a: tuple[str, Any], b: tuple[str, Any]) -> tuple[str, Any]:
+    return (a[0], f"{a[1]}.{b[1]}")  # not commutative
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    events=st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 99), st.integers(0, 3000)), max_size=60),
+    watermarks=st.lists(st.integers(0, 3000), max_size=3),
+    assigner=st.sampled_from(
+        [TumblingEventTimeWindows.of(500), SlidingEventTimeWindows.of(1000, 250), SlidingEventTimeWindows.of(700, 300)]
+    ),
+    contents=st.sampled_from(["reduce", "list", "aggregate"]),
+    lateness=st.sampled_from([0, 400]),
+)
+def test_both_operators_keep_the_arrival_order_in_a_pane(
+    events: list[tuple[str, int, int]], watermarks: list[int], assigner: Any, contents: str, lateness: int
+) -> None:
+    """Out-of-order timestamps interleave windows (and slide intervals) within a batch: a pane still sees its
+    elements in the order they arrived, so order-sensitive functions give the same results on both operators."""
+
+    def run(trigger: Any) -> tuple[list[Any], list[Any]]:
+        reduce = _then if contents == "reduce" else None
+        agg = _Sequence() if contents == "aggregate" else None
+        fn = _Ordered() if contents == "list" else None
+        op = window_operator(
+            key_selector=key0,
+            assigner=assigner,
+            trigger=trigger,
+            evictor=None,
+            window_function=internal_window_function(fn, keyed=True, reduce=reduce, aggregate=agg),
+            contents=contents,
+            reduce_function=reduce,
+            aggregate_function=agg,
+            allowed_lateness=lateness,
+            late_data_tag="late",
+        )
+        h = OperatorHarness(op).open()
+        half = len(events) // 2
+        h.process_elements([((k, v), t) for k, v, t in events[:half]] or [(("z", 0), 0)])
+        for mark in sorted(watermarks):
+            h.process_watermark(mark)
+        h.process_elements([((k, v), t) for k, v, t in events[half:]] or [(("z", 0), 0)])
+        h.process_watermark(1 << 62)
+        return by_watermark(h.extract_output()), h.side_output("late")
+
+    assert run(EventTimeTrigger()) == run(_GeneralEventTimeTrigger())
+
+
+@pytest.mark.parametrize("sliding", [False, True])
+def test_both_operators_name_the_earliest_of_several_failing_records(sliding: bool) -> None:
+    assigner = SlidingEventTimeWindows.of(2000, 500) if sliding else TumblingEventTimeWindows.of(1000)
+
+    def message(trigger: Any) -> str:
+        agg = _FailsOn()
+        op = window_operator(
+            key_selector=key0,
+            assigner=assigner,
+            trigger=trigger,
+            evictor=None,
+            window_function=internal_window_function(None, keyed=True, aggregate=agg),
+            contents="aggregate",
+            aggregate_function=agg,
+        )
+        op.name = "Window(Aggregate)"
+        h = OperatorHarness(op).open()
+        with pytest.raises(UserFunctionError) as failed:  # the first 13 is record #1, in the second window
+            h.process_elements([(("a", 1), 1100), (("b", 13), 100), (("c", 2), 1200), (("d", 13), 1300)])
+        return str(failed.value)
+
+    aligned = message(EventTimeTrigger())
+    assert "on input record #1 (('b', 13))" in aligned
+    assert aligned == message(_GeneralEventTimeTrigger())

@@ -21,8 +21,9 @@ by key in Flink's batch order, as the ``WindowOperator`` would.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from itertools import chain, pairwise
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from strom.api._time import java_rem
 from strom.api.eventtime import LONG_MAX
@@ -94,11 +95,12 @@ class AlignedWindowOperator(WindowOperator):
         windows = self._windows
         if len(windows) > _WINDOW_CACHE_SIZE:
             windows.clear()
-        groups: dict[int, tuple[TimeWindow, list[Any]]] = {}  # by window start: the window, its elements
+        groups: dict[int, tuple[TimeWindow, list[Any]]] = {}  # by window start: the window, its elements in order
         w: Any = None
         add: Callable[[Any], None] = _discard
         start, end = 1, 0  # the current window [start, end); none yet
         behind = False
+        failures: list[tuple[Exception, Any]] = []
         v = t = None
         try:
             for v, t in zip(batch, timestamps, strict=True):
@@ -121,28 +123,29 @@ class AlignedWindowOperator(WindowOperator):
                     add(v)
         except Exception as failed:
             exc, v = _unwrap(failed, v)
-            error = _no_timestamp(self.name, v) if t is None else self._explain(exc, v)
-            raise self.user_error(error, batch, v) from error
+            failures.append((_no_timestamp(self.name, v) if t is None else self._explain(exc, v), v))
         for w, values in groups.values():
-            self._add_group(batch, w, values)
+            try:
+                self._add_group(w, values)
+            except PaneUpdateError as failed:
+                exc, v = _unwrap(failed, None)
+                failures.append((self._explain(exc, v), v))
+        if failures:
+            self._raise_first(batch, failures)
 
-    def _add_group(self, batch: list[Any], w: TimeWindow, values: list[Any]) -> None:
+    def _add_group(self, w: TimeWindow, values: list[Any]) -> None:
         """Elements of a tumbling window the watermark has not passed: into its pane map (opened if new)."""
         store = self._store
         panes = store.panes.get(w)
         if panes is None:
             panes = store.open_window(w, self.current_watermark)
-        try:
-            if w in store.pending:  # the window waits to fire for some keys only (a restore): now for these too
-                keys = self._keys_of(values)
-                self._add_to_panes(panes, keys, values)
-                for k in keys:
-                    store.await_firing(w, k)
-            else:
-                self._add_to_panes(panes, map(self._key, values), values)
-        except PaneUpdateError as failed:
-            exc, v = _unwrap(failed, None)
-            raise self.user_error(self._explain(exc, v), batch, v) from exc
+        if w in store.pending:  # the window waits to fire for some keys only (a restore): now for these too
+            keys = self._keys_of(values)
+            self._add_to_panes(panes, keys, values)
+            for k in keys:
+                store.await_firing(w, k)
+        else:
+            self._add_to_panes(panes, map(self._key, values), values)
 
     def _keys_of(self, values: list[Any]) -> list[Any]:
         key_of = self._key
@@ -156,37 +159,42 @@ class AlignedWindowOperator(WindowOperator):
         return keys
 
     def _process_sliding(self, batch: list[Any], timestamps: list[Any], assigner: SlidingEventTimeWindows) -> None:
-        """Several windows per element. When the size is a multiple of the slide, the elements of one slide interval
-        share their windows, so the plan of each interval — which windows are open (with their pane maps), which
-        are behind the watermark — is made once per batch; otherwise once per timestamp. The elements (and their
-        keys) go into groups by plan, then each group into the pane map of each of its open windows."""
+        """Several windows per element. The elements of one slide interval share their windows — of the part of it
+        before and of the part from ``size % slide`` on, when the size is no multiple of the slide — so the plan of
+        each interval — which windows are open (with their pane maps), which are behind the watermark — is made once
+        per batch. The elements go into each open window's pane map window by window, in order: a window takes the
+        runs of elements whose plan has it."""
         key_of = self._key
         slide, offset = self._size, self._offset
-        cacheable = assigner.size % slide == 0
+        rest = assigner.size % slide  # where in a slide interval its oldest window ends (0: at its end)
         lateness, wm = self.allowed_lateness, self.current_watermark
-        plans: dict[int, tuple[_SlidePlan, list[Any], list[Any]]] = {}  # by slide interval: plan, keys, values
-        add_key: Callable[[Any], None] = _discard
-        add_value: Callable[[Any], None] = _discard
-        start, end = 1, 0  # the current plan's slide interval [start, end) (or timestamp); none yet
+        plans: dict[int, _SlidePlan] = {}
+        runs: list[tuple[int, _SlidePlan]] = []  # where a run of elements with one plan starts, its plan
+        keys: list[Any] = []
+        add_key = keys.append
+        start, end = 1, 0  # the current run's (part of a) slide interval [start, end); none yet
         behind: list[TimeWindow] = []
         live = other = False  # other: the plan has windows behind the watermark, or none that is not late
+        failures: list[tuple[Exception, Any]] = []
         v = None
         try:
             for v, t in zip(batch, timestamps, strict=True):
                 if t is None:
                     raise _no_timestamp(self.name, v)
                 if not start <= t < end:  # timestamps are large ints: comparing them allocates nothing
-                    start = t - (t - offset) % slide if cacheable else t
-                    end = start + slide if cacheable else t + 1
-                    planned = plans.get(start)
-                    if planned is None:
-                        planned = plans[start] = (self._slide_plan(t, assigner), [], [])
-                    add_key, add_value = planned[1].append, planned[2].append
-                    _, behind, live = planned[0]
+                    start = t - (t - offset) % slide
+                    if t - start < rest:
+                        end = start + rest
+                    else:
+                        start, end = start + rest, start + slide
+                    plan = plans.get(start)
+                    if plan is None:
+                        plan = plans[start] = self._slide_plan(t, assigner)
+                    runs.append((len(keys), plan))
+                    _, behind, live = plan
                     other = bool(behind) or not live
                 k = key_of(v)
                 add_key(k)
-                add_value(v)
                 if other:
                     for w in behind:
                         self._add_and_fire(k, v, w)  # EventTimeTrigger: behind the watermark, it fires at once
@@ -194,17 +202,53 @@ class AlignedWindowOperator(WindowOperator):
                         self._late(v, t)
         except Exception as failed:
             exc, v = _unwrap(failed, v)
-            raise self.user_error(self._explain(exc, v), batch, v) from exc
-        for (open_windows, _, _), keys, values in plans.values():
+            failures.append((self._explain(exc, v), v))
+        runs.append((len(keys), ([], [], False)))
+        by_window: dict[TimeWindow, tuple[dict[Any, Any], bool, list[tuple[int, int]]]] = {}
+        for (lo, (open_windows, _, _)), (hi, _) in pairwise(runs):
             for w, panes, waiting in open_windows:
-                try:
-                    self._add_to_panes(panes, keys, values)
-                except PaneUpdateError as failed:
-                    exc, v = _unwrap(failed, None)
-                    raise self.user_error(self._explain(exc, v), batch, v) from exc
-                if waiting:  # the window waits to fire for some keys only (a restore): now for these too
-                    for k in keys:
-                        self._store.await_firing(w, k)
+                taken = by_window.get(w)
+                if taken is None:
+                    by_window[w] = (panes, waiting, [(lo, hi)])
+                else:
+                    taken[2].append((lo, hi))
+        for w, (panes, waiting, spans) in by_window.items():
+            try:
+                self._add_spans(w, panes, waiting, keys, batch, spans)
+            except PaneUpdateError as failed:
+                exc, v = _unwrap(failed, None)
+                failures.insert(0, (self._explain(exc, v), v))  # an element's adds come before its other work
+        if failures:
+            self._raise_first(batch, failures)
+
+    def _add_spans(
+        self,
+        w: TimeWindow,
+        panes: dict[Any, Any],
+        waiting: bool,
+        keys: list[Any],
+        batch: list[Any],
+        spans: list[tuple[int, int]],
+    ) -> None:
+        """The elements of ``spans`` of the batch (their keys in ``keys``) into the pane map of ``w``, in order."""
+        if len(spans) == 1:
+            lo, hi = spans[0]
+            span_keys: Iterable[Any] = keys[lo:hi]
+            values: Iterable[Any] = batch[lo:hi]
+        else:
+            span_keys = chain.from_iterable(keys[lo:hi] for lo, hi in spans)
+            values = chain.from_iterable(batch[lo:hi] for lo, hi in spans)
+        if waiting:  # the window waits to fire for some keys only (a restore): now for these too
+            span_keys = list(span_keys)
+            for k in span_keys:
+                self._store.await_firing(w, k)
+        self._add_to_panes(panes, span_keys, values)
+
+    def _raise_first(self, batch: list[Any], failures: list[tuple[Exception, Any]]) -> NoReturn:
+        """The failure of the earliest record, which the WindowOperator (record by record) would have raised."""
+        position = {id(v): i for i, v in reversed(list(enumerate(batch)))}
+        error, v = min(failures, key=lambda f: position.get(id(f[1]), len(batch)))
+        raise self.user_error(error, batch, v) from error
 
     def _slide_plan(self, timestamp: int, assigner: SlidingEventTimeWindows) -> _SlidePlan:
         """The windows of ``timestamp`` that are open (each with its pane map and whether it waits to fire for some

@@ -132,7 +132,7 @@ class WindowPanes:
 # -- the pane update --------------------------------------------------------------------------------------------------
 #: ``add(panes, keys, values)``: each value into the pane of its key in one window's pane map; ``keys`` is a list, or
 #: ``map(key_selector, values)``: the key selector then runs in the adder's loop, and no list of keys is built
-PaneAdder = Callable[[dict[Any, Any], Iterable[Any], list[Any]], None]
+PaneAdder = Callable[[dict[Any, Any], Iterable[Any], Iterable[Any]], None]
 _MISSING: Any = object()
 
 
@@ -171,7 +171,7 @@ def pane_adder(
 def _aggregate_adder(aggregate: AggregateFunction[Any, Any, Any]) -> PaneAdder:
     create, add = aggregate.create_accumulator, aggregate.add
 
-    def add_to_accumulators(panes: dict[Any, Any], keys: Iterable[Any], values: list[Any]) -> None:
+    def add_to_accumulators(panes: dict[Any, Any], keys: Iterable[Any], values: Iterable[Any]) -> None:
         get, missing = panes.get, _MISSING
         rest = iter(values)
         try:
@@ -190,7 +190,7 @@ def _aggregate_adder(aggregate: AggregateFunction[Any, Any, Any]) -> PaneAdder:
 
 
 def _reduce_adder(reduce: Callable[[Any, Any], Any]) -> PaneAdder:
-    def add_to_reduced(panes: dict[Any, Any], keys: Iterable[Any], values: list[Any]) -> None:
+    def add_to_reduced(panes: dict[Any, Any], keys: Iterable[Any], values: Iterable[Any]) -> None:
         get, missing = panes.get, _MISSING
         rest = iter(values)
         try:
@@ -208,7 +208,7 @@ def _reduce_adder(reduce: Callable[[Any, Any], Any]) -> PaneAdder:
     return add_to_reduced
 
 
-def _add_to_lists(panes: dict[Any, Any], keys: Iterable[Any], values: list[Any]) -> None:
+def _add_to_lists(panes: dict[Any, Any], keys: Iterable[Any], values: Iterable[Any]) -> None:
     get = panes.get
     rest = iter(values)
     try:
