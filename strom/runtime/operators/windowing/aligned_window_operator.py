@@ -4,9 +4,11 @@
 Windows of one size by event time fire for every key at the same time — the window's end — and are cleaned up at
 the same time — the end plus the allowed lateness. So the panes are kept window by window
 (:class:`~strom.runtime.operators.windowing.window_panes.WindowPanes`: window → key → pane, one firing and one
-cleanup entry per window instead of a timer per key and window), elements go into them a run at a time through one
-pane adder (:func:`~strom.runtime.operators.windowing.window_panes.pane_adder`), and a watermark fires the windows
-it passed window by window. No trigger context per element: this is what the
+cleanup entry per window instead of a timer per key and window), a batch's elements go into them window by window
+(each window's in arrival order) through one pane adder
+(:func:`~strom.runtime.operators.windowing.window_panes.pane_adder`), and a watermark fires the windows it passed
+window by window. When user code fails, the earliest failing record of the batch is named, as the
+``WindowOperator`` (record by record) names it. No trigger context per element: this is what the
 :class:`~strom.runtime.operators.windowing.window_operator.WindowOperator` does with the ``EventTimeTrigger``,
 results, late data, allowed lateness and metrics included. ``strom.api.windowed_stream`` picks this operator when
 the graph is built (:func:`~strom.api.windowed_stream.uses_aligned_window_operator`).
