@@ -205,6 +205,14 @@ class AlignedWindowOperator(WindowOperator):
         except Exception as failed:
             exc, v = _unwrap(failed, v)
             failures.append((self._explain(exc, v), v))
+        failures[:0] = self._add_runs(batch, keys, runs)  # an element's adds come before its other work
+        if failures:
+            self._raise_first(batch, failures)
+
+    def _add_runs(
+        self, batch: list[Any], keys: list[Any], runs: list[tuple[int, _SlidePlan]]
+    ) -> list[tuple[Exception, Any]]:
+        """Each run of elements into the pane maps of its plan's open windows, window by window; the failures."""
         runs.append((len(keys), ([], [], False)))
         by_window: dict[TimeWindow, tuple[dict[Any, Any], bool, list[tuple[int, int]]]] = {}
         for (lo, (open_windows, _, _)), (hi, _) in pairwise(runs):
@@ -214,14 +222,14 @@ class AlignedWindowOperator(WindowOperator):
                     by_window[w] = (panes, waiting, [(lo, hi)])
                 else:
                     taken[2].append((lo, hi))
+        failures: list[tuple[Exception, Any]] = []
         for w, (panes, waiting, spans) in by_window.items():
             try:
                 self._add_spans(w, panes, waiting, keys, batch, spans)
             except PaneUpdateError as failed:
                 exc, v = _unwrap(failed, None)
-                failures.insert(0, (self._explain(exc, v), v))  # an element's adds come before its other work
-        if failures:
-            self._raise_first(batch, failures)
+                failures.append((self._explain(exc, v), v))
+        return failures
 
     def _add_spans(
         self,
