@@ -10,6 +10,11 @@ A window stream is configured (``trigger``, ``evictor``, ``allowed_lateness``, `
 then closed by one window function: ``reduce``, ``aggregate`` (each optionally with a ``window_function`` that
 gets the combined value, the key and the window), ``apply`` or ``process``. The result is a ``DataStream``;
 ``get_side_output(tag)`` on it gives the late records.
+
+The window operator is chosen here, when the graph is built (:func:`uses_aligned_window_operator`): tumbling
+(aligned) or sliding event-time windows with the ``EventTimeTrigger`` and no evictor, in STREAMING execution, run in
+the :class:`AlignedWindowOperator` (panes kept window by window); everything else in the general
+:class:`WindowOperator` (merging windows, evictors, custom triggers, processing time, BATCH execution).
 """
 
 from __future__ import annotations
@@ -18,21 +23,29 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from strom.api._time import to_millis
+from strom.api.execution_mode import RuntimeExecutionMode
 from strom.api.functions import ReduceFunction, as_callable
 from strom.api.output_tag import OutputTag
 from strom.api.state import AggregateFunction
-from strom.api.windowing.assigners import WindowAssigner, default_trigger
+from strom.api.windowing.assigners import (
+    SlidingEventTimeWindows,
+    TumblingEventTimeWindows,
+    WindowAssigner,
+    WindowStagger,
+    default_trigger,
+)
 from strom.api.windowing.evictors import Evictor
-from strom.api.windowing.triggers import Trigger
+from strom.api.windowing.triggers import EventTimeTrigger, Trigger
 from strom.exceptions import InvalidProgramError
-from strom.runtime.operators.windowing.internal_functions import internal_window_function
+from strom.runtime.operators.windowing.aligned_window_operator import AlignedWindowOperator
+from strom.runtime.operators.windowing.internal_functions import InternalWindowFunction, internal_window_function
 from strom.runtime.operators.windowing.window_operator import WindowOperator
 
 if TYPE_CHECKING:
     from strom.api.datastream import DataStream, KeyedStream
     from strom.api.typeinfo import TypeInformation
 
-__all__ = ["AllWindowedStream", "WindowedStream"]
+__all__ = ["AllWindowedStream", "WindowedStream", "uses_aligned_window_operator", "window_operator"]
 
 T = TypeVar("T")
 
@@ -45,6 +58,54 @@ def _check_assigner(assigner: object) -> WindowAssigner[Any, Any]:
             "EventTimeSessionWindows.with_gap(...), GlobalWindows.create()"
         )
     return assigner
+
+
+def uses_aligned_window_operator(
+    assigner: WindowAssigner[Any, Any], trigger: Trigger[Any, Any], evictor: Evictor[Any, Any] | None, *, batch: bool
+) -> bool:
+    """The build-time rule: the :class:`AlignedWindowOperator` for tumbling windows without a stagger and for sliding
+    windows, by event time, with the ``EventTimeTrigger`` (exactly that class: a subclass may change what fires) and
+    no evictor, in STREAMING execution (BATCH fires key by key at the end of input, through the general operator's
+    timers); any pane kind (``reduce``, ``aggregate`` or the element list of ``apply``/``process``)."""
+    if batch or evictor is not None or type(trigger) is not EventTimeTrigger:
+        return False
+    if type(assigner) is TumblingEventTimeWindows:
+        return assigner.window_stagger is WindowStagger.ALIGNED
+    return type(assigner) is SlidingEventTimeWindows
+
+
+def window_operator(
+    *,
+    key_selector: object,
+    assigner: WindowAssigner[Any, Any],
+    trigger: Trigger[Any, Any],
+    evictor: Evictor[Any, Any] | None,
+    window_function: InternalWindowFunction,
+    contents: str,
+    reduce_function: Callable[[Any, Any], Any] | None = None,
+    aggregate_function: AggregateFunction[Any, Any, Any] | None = None,
+    allowed_lateness: int = 0,
+    late_data_tag: str | None = None,
+    batch: bool = False,
+) -> WindowOperator:
+    """The window operator :func:`uses_aligned_window_operator` picks, with the ``WindowOperator``'s arguments."""
+    kind = (
+        AlignedWindowOperator
+        if uses_aligned_window_operator(assigner, trigger, evictor, batch=batch)
+        else WindowOperator
+    )
+    return kind(
+        key_selector=key_selector,
+        assigner=assigner,
+        trigger=trigger,
+        evictor=evictor,
+        window_function=window_function,
+        contents=contents,
+        reduce_function=reduce_function,
+        aggregate_function=aggregate_function,
+        allowed_lateness=allowed_lateness,
+        late_data_tag=late_data_tag,
+    )
 
 
 class _WindowedStreamBase(Generic[T]):
@@ -153,7 +214,8 @@ class _WindowedStreamBase(Generic[T]):
         function = internal_window_function(
             window_function, keyed=self._keyed, reduce=reduce, aggregate=aggregate, evicting=evicting
         )
-        operator = WindowOperator(
+        env = self._input.get_execution_environment()
+        operator = window_operator(
             key_selector=self._input.key_selector,
             assigner=self._assigner,
             trigger=self._trigger,
@@ -164,6 +226,7 @@ class _WindowedStreamBase(Generic[T]):
             aggregate_function=aggregate,
             allowed_lateness=self._allowed_lateness,
             late_data_tag=self._late_tag.tag_id if self._late_tag is not None else None,
+            batch=env.get_runtime_mode() is RuntimeExecutionMode.BATCH,
         )
         prefix = "Evicting" if evicting else ""
         stream = self._input._one_input(f"{prefix}{name}", operator, output_type)

@@ -1,9 +1,14 @@
-"""The WindowOperator against hand-computed outputs of Flink's documented semantics (the cases of Flink's
+"""The window operators (``WindowOperator`` and ``AlignedWindowOperator``, as the graph builder picks them) against
+hand-computed outputs of Flink's documented semantics (the cases of Flink's
 ``WindowOperatorTest``): tumbling, sliding and session windows, triggers, evictors, allowed lateness and late
 data, count windows, processing time, per-window state, and snapshot/restore in the middle of windows."""
 
 from __future__ import annotations
 
+import base64
+import dataclasses
+import pickle
+import zlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,14 +29,19 @@ from strom import (
     ProcessWindowFunction,
     PurgingTrigger,
     SlidingEventTimeWindows,
+    StreamExecutionEnvironment,
     TimeEvictor,
     TumblingEventTimeWindows,
     TumblingProcessingTimeWindows,
     ValueStateDescriptor,
 )
-from strom.api.windowing import DynamicEventTimeSessionWindows, Trigger, TriggerResult
+from strom.api.eventtime import LONG_MAX
+from strom.api.transformations import operator_of
+from strom.api.windowed_stream import uses_aligned_window_operator, window_operator
+from strom.api.windowing import DynamicEventTimeSessionWindows, Trigger, TriggerResult, WindowStagger
 from strom.exceptions import InvalidProgramError, UserFunctionError
 from strom.runtime.checkpoint.snapshot import OperatorSnapshot
+from strom.runtime.operators.windowing.aligned_window_operator import AlignedWindowOperator
 from strom.runtime.operators.windowing.internal_functions import internal_window_function
 from strom.runtime.operators.windowing.window_operator import WindowOperator
 from strom.runtime.state.key_groups import assign_to_key_group
@@ -82,7 +92,7 @@ def make(
 ) -> OperatorHarness:
     reduce = add_pairs if contents == "reduce" else None
     aggregate = SumCount() if contents == "aggregate" else None
-    op = WindowOperator(
+    op = window_operator(  # the operator the graph builder picks
         key_selector=key0,
         assigner=assigner,
         trigger=trigger or assigner.get_default_trigger(),
@@ -428,7 +438,7 @@ def test_snapshot_mid_window_and_restore_gives_the_uninterrupted_output(assigner
 
 
 def _restored(assigner: Any, snap: Any) -> OperatorHarness:
-    op = WindowOperator(
+    op = window_operator(
         key_selector=key0,
         assigner=assigner,
         trigger=assigner.get_default_trigger(),
@@ -457,11 +467,11 @@ def test_a_trigger_that_cannot_merge_is_refused_for_session_windows() -> None:
         make(EventTimeSessionWindows.with_gap(10), trigger=NoMerge())
 
 
-# --- the fast path equals the general path ---------------------------------------------------------------------
+# --- the AlignedWindowOperator equals the WindowOperator --------------------------------------------------------
 
 
 class _GeneralEventTimeTrigger(EventTimeTrigger):
-    """The same trigger under another type: the operator takes its general path."""
+    """The same trigger under another type: the graph builder picks the (general) WindowOperator."""
 
 
 @settings(max_examples=60, deadline=None)
@@ -483,7 +493,7 @@ class _GeneralEventTimeTrigger(EventTimeTrigger):
     process=st.booleans(),
     uneven=st.booleans(),
 )
-def test_the_fast_path_emits_what_the_general_path_emits(
+def test_the_aligned_operator_emits_what_the_window_operator_emits(
     events: list[tuple[str, int, int]],
     watermarks: list[int],
     sliding: bool,
@@ -499,7 +509,7 @@ def test_the_fast_path_emits_what_the_general_path_emits(
     def run(trigger: Any) -> tuple[list[Any], list[Any]]:
         fn = WithWindow() if contents == "list" or process else None
         h = make(assigner, contents=contents, fn=fn, trigger=trigger, lateness=lateness, late_tag="late")
-        assert h.operator._fast is (type(trigger) is EventTimeTrigger)  # type: ignore[attr-defined]
+        assert isinstance(h.operator, AlignedWindowOperator) is (type(trigger) is EventTimeTrigger)
         chunks = max(1, len(watermarks))
         step = max(1, len(events) // chunks)
         marks = sorted(watermarks)
@@ -515,17 +525,17 @@ def test_the_fast_path_emits_what_the_general_path_emits(
 
 
 @pytest.mark.parametrize("assigner", [TumblingEventTimeWindows.of(1000), SlidingEventTimeWindows.of(2000, 500)])
-def test_the_fast_path_names_a_record_without_a_timestamp(assigner: Any) -> None:
+def test_the_aligned_operator_names_a_record_without_a_timestamp(assigner: Any) -> None:
     h = make(assigner, contents="aggregate")
     with pytest.raises(UserFunctionError, match="without one"):
         h.operator.process_batch(TimestampedBatch([("a", 1), ("b", 2)], [5, None]))
 
 
-# --- the fast path's window-major panes in checkpoints ----------------------------------------------------------
+# --- the aligned operator's window-major panes in checkpoints ---------------------------------------------------
 
 
 def _op(assigner: Any, trigger: Any, *, lateness: int, contents: str = "aggregate") -> WindowOperator:
-    return WindowOperator(
+    return window_operator(
         key_selector=key0,
         assigner=assigner,
         trigger=trigger,
@@ -555,11 +565,11 @@ def _drive(h: OperatorHarness, steps: list[tuple[str, Any]]) -> list[Any]:
     lateness=st.sampled_from([0, 700]),
     split=st.integers(0, 6),
 )
-def test_a_snapshot_of_either_path_restores_into_either_path(
+def test_a_snapshot_of_either_operator_restores_into_either(
     events: list[tuple[str, int, int]], watermarks: list[int], sliding: bool, lateness: int, split: int
 ) -> None:
-    """The fast path's panes and timers are written as the general path keeps them: a snapshot taken on one path
-    and restored on the other continues exactly as on one path throughout."""
+    """The aligned operator's panes and timers are written as the WindowOperator keeps them: a snapshot taken on one
+    operator and restored on the other continues exactly as on one operator throughout."""
     assigner = SlidingEventTimeWindows.of(2000, 500) if sliding else TumblingEventTimeWindows.of(1000)
     marks = sorted(watermarks)
     step = max(1, len(events) // len(marks))
@@ -572,7 +582,7 @@ def test_a_snapshot_of_either_path_restores_into_either_path(
     steps.append(("elements", [((k, v), t) for k, v, t in events[len(marks) * step :]] or [(("z", 0), 0)]))
     steps.append(("watermark", 1 << 62))
     cut = min(split, len(steps))
-    triggers = {"fast": EventTimeTrigger(), "general": _GeneralEventTimeTrigger()}
+    triggers = {"aligned": EventTimeTrigger(), "general": _GeneralEventTimeTrigger()}
 
     def run(before: str, after: str) -> list[Any]:
         h = OperatorHarness(_op(assigner, triggers[before], lateness=lateness)).open()
@@ -580,15 +590,15 @@ def test_a_snapshot_of_either_path_restores_into_either_path(
         snap = h.operator.snapshot_state(1, 0)  # None: no state at all
         h = OperatorHarness(_op(assigner, triggers[after], lateness=lateness)).open(restore=snap)
         out += _drive(h, steps[cut:])
-        if after == "fast":
+        if after == "aligned":
             store = h.operator._store  # type: ignore[attr-defined]
             assert not store.panes and not store.pending and store.queue.peek() is None  # all state gone
         return out
 
     expected = run("general", "general")
-    assert run("fast", "fast") == expected
-    assert run("fast", "general") == expected
-    assert run("general", "fast") == expected
+    assert run("aligned", "aligned") == expected
+    assert run("aligned", "general") == expected
+    assert run("general", "aligned") == expected
 
 
 def test_a_restore_merging_subtasks_fires_a_window_for_the_keys_whose_timer_says_so() -> None:
@@ -623,3 +633,273 @@ def test_a_restore_merging_subtasks_fires_a_window_for_the_keys_whose_timer_says
     values = [r.value for r in out if isinstance(r, Record)]
     assert sorted(values[:3]) == sorted([(waiting, 0, 1000, 1), (fresh, 0, 1000, 1), (fired, 0, 1000, 2)])
     assert values[3:] == [(fired, 0, 1000, 3)]  # the idle key's pane never fires again
+
+
+# --- the operator the graph builder picks -----------------------------------------------------------------------
+
+
+class _Sub(EventTimeTrigger):
+    """A subclass may change what fires: the general operator."""
+
+
+@pytest.mark.parametrize(
+    ("assigner", "trigger", "evictor", "batch", "aligned"),
+    [
+        (TumblingEventTimeWindows.of(1000), EventTimeTrigger(), None, False, True),
+        (TumblingEventTimeWindows.of(1000, 300), EventTimeTrigger(), None, False, True),
+        (SlidingEventTimeWindows.of(2000, 500), EventTimeTrigger(), None, False, True),
+        (SlidingEventTimeWindows.of(1500, 1000), EventTimeTrigger(), None, False, True),
+        (TumblingEventTimeWindows.of(1000, 0, WindowStagger.RANDOM), EventTimeTrigger(), None, False, False),
+        (TumblingEventTimeWindows.of(1000), EventTimeTrigger(), None, True, False),  # BATCH: key by key
+        (TumblingEventTimeWindows.of(1000), _Sub(), None, False, False),
+        (TumblingEventTimeWindows.of(1000), ContinuousEventTimeTrigger.of(100), None, False, False),
+        (TumblingEventTimeWindows.of(1000), EventTimeTrigger(), CountEvictor.of(2), False, False),
+        (TumblingProcessingTimeWindows.of(1000), EventTimeTrigger(), None, False, False),
+        (EventTimeSessionWindows.with_gap(100), EventTimeTrigger(), None, False, False),
+        (GlobalWindows.create(), CountTrigger.of(2), None, False, False),
+    ],
+)
+def test_the_aligned_operator_is_picked_for_tumbling_and_sliding_event_time_windows_only(
+    assigner: Any, trigger: Any, evictor: Any, batch: bool, aligned: bool
+) -> None:
+    assert uses_aligned_window_operator(assigner, trigger, evictor, batch=batch) is aligned
+    op = window_operator(
+        key_selector=key0,
+        assigner=assigner,
+        trigger=trigger,
+        evictor=evictor,
+        window_function=internal_window_function(None, keyed=True, reduce=add_pairs, evicting=evictor is not None),
+        contents="reduce",
+        reduce_function=add_pairs,
+        batch=batch,
+    )
+    assert type(op) is (AlignedWindowOperator if aligned else WindowOperator)
+
+
+@pytest.mark.parametrize("mode", ["STREAMING", "BATCH"])
+def test_a_windowed_stream_builds_the_operator_the_rule_picks(mode: str) -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_runtime_mode(mode)
+    keyed = env.from_collection([("a", 1)]).key_by(key0)
+    tumbling = keyed.window(TumblingEventTimeWindows.of(1000)).reduce(add_pairs)
+    sessions = keyed.window(EventTimeSessionWindows.with_gap(10)).reduce(add_pairs)
+    aligned = type(operator_of(tumbling.get_transformation()))
+    assert aligned is (AlignedWindowOperator if mode == "STREAMING" else WindowOperator)
+    assert type(operator_of(sessions.get_transformation())) is WindowOperator
+
+
+def test_the_aligned_operator_refuses_windows_it_does_not_cover() -> None:
+    with pytest.raises(InvalidProgramError, match="AlignedWindowOperator"):
+        AlignedWindowOperator(
+            key_selector=key0,
+            assigner=EventTimeSessionWindows.with_gap(10),
+            trigger=EventTimeTrigger(),
+            evictor=None,
+            window_function=internal_window_function(None, keyed=True, reduce=add_pairs),
+            contents="reduce",
+            reduce_function=add_pairs,
+        )
+
+
+# A savepoint of the window operator before the split into AlignedWindowOperator and WindowOperator (its fast path,
+# strom at 548a80b): TumblingEventTimeWindows.of(1000), SumCount, allowed lateness 700; the elements (a, 1)@100,
+# (b, 2)@900, (a, 3)@1500, (c, 4)@2100 and the watermark 999 (the window [0, 1000) fired and waits for its cleanup).
+_SAVEPOINT_BEFORE_THE_SPLIT = (
+    "eJxrYJl6lokBDGqnaHjzOz9uYJ16gwEu0sNellpUnJmfN8WbsYclN7UkcUrtlB7+8sy8lPxy3eT8vJLUvJLiKT3cienpRanpiSWZeelTOtumFPe"
+    "wFZcklqQWTwEZohBfkpmbWhQPFtJPLQPqiYcaAZYAqQIay5gMVi1dXFKUn6uXWJCpB1EENBPKAtrEFQLUEQ7mTZk8xfcCu+8O7rYpjVN8twOpjg"
+    "wh32I+IF1a3DYlgwVkagYPEAt5s3gzAl0FFC0t1Zvibe78F+jPTwPlz0SS/enN4PuCGezNxWwgbwoAuUC/g0XOs4NERH27uTA8rgH0OSPI5xm"
+    "i3swguhQWAjbON4EhcG6gQiAJRFIQAMXo8cuEHL+legBRlR+e"
+)
+
+
+@pytest.mark.parametrize("operator", ["picked", "general"])
+def test_a_savepoint_taken_before_the_split_restores_into_the_operator_the_graph_picks(operator: str) -> None:
+    keyed = pickle.loads(zlib.decompress(base64.b64decode(_SAVEPOINT_BEFORE_THE_SPLIT)))
+    trigger = EventTimeTrigger() if operator == "picked" else _GeneralEventTimeTrigger()
+    op = _op(TumblingEventTimeWindows.of(1000), trigger, lateness=700)
+    assert type(op) is (AlignedWindowOperator if operator == "picked" else WindowOperator)
+    h = OperatorHarness(op).open(restore=OperatorSnapshot(keyed=keyed))
+    h.process_elements([(("a", 5), 1200), (("c", 6), 2500), (("d", 7), 2999), (("b", 8), 1999)])
+    h.process_watermark(1999)
+    h.process_elements([(("a", 9), 1800)])  # within the allowed lateness of [1000, 2000): fires at once
+    h.process_watermark(5000)
+    # what the operator before the split emitted after this restore, and without the restore
+    assert by_watermark(h.extract_output()) == [
+        Record(("a", 1000, 2000, 2), 1999),
+        Record(("b", 1000, 2000, 1), 1999),
+        WatermarkOut(1999),
+        Record(("a", 1000, 2000, 3), 1999),
+        Record(("c", 2000, 3000, 2), 2999),
+        Record(("d", 2000, 3000, 1), 2999),
+        WatermarkOut(5000),
+    ]
+    assert h.side_output("late") == []
+
+
+# --- errors name the record, on either operator -----------------------------------------------------------------
+
+
+class _FailsOn(SumCount):
+    def add(self, value: tuple[str, int], acc: tuple[int, int]) -> tuple[int, int]:
+        if value[1] == 13:
+            raise ValueError("thirteen")
+        return super().add(value, acc)
+
+
+@pytest.mark.parametrize("sliding", [False, True])
+@pytest.mark.parametrize("where", ["key selector", "aggregate function"])
+def test_both_operators_name_the_record_user_code_failed_on(sliding: bool, where: str) -> None:
+    assigner = SlidingEventTimeWindows.of(2000, 500) if sliding else TumblingEventTimeWindows.of(1000)
+
+    def key(t: tuple[str, int]) -> str:
+        if where == "key selector" and t[1] == 13:
+            raise KeyError("no key for thirteen")
+        return t[0]
+
+    def message(trigger: Any) -> str:
+        agg = _FailsOn() if where == "aggregate function" else SumCount()
+        op = window_operator(
+            key_selector=key,
+            assigner=assigner,
+            trigger=trigger,
+            evictor=None,
+            window_function=internal_window_function(None, keyed=True, aggregate=agg),
+            contents="aggregate",
+            aggregate_function=agg,
+        )
+        op.name = "Window(Aggregate)"  # the transformation's name, as the stream graph sets it
+        h = OperatorHarness(op).open()
+        h.process_elements([(("a", 1), 100), (("b", 2), 1100)])
+        with pytest.raises(UserFunctionError) as failed:  # the 13 is record #4, in the window of record #2
+            h.process_elements([(("a", 3), 1200), (("b", 4), 300), (("c", 5), 1300), (("c", 13), 350)])
+        return str(failed.value)
+
+    aligned = message(EventTimeTrigger())
+    assert "on input record #5 (('c', 13))" in aligned
+    assert aligned == message(_GeneralEventTimeTrigger())
+
+
+# --- BATCH execution --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lateness", [0, 700])
+@pytest.mark.parametrize("sliding", [False, True])
+def test_an_aligned_operator_in_batch_execution_fires_key_by_key_as_the_window_operator(
+    sliding: bool, lateness: int
+) -> None:
+    """BATCH set after the window was built (the builder picks the WindowOperator for BATCH): the aligned operator
+    hands its panes to the timers at the end of input, which fire them in Flink's batch order."""
+    assigner = SlidingEventTimeWindows.of(2000, 500) if sliding else TumblingEventTimeWindows.of(1000)
+    events = [((f"k{i % 7}", i), (i * 7919) % 5000) for i in range(60)]
+
+    def run(trigger: Any) -> list[Any]:
+        h = OperatorHarness(_op(assigner, trigger, lateness=lateness))
+        ctx = h.operator.runtime_context
+        assert ctx is not None
+        ctx.info = dataclasses.replace(ctx.info, batch_execution=True)
+        h.open()
+        h.process_elements(events[:30])
+        h.process_elements(events[30:])
+        h.process_watermark(LONG_MAX)
+        return h.extract_output()
+
+    out = run(EventTimeTrigger())
+    assert out == run(_GeneralEventTimeTrigger())  # the same order: key by key
+    assert len(out) > 10
+
+
+class _Ordered(ProcessWindowFunction):
+    """Emits the pane as it is, in order (a pane's order is the order of its elements' arrival)."""
+
+    def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        yield (key, context.window().start, tuple(elements))
+
+
+class _Sequence(AggregateFunction):
+    """An aggregate whose result depends on the order of its inputs."""
+
+    def create_accumulator(self) -> tuple[int, ...]:
+        return ()
+
+    def add(self, value: tuple[str, int], acc: tuple[int, ...]) -> tuple[int, ...]:
+        return (*acc, value[1])
+
+    def get_result(self, acc: tuple[int, ...]) -> tuple[int, ...]:
+        return acc
+
+    def merge(self, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+        return a + b
+
+
+def _then(a: tuple[str, Any], b: tuple[str, Any]) -> tuple[str, Any]:
+    return (a[0], f"{a[1]}.{b[1]}")  # not commutative
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    events=st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 99), st.integers(0, 3000)), max_size=60),
+    watermarks=st.lists(st.integers(0, 3000), max_size=3),
+    assigner=st.sampled_from(
+        [TumblingEventTimeWindows.of(500), SlidingEventTimeWindows.of(1000, 250), SlidingEventTimeWindows.of(700, 300)]
+    ),
+    contents=st.sampled_from(["reduce", "list", "aggregate"]),
+    lateness=st.sampled_from([0, 400]),
+)
+def test_both_operators_keep_the_arrival_order_in_a_pane(
+    events: list[tuple[str, int, int]], watermarks: list[int], assigner: Any, contents: str, lateness: int
+) -> None:
+    """Out-of-order timestamps interleave windows (and slide intervals) within a batch: a pane still sees its
+    elements in the order they arrived, so order-sensitive functions give the same results on both operators."""
+
+    def run(trigger: Any) -> tuple[list[Any], list[Any]]:
+        reduce = _then if contents == "reduce" else None
+        agg = _Sequence() if contents == "aggregate" else None
+        fn = _Ordered() if contents == "list" else None
+        op = window_operator(
+            key_selector=key0,
+            assigner=assigner,
+            trigger=trigger,
+            evictor=None,
+            window_function=internal_window_function(fn, keyed=True, reduce=reduce, aggregate=agg),
+            contents=contents,
+            reduce_function=reduce,
+            aggregate_function=agg,
+            allowed_lateness=lateness,
+            late_data_tag="late",
+        )
+        h = OperatorHarness(op).open()
+        half = len(events) // 2
+        h.process_elements([((k, v), t) for k, v, t in events[:half]] or [(("z", 0), 0)])
+        for mark in sorted(watermarks):
+            h.process_watermark(mark)
+        h.process_elements([((k, v), t) for k, v, t in events[half:]] or [(("z", 0), 0)])
+        h.process_watermark(1 << 62)
+        return by_watermark(h.extract_output()), h.side_output("late")
+
+    assert run(EventTimeTrigger()) == run(_GeneralEventTimeTrigger())
+
+
+@pytest.mark.parametrize("sliding", [False, True])
+def test_both_operators_name_the_earliest_of_several_failing_records(sliding: bool) -> None:
+    assigner = SlidingEventTimeWindows.of(2000, 500) if sliding else TumblingEventTimeWindows.of(1000)
+
+    def message(trigger: Any) -> str:
+        agg = _FailsOn()
+        op = window_operator(
+            key_selector=key0,
+            assigner=assigner,
+            trigger=trigger,
+            evictor=None,
+            window_function=internal_window_function(None, keyed=True, aggregate=agg),
+            contents="aggregate",
+            aggregate_function=agg,
+        )
+        op.name = "Window(Aggregate)"
+        h = OperatorHarness(op).open()
+        with pytest.raises(UserFunctionError) as failed:  # the first 13 is record #1, in the second window
+            h.process_elements([(("a", 1), 1100), (("b", 13), 100), (("c", 2), 1200), (("d", 13), 1300)])
+        return str(failed.value)
+
+    aligned = message(EventTimeTrigger())
+    assert "on input record #1 (('b', 13))" in aligned
+    assert aligned == message(_GeneralEventTimeTrigger())

@@ -1,4 +1,4 @@
-"""The one context object a :class:`WindowOperator` hands to its trigger, evictor and window function
+"""The one context object a window operator hands to its trigger, evictor and window function
 (Flink's ``WindowOperator.Context``, ``WindowContext`` and ``EvictorContext``), re-pointed at the current key
 and window before each call. State it hands out is scoped to the window it was asked for, whatever the
 operator does with the backend's namespace afterwards.
@@ -15,7 +15,7 @@ from strom.api.windowing.functions import KeyedStateStore, ProcessAllWindowFunct
 
 if TYPE_CHECKING:
     from strom.runtime.operators.windowing.window_operator import WindowOperator
-    from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
+    from strom.runtime.state.state_backend import KeyedStateBackend
 
 __all__ = ["WindowContext"]
 
@@ -25,7 +25,7 @@ class _ScopedState:
 
     __slots__ = ("_backend", "_namespace", "_state")
 
-    def __init__(self, state: Any, backend: HeapKeyedStateBackend, namespace: Any) -> None:
+    def __init__(self, state: Any, backend: KeyedStateBackend, namespace: Any) -> None:
         self._state = state
         self._backend = backend
         self._namespace = namespace
@@ -50,7 +50,7 @@ class _ScopedState:
 class _StateStore(KeyedStateStore):
     __slots__ = ("_backend", "_namespace")
 
-    def __init__(self, backend: HeapKeyedStateBackend, namespace: Any) -> None:
+    def __init__(self, backend: KeyedStateBackend, namespace: Any) -> None:
         self._backend = backend
         self._namespace = namespace
 
@@ -65,7 +65,7 @@ class WindowContext(ProcessWindowFunction.Context[Any], ProcessAllWindowFunction
         self._op = operator
         backend = operator.keyed_backend
         assert backend is not None
-        self._backend: HeapKeyedStateBackend = backend  # type: ignore[assignment]
+        self._backend: KeyedStateBackend = backend
         self.key: Any = None
         self._window: Any = None
         self.merged_windows: Collection[Any] = ()

@@ -1,5 +1,5 @@
 """``WindowOperator``: keyed windows with Flink's semantics (Flink's ``WindowOperator`` and
-``EvictingWindowOperator`` in one class).
+``EvictingWindowOperator`` in one class): merging windows, evictors, custom triggers, processing time.
 
 Per element: the assigner names its windows; a window whose cleanup time (``max_timestamp + allowed
 lateness`` in event time) the watermark has passed is skipped; otherwise the element goes into the pane's
@@ -14,19 +14,18 @@ Everything — pane contents, trigger state, merging window sets and timers — 
 so windows are checkpointed, restored and rescaled by key group. Emitted records carry the window's
 ``max_timestamp`` as their timestamp.
 
-The common case (tumbling or sliding event-time windows, the default ``EventTimeTrigger``, no evictor) runs
-through a fast path that does exactly what the general path does for that trigger, without a trigger context
-per element: its panes are kept window by window (:class:`~strom.runtime.operators.windowing.window_panes.WindowPanes`:
-window → key → pane, one firing and one cleanup entry per window instead of a timer per key and window), and
-written into the keyed backend as the general path keeps them only while a snapshot is taken.
+The common case (tumbling or sliding event-time windows, the default ``EventTimeTrigger``, no evictor) runs in
+its subclass :class:`~strom.runtime.operators.windowing.aligned_window_operator.AlignedWindowOperator`, which does
+what this operator does for that trigger with panes kept window by window; ``strom.api.windowed_stream`` picks one
+of the two when the graph is built. Both keep the same state under the same names (``window-contents``,
+``merging-window-set``, the timer service ``window-timers``), so a snapshot of one restores into the other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from strom.api._time import java_rem
 from strom.api.eventtime import LONG_MAX, LONG_MIN
 from strom.api.state import (
     AggregateFunction,
@@ -35,16 +34,10 @@ from strom.api.state import (
     ReducingStateDescriptor,
     StateDescriptor,
 )
-from strom.api.windowing.assigners import (
-    MergingWindowAssigner,
-    SlidingEventTimeWindows,
-    TumblingEventTimeWindows,
-    WindowAssigner,
-    WindowStagger,
-)
+from strom.api.windowing.assigners import MergingWindowAssigner, WindowAssigner
 from strom.api.windowing.evictors import Evictor
-from strom.api.windowing.triggers import EventTimeTrigger, Trigger, TriggerResult
-from strom.api.windowing.windows import TimestampedValue, TimeWindow, Window
+from strom.api.windowing.triggers import Trigger, TriggerResult
+from strom.api.windowing.windows import TimestampedValue, Window
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.collector import TimestampedCollector
 from strom.runtime.operators.keyed import _KeyedUdfOperator
@@ -52,22 +45,11 @@ from strom.runtime.operators.timer_service import InternalTimer, InternalTimerSe
 from strom.runtime.operators.windowing.internal_functions import InternalWindowFunction
 from strom.runtime.operators.windowing.merging_window_set import MergingWindowSet
 from strom.runtime.operators.windowing.window_contexts import WindowContext
-from strom.runtime.operators.windowing.window_panes import FIRE, WindowPanes
 from strom.runtime.streamrecord import TimestampedBatch
-
-if TYPE_CHECKING:
-    from strom.runtime.checkpoint.snapshot import OperatorSnapshot
 
 __all__ = ["WindowOperator"]
 
-_MISSING: Any = object()
 CONTENTS = "window-contents"
-_AGGREGATE, _REDUCE, _LIST = 0, 1, 2
-_PANE_KINDS = {"aggregate": _AGGREGATE, "reduce": _REDUCE, "list": _LIST}
-_WINDOW_CACHE_SIZE = 64
-# a slide interval's windows: the open ones (window, its pane map, waits to fire for some keys only), those behind
-# the watermark within the allowed lateness, and whether any window is not late
-_SlidePlan = tuple[list[tuple[TimeWindow, dict[Any, Any], bool]], list[TimeWindow], bool]
 MERGING_WINDOW_SET = "merging-window-set"
 
 
@@ -110,14 +92,10 @@ class WindowOperator(_KeyedUdfOperator):
         # Flink: allowed lateness only applies to event time
         self.allowed_lateness = allowed_lateness if self.is_event_time else 0
         self.late_data_tag = late_data_tag
-        self.merging = isinstance(assigner, MergingWindowAssigner)
+        self.merging_assigner = assigner if isinstance(assigner, MergingWindowAssigner) else None
+        self.merging = self.merging_assigner is not None
         self.num_late_records_dropped = 0
         self._collector: TimestampedCollector = TimestampedCollector()
-        self._fast = False  # decided in open()
-        self._store = WindowPanes(self.allowed_lateness)  # the fast path's panes
-        # the tumbling fast path's windows by start: one object per window, so the pane maps of a window are found
-        # by an identity check (not a comparison of large ints)
-        self._windows: dict[int, TimeWindow] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def _descriptor(self) -> StateDescriptor:
@@ -137,10 +115,6 @@ class WindowOperator(_KeyedUdfOperator):
         self._merging_sets: dict[Any, Any] = backend.get_table(MERGING_WINDOW_SET)
         self.timer_service: InternalTimerService = self.get_internal_timer_service("window-timers", self)
         self.ctx = WindowContext(self)
-        # BATCH execution fires key by key (Flink's batch order) through the timer service, not window by window
-        self._fast = self._fast_path_applies() and not self.runtime_context.info.batch_execution
-        if self._fast:
-            self._store.absorb(self._table, self.timer_service._event)  # what a restore brought
         try:
             self.window_function.open(self.runtime_context)
         except Exception as exc:
@@ -151,14 +125,6 @@ class WindowOperator(_KeyedUdfOperator):
             self.window_function.close()
         except Exception as exc:
             raise self.user_error(exc, None) from exc
-
-    def _fast_path_applies(self) -> bool:
-        a = self.assigner
-        if self.evictor is not None or type(self.trigger) is not EventTimeTrigger:
-            return False
-        if type(a) is TumblingEventTimeWindows:
-            return a.window_stagger is WindowStagger.ALIGNED
-        return type(a) is SlidingEventTimeWindows
 
     # -- time ----------------------------------------------------------------------------------------
     def get_current_processing_time(self) -> int:
@@ -195,10 +161,7 @@ class WindowOperator(_KeyedUdfOperator):
     # -- elements ------------------------------------------------------------------------------------
     def process_batch(self, batch: list[Any]) -> None:
         timestamps: Any = batch.timestamps if type(batch) is TimestampedBatch else None
-        if self._fast and timestamps is not None:
-            self._process_fast(batch, timestamps)
-        else:
-            self._process_general(batch, timestamps)
+        self._process_general(batch, timestamps)
         self._records_in += len(batch)
         self._collector.flush(self.output)
 
@@ -276,266 +239,6 @@ class WindowOperator(_KeyedUdfOperator):
         else:
             self.num_late_records_dropped += 1
 
-    # -- the fast path: tumbling/sliding event-time windows with the EventTimeTrigger -----------------
-    # The panes live window by window in ``self._store`` (see window_panes.py); only snapshots see them in the
-    # keyed backend.
-    def _process_fast(self, batch: list[Any], timestamps: list[Any]) -> None:
-        if type(self.assigner) is TumblingEventTimeWindows:
-            self._process_tumbling(batch, timestamps)
-        else:
-            self._process_sliding(batch, timestamps)
-
-    def _process_tumbling(self, batch: list[Any], timestamps: list[Any]) -> None:
-        """One window per element. A run of elements in one window (event time mostly advances) shares the window,
-        its pane map and whether the watermark passed its end; per element: the key and one pane update."""
-        key_of = self._key
-        store = self._store
-        all_panes = store.panes
-        pending = store.pending
-        kind = _PANE_KINDS[self.contents]
-        agg = self.aggregate_function
-        create = agg.create_accumulator if agg is not None else None
-        add = agg.add if agg is not None else None
-        reduce = self.reduce_function
-        size: int = self.assigner.size  # type: ignore[attr-defined]
-        offset = java_rem(self.assigner.global_offset, size)  # type: ignore[attr-defined]
-        wm = self.current_watermark
-        windows = self._windows
-        if len(windows) > _WINDOW_CACHE_SIZE:
-            windows.clear()
-        w: Any = None
-        panes: Any = None
-        waiting: set[Any] | None = None
-        start, end = 1, 0  # the current window [start, end); none yet
-        behind = False
-        v = t = None
-        try:
-            for v, t in zip(batch, timestamps, strict=True):
-                # timestamps are large ints: comparing them allocates nothing, arithmetic does
-                if not start <= t < end:
-                    start = t - (t - offset) % size
-                    end = start + size
-                    w = windows.get(start)
-                    if w is None:
-                        w = windows[start] = TimeWindow(start, end)
-                    behind = end - 1 <= wm
-                    if not behind:
-                        panes = all_panes.get(w)
-                        if panes is None:
-                            panes = store.open_window(w, wm)
-                        waiting = pending.get(w)
-                if behind:  # the window's end is behind the watermark: late, or fires at once
-                    self._add_behind(key_of(v), v, t, w)
-                    continue
-                k = key_of(v)
-                if waiting is not None:  # the window waits to fire for some keys only (a restore): now for this one
-                    store.await_firing(w, k)
-                old = panes.get(k, _MISSING)
-                if old is _MISSING:
-                    panes[k] = add(v, create()) if kind == _AGGREGATE else v if kind == _REDUCE else [v]  # type: ignore[misc]
-                elif kind == _AGGREGATE:
-                    panes[k] = add(v, old)  # type: ignore[misc]
-                elif kind == _REDUCE:
-                    panes[k] = reduce(old, v)  # type: ignore[misc]
-                else:
-                    old.append(v)
-        except Exception as exc:
-            error = _no_timestamp(self.name, v) if t is None else self._explain(exc, v)
-            raise self.user_error(error, batch, v) from error
-
-    def _process_sliding(self, batch: list[Any], timestamps: list[Any]) -> None:
-        """Several windows per element. When the size is a multiple of the slide, the elements of one slide interval
-        share their windows, so the plan of each interval — which windows are open (with their pane maps), which
-        are behind the watermark — is made once per batch; otherwise once per element."""
-        key_of = self._key
-        assigner = self.assigner
-        lateness = self.allowed_lateness
-        kind = _PANE_KINDS[self.contents]
-        agg = self.aggregate_function
-        create = agg.create_accumulator if agg is not None else None
-        add = agg.add if agg is not None else None
-        reduce = self.reduce_function
-        slide = assigner.slide  # type: ignore[attr-defined]
-        offset = assigner.offset  # type: ignore[attr-defined]
-        cacheable = assigner.size % slide == 0  # type: ignore[attr-defined]
-        plans: dict[int, _SlidePlan] = {}
-        plan: _SlidePlan = ([], [], False)
-        start, end = 1, 0  # the current slide interval [start, end); none yet
-        wm = self.current_watermark
-        v = None
-        try:
-            for v, t in zip(batch, timestamps, strict=True):
-                if t is None:
-                    raise _no_timestamp(self.name, v)
-                if not cacheable:
-                    plan = self._slide_plan(t)
-                elif not start <= t < end:  # timestamps are large ints: comparing them allocates nothing
-                    start = t - (t - offset) % slide
-                    end = start + slide
-                    cached = plans.get(start)
-                    plan = plans[start] = self._slide_plan(t) if cached is None else cached
-                open_windows, behind, live = plan
-                k = key_of(v)
-                for w, panes, waiting in open_windows:
-                    if waiting:  # the window waits to fire for some keys only (a restore): now for this one
-                        self._store.await_firing(w, k)
-                    old = panes.get(k, _MISSING)
-                    if old is _MISSING:
-                        panes[k] = add(v, create()) if kind == _AGGREGATE else v if kind == _REDUCE else [v]  # type: ignore[misc]
-                    elif kind == _AGGREGATE:
-                        panes[k] = add(v, old)  # type: ignore[misc]
-                    elif kind == _REDUCE:
-                        panes[k] = reduce(old, v)  # type: ignore[misc]
-                    else:
-                        old.append(v)
-                for w in behind:
-                    self._add_and_fire(k, v, w)  # EventTimeTrigger: behind the watermark, it fires at once
-                if not live and t + lateness <= wm:
-                    self._late(v, t)
-        except Exception as exc:
-            raise self.user_error(self._explain(exc, v), batch, v) from exc
-
-    def _slide_plan(self, timestamp: int) -> _SlidePlan:
-        """The windows of ``timestamp`` that are open (each with its pane map and whether it waits to fire for some
-        keys only), those behind the watermark but within the allowed lateness, and whether any is not late."""
-        store = self._store
-        wm = self.current_watermark
-        open_windows: list[tuple[TimeWindow, dict[Any, Any], bool]] = []
-        behind: list[TimeWindow] = []
-        for w in self.assigner._windows_of(timestamp):  # type: ignore[attr-defined]
-            max_ts = w[1] - 1
-            if max_ts + self.allowed_lateness <= wm:
-                continue  # the window is late: its state is gone
-            if max_ts <= wm:
-                behind.append(w)
-                continue
-            panes = store.panes.get(w)
-            if panes is None:
-                panes = store.open_window(w, wm)
-            open_windows.append((w, panes, w in store.pending))
-        return open_windows, behind, bool(open_windows or behind)
-
-    def _add_behind(self, k: Any, v: Any, t: int, w: TimeWindow) -> None:
-        """An element of a window whose end the watermark has passed: dropped as late once its cleanup time has
-        passed too; otherwise (allowed lateness) added, and the window fires at once."""
-        if w[1] - 1 + self.allowed_lateness <= self.current_watermark:
-            self._late(v, t)  # the window's state is gone
-        else:
-            self._add_and_fire(k, v, w)
-
-    def _add_and_fire(self, k: Any, v: Any, w: TimeWindow) -> None:
-        """An element within the allowed lateness: into the pane, which the EventTimeTrigger fires at once."""
-        store = self._store
-        panes = store.panes.get(w)
-        if panes is None:
-            panes = store.open_window(w, self.current_watermark)
-        old = panes.get(k, _MISSING)
-        if self.contents == "aggregate":
-            agg = self.aggregate_function
-            assert agg is not None
-            pane = panes[k] = agg.add(v, agg.create_accumulator() if old is _MISSING else old)
-            contents = [agg.get_result(pane)]
-        elif self.contents == "reduce":
-            assert self.reduce_function is not None
-            pane = panes[k] = v if old is _MISSING else self.reduce_function(old, v)
-            contents = [pane]
-        elif old is _MISSING:
-            contents = panes[k] = [v]
-        else:
-            old.append(v)
-            contents = old
-        backend = self.keyed_backend
-        assert backend is not None
-        backend.current_key = k
-        self._emit(k, w, contents)
-
-    def _fire_due(self, watermark: int) -> None:
-        """The fast path's windows whose end (fire) or cleanup time the watermark reached, in order of time."""
-        store = self._store
-        while (due := store.due(watermark)) is not None:
-            for action, w in due[1]:
-                if action == FIRE:
-                    self._fire_window(w, cleanup=self.allowed_lateness == 0)
-                else:
-                    self._cleanup_window(w)
-
-    def _fire_window(self, w: TimeWindow, *, cleanup: bool) -> None:
-        """What the EventTimeTrigger's timers of ``w`` do at its end, for every key waiting: emit the pane through
-        the window function (stamped with the window's max timestamp); ``cleanup``: clear the window's state."""
-        store = self._store
-        panes = store.panes.pop(w, None) if cleanup else store.panes.get(w)
-        waiting = store.pending.pop(w, None)
-        if not panes:
-            return
-        kind = _PANE_KINDS[self.contents]
-        agg = self.aggregate_function
-        get_result = agg.get_result if agg is not None else None
-        wf = self.window_function
-        process = wf.keyed_process  # a ProcessWindowFunction's ``process``, called without the adapter
-        fn = wf.direct_call
-        clear = wf._clear if cleanup else None
-        out: list[Any] = []
-        extend = out.extend
-        ctx = self.ctx
-        ctx._window = w
-        backend = self.keyed_backend
-        assert backend is not None
-        key = None
-        try:
-            for key, stored in panes.items():
-                backend.current_key = key
-                ctx.key = key
-                if waiting is None or key in waiting:
-                    if kind == _AGGREGATE:
-                        contents = [get_result(stored)]  # type: ignore[misc]
-                    elif kind == _REDUCE:
-                        contents = [stored]
-                    else:
-                        contents = stored
-                    results = process(key, ctx, contents) if process is not None else fn(key, w, ctx, contents)
-                    if results is not None:
-                        extend(results)
-                if clear is not None:
-                    clear(ctx)
-        except Exception as exc:
-            role = f"the window function of operator '{self.name}' (key {key!r:.60})"
-            raise self.user_error(exc, None, role=role) from exc
-        if out:
-            self._collector.add_all(out, w[1] - 1)
-
-    def _cleanup_window(self, w: TimeWindow) -> None:
-        """The cleanup time of ``w`` (with allowed lateness): its panes go, its per-window function state too."""
-        store = self._store
-        panes = store.panes.pop(w, None)
-        store.pending.pop(w, None)
-        clear = self.window_function._clear
-        if not panes or clear is None:
-            return
-        ctx = self.ctx
-        ctx._window = w
-        backend = self.keyed_backend
-        assert backend is not None
-        key = None
-        try:
-            for key in panes:
-                backend.current_key = key
-                ctx.key = key
-                clear(ctx)
-        except Exception as exc:
-            role = f"the window function of operator '{self.name}' (key {key!r:.60})"
-            raise self.user_error(exc, None, role=role) from exc
-
-    def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
-        if not self._fast:
-            return super().snapshot_state(checkpoint_id, timestamp_ms)
-        # the backend holds the panes and timers only while the snapshot is taken, as the general path keeps them
-        timers = self.timer_service._event
-        self._store.materialize(self._table, timers)
-        try:
-            return super().snapshot_state(checkpoint_id, timestamp_ms)
-        finally:
-            self._store.dematerialize(self._table, timers)
-
     # -- contents ------------------------------------------------------------------------------------
     def _contents(self, state_window: Any) -> Any:
         """The pane as the window function takes it: a one-element list, or the elements; ``None``: empty."""
@@ -600,7 +303,9 @@ class WindowOperator(_KeyedUdfOperator):
 
     # -- merging windows -----------------------------------------------------------------------------
     def _merging_set(self, key: Any) -> MergingWindowSet[Any]:
-        return MergingWindowSet(self.assigner, self._merging_sets.get(key))  # type: ignore[arg-type]
+        assigner = self.merging_assigner
+        assert assigner is not None
+        return MergingWindowSet(assigner, self._merging_sets.get(key))
 
     def _persist(self, key: Any, merging: MergingWindowSet[Any]) -> None:
         if merging.has_updates():
@@ -638,8 +343,6 @@ class WindowOperator(_KeyedUdfOperator):
     # -- timers --------------------------------------------------------------------------------------
     def process_watermark(self, timestamp: int) -> None:
         self.current_watermark = timestamp
-        if self._fast:
-            self._fire_due(timestamp)
         self.timer_service.advance_watermark(timestamp)
         self._collector.flush(self.output)  # fired windows precede the watermark that fired them
         self.output.emit_watermark(timestamp)
@@ -683,10 +386,3 @@ class WindowOperator(_KeyedUdfOperator):
         self.window_function.clear(ctx)
         if merging is not None:
             merging.retire_window(window)
-
-
-def _no_timestamp(operator: str, value: Any) -> InvalidProgramError:
-    return InvalidProgramError(
-        f"expected records with event-time timestamps in the event-time window operator '{operator}'; got "
-        f"{value!r:.80} without one; hint: call assign_timestamps_and_watermarks(...) before the window"
-    )
