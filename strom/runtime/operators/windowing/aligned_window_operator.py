@@ -34,7 +34,7 @@ from strom.api.windowing.windows import TimeWindow
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.windowing.window_operator import WindowOperator
 from strom.runtime.operators.windowing.window_panes import FIRE, PaneUpdateError, WindowPanes, pane_adder
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import timestamps_of
 
 if TYPE_CHECKING:
     from strom.runtime.checkpoint.snapshot import OperatorSnapshot
@@ -77,11 +77,12 @@ class AlignedWindowOperator(WindowOperator):
 
     # -- elements ------------------------------------------------------------------------------------
     def process_batch(self, batch: list[Any]) -> None:
-        if type(batch) is TimestampedBatch:
+        timestamps = timestamps_of(batch)
+        if timestamps is not None:
             if self._sliding is None:
-                self._process_tumbling(batch, batch.timestamps)
+                self._process_tumbling(batch, timestamps)
             else:
-                self._process_sliding(batch, batch.timestamps, self._sliding)
+                self._process_sliding(batch, timestamps, self._sliding)
         else:  # no timestamps at all: the assigner refuses the first record, as in the WindowOperator
             self._process_general(batch, None)
         self._records_in += len(batch)

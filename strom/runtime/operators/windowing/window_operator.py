@@ -45,7 +45,7 @@ from strom.runtime.operators.timer_service import InternalTimer, InternalTimerSe
 from strom.runtime.operators.windowing.internal_functions import InternalWindowFunction
 from strom.runtime.operators.windowing.merging_window_set import MergingWindowSet
 from strom.runtime.operators.windowing.window_contexts import WindowContext
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import timestamps_of
 
 __all__ = ["WindowOperator"]
 
@@ -160,7 +160,7 @@ class WindowOperator(_KeyedUdfOperator):
 
     # -- elements ------------------------------------------------------------------------------------
     def process_batch(self, batch: list[Any]) -> None:
-        timestamps: Any = batch.timestamps if type(batch) is TimestampedBatch else None
+        timestamps: Any = timestamps_of(batch)
         self._process_general(batch, timestamps)
         self._records_in += len(batch)
         self._collector.flush(self.output)
