@@ -29,13 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from strom.config import ClusterOptions, Configuration, CoreOptions, HeartbeatOptions, RestOptions
-from strom.deploy.active_cluster import _validate_options, logging_level
+from strom.deploy.active_cluster import _validate_options
 from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
 from strom.exceptions import ClusterError, ConfigurationError
 from strom.runtime.jobmaster.dispatcher import Dispatcher
 from strom.runtime.log_files import LogFiles
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
 from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
+from strom.runtime.taskexecutor.task_manager_configuration import logging_level
 
 __all__ = ["StandaloneJobManager", "job_manager_log_files", "run_job_manager"]
 
