@@ -146,8 +146,7 @@ from strom.exceptions import (
     UserFunctionError,
 )
 from strom.runtime.execution_state import JobStatus
-
-__version__ = "0.1.0"
+from strom.version import __version__ as __version__
 
 __all__ = [
     "AggregateFunction",

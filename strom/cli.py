@@ -77,7 +77,7 @@ def _configuration(ns: argparse.Namespace) -> Configuration:
 
 
 def _host_port(text: str, what: str, default_port: int | None = None) -> tuple[str, int]:
-    from strom.deploy.standalone.taskmanager import parse_host_port
+    from strom.deploy.standalone.cluster_dir import parse_host_port
 
     try:
         return parse_host_port(text, what, default_port)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from strom.client.job_client import JobClient, mark_job_interrupted
 from strom.client.pipeline_executor import PipelineExecutor
 from strom.config import Configuration
-from strom.runtime.jobmaster.scheduler import slots_required
+from strom.runtime.scheduler.default_scheduler import slots_required
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

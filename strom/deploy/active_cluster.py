@@ -59,9 +59,9 @@ from strom.runtime.checkpoint.temporary_dir import (
     is_abandoned,
     owner_pid,
 )
-from strom.runtime.jobmaster.dispatcher import Dispatcher
-from strom.runtime.jobmaster.slot_manager import TaskManagerRegistration
+from strom.runtime.dispatcher.dispatcher import Dispatcher
 from strom.runtime.metrics.threshold_meter import ThresholdMeter
+from strom.runtime.resourcemanager.slot_manager import TaskManagerRegistration
 from strom.runtime.rpc.auth import new_secret
 from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration, logging_level
 
@@ -161,20 +161,6 @@ def remove_abandoned_checkpoint_dirs(tmp: str | None = None) -> list[str]:
                 shutil.rmtree(path, ignore_errors=True)
                 removed.append(path)
     return removed
-
-
-async def _finish_remaining_tasks(timeout: float = 5.0) -> None:
-    """Before the loop stops: let the clean-up a job's end started (releasing slots, disposing checkpoint storage)
-    finish, and cancel what is still running after ``timeout`` — no task is destroyed pending."""
-    current = asyncio.current_task()
-    tasks = [t for t in asyncio.all_tasks() if t is not current]
-    if not tasks:
-        return
-    _, pending = await asyncio.wait(tasks, timeout=timeout)
-    for t in pending:
-        t.cancel()
-    if pending:
-        await asyncio.wait(pending, timeout=1.0)
 
 
 class ActiveCluster(ABC):
@@ -447,8 +433,9 @@ class ActiveCluster(ABC):
                 try:
                     if self.rest_endpoint is not None:
                         self.run(self.rest_endpoint.close(), timeout=10)
-                    self.run(dispatcher.close(), timeout=10)
-                    self.run(_finish_remaining_tasks(), timeout=10)
+                    # the Dispatcher's close lets the clean-up each job's end started finish (its JobMasters' task
+                    # groups), then cancels what is left: no task is destroyed pending
+                    self.run(dispatcher.close(), timeout=20)
                 except Exception as exc:
                     log.debug("closing the dispatcher: %s", exc)
             if loop is not None:

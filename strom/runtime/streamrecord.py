@@ -1,15 +1,19 @@
-"""Records with event timestamps (Flink's ``StreamRecord`` timestamps, in batch form).
+"""The stream batch: Flink's ``StreamRecord``\\ s in batch form — values with an optional column of event timestamps.
 
-A batch is a ``list`` of values. A stream that carries event time hands :class:`TimestampedBatch` es
-instead: the same list of values plus a parallel list ``timestamps`` (ints of milliseconds, ``None`` for a
-record without one). Streams without event time keep plain lists, and every operator keeps its plain-list
-fast path (``type(batch) is list``); an operator that changes records carries each input record's timestamp
-over to what it emits for that record, as Flink's operators do.
+One representation crosses operators. A batch is a ``list`` of values (the task's input side recognises a data
+buffer by ``isinstance(buf, list)``); its event timestamps (ints of milliseconds, ``None`` for a record without
+one) are an optional column, read with :func:`timestamps_of` — ``None`` for a stream without event time — and
+attached with :func:`with_timestamps`. A stream without event time therefore hands plain lists and pays nothing
+for the column; the column rides in :class:`TimestampedBatch`, the ``list`` subclass that carries it (and
+pickles with it), which code outside this module needs no branch on. An operator that changes records carries
+each input record's timestamp over to what it emits for that record, as Flink's operators do.
 
-    >>> b = TimestampedBatch(["a", "b"], [10, 20])
-    >>> b, b.timestamps, timestamps_of(["x"])
-    (['a', 'b'], [10, 20], None)
-    >>> import pickle; pickle.loads(pickle.dumps(b)).timestamps
+    >>> b = with_timestamps(["a", "b"], [10, 20])
+    >>> b, timestamps_of(b), timestamps_of(["x"]), with_timestamps(["x"], None)
+    (['a', 'b'], [10, 20], None, ['x'])
+    >>> timestamps_of(batch_slice(b, 1, 2))
+    [20]
+    >>> import pickle; timestamps_of(pickle.loads(pickle.dumps(b)))
     [10, 20]
 """
 
@@ -18,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["TimestampedBatch", "short_repr", "timestamps_of"]
+__all__ = ["TimestampedBatch", "batch_slice", "short_repr", "timestamps_of", "with_timestamps"]
 
 
-class TimestampedBatch(list):  # type: ignore[type-arg]
-    """Values with a parallel list of event timestamps (``len(timestamps) == len(self)``)."""
+class TimestampedBatch(list[Any]):
+    """Values with a parallel list of event timestamps (``len(timestamps) == len(self)``): the carrier of the
+    timestamp column (build one with :func:`with_timestamps`, read it with :func:`timestamps_of`)."""
 
     __slots__ = ("timestamps",)
 
@@ -38,8 +43,19 @@ class TimestampedBatch(list):  # type: ignore[type-arg]
 
 
 def timestamps_of(batch: list[Any]) -> list[int | None] | None:
-    """The timestamps of ``batch``, or ``None`` for a plain batch."""
-    return batch.timestamps if type(batch) is TimestampedBatch else None
+    """The timestamp column of ``batch``, or ``None`` for a batch without one."""
+    return getattr(batch, "timestamps", None)  # a plain list has no such attribute
+
+
+def with_timestamps(values: list[Any], timestamps: list[Any] | None) -> list[Any]:
+    """The batch of ``values`` with the timestamp column ``timestamps`` (``values`` itself when ``None``)."""
+    return values if timestamps is None else TimestampedBatch(values, timestamps)
+
+
+def batch_slice(batch: list[Any], start: int, end: int) -> list[Any]:
+    """Records ``start:end`` of ``batch``, with their timestamps."""
+    ts = timestamps_of(batch)
+    return batch[start:end] if ts is None else TimestampedBatch(batch[start:end], ts[start:end])
 
 
 def short_repr(value: Any, limit: int = 120) -> str:

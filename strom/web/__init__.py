@@ -10,13 +10,14 @@ import ssl
 from typing import TYPE_CHECKING
 
 from strom.exceptions import ClusterError
+from strom.version import __version__
 from strom.web.accessor import DispatcherGateway, RestHandlerError
 from strom.web.auth import rest_token
 from strom.web.server import DispatcherRestEndpoint
 
 if TYPE_CHECKING:
     from strom.config import Configuration
-    from strom.runtime.jobmaster.dispatcher import Dispatcher
+    from strom.runtime.dispatcher.dispatcher import Dispatcher
 
 __all__ = ["DispatcherGateway", "DispatcherRestEndpoint", "RestHandlerError", "rest_token", "start_rest_endpoint"]
 
@@ -33,8 +34,6 @@ async def start_rest_endpoint(
 ) -> DispatcherRestEndpoint:
     """Start the REST API of ``dispatcher`` (on the running loop, the JobManager's); ``port`` 0 takes a free one.
     Mutating calls need :func:`rest_token` of ``secret``; with ``ssl_context`` it serves HTTPS."""
-    from strom import __version__
-
     endpoint = DispatcherRestEndpoint(
         DispatcherGateway(dispatcher, configuration=configuration),  # GET /jobmanager/config shows it
         token=rest_token(secret),

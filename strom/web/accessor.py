@@ -23,8 +23,8 @@ from strom.exceptions import StromError
 
 if TYPE_CHECKING:
     from strom.graph.job_graph import JobVertex
-    from strom.runtime.jobmaster.dispatcher import Dispatcher
-    from strom.runtime.jobmaster.job_logs import JobLogRecord
+    from strom.runtime.dispatcher.dispatcher import Dispatcher
+    from strom.runtime.dispatcher.job_logs import JobLogRecord
     from strom.runtime.jobmaster.jobmaster import JobMaster
     from strom.runtime.log_files import LogFiles
 

@@ -2,7 +2,7 @@
 
 Flink has no such path (its ``flink run`` prints no job logs). A standalone TaskManager forwards every record
 logged on a task thread at its ``logging.level`` to the JobManager, which keeps the latest of each job
-(:class:`~strom.runtime.jobmaster.job_logs.JobLogBuffers`); ``strom run -m`` polls this path while it waits.
+(:class:`~strom.runtime.dispatcher.job_logs.JobLogBuffers`); ``strom run -m`` polls this path while it waits.
 
 Query: ``from`` (the cursor, default 0: the oldest record kept), ``level`` (a level name or number; records below
 it are skipped). Answer::

@@ -18,6 +18,7 @@ import traceback
 from collections.abc import Coroutine
 from typing import Any
 
+from strom.runtime.task_group import AsyncTaskGroup
 from strom.web.accessor import RestHandlerError
 
 __all__ = ["MAX_RESULTS", "AsynchronousOperations", "operation_result"]
@@ -47,6 +48,7 @@ class AsynchronousOperations:
 
     def __init__(self) -> None:
         self._tasks: dict[tuple[str, str], asyncio.Task[str]] = {}
+        self._group = AsyncTaskGroup("REST savepoint operations")  # their owner; results are read by polling
         self._closed = False
 
     def trigger(self, job_id: str, trigger_id: str | None, work: Coroutine[Any, Any, str]) -> str:
@@ -59,7 +61,7 @@ class AsynchronousOperations:
         if (job_id, tid) in self._tasks:
             work.close()
             return tid
-        self._tasks[(job_id, tid)] = asyncio.get_running_loop().create_task(work, name=f"rest-savepoint-{tid}")
+        self._tasks[(job_id, tid)] = self._group.create_task(work, name=f"rest-savepoint-{tid}", awaited=True)
         self._prune()
         return tid
 
@@ -80,6 +82,7 @@ class AsynchronousOperations:
 
     async def close(self) -> None:
         self._closed = True
+        self._group.close()
         running = [t for t in self._tasks.values() if not t.done()]
         for t in running:
             t.cancel()

@@ -49,7 +49,7 @@ from strom.runtime.python_files import PYTHON_FILES_KEY, PythonFilesCache
 from strom.web.accessor import RestHandlerError
 
 if TYPE_CHECKING:
-    from strom.runtime.jobmaster.dispatcher import Dispatcher
+    from strom.runtime.dispatcher.dispatcher import Dispatcher
     from strom.runtime.jobmaster.jobmaster import JobResult
 
 __all__ = ["PYTHON_FILES_ENTRY", "JobSubmissionHandlers", "execution_result_body"]

@@ -22,7 +22,7 @@ from strom.config import (
 )
 from strom.deploy.minicluster import MiniCluster
 from strom.exceptions import ConfigurationError, InvalidProgramError
-from strom.runtime.jobmaster.restart_strategy import (
+from strom.runtime.scheduler.restart_strategy import (
     FailureRateRestartBackoffTimeStrategy,
     restart_strategy_from_configuration,
 )

@@ -26,7 +26,7 @@ from typing import Any
 from strom.exceptions import ClusterError
 from strom.runtime.rpc.auth import new_secret
 
-__all__ = ["CLUSTER_DIR_ENV", "ClusterDirectory", "JobManagerAddresses", "default_cluster_dir"]
+__all__ = ["CLUSTER_DIR_ENV", "ClusterDirectory", "JobManagerAddresses", "default_cluster_dir", "parse_host_port"]
 
 CLUSTER_DIR_ENV = "STROM_CLUSTER_DIR"
 
@@ -165,3 +165,19 @@ class ClusterDirectory:
         directory = self.path / "checkpoints"
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         return str(directory)
+
+
+def parse_host_port(text: str, what: str, default_port: int | None = None) -> tuple[str, int]:
+    """``HOST:PORT`` (or ``[v6]:PORT``; ``HOST`` alone with ``default_port``) as a pair."""
+    raw = text.strip()
+    if raw.startswith("http://") or raw.startswith("https://"):
+        raw = raw.split("://", 1)[1].rstrip("/")
+    host, sep, port = raw.rpartition(":")
+    if not sep or "]" in port:
+        host, port = raw, ""
+    host = host.strip("[]")
+    if not port and default_port is not None:
+        return host or "127.0.0.1", default_port
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"expected {what} as HOST:PORT; got {text!r}; hint: e.g. 127.0.0.1:6123")
+    return host, int(port)

@@ -16,17 +16,18 @@ and joins the next leader instead of exiting.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from strom.config import ClusterOptions, Configuration
-from strom.deploy.standalone.cluster_dir import ClusterDirectory
+from strom.deploy.standalone.cluster_dir import JobManagerAddresses, parse_host_port
 from strom.exceptions import ClusterError, RpcError
+from strom.runtime.dispatcher.dispatcher import Dispatcher
 from strom.runtime.highavailability.lease import LeaderLease
 from strom.runtime.highavailability.services import (
     HighAvailabilitySettings,
@@ -35,7 +36,7 @@ from strom.runtime.highavailability.services import (
     fencing_check,
     wait_for_leader,
 )
-from strom.runtime.log_files import LogFiles
+from strom.runtime.task_group import AsyncTaskGroup
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 
 __all__ = ["run_task_manager_with_high_availability", "serve_with_high_availability"]
@@ -43,19 +44,24 @@ __all__ = ["run_task_manager_with_high_availability", "serve_with_high_availabil
 log = logging.getLogger(__name__)
 
 
+class LeaderTerm(Protocol):
+    """The JobManager one leadership term serves (a :class:`~strom.deploy.standalone.jobmanager.StandaloneJobManager`
+    fenced by that term's :class:`LeaderSession`)."""
+
+    dispatcher: Dispatcher | None
+
+    async def start(self) -> JobManagerAddresses: ...
+
+    async def suspend(self) -> None: ...
+
+
 async def serve_with_high_availability(
-    config: Configuration,
-    secret: bytes,
-    directory: ClusterDirectory,
     settings: HighAvailabilitySettings,
     stop: asyncio.Event,
-    *,
-    log_files: LogFiles | None = None,
+    job_manager: Callable[[LeaderSession], LeaderTerm],
 ) -> None:
-    """Contend for leadership until ``stop``; serve a JobManager term while elected (``log_files``: the process's,
-    which each term's REST API serves)."""
-    from strom.deploy.standalone.jobmanager import StandaloneJobManager
-
+    """Contend for leadership until ``stop``; serve a JobManager term while elected: ``job_manager(session)``
+    builds the term's JobManager (the standalone one passes its configuration, secret, directory and log files)."""
     events: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
     contender = f"{socket.gethostname()}:{os.getpid()}"
     driver = LeaderElectionDriver(
@@ -65,7 +71,7 @@ async def serve_with_high_availability(
         on_revoke=lambda session, reason: events.put_nowait(("revoke", session)),
     )
     print(f"strom jobmanager (pid {os.getpid()}): standby, HA directory {settings.directory}", flush=True)
-    term: tuple[str, StandaloneJobManager, LeaderSession] | None = None
+    term: tuple[str, LeaderTerm, LeaderSession] | None = None
 
     async def end_term() -> None:
         nonlocal term
@@ -76,10 +82,11 @@ async def serve_with_high_availability(
             session.close()
 
     driver.start()
-    stopping = asyncio.get_running_loop().create_task(stop.wait())
+    tasks = AsyncTaskGroup("JobManager leadership")
+    stopping = tasks.create_task(stop.wait())
     try:
         while not stop.is_set():
-            getting = asyncio.get_running_loop().create_task(events.get())
+            getting = tasks.create_task(events.get())
             done, _ = await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
             if getting not in done:
                 getting.cancel()
@@ -93,7 +100,7 @@ async def serve_with_high_availability(
                 continue
             await end_term()
             session = LeaderSession(settings, driver, session_id)
-            jm = StandaloneJobManager(config, secret=secret, directory=directory, ha=session, log_files=log_files)
+            jm = job_manager(session)
             term = (session_id, jm, session)
             try:
                 addresses = await jm.start()
@@ -118,7 +125,7 @@ async def serve_with_high_availability(
             if recovered:
                 log.info("recovered %d job(s): %s", len(recovered), ", ".join(recovered))
     finally:
-        stopping.cancel()
+        await tasks.stop()
         await end_term()
         await driver.close(release=True)
 
@@ -132,8 +139,6 @@ async def run_task_manager_with_high_availability(
     """Join the current leader and, whenever it is lost, the next one; True once told to stop (SIGTERM/SIGINT).
     ``run_once(address, proposed id, configure)`` joins one leader and serves until its TaskExecutor ends (True:
     told to stop)."""
-    from strom.deploy.standalone.taskmanager import parse_host_port
-
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     timeout = config.get(ClusterOptions.REGISTRATION_TIMEOUT).total_seconds()
@@ -161,7 +166,8 @@ async def run_task_manager_with_high_availability(
             executor.leader_check = check
             current.append(executor)
 
-        watcher = loop.create_task(_follow_lease(settings, session, current))
+        watcher = AsyncTaskGroup("leader lease watcher")
+        watcher.create_task(_follow_lease(settings, session, current), name="follow the leader lease")
         started = time.monotonic()
         try:
             if await run_once(address, tm_id, configure):
@@ -169,9 +175,7 @@ async def run_task_manager_with_high_availability(
         except (ClusterError, RpcError) as exc:
             log.warning("TaskManager %s: joining the leader at %s failed: %s", tm_id, lease.rpc_address, exc)
         finally:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
+            await watcher.stop()
         if current:
             tm_id = current[0].tm_id  # the next leader is asked for the same id
         print(
@@ -185,9 +189,9 @@ async def _wait_for_leader_or_stop(
     settings: HighAvailabilitySettings, timeout: float, other_than: str, stop: asyncio.Event
 ) -> LeaderLease | None:
     """:func:`wait_for_leader`, given up as soon as ``stop`` is set."""
-    loop = asyncio.get_running_loop()
-    waiting = loop.create_task(wait_for_leader(settings, timeout, other_than=other_than))
-    stopping = loop.create_task(stop.wait())
+    tasks = AsyncTaskGroup("waiting for a leader")
+    waiting = tasks.create_task(wait_for_leader(settings, timeout, other_than=other_than), awaited=True)
+    stopping = tasks.create_task(stop.wait())
     try:
         await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
     finally:

@@ -31,12 +31,15 @@ from typing import Any
 from strom.config import ClusterOptions, Configuration, CoreOptions, HeartbeatOptions, RestOptions
 from strom.deploy.active_cluster import _validate_options
 from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
+from strom.deploy.standalone.high_availability import serve_with_high_availability
 from strom.exceptions import ClusterError, ConfigurationError
-from strom.runtime.jobmaster.dispatcher import Dispatcher
+from strom.runtime.dispatcher.dispatcher import Dispatcher
+from strom.runtime.highavailability.services import LeaderSession, ha_settings
 from strom.runtime.log_files import LogFiles
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
 from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
 from strom.runtime.taskexecutor.task_manager_configuration import logging_level
+from strom.version import __version__
 
 __all__ = ["StandaloneJobManager", "job_manager_log_files", "run_job_manager"]
 
@@ -72,7 +75,6 @@ class StandaloneJobManager:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> JobManagerAddresses:
-        from strom import __version__
         from strom.web import DispatcherGateway, DispatcherRestEndpoint, rest_token
         from strom.web.submission import JobSubmissionHandlers
 
@@ -192,8 +194,6 @@ class StandaloneJobManager:
 def job_manager_log_files(config: Configuration, directory: ClusterDirectory, name: str = "") -> LogFiles:
     """The JobManager's log files: ``<name>.log`` in ``env.log.dir``, else in the cluster directory's ``log/`` (where
     its TaskManagers write theirs); ``name`` defaults to ``jobmanager``, with HA to ``jobmanager-<pid>``."""
-    from strom.runtime.highavailability.services import ha_settings
-
     if not name:
         name = "jobmanager" if ha_settings(config) is None else f"jobmanager-{os.getpid()}"
     if not name.startswith("jobmanager") or "/" in name or name.startswith("."):
@@ -214,13 +214,13 @@ async def _serve(config: Configuration, secret: bytes, directory: ClusterDirecto
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    from strom.runtime.highavailability.services import ha_settings
-
     settings = ha_settings(config)
     if settings is not None:  # standby until elected (strom.deploy.standalone.high_availability)
-        from strom.deploy.standalone.high_availability import serve_with_high_availability
 
-        await serve_with_high_availability(config, secret, directory, settings, stop, log_files=log_files)
+        def job_manager(session: LeaderSession) -> StandaloneJobManager:
+            return StandaloneJobManager(config, secret=secret, directory=directory, ha=session, log_files=log_files)
+
+        await serve_with_high_availability(settings, stop, job_manager)
         return
     jm = StandaloneJobManager(config, secret=secret, directory=directory, log_files=log_files)
     try:
@@ -234,13 +234,7 @@ async def _serve(config: Configuration, secret: bytes, directory: ClusterDirecto
         await stop.wait()
         log.info("stopping the JobManager")
     finally:
-        await jm.close()
-        current = asyncio.current_task()
-        pending = [t for t in asyncio.all_tasks() if t is not current]
-        if pending:  # the clean-up a job's end started; then whatever is left
-            _, still = await asyncio.wait(pending, timeout=5.0)
-            for t in still:
-                t.cancel()
+        await jm.close()  # its Dispatcher lets the clean-up a job's end started finish, then cancels the rest
 
 
 def run_job_manager(

@@ -28,6 +28,7 @@ from strom.config import (
     Configuration,
 )
 from strom.deploy.active_cluster import _validate_options
+from strom.deploy.standalone.high_availability import run_task_manager_with_high_availability
 from strom.exceptions import ClusterError, RpcError
 from strom.runtime.highavailability.services import ha_settings
 from strom.runtime.rpc import RpcClient
@@ -35,25 +36,9 @@ from strom.runtime.taskexecutor.runner import run_task_manager
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration, logging_level
 
-__all__ = ["parse_host_port", "run_standalone_task_manager"]
+__all__ = ["run_standalone_task_manager"]
 
 log = logging.getLogger(__name__)
-
-
-def parse_host_port(text: str, what: str, default_port: int | None = None) -> tuple[str, int]:
-    """``HOST:PORT`` (or ``[v6]:PORT``; ``HOST`` alone with ``default_port``) as a pair."""
-    raw = text.strip()
-    if raw.startswith("http://") or raw.startswith("https://"):
-        raw = raw.split("://", 1)[1].rstrip("/")
-    host, sep, port = raw.rpartition(":")
-    if not sep or "]" in port:
-        host, port = raw, ""
-    host = host.strip("[]")
-    if not port and default_port is not None:
-        return host or "127.0.0.1", default_port
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"expected {what} as HOST:PORT; got {text!r}; hint: e.g. 127.0.0.1:6123")
-    return host, int(port)
 
 
 async def _join(address: tuple[str, int], secret: bytes, proposed_id: str, timeout: float) -> tuple[str, str]:
@@ -100,14 +85,13 @@ async def _run(
         forward_job_logs_only=True,
     )
     stopped = asyncio.Event()
-    closing: list[asyncio.Task[None]] = []
 
     def started(executor: TaskExecutor) -> None:
         loop = asyncio.get_running_loop()
 
         def stop() -> None:
             stopped.set()
-            closing.append(loop.create_task(executor.close()))
+            executor.shutdown()  # closes it as a task of the executor's own task group
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
@@ -133,7 +117,6 @@ def run_standalone_task_manager(
     try:
         settings = ha_settings(config)
         if settings is not None:  # follow the leader through the lease instead of exiting with the JobManager
-            from strom.deploy.standalone.high_availability import run_task_manager_with_high_availability
 
             def run_once(address: tuple[str, int], tm_id: str, configure: Callable[[TaskExecutor], None]) -> Any:
                 return _run(config, address, secret, tm_id, log_dir, configure)

@@ -7,9 +7,8 @@ Dispatcher and JobMasters call (Flink's ``HighAvailabilityServices``).
 - :func:`read_leader` / :func:`wait_for_leader`: where the current leader serves, for TaskManagers and clients
   (Flink's ``LeaderRetrievalService``).
 - :class:`LeaderSession` is one leadership term of a JobManager: its fencing token, the fenced stores, the hooks
-  (:meth:`job_submitted`, :meth:`checkpoint_completed`, :meth:`job_ended`, :meth:`recover_jobs`) and
-  :func:`fenced_gateway`, which makes every JobManager → TaskManager call carry the token
-  (``TaskExecutor.fenced_call`` rejects a stale one).
+  (:meth:`job_submitted`, :meth:`checkpoint_completed`, :meth:`job_ended`, :meth:`recover_jobs`); the
+  ResourceManager wraps its TaskManager gateways in :func:`~strom.runtime.rpc.fenced_gateway.fenced_gateway`.
 """
 
 from __future__ import annotations
@@ -47,19 +46,18 @@ from strom.runtime.highavailability.stores import (
     LeadershipLostError,
 )
 from strom.runtime.jobmaster.job_result import APPLICATION_STATUS, JobResult
+from strom.runtime.task_group import AsyncTaskGroup
 
 if TYPE_CHECKING:
     from strom.graph.job_graph import JobGraph
     from strom.runtime.checkpoint.metadata import CheckpointMetadata
-    from strom.runtime.jobmaster.dispatcher import Dispatcher
+    from strom.runtime.dispatcher.dispatcher import Dispatcher
     from strom.runtime.jobmaster.jobmaster import JobMaster
-    from strom.runtime.rpc import RpcClient
 
 __all__ = [
     "HighAvailabilitySettings",
     "LeaderElectionDriver",
     "LeaderSession",
-    "fenced_gateway",
     "ha_settings",
     "now_ms",
     "read_leader",
@@ -175,10 +173,11 @@ class LeaderElectionDriver:
         self._on_grant = on_grant
         self._on_revoke = on_revoke
         self._task: asyncio.Task[None] | None = None
+        self._tasks = AsyncTaskGroup("leader election")
         self._wake = asyncio.Event()
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="leader election")
+        self._task = self._tasks.create_task(self._run(), name="leader election")
 
     async def _run(self) -> None:
         while True:
@@ -221,6 +220,7 @@ class LeaderElectionDriver:
         return self.election.session_id == session_id and self.election.is_leader(now_ms())
 
     async def close(self, *, release: bool = True) -> None:
+        self._tasks.close()
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
@@ -236,34 +236,6 @@ class LeaderElectionDriver:
 
 
 # -- a leadership term -------------------------------------------------------------------------------------------
-class _FencedGateway:
-    """A JobManager → TaskManager gateway whose every call carries the leader's fencing token."""
-
-    def __init__(self, inner: RpcClient, token: str) -> None:
-        self._inner = inner
-        self._token = token
-
-    async def call(self, method: str, *args: Any, timeout: float | None = 30.0, **kwargs: Any) -> Any:
-        return await self._inner.call("fenced_call", self._token, method, args, kwargs, timeout=timeout)
-
-    async def tell(self, method: str, *args: Any, **kwargs: Any) -> None:
-        await self._inner.tell("fenced_call", self._token, method, args, kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name.startswith("_"):
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self._inner, name, value)
-
-
-def fenced_gateway(inner: RpcClient, token: str) -> RpcClient:
-    gateway: Any = _FencedGateway(inner, token)
-    return gateway  # type: ignore[no-any-return]
-
-
 class LeaderSession:
     """One leadership term of a JobManager: the fencing token and the fenced HA stores."""
 
@@ -308,6 +280,7 @@ class LeaderSession:
         await asyncio.to_thread(self.job_graphs.put_job_graph, job_graph.job_id, data)
         jm.ha = self
         if jm.checkpoints is not None:
+            jm.checkpoints.completed_checkpoint_store = self
             storage = jm.checkpoints.storage
             found = await asyncio.to_thread(storage._checkpoint_dirs)
             if found:  # a leader before this one may have started checkpoints that never completed

@@ -3,13 +3,21 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from strom.exceptions import UserFunctionError
 from strom.runtime.checkpoint.coordinator import CheckpointStats
 from strom.runtime.execution_state import JobStatus
 
-__all__ = ["APPLICATION_STATUS", "ExceptionHistoryEntry", "JobResult", "last_line", "task_failure_summary"]
+__all__ = [
+    "APPLICATION_STATUS",
+    "ExceptionHistoryEntry",
+    "JobResult",
+    "last_line",
+    "lost_data_connection",
+    "task_failure_summary",
+]
 
 #: Flink's ``ApplicationStatus`` of a globally terminal job status
 APPLICATION_STATUS = {JobStatus.FINISHED: "SUCCEEDED", JobStatus.FAILED: "FAILED", JobStatus.CANCELED: "CANCELED"}
@@ -55,3 +63,22 @@ def task_failure_summary(task_name: str, error_text: str, error: BaseException |
     if isinstance(error, UserFunctionError) and error.operator:
         where = f"operator '{error.operator}' in {where}"
     return f"{where}: {last_line(error_text)}"
+
+
+#: how the network stack names the TaskManager at the other end of a data connection that failed: the connection
+#: read loop (``HOST:PORT``) or the connect of a partition request (``('HOST', PORT)``)
+_DATA_CONNECTION = re.compile(
+    r"data (?:connection to|server of) TaskManager "
+    r"(?:\('(?P<tuple_host>[^']*)', (?P<tuple_port>\d+)\)|\[?(?P<host>[^\s\[\]]+?)\]?:(?P<port>\d+))"
+)
+
+
+def lost_data_connection(error_text: str) -> tuple[str, int] | None:
+    """The data address of the TaskManager whose data connection a task's failure says it lost (reset, closed, or
+    unreachable), or ``None`` for any other failure."""
+    match = _DATA_CONNECTION.search(error_text)
+    if match is None:
+        return None
+    host = match["tuple_host"] if match["tuple_host"] is not None else match["host"]
+    port = match["tuple_port"] if match["tuple_port"] is not None else match["port"]
+    return host, int(port)

@@ -28,28 +28,36 @@ from strom.config import CheckpointingOptions, Configuration, millis
 from strom.exceptions import CheckpointError, ClusterError, CorruptStateError, TaskManagerStartError, UserFunctionError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
+from strom.runtime.checkpoint.checkpoint_driver import CheckpointDriver
 from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration, CheckpointStats
 from strom.runtime.checkpoint.metadata import CheckpointMetadata
+from strom.runtime.checkpoint.plan_calculator import DefaultCheckpointPlanCalculator
+from strom.runtime.checkpoint.state_assignment import check_savepoint_matches, restore_descriptors
 from strom.runtime.checkpoint.storage import CheckpointStorage, read_state, resolve_checkpoint_pointer
 from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, JobStatus
-from strom.runtime.jobmaster.checkpoint_driver import CheckpointDriver
 from strom.runtime.jobmaster.execution_rows import execution_rows, task_metrics_rows
-from strom.runtime.jobmaster.job_result import ExceptionHistoryEntry, JobResult, last_line, task_failure_summary
+from strom.runtime.jobmaster.job_result import (
+    ExceptionHistoryEntry,
+    JobResult,
+    last_line,
+    lost_data_connection,
+    task_failure_summary,
+)
 from strom.runtime.jobmaster.operator_coordinator_holder import OperatorCoordinatorHolder
-from strom.runtime.jobmaster.resource_manager import ResourceManager
-from strom.runtime.jobmaster.restart_strategy import (
+from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways, TaskCheckpointGateway
+from strom.runtime.operators.coordination import OperatorEventDelivery
+from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
+from strom.runtime.resourcemanager.resource_manager import ResourceManager, task_manager_lost_message
+from strom.runtime.scheduler.default_scheduler import DefaultScheduler
+from strom.runtime.scheduler.restart_strategy import (
     NoRestartBackoffTimeStrategy,
     RestartBackoffTimeStrategy,
     describe_exhausted,
     describe_unbounded,
     restart_strategy_from_configuration,
 )
-from strom.runtime.jobmaster.restore_assignment import check_savepoint_matches, restore_descriptors
-from strom.runtime.jobmaster.scheduler import DefaultScheduler
-from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways
-from strom.runtime.operators.coordination import OperatorEventDelivery
-from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
+from strom.runtime.task_group import AsyncTaskGroup
 
 __all__ = ["ExceptionHistoryEntry", "JobMaster", "JobResult"]
 
@@ -90,6 +98,12 @@ class JobMaster:
         self._terminating = False  # the savepoint is taken: every task is told to stop
         self._task_ended = asyncio.Event()
         self.restore_from: CheckpointMetadata | None = None
+        #: the owner of every asyncio task this JobMaster starts (its gateways' drains too)
+        self.task_group = AsyncTaskGroup(f"JobMaster {self.job_id}")
+        self.gateways = SubtaskGateways(self._deliver, self.is_current_attempt, self.task_group)
+        #: operator id -> its coordinator; vertex id -> the operator ids of its coordinators
+        self.coordinators: dict[str, OperatorCoordinatorHolder] = {}
+        self._coordinators_of: dict[str, list[str]] = {}
         self._setup_checkpointing(default_checkpoint_dir)
         self.restart_strategy: RestartBackoffTimeStrategy = restart_strategy_from_configuration(
             self.configuration, checkpointing_enabled=self.checkpoints is not None
@@ -113,10 +127,6 @@ class JobMaster:
         #: checkpoint id -> its directory, for every checkpoint and savepoint that completed
         self.checkpoint_paths: dict[int, str] = {}
         self._pids: dict[str, int] = {}
-        self.gateways = SubtaskGateways(self._deliver, self.is_current_attempt)
-        #: operator id -> its coordinator; vertex id -> the operator ids of its coordinators
-        self.coordinators: dict[str, OperatorCoordinatorHolder] = {}
-        self._coordinators_of: dict[str, list[str]] = {}
         self.collect: dict[str, CollectSinkOperatorCoordinator] = {}
         for v in job_graph.vertices.values():
             names = {cfg.operator_id: cfg.name for cfg in v.chain}
@@ -196,7 +206,15 @@ class JobMaster:
         )
         first_id = self.restore_from.checkpoint_id + 1 if self.restore_from is not None else 1
         self.checkpoints = CheckpointDriver(
-            self, config, storage, first_checkpoint_id=first_id, on_global_failure=self._checkpoint_failure
+            self.job_id,
+            config,
+            storage,
+            plan_calculator=DefaultCheckpointPlanCalculator(self.graph, not_leader=self._not_leader),
+            coordinators=self.coordinators,
+            tasks=TaskCheckpointGateway(self.gateways, self.call_task_nowait),
+            listener=self,
+            restored=self.restore_from is not None,
+            first_checkpoint_id=first_id,
         )
         self.scheduler.checkpointing = CheckpointingSettings(exactly_once=config.exactly_once)
         self.scheduler.temporary_dir = "" if configured else base
@@ -276,31 +294,6 @@ class JobMaster:
             subtask = self.graph.executions[attempt_id].vertex.subtask_index
             await holder.handle_event_from_operator(subtask, attempt_id, delivery.event)
 
-    def snapshot_coordinators(self, checkpoint_id: int) -> dict[str, bytes]:
-        """Checkpoint ``checkpoint_id``: every coordinator's state, taken now, before any task is triggered.
-        Raises if one fails (the checkpoint is declined)."""
-        out: dict[str, bytes] = {}
-        for op_id, holder in self.coordinators.items():
-            state = holder.checkpoint_coordinator(checkpoint_id)
-            if state is not None:
-                out[op_id] = state
-        return out
-
-    def notify_coordinators_checkpoint_complete(self, checkpoint_id: int) -> None:
-        for holder in self.coordinators.values():
-            holder.notify_checkpoint_complete(checkpoint_id)
-
-    def notify_coordinators_checkpoint_aborted(self, checkpoint_id: int) -> None:
-        for holder in self.coordinators.values():
-            holder.notify_checkpoint_aborted(checkpoint_id)
-
-    def operator_shape(self, operator_id: str) -> tuple[int, int]:
-        """(parallelism, max parallelism) of the vertex holding ``operator_id``."""
-        for v in self.job_graph.vertices.values():
-            if any(cfg.operator_id == operator_id for cfg in v.chain):
-                return v.parallelism, v.max_parallelism
-        raise KeyError(operator_id)
-
     def _coordinators_attempts_failed(self, reason: str) -> None:
         for vertex_id, op_ids in self._coordinators_of.items():
             for ev in self.graph.job_vertices[vertex_id].task_vertices:
@@ -336,37 +329,6 @@ class JobMaster:
             self.handle_global_failure(f"scheduling failed: {type(exc).__name__}: {exc}", exc)
 
     # -- checkpoints -------------------------------------------------------------------------------
-    def checkpoint_participants(self) -> tuple[tuple[str, ...], tuple[str, ...], str]:
-        """(attempts to trigger, attempts to acknowledge, why not now) — Flink's ``DefaultCheckpointPlanCalculator``:
-        only when every task runs or has finished; triggered are the running tasks none of whose producers
-        still runs (the sources, and tasks whose inputs have all finished), the others get the barrier."""
-        if self.graph.state is not JobStatus.RUNNING:
-            return (), (), f"the job is {self.graph.state.value}"
-        if self.suspended or (self.ha is not None and not self.ha.is_leader_now()):
-            return (), (), "this JobManager is not the leader (high availability)"
-        to_trigger: list[str] = []
-        to_ack: list[str] = []
-        for ex in self.graph.all_executions():
-            if ex.state is ExecutionState.FINISHED:
-                continue
-            if ex.state is not ExecutionState.RUNNING:
-                return (), (), f"task '{ex.vertex.name}' is {ex.state.value}, not RUNNING"
-            to_ack.append(ex.attempt_id)
-            producers = (
-                self.graph.producer_execution(result_id, subtask)
-                for result_id, channels in ex.vertex.inputs
-                for subtask, _ in channels
-            )
-            if all(p.state is ExecutionState.FINISHED for p in producers):
-                to_trigger.append(ex.attempt_id)
-        return tuple(to_trigger), tuple(to_ack), ""
-
-    def subtask_of(self, attempt_id: str) -> tuple[int, int, int]:
-        """(subtask index, parallelism, max parallelism) of an execution attempt."""
-        ex = self.graph.executions[attempt_id]
-        jv = ex.vertex.job_vertex.job_vertex
-        return ex.vertex.subtask_index, jv.parallelism, jv.max_parallelism
-
     def vertex_of_attempt(self, attempt_id: str) -> tuple[str, int] | None:
         """(job vertex id, subtask index) of an execution attempt of this job, also of one before a restart."""
         ex = self.graph.executions.get(attempt_id)
@@ -435,7 +397,7 @@ class JobMaster:
             self.cancel()
             return
         self._terminating = True
-        asyncio.get_running_loop().create_task(self._stop_tasks())
+        self.task_group.create_task(self._stop_tasks(), name="stop after savepoint")
 
     async def _stop_tasks(self) -> None:
         """Downstream first, a vertex at a time, each once the vertices it feeds have ended: no task reads from an
@@ -463,8 +425,14 @@ class JobMaster:
     def checkpoint_statistics(self) -> list[CheckpointStats]:
         return self.checkpoints.statistics() if self.checkpoints is not None else []
 
-    def _checkpoint_failure(self, reason: str) -> None:
+    def on_global_failure(self, reason: str) -> None:
+        """The checkpoint driver's verdict: too many checkpoints failed."""
         self.handle_global_failure(f"checkpointing failed: {reason}", None)
+
+    def _not_leader(self) -> str:
+        if self.suspended or (self.ha is not None and not self.ha.is_leader_now()):
+            return "this JobManager is not the leader (high availability)"
+        return ""
 
     def call_task_nowait(self, attempt_id: str, method: str, *args: Any) -> None:
         async def call() -> None:
@@ -473,7 +441,7 @@ class JobMaster:
             except Exception as exc:
                 log.debug("%s to %s failed: %s", method, attempt_id, exc)
 
-        asyncio.get_running_loop().create_task(call())
+        self.task_group.create_task(call(), name=f"{method} {attempt_id}")
 
     async def call_task(self, attempt_id: str, method: str, *args: Any) -> Any:
         ex = self.graph.executions[attempt_id]
@@ -518,12 +486,7 @@ class JobMaster:
             self.checkpoints.task_finished(ex.attempt_id)  # a trigger it accepted while closing never runs
         if target is ExecutionState.FAILED:
             ex.failure_text = tes.error_text
-            self.handle_global_failure(
-                f"task '{ex.vertex.name}' failed:\n{tes.error_text}",
-                tes.error,
-                summary=task_failure_summary(ex.vertex.name, tes.error_text, tes.error),
-                execution=ex,
-            )
+            self._task_failed(ex, tes)
         elif (
             target in (ExecutionState.RUNNING, ExecutionState.FINISHED)
             and self.checkpoints is not None
@@ -537,6 +500,41 @@ class JobMaster:
             # the last attempt to end lets a restart, a failure, a cancellation or the finish go on — also a
             # task failing on its own while the job already restarts (its upstream TaskManager was lost)
             self._check_terminal()
+
+    def _task_failed(self, ex: Execution, tes: TaskExecutionState) -> None:
+        """A task failed: a global failure. One that lost its data connection to a TaskManager of this job names
+        that TaskManager as lost — the same failure the heartbeat timeout reports, whichever arrives first (as
+        Flink's root cause names the lost TaskManager)."""
+        lost = self._task_manager_of_data_address(lost_data_connection(tes.error_text or ""))
+        if lost is None:
+            self.handle_global_failure(
+                f"task '{ex.vertex.name}' failed:\n{tes.error_text}",
+                tes.error,
+                summary=task_failure_summary(ex.vertex.name, tes.error_text, tes.error),
+                execution=ex,
+            )
+            return
+        tm_id, pid = lost
+        cause = f"task '{ex.vertex.name}' lost its data connection to it"
+        self.handle_global_failure(
+            task_manager_lost_message(tm_id, pid, f"{cause}:\n{tes.error_text}"),
+            tes.error,
+            summary=task_manager_lost_message(tm_id, pid, cause),
+            execution=ex,
+        )
+
+    def _task_manager_of_data_address(self, address: tuple[str, int] | None) -> tuple[str, int] | None:
+        """(TaskManager id, pid) of the TaskManager serving data at ``address`` to this job's tasks, if any."""
+        if address is None:
+            return None
+        for ex in self.graph.all_executions():
+            slot = ex.slot
+            if slot is not None and (str(slot.data_address[0]), int(slot.data_address[1])) == address:
+                registration = self.rm.slot_manager.task_managers.get(slot.tm_id)
+                pids = [e.pid for e in self.graph.all_executions() if e.slot and e.slot.tm_id == slot.tm_id and e.pid]
+                pid = registration.pid if registration is not None else max(pids, default=0)
+                return slot.tm_id, pid
+        return None
 
     def _all_running_or_finished(self) -> bool:
         states = [e.state for e in self.graph.all_executions()]
@@ -609,9 +607,8 @@ class JobMaster:
         if self._restart_scheduled:
             return
         self._restart_scheduled = True
-        loop = asyncio.get_running_loop()
         delay = self.restart_strategy.get_backoff_time() / 1000.0
-        loop.call_later(delay, lambda: loop.create_task(self._restart()))
+        self.task_group.call_later(delay, self._restart)
 
     async def _restart(self) -> None:
         self._restart_scheduled = False
@@ -692,7 +689,7 @@ class JobMaster:
                     ex.state = ExecutionState.CANCELED
                     self._check_terminal()
 
-        asyncio.get_running_loop().create_task(call())
+        self.task_group.create_task(call(), name=f"{method} {ex.attempt_id}")
 
     def _check_terminal(self) -> None:
         self._task_ended.set()
@@ -713,7 +710,7 @@ class JobMaster:
             if not busy:
                 self._job_terminated(JobStatus.FINISHED)
                 return
-            self._finishing = asyncio.get_running_loop().create_task(self._finish(busy))
+            self._finishing = self.task_group.create_task(self._finish(busy), name="finish coordinators", awaited=True)
 
     async def _finish(self, busy: list[OperatorCoordinatorHolder]) -> None:
         """Every task finished: the job is FINISHED once its coordinators' pending work (a global committer's last
@@ -742,7 +739,7 @@ class JobMaster:
         self.gateways.close()
         for holder in self.coordinators.values():
             holder.close()
-        asyncio.get_running_loop().create_task(self._release(status))
+        self.task_group.create_task(self._release(status), name="release")
 
     async def _release(self, status: JobStatus) -> None:
         """Free the slots and apply the checkpoint retention policy; only then is the job's result known. With HA
@@ -775,6 +772,15 @@ class JobMaster:
         finally:
             if not self.result.done():
                 self.result.set_result(result)
+
+    async def close(self, grace: float = 0.0) -> None:
+        """The JobManager stops: the clean-up the job's end started (releasing slots, checkpoint storage) may finish
+        within ``grace`` seconds; then every task of this JobMaster and its checkpoint driver is cancelled."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        if self.checkpoints is not None:
+            await self.checkpoints.task_group.stop(grace)
+        await self.task_group.stop(max(0.0, deadline - loop.time()))
 
     # -- collect sinks -----------------------------------------------------------------------------
     async def poll_collect(self, sink_id: str, timeout: float) -> tuple[list[Any] | None, bool]:

@@ -6,7 +6,7 @@ whatever has queued up as one ``deliver_to_task`` RPC and waits for its answer b
 them — and puts them into its mailbox, at the same priority — in the order the JobMaster sent them. That is what
 makes a source checkpoint exact: the split assignments sent before the coordinator's snapshot reach the reader
 before the trigger. Each message may carry a callback that gets its result (a trigger: accepted or not) or the
-error of the RPC. The drain tasks belong to this object: ``close`` cancels them.
+error of the RPC. The drain tasks belong to the JobMaster's task group; ``close`` cancels them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["SubtaskGateways"]
+from strom.runtime.task_group import AsyncTaskGroup
+
+__all__ = ["SubtaskGateways", "TaskCheckpointGateway"]
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +31,10 @@ class SubtaskGateways:
         self,
         deliver: Callable[[str, tuple[Any, ...]], Awaitable[list[Any]]],
         is_current: Callable[[str], bool],
+        tasks: AsyncTaskGroup,
     ) -> None:
         self._deliver = deliver
+        self._tasks = tasks
         self._is_current = is_current
         self._queues: dict[str, deque[tuple[Any, ResultCallback | None]]] = {}
         self._drains: dict[str, asyncio.Task[None]] = {}
@@ -44,7 +48,7 @@ class SubtaskGateways:
             return
         self._queues.setdefault(attempt_id, deque()).append((message, on_result))
         if attempt_id not in self._drains:
-            task = asyncio.get_running_loop().create_task(self._drain(attempt_id), name=f"deliver to {attempt_id}")
+            task = self._tasks.create_task(self._drain(attempt_id), name=f"deliver to {attempt_id}")
             self._drains[attempt_id] = task
 
     async def _drain(self, attempt_id: str) -> None:
@@ -84,3 +88,21 @@ def _answer(batch: list[tuple[Any, ResultCallback | None]], results: list[Any], 
                 callback(result, error)
             except Exception:
                 log.exception("a delivery callback failed")
+
+
+class TaskCheckpointGateway:
+    """The checkpoint driver's gateway to the tasks (its :class:`~strom.runtime.checkpoint.checkpoint_driver.
+    CheckpointTaskGateway`): triggers through the ordered :class:`SubtaskGateways`, notifications as one-way RPCs."""
+
+    def __init__(self, gateways: SubtaskGateways, call_task_nowait: Callable[..., None]) -> None:
+        self._gateways = gateways
+        self._call_task_nowait = call_task_nowait
+
+    def trigger_checkpoint(self, attempt_id: str, message: Any, on_result: ResultCallback) -> None:
+        self._gateways.send(attempt_id, message, on_result)
+
+    def notify_checkpoint_complete(self, attempt_id: str, checkpoint_id: int) -> None:
+        self._call_task_nowait(attempt_id, "notify_checkpoint_complete", checkpoint_id)
+
+    def notify_checkpoint_aborted(self, attempt_id: str, checkpoint_id: int) -> None:
+        self._call_task_nowait(attempt_id, "notify_checkpoint_aborted", checkpoint_id)

@@ -20,7 +20,7 @@ from strom.runtime.metrics.scope import JOB_MANAGER_JOB_SCOPE, JOB_MANAGER_SCOPE
 
 if TYPE_CHECKING:
     from strom.runtime.checkpoint.coordinator import CheckpointStats
-    from strom.runtime.jobmaster.dispatcher import Dispatcher
+    from strom.runtime.dispatcher.dispatcher import Dispatcher
     from strom.runtime.jobmaster.jobmaster import JobMaster
 
 __all__ = [

@@ -32,6 +32,7 @@ from strom.runtime.network.result_partition import PartitionReleasedError, Pipel
 from strom.runtime.rpc.auth import authenticate_admitted, authenticate_client
 from strom.runtime.rpc.framing import FRAME_VERSION, HEADER, peer_name, read_frame
 from strom.runtime.rpc.handshake_guard import HandshakeGuard
+from strom.runtime.task_group import AsyncTaskGroup
 
 __all__ = ["NettyConnectionManager", "PartitionRequestClient", "announce"]
 
@@ -279,7 +280,7 @@ class NettyConnectionManager:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server_conns: set[_ServerConnection] = set()
         self._clients: dict[tuple[str, int], asyncio.Future[PartitionRequestClient]] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = AsyncTaskGroup("data connections")  # read loops, connects, partition requests
         self._handlers: set[asyncio.Task[Any]] = set()
         self._recycle_lock = threading.Lock()
         self._recycled: list[RemoteInputChannel] = []
@@ -322,9 +323,7 @@ class NettyConnectionManager:
         reader, writer = await asyncio.open_connection(host, port, limit=1 << 20)
         await authenticate_client(reader, writer, self.secret)
         client = PartitionRequestClient(reader, writer, f"{host}:{port}")
-        task = asyncio.get_running_loop().create_task(client.read_loop(self.max_frame_bytes))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.create_task(client.read_loop(self.max_frame_bytes), name=f"data connection to {host}:{port}")
         return client
 
     async def _client_for(self, address: tuple[str, int]) -> PartitionRequestClient:
@@ -332,7 +331,7 @@ class NettyConnectionManager:
         if fut is not None and fut.done() and (fut.exception() is not None or fut.result().closed):
             fut = None
         if fut is None:
-            fut = asyncio.ensure_future(self._connect(*address))
+            fut = self._tasks.create_task(self._connect(*address), name=f"connect to {address}", awaited=True)
             self._clients[address] = fut
         return await fut
 
@@ -353,9 +352,7 @@ class NettyConnectionManager:
         assert self._loop is not None
 
         def start() -> None:
-            task = asyncio.ensure_future(self._request(channel, address))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._tasks.create_task(self._request(channel, address), name=f"partition request to {address}")
 
         self._loop.call_soon_threadsafe(start)
 
@@ -414,12 +411,11 @@ class NettyConnectionManager:
             else:
                 fut.cancel()
         self._clients.clear()
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
+        self._tasks.close()
+        self._tasks.cancel()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(5.0):
-                await asyncio.gather(*tasks, *self._handlers, return_exceptions=True)
+                await asyncio.gather(self._tasks.stop(), *self._handlers, return_exceptions=True)
                 await asyncio.gather(*(w.wait_closed() for w in writers), return_exceptions=True)
         if (warning := self.handshakes.flush()) is not None:
             log.warning(warning)

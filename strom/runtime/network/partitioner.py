@@ -1,8 +1,10 @@
 """Stream partitioners: which output channel (subpartition) each record of a batch goes to.
 
-``route(batch, outs)`` appends every record of ``batch`` to the per-channel lists ``outs`` — one call per
-batch, with slicing where the pattern allows, so routing costs little per record. ``route_timestamped``
-does the same for a batch with event timestamps, moving each timestamp along with its record into ``touts``.
+``route(batch, outs, touts)`` appends every record of ``batch`` to the per-channel lists ``outs`` — one call per
+batch, with slicing where the pattern allows, so routing costs little per record. On a stream with event time
+the writer passes ``touts`` too, the per-channel timestamp columns: the batch's timestamps (see
+:mod:`strom.runtime.streamrecord`; ``None`` for a record without one) go where their records go. A partitioner
+moves each column the same way (:data:`Columns`), so it has one ``route`` for both kinds of batch.
 
 Pointwise partitioners (forward, rescale) see only the channels their subtask is wired to; the others
 see every downstream subtask.
@@ -18,11 +20,15 @@ from operator import not_
 from typing import Any
 
 from strom.runtime.state.key_groups import assign_to_key_group, compute_operator_index_for_key_group
+from strom.runtime.streamrecord import timestamps_of
 
-Timestamps = list[Any]
+#: the columns one ``route`` moves: (records, per-channel lists), then (timestamps, per-channel lists) when the
+#: stream carries event time
+Columns = tuple[tuple[list[Any], list[list[Any]]], ...]
 
 __all__ = [
     "BroadcastPartitioner",
+    "Columns",
     "CustomPartitionerWrapper",
     "ForwardPartitioner",
     "KeyGroupStreamPartitioner",
@@ -30,7 +36,29 @@ __all__ = [
     "RescalePartitioner",
     "ShufflePartitioner",
     "StreamPartitioner",
+    "columns",
 ]
+
+
+def columns(batch: list[Any], outs: list[list[Any]], touts: list[list[Any]] | None) -> Columns:
+    """The columns of ``batch`` to route: its records into ``outs``, and, with ``touts``, its timestamps."""
+    if touts is None:
+        return ((batch, outs),)
+    ts = timestamps_of(batch)
+    return ((batch, outs), (ts if ts is not None else [None] * len(batch), touts))
+
+
+def scatter(channels: list[int], cols: Columns) -> None:
+    """Append each column's ``i``-th element to the list of channel ``channels[i]``, order kept."""
+    if len(cols[0][1]) == 2:  # the channel numbers are the mask of channel 1; an inverted copy is channel 0's
+        rest = list(map(not_, channels)) if len(cols) > 1 else map(not_, channels)
+        for column, dst in cols:
+            dst[0].extend(compress(column, rest))
+            dst[1].extend(compress(column, channels))
+        return
+    for column, dst in cols:
+        for v, c in zip(column, channels, strict=True):
+            dst[c].append(v)
 
 
 class StreamPartitioner(ABC):
@@ -45,13 +73,9 @@ class StreamPartitioner(ABC):
         self.num_channels = num_channels
 
     @abstractmethod
-    def route(self, batch: list[Any], outs: list[list[Any]]) -> None: ...
-
-    @abstractmethod
-    def route_timestamped(
-        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
-    ) -> None:
-        """``route`` for a batch with event timestamps: each timestamp goes where its record goes."""
+    def route(self, batch: list[Any], outs: list[list[Any]], touts: list[list[Any]] | None = None) -> None:
+        """Append the records of ``batch`` to their channels' lists in ``outs`` (and, with ``touts``, their
+        timestamps to the channels' timestamp lists)."""
 
     def __repr__(self) -> str:
         return self.ship_strategy
@@ -61,14 +85,9 @@ class ForwardPartitioner(StreamPartitioner):
     ship_strategy = "FORWARD"
     is_pointwise = True
 
-    def route(self, batch: list[Any], outs: list[list[Any]]) -> None:
-        outs[0].extend(batch)
-
-    def route_timestamped(
-        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
-    ) -> None:
-        outs[0].extend(batch)
-        touts[0].extend(timestamps)
+    def route(self, batch: list[Any], outs: list[list[Any]], touts: list[list[Any]] | None = None) -> None:
+        for column, dst in columns(batch, outs, touts):
+            dst[0].extend(column)
 
 
 class RebalancePartitioner(StreamPartitioner):
@@ -84,25 +103,15 @@ class RebalancePartitioner(StreamPartitioner):
         super().setup(num_channels, subtask_index)
         self._next = random.randrange(num_channels)
 
-    def route(self, batch: list[Any], outs: list[list[Any]]) -> None:
-        n = self.num_channels
-        if n == 1:
-            outs[0].extend(batch)
-            return
-        start = self._next
-        for c in range(n):
-            outs[c].extend(batch[(c - start) % n :: n])
-        self._next = (start + len(batch)) % n
-
-    def route_timestamped(
-        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
-    ) -> None:
+    def route(self, batch: list[Any], outs: list[list[Any]], touts: list[list[Any]] | None = None) -> None:
         n = self.num_channels
         start = self._next
-        for c in range(n):
-            first = (c - start) % n
-            outs[c].extend(batch[first::n])
-            touts[c].extend(timestamps[first::n])
+        for column, dst in columns(batch, outs, touts):
+            if n == 1:
+                dst[0].extend(column)
+                continue
+            for c in range(n):
+                dst[c].extend(column[(c - start) % n :: n])
         self._next = (start + len(batch)) % n
 
 
@@ -120,40 +129,29 @@ class ShufflePartitioner(StreamPartitioner):
         super().__init__()
         self._rng = random.Random()
 
-    def route(self, batch: list[Any], outs: list[list[Any]]) -> None:
+    def route(self, batch: list[Any], outs: list[list[Any]], touts: list[list[Any]] | None = None) -> None:
         n = self.num_channels
+        cols = columns(batch, outs, touts)
         if n == 1:
-            outs[0].extend(batch)
+            for column, dst in cols:
+                dst[0].extend(column)
             return
         rand = self._rng.randrange
-        for v in batch:
-            outs[rand(n)].append(v)
-
-    def route_timestamped(
-        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
-    ) -> None:
-        rand = self._rng.randrange
-        n = self.num_channels
-        for v, t in zip(batch, timestamps, strict=True):
-            c = rand(n)
-            outs[c].append(v)
-            touts[c].append(t)
+        if len(cols) == 1:  # records only: pick and append in one pass
+            for v in batch:
+                outs[rand(n)].append(v)
+            return
+        scatter([rand(n) for _ in batch], cols)
 
 
 class BroadcastPartitioner(StreamPartitioner):
     ship_strategy = "BROADCAST"
     is_broadcast = True
 
-    def route(self, batch: list[Any], outs: list[list[Any]]) -> None:
-        for out in outs:
-            out.extend(batch)
-
-    def route_timestamped(
-        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
-    ) -> None:
-        for out, tout in zip(outs, touts, strict=True):
-            out.extend(batch)
-            tout.extend(timestamps)
+    def route(self, batch: list[Any], outs: list[list[Any]], touts: list[list[Any]] | None = None) -> None:
+        for column, dst in columns(batch, outs, touts):
+            for out in dst:
+                out.extend(column)
 
 
 class KeyGroupStreamPartitioner(StreamPartitioner):
@@ -172,42 +170,13 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
         kg = assign_to_key_group(key, self.max_parallelism)
         return compute_operator_index_for_key_group(self.max_parallelism, self.num_channels, kg)
 
-    def route(self, batch: list[Any], outs: list[list[Any]]) -> None:
-        n = self.num_channels
-        if n == 1:  # every key group belongs to the one consumer
-            outs[0].extend(batch)
+    def route(self, batch: list[Any], outs: list[list[Any]], touts: list[list[Any]] | None = None) -> None:
+        cols = columns(batch, outs, touts)
+        if self.num_channels == 1:  # every key group belongs to the one consumer
+            for column, dst in cols:
+                dst[0].extend(column)
             return
-        channels = self._channels(batch)
-        if n == 2:
-            outs[0].extend(compress(batch, map(not_, channels)))
-            outs[1].extend(compress(batch, channels))
-        elif n <= 8:
-            for c in range(n):
-                outs[c].extend(compress(batch, map(c.__eq__, channels)))
-        else:
-            for v, c in zip(batch, channels, strict=True):
-                outs[c].append(v)
-
-    def route_timestamped(
-        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
-    ) -> None:
-        n = self.num_channels
-        if n == 1:
-            outs[0].extend(batch)
-            touts[0].extend(timestamps)
-            return
-        channels = self._channels(batch)
-        if n == 2:  # the channel numbers are the mask of channel 1; one inverted copy is channel 0's
-            rest = list(map(not_, channels))
-            outs[0].extend(compress(batch, rest))
-            touts[0].extend(compress(timestamps, rest))
-            outs[1].extend(compress(batch, channels))
-            touts[1].extend(compress(timestamps, channels))
-            return
-        for c in range(n):
-            mask = list(map(c.__eq__, channels))  # one pass per channel, shared by records and timestamps
-            outs[c].extend(compress(batch, mask))
-            touts[c].extend(compress(timestamps, mask))
+        scatter(self._channels(batch), cols)
 
     def _channels(self, batch: list[Any]) -> list[int]:
         cache = self._cache
@@ -238,17 +207,8 @@ class CustomPartitionerWrapper(StreamPartitioner):
         self.partitioner = partitioner
         self.key_selector = key_selector
 
-    def route(self, batch: list[Any], outs: list[list[Any]]) -> None:
-        for v in batch:
-            outs[self._channel(v)].append(v)
-
-    def route_timestamped(
-        self, batch: list[Any], timestamps: Timestamps, outs: list[list[Any]], touts: list[Timestamps]
-    ) -> None:
-        for v, t in zip(batch, timestamps, strict=True):
-            c = self._channel(v)
-            outs[c].append(v)
-            touts[c].append(t)
+    def route(self, batch: list[Any], outs: list[list[Any]], touts: list[list[Any]] | None = None) -> None:
+        scatter(list(map(self._channel, batch)), columns(batch, outs, touts))
 
     def _channel(self, v: Any) -> int:
         n = self.num_channels

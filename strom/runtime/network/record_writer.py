@@ -14,8 +14,9 @@ A single record larger than a segment travels as a buffer of its own.
 when the buffer timeout is 0. Emitting blocks while the partition's buffer pool is exhausted
 (backpressure; the time is measured by the partition's back-pressure gauge).
 
-Batches with event timestamps (:class:`~strom.runtime.streamrecord.TimestampedBatch`) keep them: the writer
-then collects a parallel timestamp list per channel and sends timestamped buffers. A watermark (or watermark
+Batches keep their timestamp column (:mod:`strom.runtime.streamrecord`): from the first batch that has one, the
+writer collects a parallel timestamp list per channel (the partitioner's one ``route`` moves both columns) and
+sends timestamped buffers. A watermark (or watermark
 status) first flushes every channel — records are never overtaken by the event time that follows them — and
 then goes to every channel as an event.
 """
@@ -28,7 +29,7 @@ from strom.exceptions import UserFunctionError
 from strom.runtime.network.events import WatermarkEvent, WatermarkStatusEvent
 from strom.runtime.network.partitioner import StreamPartitioner
 from strom.runtime.network.result_partition import ResultPartition
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import timestamps_of, with_timestamps
 
 __all__ = ["RecordWriter"]
 
@@ -74,17 +75,10 @@ class RecordWriter:
             self._sample(batch)
         outs = self._outs
         touts = self._touts
+        if touts is None and timestamps_of(batch) is not None:  # the stream carries event time from here on
+            touts = self._touts = [[None] * len(o) for o in outs]
         try:
-            if type(batch) is TimestampedBatch:
-                if touts is None:
-                    touts = self._touts = [[None] * len(o) for o in outs]
-                self.partitioner.route_timestamped(batch, batch.timestamps, outs, touts)
-            else:
-                self.partitioner.route(batch, outs)
-                if touts is not None:  # records without timestamps on a stream with event time
-                    for o, t in zip(outs, touts, strict=True):
-                        if len(t) < len(o):
-                            t.extend([None] * (len(o) - len(t)))
+            self.partitioner.route(batch, outs, touts)
         except UserFunctionError:
             raise
         except Exception as exc:
@@ -111,12 +105,12 @@ class RecordWriter:
             touts[c] = []
         size = self.records_per_buffer
         if len(lst) == size:
-            self._send(c, lst if ts is None else TimestampedBatch(lst, ts))
+            self._send(c, with_timestamps(lst, ts))
             return
         start = 0
         while len(lst) - start >= size:
             part = lst[start : start + size]
-            self._send(c, part if ts is None else TimestampedBatch(part, ts[start : start + size]))
+            self._send(c, with_timestamps(part, None if ts is None else ts[start : start + size]))
             start += size
             size = self.records_per_buffer  # a sample may have resized buffers
         if start < len(lst):
@@ -161,10 +155,11 @@ class RecordWriter:
                     lst = outs[c]
                     outs[c] = []
                     touts = self._touts
+                    ts = None
                     if touts is not None:
-                        lst = TimestampedBatch(lst, touts[c])
+                        ts = touts[c]
                         touts[c] = []
-                    self._send(c, lst)
+                    self._send(c, with_timestamps(lst, ts))
 
     def emit_watermark(self, timestamp: int) -> None:
         self.flush()

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from strom.api.async_function import AsyncFunction, AsyncRetryStrategy
 from strom.api.state import ListState, ListStateDescriptor
 from strom.exceptions import ClusterError, TaskCancelledError
+from strom.runtime.operators.abstract_udf_stream_operator import AbstractUdfStreamOperator
 from strom.runtime.operators.async_queue import (
     OrderedStreamElementQueue,
     RecordEntry,
@@ -44,8 +45,7 @@ from strom.runtime.operators.async_queue import (
     UnorderedStreamElementQueue,
     WatermarkEntry,
 )
-from strom.runtime.operators.simple import AbstractUdfStreamOperator
-from strom.runtime.streamrecord import TimestampedBatch, short_repr
+from strom.runtime.streamrecord import short_repr, timestamps_of, with_timestamps
 
 if TYPE_CHECKING:
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
@@ -254,7 +254,7 @@ class AsyncWaitOperator(AbstractUdfStreamOperator):
         self._emit_completed()
 
     def process_batch(self, batch: list[Any]) -> None:
-        timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
+        timestamps = timestamps_of(batch)
         add = self._add_record
         if timestamps is None:
             for v in batch:
@@ -409,7 +409,7 @@ class AsyncWaitOperator(AbstractUdfStreamOperator):
         for e in popped:
             if isinstance(e, WatermarkEntry):
                 if values:
-                    output.emit(TimestampedBatch(values, stamps) if timed else values)
+                    output.emit(with_timestamps(values, stamps if timed else None))
                     values, stamps, timed = [], [], False
                 output.emit_watermark(e.timestamp)
                 continue
@@ -421,4 +421,4 @@ class AsyncWaitOperator(AbstractUdfStreamOperator):
                     timed = True
                 stamps.extend([e.timestamp] * len(results))
         if values:
-            output.emit(TimestampedBatch(values, stamps) if timed else values)
+            output.emit(with_timestamps(values, stamps if timed else None))

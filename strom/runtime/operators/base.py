@@ -187,13 +187,6 @@ class StreamOperator(ABC):
         if self._collector is not None:
             self._collector.route_tags = runtime_context.info.yielded_output_tags
 
-    def process_in_slices(self, batch: list[Any]) -> None:
-        """``process_batch`` of ``batch`` a slice at a time: what an operator emits for one batch stays within
-        ``execution.batch-bytes`` (operators whose records grow call it when ``len(batch) >
-        self.output_budget.records`` and ``self.output_budget.observe(out, len(batch))`` on their output)."""
-        for part in self.output_budget.slices(batch):
-            self.process_batch(part)
-
     def open(self) -> None:
         """Called before the first batch."""
 

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import batch_slice
 
 __all__ = ["FIRST_BATCH", "SAMPLE_EVERY", "BatchBudget", "estimate_record_bytes", "sizeof"]
 
@@ -101,9 +101,8 @@ class BatchBudget:
 
     def slices(self, batch: list[Any]) -> Iterator[list[Any]]:
         """``batch`` in slices of :attr:`records` (re-read before each slice: an observation may lower it)."""
-        ts = batch.timestamps if type(batch) is TimestampedBatch else None
         start, n = 0, len(batch)
         while start < n:
             end = min(n, start + self.records)
-            yield batch[start:end] if ts is None else TimestampedBatch(batch[start:end], ts[start:end])
+            yield batch_slice(batch, start, end)
             start = end

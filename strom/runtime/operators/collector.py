@@ -1,7 +1,7 @@
 """``TimestampedCollector``: gathers what user functions emit while an operator works through a batch
 (Flink's ``TimestampedCollector``): the main output and side outputs, each record stamped with the
 timestamp of the input record (or firing timer) it came from. ``flush`` hands it all downstream as one batch
-per output — a plain list when no record carries a timestamp.
+per output — without a timestamp column when no record carries a timestamp.
 
 With ``route_tags`` set (the job's client made an ``OutputTag``), a result ``(tag, value)`` whose first element is
 an :class:`~strom.api.output_tag.OutputTag` goes to that side output, as PyFlink's ``yield output_tag, value``.
@@ -14,7 +14,7 @@ from typing import Any
 
 from strom.api.output_tag import OutputTag
 from strom.runtime.operators.base import Output
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import with_timestamps
 
 __all__ = ["TimestampedCollector"]
 
@@ -39,7 +39,7 @@ class TimestampedCollector:
                 self.timestamps = [None] * n
             self.timestamps.extend([timestamp] * (len(values) - n))
 
-    def add_timestamped(self, values: list[Any], timestamps: list[int]) -> None:
+    def add_timestamped(self, values: list[Any], timestamps: list[int | None]) -> None:
         """Records with their own timestamps (``len(values) == len(timestamps)``)."""
         if not self.timed:
             self.timed = True
@@ -62,7 +62,7 @@ class TimestampedCollector:
         side.add(value, timestamp)
 
     def _take(self) -> list[Any]:
-        batch: list[Any] = TimestampedBatch(self.values, self.timestamps) if self.timed else self.values
+        batch = with_timestamps(self.values, self.timestamps if self.timed else None)
         self.values = []
         self.timestamps = []
         self.timed = False

@@ -1,5 +1,6 @@
 """Operators on a keyed stream: ``StreamGroupedReduce``, ``KeyedProcessOperator``, and ``map``/``flat_map``/
-``filter`` after ``key_by`` (``KeyedStreamMap``, ...: their functions may use keyed state, as in Flink).
+``filter`` after ``key_by`` (``KeyedStreamMap``, ...: their functions may use keyed state, as in Flink). All but the
+reduce run their batches through the one UDF operator loop, which sets each record's key context.
 
 Each input batch arrives already routed by key group, so every key a subtask sees is one it owns.
 The key selector runs again here (as Flink's ``setKeyContextElement``) to scope state per key.
@@ -9,7 +10,6 @@ key and calls the function's ``on_timer``; what that emits carries the timer's t
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -23,13 +23,14 @@ from strom.api.functions import (
 )
 from strom.api.output_tag import OutputTag
 from strom.exceptions import InvalidProgramError
+from strom.runtime.operators.abstract_udf_stream_operator import AbstractUdfStreamOperator
 from strom.runtime.operators.base import StreamingRuntimeContext, StreamOperator
 from strom.runtime.operators.collector import TimestampedCollector
-from strom.runtime.operators.simple import AbstractUdfStreamOperator, StreamFilter, StreamFlatMap, StreamMap
-from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService
-from strom.runtime.state.key_groups import stable_hash
+from strom.runtime.operators.simple import StreamFilter, StreamFlatMap, StreamMap
+from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService, batch_key_order
+from strom.runtime.operators.udf_loop import Loop, explain_key_error, process_loop, unopened
 from strom.runtime.state.state_backend import create_keyed_state_backend
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import timestamps_of, with_timestamps
 
 __all__ = [
     "KeyedProcessContext",
@@ -66,53 +67,19 @@ class _KeyedUdfOperator(AbstractUdfStreamOperator):
 
     def _explain(self, exc: Exception, record: Any) -> Exception:
         """An unhashable key surfaces here when routing needed no hash (one consumer): say so plainly."""
-        if isinstance(exc, TypeError):
-            try:
-                stable_hash(self._key(record))
-            except InvalidProgramError as key_error:
-                return key_error
-            except Exception:  # the key selector itself failed: report the original error
-                return exc
-        return exc
+        return explain_key_error(exc, record, self._key)
 
 
-class _KeyContext:
-    """The function of a map/flat_map/filter on a keyed stream: each call first makes the value's key the current
-    key of keyed state (Flink's ``setKeyContextElement``)."""
-
-    __slots__ = ("backend", "fn", "key_of")
-
-    def __init__(self, fn: Callable[[Any], Any], key_of: Callable[[Any], Any], backend: Any) -> None:
-        self.fn = fn
-        self.key_of = key_of
-        self.backend = backend
-
-    def __call__(self, value: Any) -> Any:
-        self.backend.current_key = self.key_of(value)
-        return self.fn(value)
+class KeyedStreamMap(_KeyedUdfOperator, StreamMap):
+    """``map`` after ``key_by``: the function runs in its record's key context, so it may use keyed state."""
 
 
-class _KeyScopedFunction(_KeyedUdfOperator):
-    """Mixin before ``StreamMap``/``StreamFlatMap``/``StreamFilter``: their per-record function runs in the key
-    context of its record, so ``get_runtime_context().get_state(...)`` works in it."""
-
-    _fn: Callable[[Any], Any]
-
-    def open(self) -> None:
-        super().open()
-        self._fn = _KeyContext(self._fn, self._key, self.keyed_backend)
+class KeyedStreamFlatMap(_KeyedUdfOperator, StreamFlatMap):
+    """``flat_map`` after ``key_by`` (keyed state of the record's key)."""
 
 
-class KeyedStreamMap(_KeyScopedFunction, StreamMap):
-    pass
-
-
-class KeyedStreamFlatMap(_KeyScopedFunction, StreamFlatMap):
-    pass
-
-
-class KeyedStreamFilter(_KeyScopedFunction, StreamFilter):
-    pass
+class KeyedStreamFilter(_KeyedUdfOperator, StreamFilter):
+    """``filter`` after ``key_by`` (keyed state of the record's key)."""
 
 
 class StreamGroupedReduce(_KeyedUdfOperator):
@@ -151,9 +118,7 @@ class StreamGroupedReduce(_KeyedUdfOperator):
         self._records_in += len(batch)
         if self.batch_results:
             return
-        if type(batch) is TimestampedBatch:
-            out = TimestampedBatch(out, batch.timestamps)
-        self.output.emit(out)
+        self.output.emit(with_timestamps(out, timestamps_of(batch)))
 
     def finish(self) -> None:
         if self.batch_results:
@@ -166,16 +131,6 @@ class StreamGroupedReduce(_KeyedUdfOperator):
 
 def _discard(value: Any) -> None:
     return None
-
-
-def batch_key_order(key: Any) -> bytes:
-    """Flink's order of keys in BATCH execution, where records are sorted by their serialized key: a Python key
-    is pickled (protocol 5, as PyFlink's ``PICKLED_BYTE_ARRAY``) and compared as Java compares ``byte[]``s, bytes
-    signed (so the bytes are flipped at the sign bit to compare unsigned)."""
-    return pickle.dumps(key, protocol=5).translate(_SIGNED)
-
-
-_SIGNED = bytes((b ^ 0x80) for b in range(256))
 
 
 _MISSING = object()
@@ -293,38 +248,13 @@ class KeyedProcessOperator(UserTimersOperator, _KeyedUdfOperator):
         self._on_timer: Callable[..., Any] | None = on_timer if callable(on_timer) else None
         self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: KeyedProcessContext | None = None
+        self._loop: Loop = unopened
 
     def open(self) -> None:
         service = self.get_internal_timer_service("user-timers", self)
         self._ctx = KeyedProcessContext(self._collector, UserTimerService(service))
         super().open()
+        self._loop = process_loop(self._fn, self._ctx, self._collector, self._key, self.keyed_backend)
 
     def process_batch(self, batch: list[Any]) -> None:
-        budget = self.output_budget
-        if len(batch) > budget.records:
-            self.process_in_slices(batch)
-            return
-        key_of = self._key
-        f = self._fn
-        ctx = self._ctx
-        assert ctx is not None
-        backend = self.keyed_backend
-        assert backend is not None
-        collector = self._collector
-        add_all = collector.add_all
-        timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
-        v = None
-        try:
-            for i, v in enumerate(batch):
-                k = key_of(v)
-                ctx.key = k
-                backend.current_key = k
-                t = ctx.current_timestamp = timestamps[i] if timestamps is not None else None
-                r = f(v, ctx)
-                if r is not None:
-                    add_all(r, t)
-        except Exception as exc:
-            raise self.user_error(self._explain(exc, v), batch, v) from exc
-        self._records_in += len(batch)
-        budget.observe(collector.values, len(batch))
-        collector.flush(self.output)
+        self.process_elements(batch, self._loop, self._key)

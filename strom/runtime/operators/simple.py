@@ -1,20 +1,18 @@
 """One-input operators for stateless functions: ``StreamMap``, ``StreamFlatMap``, ``StreamFilter``,
-``ProcessOperator``. Each loops over its batch in one Python frame, so the per-record cost is the user
-call and an append. A batch with event timestamps takes a second loop that carries each input record's
-timestamp over to the records emitted for it (Flink's operators keep the input's ``StreamRecord`` timestamp).
+``ProcessOperator``. Each runs its batches through the one UDF operator loop
+(:meth:`~strom.runtime.operators.abstract_udf_stream_operator.AbstractUdfStreamOperator.process_elements`) with
+the per-record loop of its shape (:mod:`strom.runtime.operators.udf_loop`), so the per-record cost is the user
+call and an append, and each input record's timestamp is carried over to the records emitted for it (Flink's
+operators keep the input's ``StreamRecord`` timestamp). Their keyed forms (:mod:`~strom.runtime.operators.keyed`)
+are the same classes with a key selector: the loop then sets each record's key context.
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from strom.api.checkpoint import (
-    CheckpointedFunction,
-    CheckpointListener,
-    FunctionInitializationContext,
-    FunctionSnapshotContext,
-)
 from strom.api.functions import (
     FilterFunction,
     FlatMapFunction,
@@ -22,21 +20,18 @@ from strom.api.functions import (
     ProcessFunction,
     TimerService,
     as_callable,
-    close_function,
-    open_function,
 )
 from strom.exceptions import InvalidProgramError
+from strom.runtime.operators.abstract_udf_stream_operator import AbstractUdfStreamOperator
 from strom.runtime.operators.base import StreamOperator
 from strom.runtime.operators.collector import TimestampedCollector
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.operators.udf_loop import KeyOf, Loop, filter_loop, flat_map_loop, map_loop, process_loop, unopened
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
 if TYPE_CHECKING:
     from strom.api.output_tag import OutputTag
-    from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
 
 __all__ = [
-    "AbstractUdfStreamOperator",
     "NonKeyedTimerService",
     "ProcessContext",
     "ProcessOperator",
@@ -46,170 +41,48 @@ __all__ = [
 ]
 
 
-class AbstractUdfStreamOperator(StreamOperator):
-    """An operator around one user function, opened and closed with the operator.
+class _RecordFunctionOperator(AbstractUdfStreamOperator):
+    """Map, filter and flat_map: a function of one record (``_function``: its class, method and API call), run by
+    the per-record loop :meth:`_make_loop` builds — in each record's key context on a keyed stream."""
 
-    A function implementing :class:`CheckpointedFunction` gets ``initialize_state`` before ``open`` and
-    ``snapshot_state`` at every checkpoint; one implementing :class:`CheckpointListener` hears of every
-    completed and aborted checkpoint (Flink's ``AbstractUdfStreamOperator`` / ``StreamingFunctionUtils``). A
-    function wrapping the user's (``wrapped_function``, as the window join's) is looked through, as Flink's
-    ``WrappingFunction``.
-    """
+    _function: tuple[type, str, str]
 
-    def __init__(self, user_function: object) -> None:
-        super().__init__()
-        self.user_function = user_function
+    def __init__(self, fn: object) -> None:
+        super().__init__(fn)
+        self._fn: Callable[[Any], Any] = as_callable(fn, *self._function)
+        self._loop: Loop = unopened
 
-    def initialize_state(self, restore: OperatorRestoreState | None) -> None:
-        super().initialize_state(restore)
-        fn = innermost(self.user_function, CheckpointedFunction)
-        if isinstance(fn, CheckpointedFunction):
-            ctx = FunctionInitializationContext(
-                self.operator_state_backend, self.keyed_backend, self.restored_checkpoint_id
-            )
-            try:
-                fn.initialize_state(ctx)
-            except Exception as exc:
-                raise self.user_error(exc, None, role=f"initialize_state of operator '{self.name}'") from exc
-
-    def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
-        fn = innermost(self.user_function, CheckpointedFunction)
-        if isinstance(fn, CheckpointedFunction):
-            try:
-                fn.snapshot_state(FunctionSnapshotContext(checkpoint_id, timestamp_ms))
-            except Exception as exc:
-                raise self.user_error(exc, None, role=f"snapshot_state of operator '{self.name}'") from exc
-        return super().snapshot_state(checkpoint_id, timestamp_ms)
-
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        fn = innermost(self.user_function, CheckpointListener)
-        if isinstance(fn, CheckpointListener):
-            try:
-                fn.notify_checkpoint_complete(checkpoint_id)
-            except Exception as exc:
-                raise self.user_error(exc, None, role=f"notify_checkpoint_complete of '{self.name}'") from exc
-
-    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
-        fn = innermost(self.user_function, CheckpointListener)
-        if isinstance(fn, CheckpointListener):
-            try:
-                fn.notify_checkpoint_aborted(checkpoint_id)
-            except Exception as exc:
-                raise self.user_error(exc, None, role=f"notify_checkpoint_aborted of '{self.name}'") from exc
+    @abstractmethod
+    def _make_loop(self, key_of: KeyOf | None, backend: Any) -> Loop: ...
 
     def open(self) -> None:
-        assert self.runtime_context is not None
-        try:
-            open_function(self.user_function, self.runtime_context)
-        except Exception as exc:
-            raise self.user_error(exc, None) from exc
-
-    def close(self) -> None:
-        try:
-            close_function(self.user_function)
-        except Exception as exc:
-            raise self.user_error(exc, None) from exc
-
-
-def innermost(fn: object, kind: type) -> object:
-    """``fn`` if it is a ``kind``; else the first ``kind`` among the functions it wraps (``wrapped_function``)."""
-    for _ in range(16):  # wrappers nest a few levels at most
-        if isinstance(fn, kind) or not hasattr(fn, "wrapped_function"):
-            return fn
-        fn = fn.wrapped_function
-    return fn
-
-
-class StreamMap(AbstractUdfStreamOperator):
-    def __init__(self, fn: object) -> None:
-        super().__init__(fn)
-        self._fn: Callable[[Any], Any] = as_callable(fn, MapFunction, "map", "map()")
+        super().open()
+        self._loop = self._make_loop(self._key, self.keyed_backend)
 
     def process_batch(self, batch: list[Any]) -> None:
-        budget = self.output_budget
-        if len(batch) > budget.records:
-            self.process_in_slices(batch)
-            return
-        f = self._fn
-        out: list[Any] = []
-        append = out.append
-        v = None
-        try:
-            for v in batch:
-                append(f(v))
-        except Exception as exc:
-            raise self.user_error(exc, batch, v) from exc
-        self._records_in += len(batch)
-        budget.observe(out, len(batch))
-        if type(batch) is TimestampedBatch:
-            out = TimestampedBatch(out, batch.timestamps)  # 1:1, so the timestamps are the input's
-        self.output.emit(out)
+        self.process_elements(batch, self._loop, self._key)
 
 
-class StreamFilter(AbstractUdfStreamOperator):
-    def __init__(self, fn: object) -> None:
-        super().__init__(fn)
-        self._fn: Callable[[Any], Any] = as_callable(fn, FilterFunction, "filter", "filter()")
+class StreamMap(_RecordFunctionOperator):
+    _function = (MapFunction, "map", "map()")
 
-    def process_batch(self, batch: list[Any]) -> None:
-        f = self._fn
-        out: list[Any] = []
-        append = out.append
-        v = None
-        try:
-            if type(batch) is TimestampedBatch:
-                out_ts: list[Any] = []
-                for v, t in zip(batch, batch.timestamps, strict=True):
-                    if f(v):
-                        append(v)
-                        out_ts.append(t)
-                out = TimestampedBatch(out, out_ts)
-            else:
-                for v in batch:
-                    if f(v):
-                        append(v)
-        except Exception as exc:
-            raise self.user_error(exc, batch, v) from exc
-        self._records_in += len(batch)
-        if out:
-            self.output.emit(out)
+    def _make_loop(self, key_of: KeyOf | None, backend: Any) -> Loop:
+        return map_loop(self._fn, key_of, backend)
 
 
-class StreamFlatMap(AbstractUdfStreamOperator):
-    def __init__(self, fn: object) -> None:
-        super().__init__(fn)
-        self._fn: Callable[[Any], Any] = as_callable(fn, FlatMapFunction, "flat_map", "flat_map()")
+class StreamFilter(_RecordFunctionOperator):
+    _function = (FilterFunction, "filter", "filter()")
+    output_grows = False
 
-    def process_batch(self, batch: list[Any]) -> None:
-        budget = self.output_budget
-        if len(batch) > budget.records:
-            self.process_in_slices(batch)
-            return
-        f = self._fn
-        out: list[Any] = []
-        extend = out.extend
-        v = None
-        try:
-            if type(batch) is TimestampedBatch:
-                out_ts: list[Any] = []
-                for v, t in zip(batch, batch.timestamps, strict=True):
-                    r = f(v)
-                    if r is not None:
-                        n = len(out)
-                        extend(r)
-                        out_ts.extend([t] * (len(out) - n))
-                out = TimestampedBatch(out, out_ts)
-            else:
-                for v in batch:
-                    r = f(v)
-                    if r is not None:
-                        extend(r)
-        except Exception as exc:
-            raise self.user_error(exc, batch, v) from exc
-        self._records_in += len(batch)
-        budget.observe(out, len(batch))
-        if out:
-            self.output.emit(out)
+    def _make_loop(self, key_of: KeyOf | None, backend: Any) -> Loop:
+        return filter_loop(self._fn, key_of, backend)
+
+
+class StreamFlatMap(_RecordFunctionOperator):
+    _function = (FlatMapFunction, "flat_map", "flat_map()")
+
+    def _make_loop(self, key_of: KeyOf | None, backend: Any) -> Loop:
+        return flat_map_loop(self._fn, key_of, backend)
 
 
 class NonKeyedTimerService(TimerService):
@@ -270,33 +143,14 @@ class ProcessOperator(AbstractUdfStreamOperator):
         self._fn: Callable[..., Any] = as_callable(fn, ProcessFunction, "process_element", "process()")
         self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: ProcessContext | None = None
+        self._loop: Loop = unopened
 
     def open(self) -> None:
         assert self.runtime_context is not None
         service = NonKeyedTimerService(self, self.runtime_context.processing_time_service)
         self._ctx = ProcessContext(self._collector, service)
         super().open()
+        self._loop = process_loop(self._fn, self._ctx, self._collector)
 
     def process_batch(self, batch: list[Any]) -> None:
-        budget = self.output_budget
-        if len(batch) > budget.records:
-            self.process_in_slices(batch)
-            return
-        f = self._fn
-        ctx = self._ctx
-        assert ctx is not None
-        collector = self._collector
-        add_all = collector.add_all
-        timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
-        v = None
-        try:
-            for i, v in enumerate(batch):
-                t = ctx.current_timestamp = timestamps[i] if timestamps is not None else None
-                r = f(v, ctx)
-                if r is not None:
-                    add_all(r, t)
-        except Exception as exc:
-            raise self.user_error(exc, batch, v) from exc
-        self._records_in += len(batch)
-        budget.observe(collector.values, len(batch))
-        collector.flush(self.output)
+        self.process_elements(batch, self._loop)

@@ -22,6 +22,7 @@ from strom.api.sink import (
 )
 from strom.api.state import ListState, ListStateDescriptor
 from strom.exceptions import InvalidProgramError
+from strom.runtime.operators.abstract_udf_stream_operator import AbstractUdfStreamOperator
 from strom.runtime.operators.base import StreamOperator
 from strom.runtime.operators.coordination import (
     OperatorCoordinator,
@@ -29,7 +30,6 @@ from strom.runtime.operators.coordination import (
     OperatorCoordinatorProvider,
     OperatorEventGateway,
 )
-from strom.runtime.operators.simple import AbstractUdfStreamOperator
 
 if TYPE_CHECKING:
     from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot

@@ -18,6 +18,7 @@ and redistributed by key group with the rest of the keyed state, then removed ag
 from __future__ import annotations
 
 import heapq
+import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,11 +26,21 @@ if TYPE_CHECKING:
     from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
     from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
-__all__ = ["InternalTimeServiceManager", "InternalTimer", "InternalTimerService", "Triggerable"]
+__all__ = ["InternalTimeServiceManager", "InternalTimer", "InternalTimerService", "Triggerable", "batch_key_order"]
 
 LONG_MIN = -(1 << 63)
 LONG_MAX = (1 << 63) - 1
 _MISSING: Any = object()
+
+
+def batch_key_order(key: Any) -> bytes:
+    """Flink's order of keys in BATCH execution, where records are sorted by their serialized key: a Python key
+    is pickled (protocol 5, as PyFlink's ``PICKLED_BYTE_ARRAY``) and compared as Java compares ``byte[]``s, bytes
+    signed (so the bytes are flipped at the sign bit to compare unsigned)."""
+    return pickle.dumps(key, protocol=5).translate(_SIGNED)
+
+
+_SIGNED = bytes((b ^ 0x80) for b in range(256))
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +157,6 @@ class InternalTimerService:
     def _fire_key_by_key(self) -> None:
         """The end of input in BATCH execution: per key, in Flink's batch key order, its event-time timers in
         order of time, then its processing-time timers; timers registered meanwhile fire in the next round."""
-        from strom.runtime.operators.keyed import batch_key_order
-
         backend = self.backend
         domains = (
             (self._event, self.triggerable.on_event_time),

@@ -30,7 +30,7 @@ from strom.api.eventtime import (
 )
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.base import StreamOperator
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import timestamps_of, with_timestamps
 
 __all__ = ["TimestampsAndWatermarksOperator"]
 
@@ -104,7 +104,7 @@ class TimestampsAndWatermarksOperator(StreamOperator):
             pts.register_timer(pts.get_current_processing_time() + self._interval, self._on_processing_time)
 
     def process_batch(self, batch: list[Any]) -> None:
-        previous: Any = batch.timestamps if type(batch) is TimestampedBatch else None
+        previous: Any = timestamps_of(batch)
         extract = self._extract
         if extract is None:  # the records keep what they carry; without timestamps they stay plain (Long.MIN_VALUE)
             if previous is None:
@@ -133,7 +133,7 @@ class TimestampsAndWatermarksOperator(StreamOperator):
         event_timestamps = timestamps if timestamps is not None else [LONG_MIN] * len(batch)
         try:
             if self._batched:
-                self.output.emit(batch if timestamps is None else TimestampedBatch(batch, timestamps))
+                self.output.emit(with_timestamps(batch, timestamps))
                 feed_events(generator, batch, event_timestamps, self._emitter)
                 return
             on_event = generator.on_event
@@ -156,7 +156,7 @@ class TimestampsAndWatermarksOperator(StreamOperator):
         batch, timestamps, start, end = pending
         if end > start:
             part = batch[start:end]
-            self.output.emit(part if timestamps is None else TimestampedBatch(part, timestamps[start:end]))
+            self.output.emit(with_timestamps(part, None if timestamps is None else timestamps[start:end]))
         self._pending = (batch, timestamps, end, end)
 
     def _on_processing_time(self, time: int) -> None:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any
 
+from strom.runtime.operators.abstract_udf_stream_operator import AbstractUdfStreamOperator
 from strom.runtime.operators.base import StreamingRuntimeContext, StreamOperator
-from strom.runtime.operators.simple import AbstractUdfStreamOperator
 from strom.runtime.state.state_backend import create_keyed_state_backend
 from strom.runtime.watermark.combined_watermark_status import IndexedCombinedWatermarkStatus
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from strom.api.typeinfo import batch_converter
 from strom.exceptions import UserFunctionError
-from strom.runtime.streamrecord import TimestampedBatch, short_repr
+from strom.runtime.streamrecord import short_repr, timestamps_of, with_timestamps
 
 if TYPE_CHECKING:
     from strom.api.typeinfo import TypeInformation
@@ -57,9 +57,7 @@ class TypedOutput:
             out: list[Any] = self._convert_batch(batch)
         except (TypeError, ValueError, OverflowError) as exc:
             raise self._error(exc, batch) from None
-        if type(batch) is TimestampedBatch:
-            out = TimestampedBatch(out, batch.timestamps)
-        self._inner.emit(out)
+        self._inner.emit(with_timestamps(out, timestamps_of(batch)))
 
     def _error(self, exc: Exception, batch: list[Any]) -> UserFunctionError:
         convert = self._convert

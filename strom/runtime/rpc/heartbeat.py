@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from strom.exceptions import ConfigurationError
+from strom.runtime.task_group import AsyncTaskGroup
 
 __all__ = ["Clock", "HeartbeatMonitor", "HeartbeatSender", "SystemClock"]
 
@@ -104,12 +105,13 @@ class HeartbeatSender:
         self._on_timeout = on_timeout
         self._task: asyncio.Task[None] | None = None
         self._in_flight: dict[str, asyncio.Task[None]] = {}
+        self._tasks = AsyncTaskGroup("heartbeat sender")
         self._closed = False
 
     def start(self) -> None:
         """Start beating (idempotent; no effect after :meth:`close`). Needs a running event loop."""
         if self._task is None and not self._closed:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="heartbeat-sender")
+            self._task = self._tasks.create_task(self._run(), name="heartbeat-sender")
 
     @property
     def running(self) -> bool:
@@ -138,10 +140,9 @@ class HeartbeatSender:
                 self._on_timeout(target_id)
             except Exception:
                 log.exception("heartbeat on_timeout callback for %s failed", target_id)
-        loop = asyncio.get_running_loop()
         for target_id in self.monitor.targets():
             if target_id not in self._in_flight:
-                beat = loop.create_task(self._beat(target_id), name=f"heartbeat:{target_id}")
+                beat = self._tasks.create_task(self._beat(target_id), name=f"heartbeat:{target_id}")
                 self._in_flight[target_id] = beat
                 beat.add_done_callback(functools.partial(self._beat_done, target_id))
 
@@ -153,6 +154,7 @@ class HeartbeatSender:
     async def close(self, *, timeout: float = 5.0) -> None:
         """Stop the driver and cancel sends in flight (idempotent)."""
         self._closed = True
+        self._tasks.close()
         current = asyncio.current_task()
         tasks = [t for t in (self._task, *self._in_flight.values()) if t is not None and t is not current]
         self._task = None

@@ -27,6 +27,7 @@ from strom.runtime.rpc.auth import authenticate_admitted, authenticate_client
 from strom.runtime.rpc.framing import CLOSE_TIMEOUT, DEFAULT_MAX_FRAME_BYTES, close_writer, peer_name
 from strom.runtime.rpc.handshake_guard import HandshakeGuard
 from strom.runtime.rpc.messages import PendingCalls, RpcInvocation, RpcResponse, describe
+from strom.runtime.task_group import AsyncTaskGroup
 
 __all__ = ["WRITE_TIMEOUT", "RpcClient", "RpcServer", "RpcServerStatistics", "rpc_method"]
 
@@ -114,6 +115,7 @@ class RpcServer:
         self._writers: set[asyncio.StreamWriter] = set()
         self._handlers: set[asyncio.Task[Any]] = set()  # one per connection, created by asyncio.start_server
         self._calls: set[asyncio.Task[Any]] = set()  # running invocations
+        self._tasks = AsyncTaskGroup(f"RPC server {name}")  # their owner
         self._handshakes: HandshakeGuard[asyncio.StreamWriter] = HandshakeGuard(name)
         self._stats = {"connections_accepted": 0, "connections_rejected": 0, "calls_served": 0}
 
@@ -183,7 +185,7 @@ class RpcServer:
                 log.warning("%s: closing connection from %s: bad frame (%s)", self.name, conn.peer, describe(exc))
                 return
             del frame
-            call = asyncio.get_running_loop().create_task(self._invoke(inv, conn), name=f"{self.name}:{inv.method}")
+            call = self._tasks.create_task(self._invoke(inv, conn), name=f"{self.name}:{inv.method}")
             self._calls.add(call)
             call.add_done_callback(self._calls.discard)
 
@@ -284,7 +286,8 @@ class RpcClient:
         self._write_lock = asyncio.Lock()
         self._closed = False  # no more calls: lost or closed
         self._close_called = False
-        self._read_task = asyncio.get_running_loop().create_task(self._read_loop(), name=f"{name}:responses")
+        self._tasks = AsyncTaskGroup(f"RPC client {name}")
+        self._read_task = self._tasks.create_task(self._read_loop(), name=f"{name}:responses")
 
     @classmethod
     async def connect(

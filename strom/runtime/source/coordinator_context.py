@@ -17,6 +17,7 @@ from strom.api.source import ReaderInfo, SourceEvent, SourceSplit, SplitEnumerat
 from strom.exceptions import InvalidProgramError
 from strom.runtime.source.event import AddSplitEvent, NoMoreSplitsEvent, SourceEventWrapper
 from strom.runtime.source.split_assignment_tracker import SplitAssignmentTracker
+from strom.runtime.task_group import AsyncTaskGroup
 
 if TYPE_CHECKING:
     from strom.runtime.operators.coordination import OperatorCoordinatorContext
@@ -38,7 +39,7 @@ class SourceCoordinatorContext(SplitEnumeratorContext):
         self.tracker: SplitAssignmentTracker[SourceSplit] = SplitAssignmentTracker()
         #: subtask -> (reader info, attempt id of the registered reader)
         self.readers: dict[int, tuple[ReaderInfo, str]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = AsyncTaskGroup("split enumerator context")  # the call_async tasks
         self._handles: set[asyncio.Handle] = set()
         self._closed = False
 
@@ -78,12 +79,10 @@ class SourceCoordinatorContext(SplitEnumeratorContext):
     ) -> None:
         if self._closed:
             return
-        task = asyncio.get_running_loop().create_task(
+        self._tasks.create_task(
             self._call_async(callable_, handler, initial_delay_ms, period_ms),
             name=f"{self.context.operator_name}: call_async",
         )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     def run_in_coordinator_thread(self, runnable: Callable[[], None]) -> None:
         if self._closed:
@@ -109,16 +108,15 @@ class SourceCoordinatorContext(SplitEnumeratorContext):
 
     def close(self) -> None:
         self._closed = True
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.close()
+        self._tasks.cancel()
         for handle in list(self._handles):
             handle.cancel()
         self._handles.clear()
 
     async def wait_closed(self, timeout: float = 5.0) -> None:
         """After ``close``: until the cancelled ``call_async`` tasks ended (worker threads finish on their own)."""
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=timeout)
+        await self._tasks.stop(grace=timeout)
 
     # -- internals -----------------------------------------------------------------------------------
     def _attempt_of(self, subtask_id: int, what: str) -> str:

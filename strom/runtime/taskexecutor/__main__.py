@@ -50,12 +50,12 @@ def _watch_stdin(loop: asyncio.AbstractEventLoop, executor: TaskExecutor) -> Non
     except (OSError, ValueError):
         pass
     with contextlib.suppress(RuntimeError):
-        loop.call_soon_threadsafe(lambda: loop.create_task(executor.close()))
+        loop.call_soon_threadsafe(executor.shutdown)  # closes it as a task of its own task group
 
 
 def _started(executor: TaskExecutor) -> None:
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, lambda: loop.create_task(executor.close()))
+    loop.add_signal_handler(signal.SIGTERM, executor.shutdown)
     threading.Thread(target=_watch_stdin, args=(loop, executor), name="stdin-watch", daemon=True).start()
 
 

@@ -22,6 +22,8 @@ import threading
 import weakref
 from collections.abc import Awaitable, Callable
 
+from strom.runtime.task_group import AsyncTaskGroup
+
 __all__ = ["LogForwarder"]
 
 #: (level, logger name, message, job id or "", creation time in seconds)
@@ -45,6 +47,7 @@ class LogForwarder(logging.Handler):
         self._dropped = 0
         self._queue_lock = threading.Lock()
         self._task: asyncio.Task[None] | None = None
+        self._tasks = AsyncTaskGroup("log forwarder")  # the owner of the sending task
         self._logger = logging.getLogger()  # the root: strom's records and the user functions' own
         self._saved_level = self._logger.level
 
@@ -73,7 +76,7 @@ class LogForwarder(logging.Handler):
         self._logger.addHandler(self)
         if self._logger.getEffectiveLevel() > self.level:
             self._logger.setLevel(self.level)
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._task = self._tasks.create_task(self._run(), name="log forwarding")
 
     async def stop(self) -> None:
         """Detach from the root logger (no handler outlives its TaskManager) and send what is left."""

@@ -27,6 +27,7 @@ from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.operators.coordination import OperatorEventDelivery, TriggerCheckpointMessage
 from strom.runtime.python_files import PYTHON_FILES_KEY, PythonFilesCache
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
+from strom.runtime.task_group import AsyncTaskGroup
 from strom.runtime.taskexecutor.garbage_collection import StreamingGarbageCollection
 from strom.runtime.taskexecutor.log_files import TaskManagerLogFiles
 from strom.runtime.taskexecutor.log_forwarder import LogForwarder
@@ -206,7 +207,8 @@ class TaskExecutor:
             self._monitor, interval=heartbeat_interval, send=self._send_heartbeat, on_timeout=self._jm_lost
         )
         self._closed = False
-        self._background: set[asyncio.Task[None]] = set()  # operator-event senders
+        #: the owner of this executor's asyncio tasks (operator-event senders, the shutdown)
+        self._tasks = AsyncTaskGroup(f"TaskExecutor {tm_id}")
         self._gc = StreamingGarbageCollection()
         self._switching = TaskThreadSwitching(switch_interval_ms)
         self._log_forwarder = (
@@ -258,8 +260,8 @@ class TaskExecutor:
         for task in list(self.tasks.values()):
             task.cancel_execution()
         await self._heartbeats.close()
-        for bg in list(self._background):
-            bg.cancel()
+        self._tasks.close()
+        self._tasks.cancel()  # all but this close itself
         deadline = asyncio.get_running_loop().time() + self.cancellation_timeout
         for task in list(self.tasks.values()):
             remaining = deadline - asyncio.get_running_loop().time()
@@ -293,7 +295,7 @@ class TaskExecutor:
 
     def _shutdown_soon(self) -> None:
         if self.loop is not None and not self._closed:
-            self.loop.create_task(self.close())
+            self._tasks.create_task(self.close(), name="shutdown")
 
     async def _send_logs(self, lines: list[tuple[int, str, str, str, float]]) -> None:
         if self.jm is not None:
@@ -497,10 +499,7 @@ class TaskExecutor:
         if self._closed:
             coro.close()
             return
-        assert self.loop is not None
-        task = self.loop.create_task(coro, name=name)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._tasks.create_task(coro, name=name)
 
     def call_job_master_threadsafe(self, method: str, *args: Any) -> None:
         """Any thread: call ``method`` on the JobMaster without waiting; failures are logged."""

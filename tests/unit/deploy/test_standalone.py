@@ -14,15 +14,14 @@ from pathlib import Path
 import pytest
 
 from strom.cli import main
-from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
+from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses, parse_host_port
 from strom.deploy.standalone.job_files import modules_under, pack_python_files
 from strom.deploy.standalone.progress import summary_line
-from strom.deploy.standalone.taskmanager import parse_host_port
 from strom.exceptions import ClusterError, ConfigurationError, ResourceError
 from strom.runtime.execution_state import JobStatus
 from strom.runtime.jobmaster.jobmaster import JobResult
-from strom.runtime.jobmaster.resource_manager import ResourceManager
 from strom.runtime.python_files import PythonFilesCache, extract_python_files
+from strom.runtime.resourcemanager.resource_manager import ResourceManager
 from strom.web.submission import execution_result_body
 
 

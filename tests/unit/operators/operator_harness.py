@@ -7,7 +7,7 @@ from typing import Any
 
 from strom.runtime.checkpoint.snapshot import OperatorRestoreState, OperatorSnapshot
 from strom.runtime.operators.base import StreamingRuntimeContext, StreamOperator, TaskInfo
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import timestamps_of, with_timestamps
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
 
@@ -46,7 +46,7 @@ class CollectingOutput:
 
     @staticmethod
     def _records(batch: list[Any]) -> list[Record]:
-        ts = batch.timestamps if type(batch) is TimestampedBatch else [None] * len(batch)
+        ts = timestamps_of(batch) or [None] * len(batch)
         return [Record(v, t) for v, t in zip(batch, ts, strict=True)]
 
     def emit(self, batch: list[Any]) -> None:
@@ -63,7 +63,14 @@ class CollectingOutput:
 
 
 class OperatorHarness:
-    def __init__(self, operator: StreamOperator, *, processing_time: int = 0, max_parallelism: int = 128) -> None:
+    def __init__(
+        self,
+        operator: StreamOperator,
+        *,
+        processing_time: int = 0,
+        max_parallelism: int = 128,
+        yielded_output_tags: bool = False,
+    ) -> None:
         self.operator = operator
         self.now = processing_time
         self.pts = ProcessingTimeService(clock=lambda: self.now)
@@ -76,6 +83,7 @@ class OperatorHarness:
             max_parallelism=max_parallelism,
             attempt_number=0,
             auto_watermark_interval_ms=0,
+            yielded_output_tags=yielded_output_tags,
         )
         ctx = StreamingRuntimeContext(info, operator_name=operator.name)
         ctx.processing_time_service = self.pts
@@ -91,11 +99,11 @@ class OperatorHarness:
         return self
 
     def process_element(self, value: Any, timestamp: int | None = None) -> None:
-        batch = [value] if timestamp is None else TimestampedBatch([value], [timestamp])
+        batch = with_timestamps([value], None if timestamp is None else [timestamp])
         self.operator.process_batch(batch)
 
     def process_elements(self, pairs: list[tuple[Any, int]]) -> None:
-        self.operator.process_batch(TimestampedBatch([v for v, _ in pairs], [t for _, t in pairs]))
+        self.operator.process_batch(with_timestamps([v for v, _ in pairs], [t for _, t in pairs]))
 
     def process_watermark(self, timestamp: int) -> None:
         self.operator.process_watermark(timestamp)
@@ -125,11 +133,11 @@ class TwoInputOperatorHarness(OperatorHarness):
     """Flink's ``KeyedTwoInputStreamOperatorTestHarness``: records and watermarks per input."""
 
     def process_element1(self, value: Any, timestamp: int | None = None) -> None:
-        batch = [value] if timestamp is None else TimestampedBatch([value], [timestamp])
+        batch = with_timestamps([value], None if timestamp is None else [timestamp])
         self.operator.process_batch1(batch)  # type: ignore[attr-defined]
 
     def process_element2(self, value: Any, timestamp: int | None = None) -> None:
-        batch = [value] if timestamp is None else TimestampedBatch([value], [timestamp])
+        batch = with_timestamps([value], None if timestamp is None else [timestamp])
         self.operator.process_batch2(batch)  # type: ignore[attr-defined]
 
     def process_watermark1(self, timestamp: int) -> None:

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from strom.runtime.jobmaster import job_logs
-from strom.runtime.jobmaster.job_logs import JobLogBuffers
+from strom.runtime.dispatcher import job_logs
+from strom.runtime.dispatcher.job_logs import JobLogBuffers
 
 
 def test_a_cursor_reads_each_record_once_and_a_level_skips_lower_ones() -> None:

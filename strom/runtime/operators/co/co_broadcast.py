@@ -29,8 +29,8 @@ from strom.runtime.operators.base import StreamingRuntimeContext
 from strom.runtime.operators.collector import TimestampedCollector
 from strom.runtime.operators.keyed import UserTimerService, UserTimersOperator, key_selector_callable
 from strom.runtime.operators.two_input import AbstractUdfTwoInputStreamOperator, ensure_keyed_backend
+from strom.runtime.operators.udf_loop import KeyOf, Loop, process_loop, unopened
 from strom.runtime.state.operator_state_backend import HeapBroadcastState
-from strom.runtime.streamrecord import TimestampedBatch
 
 __all__ = ["CoBroadcastWithKeyedOperator", "CoBroadcastWithNonKeyedOperator"]
 
@@ -123,6 +123,8 @@ class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
         self._collector: TimestampedCollector = TimestampedCollector()
         self._states: dict[str, tuple[BroadcastState[Any, Any], ReadOnlyBroadcastState[Any, Any]]] = {}
         self._ctx: _Context | None = None
+        self._loop1: Loop = unopened  # the data side
+        self._loop2: Loop = unopened  # the broadcast side: writes the broadcast state
 
     def _timer_service(self) -> TimerService | None:
         return None
@@ -132,8 +134,10 @@ class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
         for d in self.descriptors:
             state = backend.get_broadcast_state(d)
             self._states[d.name] = (state, _ReadOnlyView(state))
-        self._ctx = _Context(self, self._timer_service())
+        ctx = self._ctx = _Context(self, self._timer_service())
         super().open()
+        self._loop1 = process_loop(self._element, ctx, self._collector, self._key, self.keyed_backend)
+        self._loop2 = process_loop(self._broadcast_element, ctx, self._collector)
 
     def broadcast_state(
         self, descriptor: MapStateDescriptor
@@ -154,37 +158,17 @@ class _CoBroadcastOperator(AbstractUdfTwoInputStreamOperator):
             "hint: key_by(...) the data stream and use a KeyedBroadcastProcessFunction"
         )
 
-    def _set_key(self, value: Any) -> None:
-        """Scope keyed state to ``value``'s key (keyed operator only)."""
-
     def process_batch1(self, batch: list[Any]) -> None:
-        self._process(self._element, batch, writable=False)
+        self.process_elements(batch, self._loop1, self._key)
 
     def process_batch2(self, batch: list[Any]) -> None:
-        self._process(self._broadcast_element, batch, writable=True)
-
-    def _process(self, f: Callable[..., Any], batch: list[Any], *, writable: bool) -> None:
         ctx = self._ctx
-        assert ctx is not None
-        ctx.writable = writable
-        add_all = self._collector.add_all
-        timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
-        set_key = None if writable else self._set_key
-        v = None
+        assert ctx is not None, f"{type(self).__name__} used before open()"
+        ctx.writable = True
         try:
-            for i, v in enumerate(batch):
-                if set_key is not None:
-                    set_key(v)
-                t = ctx.current_timestamp = timestamps[i] if timestamps is not None else None
-                r = f(v, ctx)
-                if r is not None:
-                    add_all(r, t)
-        except Exception as exc:
-            raise self.user_error(exc, batch, v) from exc
+            self.process_elements(batch, self._loop2)
         finally:
             ctx.writable = False
-        self._records_in += len(batch)
-        self._collector.flush(self.output)
 
 
 class CoBroadcastWithNonKeyedOperator(_CoBroadcastOperator):
@@ -199,7 +183,7 @@ class CoBroadcastWithKeyedOperator(UserTimersOperator, _CoBroadcastOperator):
     def __init__(self, fn: object, descriptors: tuple[MapStateDescriptor, ...], key_selector: object) -> None:
         super().__init__(fn, descriptors)
         self.key_selector = key_selector
-        self._key = key_selector_callable(key_selector)
+        self._key: KeyOf = key_selector_callable(key_selector)
         on_timer = getattr(fn, "on_timer", None)
         self._on_timer: Callable[..., Any] | None = on_timer if callable(on_timer) else None
 
@@ -209,12 +193,6 @@ class CoBroadcastWithKeyedOperator(UserTimersOperator, _CoBroadcastOperator):
 
     def _timer_service(self) -> TimerService | None:
         return UserTimerService(self.get_internal_timer_service("user-timers", self))
-
-    def _set_key(self, value: Any) -> None:
-        k = self._key(value)
-        assert self._ctx is not None and self.keyed_backend is not None
-        self._ctx.key = k
-        self.keyed_backend.current_key = k
 
     def apply_to_keyed_state(self, descriptor: StateDescriptor, function: Callable[[Any, Any], None]) -> None:
         """Flink's ``applyToKeyedState``: ``function(key, state)`` for every key with state ``descriptor``."""

@@ -1,11 +1,13 @@
 """Operators of ``connect``: ``CoStreamMap``, ``CoStreamFlatMap``, ``CoProcessOperator`` and
 ``KeyedCoProcessOperator`` (Flink's classes of the same names).
 
-Each loops over a batch of one input in one Python frame, like its one-input sibling, and carries each
-input record's timestamp over to what is emitted for it. ``KeyedCoProcessOperator`` runs the key selector of
-the record's input to scope keyed state and timers (both inputs are partitioned by the same key groups, so
-the key of a record of either input is one this subtask owns); its timer service is ``user-timers``, as the
-one-input ``KeyedProcessOperator``'s.
+Each runs the batches of both inputs through the one UDF operator loop, as its one-input sibling does
+(:meth:`~strom.runtime.operators.abstract_udf_stream_operator.AbstractUdfStreamOperator.process_elements`: byte
+slicing of the output, the failing record named, an unhashable key explained), with a per-record loop per
+input that carries each input record's timestamp over to what is emitted for it. On keyed connected streams the
+loop runs the key selector of the record's input to scope keyed state and timers (both inputs are partitioned
+by the same key groups, so the key of a record of either input is one this subtask owns);
+``KeyedCoProcessOperator``'s timer service is ``user-timers``, as the one-input ``KeyedProcessOperator``'s.
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from strom.runtime.operators.keyed import (
 )
 from strom.runtime.operators.simple import NonKeyedTimerService, ProcessContext
 from strom.runtime.operators.two_input import AbstractUdfTwoInputStreamOperator, ensure_keyed_backend
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.operators.udf_loop import (
+    KeyOf,
+    Loop,
+    flat_map_loop,
+    into_collector,
+    map_loop,
+    process_loop,
+    unopened,
+)
 
 __all__ = ["CoProcessOperator", "CoStreamFlatMap", "CoStreamMap", "KeyedCoProcessOperator"]
 
@@ -38,25 +48,13 @@ class _KeyedInputs(AbstractUdfTwoInputStreamOperator):
         super().__init__(fn)
         self.key_selector1 = key_selector1
         self.key_selector2 = key_selector2
-        self._key1 = key_selector_callable(key_selector1) if key_selector1 is not None else None
-        self._key2 = key_selector_callable(key_selector2) if key_selector2 is not None else None
+        self._key1: KeyOf | None = key_selector_callable(key_selector1) if key_selector1 is not None else None
+        self._key2: KeyOf | None = key_selector_callable(key_selector2) if key_selector2 is not None else None
 
     def setup(self, runtime_context: StreamingRuntimeContext, output: Any) -> None:
         if self._key1 is not None:
             ensure_keyed_backend(self, runtime_context)
         super().setup(runtime_context, output)
-
-    def _keyed(self, f: Callable[[Any], Any], key_of: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
-        """``f`` with the current key set to each record's first (identity when not keyed)."""
-        backend = self.keyed_backend
-        if key_of is None or backend is None:
-            return f
-
-        def keyed(value: Any) -> Any:
-            backend.current_key = key_of(value)
-            return f(value)
-
-        return keyed
 
 
 class CoStreamMap(_KeyedInputs):
@@ -64,34 +62,24 @@ class CoStreamMap(_KeyedInputs):
         super().__init__(fn, key_selector1, key_selector2)
         self._map1: Callable[[Any], Any] = as_callable(fn, CoMapFunction, "map1", "ConnectedStreams.map()")
         self._map2: Callable[[Any], Any] = as_callable(fn, CoMapFunction, "map2", "ConnectedStreams.map()")
+        self._loop1: Loop = unopened
+        self._loop2: Loop = unopened
 
     def open(self) -> None:
-        self._map1 = self._keyed(self._map1, self._key1)
-        self._map2 = self._keyed(self._map2, self._key2)
         super().open()
+        self._loop1 = map_loop(self._map1, self._key1, self.keyed_backend)
+        self._loop2 = map_loop(self._map2, self._key2, self.keyed_backend)
 
     def process_batch1(self, batch: list[Any]) -> None:
-        self._map(self._map1, batch)
+        self.process_elements(batch, self._loop1, self._key1)
 
     def process_batch2(self, batch: list[Any]) -> None:
-        self._map(self._map2, batch)
-
-    def _map(self, f: Callable[[Any], Any], batch: list[Any]) -> None:
-        out: list[Any] = []
-        append = out.append
-        v = None
-        try:
-            for v in batch:
-                append(f(v))
-        except Exception as exc:
-            raise self.user_error(exc, batch, v) from exc
-        self._records_in += len(batch)
-        if type(batch) is TimestampedBatch:
-            out = TimestampedBatch(out, batch.timestamps)
-        self.output.emit(out)
+        self.process_elements(batch, self._loop2, self._key2)
 
 
 class CoStreamFlatMap(_KeyedInputs):
+    """Emits through its collector, so a yielded ``(OutputTag, value)`` goes to that side output."""
+
     def __init__(self, fn: object, key_selector1: object = None, key_selector2: object = None) -> None:
         super().__init__(fn, key_selector1, key_selector2)
         self._flat1: Callable[[Any], Any] = as_callable(
@@ -101,31 +89,20 @@ class CoStreamFlatMap(_KeyedInputs):
             fn, CoFlatMapFunction, "flat_map2", "ConnectedStreams.flat_map()"
         )
         self._collector: TimestampedCollector = TimestampedCollector()
+        self._loop1: Loop = unopened
+        self._loop2: Loop = unopened
 
     def open(self) -> None:
-        self._flat1 = self._keyed(self._flat1, self._key1)
-        self._flat2 = self._keyed(self._flat2, self._key2)
         super().open()
+        backend = self.keyed_backend
+        self._loop1 = into_collector(flat_map_loop(self._flat1, self._key1, backend), self._collector)
+        self._loop2 = into_collector(flat_map_loop(self._flat2, self._key2, backend), self._collector)
 
     def process_batch1(self, batch: list[Any]) -> None:
-        self._flat_map(self._flat1, batch)
+        self.process_elements(batch, self._loop1, self._key1)
 
     def process_batch2(self, batch: list[Any]) -> None:
-        self._flat_map(self._flat2, batch)
-
-    def _flat_map(self, f: Callable[[Any], Any], batch: list[Any]) -> None:
-        add_all = self._collector.add_all
-        timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
-        v = None
-        try:
-            for i, v in enumerate(batch):
-                r = f(v)
-                if r is not None:
-                    add_all(r, timestamps[i] if timestamps is not None else None)
-        except Exception as exc:
-            raise self.user_error(exc, batch, v) from exc
-        self._records_in += len(batch)
-        self._collector.flush(self.output)
+        self.process_elements(batch, self._loop2, self._key2)
 
 
 class CoProcessOperator(AbstractUdfTwoInputStreamOperator):
@@ -139,35 +116,22 @@ class CoProcessOperator(AbstractUdfTwoInputStreamOperator):
         self._fn2: Callable[..., Any] = as_callable(fn, CoProcessFunction, "process_element2", what)
         self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: ProcessContext | None = None
+        self._loop1: Loop = unopened
+        self._loop2: Loop = unopened
 
     def open(self) -> None:
         assert self.runtime_context is not None
         service = NonKeyedTimerService(self, self.runtime_context.processing_time_service)
         self._ctx = ProcessContext(self._collector, service)
         super().open()
+        self._loop1 = process_loop(self._fn1, self._ctx, self._collector)
+        self._loop2 = process_loop(self._fn2, self._ctx, self._collector)
 
     def process_batch1(self, batch: list[Any]) -> None:
-        self._process(self._fn1, batch)
+        self.process_elements(batch, self._loop1)
 
     def process_batch2(self, batch: list[Any]) -> None:
-        self._process(self._fn2, batch)
-
-    def _process(self, f: Callable[..., Any], batch: list[Any]) -> None:
-        ctx = self._ctx
-        assert ctx is not None
-        add_all = self._collector.add_all
-        timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
-        v = None
-        try:
-            for i, v in enumerate(batch):
-                t = ctx.current_timestamp = timestamps[i] if timestamps is not None else None
-                r = f(v, ctx)
-                if r is not None:
-                    add_all(r, t)
-        except Exception as exc:
-            raise self.user_error(exc, batch, v) from exc
-        self._records_in += len(batch)
-        self._collector.flush(self.output)
+        self.process_elements(batch, self._loop2)
 
 
 class KeyedCoProcessOperator(UserTimersOperator, AbstractUdfTwoInputStreamOperator):
@@ -188,6 +152,8 @@ class KeyedCoProcessOperator(UserTimersOperator, AbstractUdfTwoInputStreamOperat
         self._key2 = key_selector_callable(key_selector2)
         self._collector: TimestampedCollector = TimestampedCollector()
         self._ctx: KeyedProcessContext | None = None
+        self._loop1: Loop = unopened
+        self._loop2: Loop = unopened
 
     def setup(self, runtime_context: StreamingRuntimeContext, output: Any) -> None:
         ensure_keyed_backend(self, runtime_context)
@@ -197,31 +163,12 @@ class KeyedCoProcessOperator(UserTimersOperator, AbstractUdfTwoInputStreamOperat
         service = self.get_internal_timer_service("user-timers", self)
         self._ctx = KeyedProcessContext(self._collector, UserTimerService(service))
         super().open()
+        backend = self.keyed_backend
+        self._loop1 = process_loop(self._fn1, self._ctx, self._collector, self._key1, backend)
+        self._loop2 = process_loop(self._fn2, self._ctx, self._collector, self._key2, backend)
 
     def process_batch1(self, batch: list[Any]) -> None:
-        self._process(self._fn1, self._key1, batch)
+        self.process_elements(batch, self._loop1, self._key1)
 
     def process_batch2(self, batch: list[Any]) -> None:
-        self._process(self._fn2, self._key2, batch)
-
-    def _process(self, f: Callable[..., Any], key_of: Callable[[Any], Any], batch: list[Any]) -> None:
-        ctx = self._ctx
-        assert ctx is not None
-        backend = self.keyed_backend
-        assert backend is not None
-        add_all = self._collector.add_all
-        timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
-        v = None
-        try:
-            for i, v in enumerate(batch):
-                k = key_of(v)
-                ctx.key = k
-                backend.current_key = k
-                t = ctx.current_timestamp = timestamps[i] if timestamps is not None else None
-                r = f(v, ctx)
-                if r is not None:
-                    add_all(r, t)
-        except Exception as exc:
-            raise self.user_error(exc, batch, v) from exc
-        self._records_in += len(batch)
-        self._collector.flush(self.output)
+        self.process_elements(batch, self._loop2, self._key2)

@@ -47,7 +47,7 @@ from strom.runtime.operators.collector import TimestampedCollector
 from strom.runtime.operators.keyed import key_selector_callable
 from strom.runtime.operators.timer_service import InternalTimer
 from strom.runtime.operators.two_input import AbstractUdfTwoInputStreamOperator, ensure_keyed_backend
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import timestamps_of
 
 if TYPE_CHECKING:
     from strom.runtime.operators.timer_service import InternalTimerService
@@ -175,7 +175,7 @@ class IntervalJoinOperator(AbstractUdfTwoInputStreamOperator):
         self._process(batch, is_left=False)
 
     def _process(self, batch: list[Any], *, is_left: bool) -> None:
-        timestamps = batch.timestamps if type(batch) is TimestampedBatch else None
+        timestamps = timestamps_of(batch)
         if timestamps is None or None in timestamps:
             first = 0 if timestamps is None else timestamps.index(None)
             raise _no_timestamp(self.name, batch[first], "first" if is_left else "second")

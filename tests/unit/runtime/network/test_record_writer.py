@@ -12,6 +12,7 @@ from strom.exceptions import SerializationError
 from strom.runtime.network.partitioner import RebalancePartitioner
 from strom.runtime.network.record_writer import RecordWriter
 from strom.runtime.network.result_partition import ResultPartition, ResultPartitionID
+from strom.runtime.streamrecord import timestamps_of, with_timestamps
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -100,3 +101,17 @@ def test_a_long_repr_is_cut() -> None:
         writer.emit([Unpicklable()])
     text = str(info.value)
     assert "U" * 190 in text and "U" * 201 not in text and "...)" in text
+
+
+def test_timestamps_travel_with_their_records_and_records_without_one_get_none() -> None:
+    writer, partition = _writer(channels=2)
+    writer.emit(["p0", "p1"])  # before the stream carried event time: plain buffers
+    writer.flush()
+    writer.emit(with_timestamps(["a", "b", "c"], [1, 2, 3]))
+    writer.emit(["d"])  # a batch without timestamps on a timed stream
+    writer.flush()
+    buffers = _queued(partition)
+    assert all(timestamps_of(b) is None for b in buffers if set(b) <= {"p0", "p1"})
+    timed = [b for b in buffers if not set(b) <= {"p0", "p1"}]
+    pairs = sorted(p for b in timed for p in zip(b, timestamps_of(b) or [], strict=True))
+    assert pairs == [("a", 1), ("b", 2), ("c", 3), ("d", None)]

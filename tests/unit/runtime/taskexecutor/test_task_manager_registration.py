@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from strom.exceptions import ResourceError
-from strom.runtime.jobmaster.dispatcher import Dispatcher
+from strom.runtime.dispatcher.dispatcher import Dispatcher
 from strom.runtime.rpc.auth import new_secret
 from strom.runtime.taskexecutor.runner import TaskManagerSpec, resolve_bind_host, run_task_manager
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from strom.config import Configuration, RestartStrategyOptions
 from strom.exceptions import ConfigurationError
-from strom.runtime.jobmaster.restart_strategy import (
+from strom.runtime.scheduler.restart_strategy import (
     ExponentialDelayRestartBackoffTimeStrategy,
     FailureRateRestartBackoffTimeStrategy,
     FixedDelayRestartBackoffTimeStrategy,

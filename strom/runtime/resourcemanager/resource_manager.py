@@ -30,12 +30,19 @@ import secrets
 from collections.abc import Callable
 
 from strom.exceptions import ResourceError, RpcError, TaskManagerStartError
-from strom.runtime.jobmaster.slot_manager import SlotManager, SlotOffer, TaskManagerRegistration
+from strom.runtime.resourcemanager.slot_manager import SlotManager, SlotOffer, TaskManagerRegistration
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, SystemClock
+from strom.runtime.rpc.fenced_gateway import fenced_gateway
+from strom.runtime.task_group import AsyncTaskGroup
 
-__all__ = ["ResourceManager"]
+__all__ = ["ResourceManager", "task_manager_lost_message"]
 
 log = logging.getLogger(__name__)
+
+
+def task_manager_lost_message(tm_id: str, pid: int, cause: str) -> str:
+    """How a lost TaskManager is named as a job's failure, whichever signal told of it first."""
+    return f"TaskManager {tm_id} (pid {pid}) was lost: {cause}"
 
 
 class ResourceManager:
@@ -61,6 +68,8 @@ class ResourceManager:
         #: HA: the leader's fencing token, carried by every call to a TaskManager (``""``: no HA, calls unfenced)
         self.fencing_token = ""
         self._monitor = HeartbeatMonitor(timeout=heartbeat_timeout, clock=SystemClock())
+        #: the owner of the ResourceManager's own tasks (closing lost TaskManagers' gateways, waking slot requests)
+        self._tasks = AsyncTaskGroup("ResourceManager")
         self._heartbeats = HeartbeatSender(
             self._monitor,
             interval=heartbeat_interval,
@@ -76,6 +85,7 @@ class ResourceManager:
         for gw in list(self.gateways.values()):
             await gw.close()
         self.gateways.clear()
+        await self._tasks.stop(grace=1.0)
 
     # -- registration ------------------------------------------------------------------------------
     def expect_task_manager(self, tm_id: str, launch_token: str) -> None:
@@ -123,8 +133,6 @@ class ResourceManager:
         gateway = await RpcClient.connect(*rpc_address, secret=self.secret, name=f"jm->{tm_id}")
         gateway.on_disconnect = lambda: self.task_manager_lost(tm_id, "its RPC connection closed")
         if self.fencing_token:
-            from strom.runtime.highavailability.services import fenced_gateway
-
             gateway = fenced_gateway(gateway, self.fencing_token)
         self.gateways[tm_id] = gateway
         self.slot_manager.register_task_manager(
@@ -158,8 +166,8 @@ class ResourceManager:
         self._monitor.unmonitor_target(tm_id)
         gw = self.gateways.pop(tm_id, None)
         if gw is not None:
-            asyncio.get_running_loop().create_task(gw.close())
-        message = f"TaskManager {tm_id} (pid {reg.pid}) was lost: {cause}"
+            self._tasks.create_task(gw.close(), name=f"close gateway to {tm_id}")
+        message = task_manager_lost_message(tm_id, reg.pid, cause)
         if self.shutting_down:
             log.debug(message)
             return
@@ -182,7 +190,7 @@ class ResourceManager:
                 self._changed.notify_all()
 
         if self._waiting_requests:
-            asyncio.get_running_loop().create_task(wake())
+            self._tasks.create_task(wake(), name="wake slot requests")
 
     async def _wait_until(self, enough: Callable[[], bool], timeout: float) -> None:
         """Until ``enough()``: :class:`TimeoutError` after ``timeout``, :class:`TaskManagerStartError` if

@@ -18,15 +18,19 @@ from strom.exceptions import RpcError
 from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.storage import verify_state_files
 from strom.runtime.deployment import TaskExecutionState
-from strom.runtime.jobmaster.job_logs import JobLogBuffers
+from strom.runtime.dispatcher.job_logs import JobLogBuffers
 from strom.runtime.jobmaster.jobmaster import JobMaster, JobResult
-from strom.runtime.jobmaster.resource_manager import ResourceManager
+from strom.runtime.resourcemanager.resource_manager import ResourceManager
 from strom.runtime.rpc import RpcServer, rpc_method
+from strom.runtime.task_group import AsyncTaskGroup
 
 #: execution attempt id -> (job id, metric name -> value)
 TaskManagerMetricsReport = dict[str, tuple[str, dict[str, float]]]
 
 __all__ = ["Dispatcher"]
+
+#: seconds the JobMasters' clean-up may take when the Dispatcher closes, before their tasks are cancelled
+JOB_MASTER_CLOSE_GRACE = 5.0
 
 log = logging.getLogger(__name__)
 _tm_log = logging.getLogger("strom.taskmanager")
@@ -62,7 +66,7 @@ class Dispatcher:
         self.recovering = False
         #: HA: results of jobs that ended under an earlier leader (its JobResultStore), for execution-result
         self.recovered_results: dict[str, JobResult] = {}
-        self._starting: set[asyncio.Task[None]] = set()  # JobMaster starts under way (strong references)
+        self._starting = AsyncTaskGroup("Dispatcher")  # JobMaster starts under way
         #: records TaskManagers forwarded, per job (``GET /jobs/:jobid/log-records``, ``strom run``'s log lines)
         self.job_logs = JobLogBuffers()
         #: re-log forwarded records here under ``strom.taskmanager`` (a Spark-hosted TaskManager's only way to the
@@ -81,10 +85,14 @@ class Dispatcher:
 
     async def close(self) -> None:
         self.prepare_shutdown()
-        for starting in list(self._starting):  # still waiting for slots: nothing to start any more
-            starting.cancel()
+        self._starting.close()
+        self._starting.cancel()  # still waiting for slots: nothing to start any more
         await self.resource_manager.close()
         await self.rpc_server.close()
+        await self._starting.stop()
+        # the clean-up each job's end started (releasing slots, checkpoint storage) finishes within the grace
+        # period; then every task of every JobMaster is cancelled
+        await asyncio.gather(*(jm.close(grace=JOB_MASTER_CLOSE_GRACE) for jm in self.job_masters.values()))
 
     @property
     def address(self) -> tuple[str, int]:
@@ -114,13 +122,11 @@ class Dispatcher:
         if wait_started:
             await jm.start()
             return job_graph.job_id
-        starting = asyncio.get_running_loop().create_task(jm.start(), name=f"start of job {job_graph.job_id}")
-        self._starting.add(starting)
+        starting = self._starting.create_task(jm.start(), name=f"start of job {job_graph.job_id}", awaited=True)
         starting.add_done_callback(functools.partial(self._started, jm))
         return job_graph.job_id
 
     def _started(self, jm: JobMaster, task: asyncio.Task[None]) -> None:
-        self._starting.discard(task)
         if task.cancelled():
             return
         error = task.exception()

@@ -4,11 +4,18 @@
 
 The pure coordinator decides; this class snapshots the operator coordinators (on the loop, before anything
 else), queues the triggers to the source tasks behind the operator events sent before that snapshot (the
-JobMaster's ordered :class:`SubtaskGateways`), writes each coordinator's state file, arms the timeouts,
+JobMaster's ordered gateway), writes each coordinator's state file, arms the timeouts,
 writes ``_metadata`` (off the loop) once every task has acknowledged, records the completed checkpoint in
 the :class:`CheckpointStorage` (which prunes to the retained number), notifies every task of completion or
 abortion, deletes the files of aborted checkpoints, resolves savepoint requests and hands a
 "too many failed checkpoints" verdict to the JobMaster's failover.
+
+Its collaborators are narrow, as Flink's ``CheckpointCoordinator``'s: a :class:`DefaultCheckpointPlanCalculator`
+(which attempts to trigger, wait for and commit to), the operator coordinators as
+:class:`OperatorCoordinatorCheckpointContext`, a :class:`CheckpointTaskGateway` to the tasks, and
+:class:`CheckpointDriverListener` callbacks into the job (a completed checkpoint, a global failure); with high
+availability a :class:`CompletedCheckpointPublisher` (the fenced CompletedCheckpointStore). It never sees the
+JobMaster.
 """
 
 from __future__ import annotations
@@ -16,8 +23,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from strom.exceptions import CheckpointError
 from strom.runtime.checkpoint.coordinator import (
@@ -35,14 +42,19 @@ from strom.runtime.checkpoint.coordinator import (
     TriggerTasks,
 )
 from strom.runtime.checkpoint.metadata import CheckpointMetadata, OperatorState, StateHandle
+from strom.runtime.checkpoint.plan_calculator import DefaultCheckpointPlanCalculator
 from strom.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from strom.runtime.network.events import CheckpointOptions
 from strom.runtime.operators.coordination import TriggerCheckpointMessage
+from strom.runtime.task_group import AsyncTaskGroup
 
-if TYPE_CHECKING:
-    from strom.runtime.jobmaster.jobmaster import JobMaster
-
-__all__ = ["CheckpointDriver"]
+__all__ = [
+    "CheckpointDriver",
+    "CheckpointDriverListener",
+    "CheckpointTaskGateway",
+    "CompletedCheckpointPublisher",
+    "OperatorCoordinatorCheckpointContext",
+]
 
 log = logging.getLogger(__name__)
 
@@ -51,21 +63,80 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+class OperatorCoordinatorCheckpointContext(Protocol):
+    """An operator coordinator as a checkpoint sees it (Flink's ``OperatorCoordinatorCheckpointContext``)."""
+
+    def checkpoint_coordinator(self, checkpoint_id: int) -> bytes | None: ...
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None: ...
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None: ...
+
+
+#: a trigger's outcome: the task's answer (accepted or not), or the error of the RPC
+TriggerResult = Callable[[Any, BaseException | None], None]
+
+
+class CheckpointTaskGateway(Protocol):
+    """The driver's line to the execution attempts: a trigger goes behind the operator events queued before it."""
+
+    def trigger_checkpoint(
+        self, attempt_id: str, message: TriggerCheckpointMessage, on_result: TriggerResult
+    ) -> None: ...
+
+    def notify_checkpoint_complete(self, attempt_id: str, checkpoint_id: int) -> None: ...
+
+    def notify_checkpoint_aborted(self, attempt_id: str, checkpoint_id: int) -> None: ...
+
+
+class CheckpointDriverListener(Protocol):
+    """What the job hears of its checkpoints (the JobMaster's side of Flink's ``CheckpointFailureManager``)."""
+
+    def on_checkpoint_complete(self, metadata: CheckpointMetadata) -> None:
+        """A checkpoint is durable (and, unless a savepoint, the next restore point)."""
+
+    def on_global_failure(self, reason: str) -> None:
+        """Too many checkpoints failed: the job fails over."""
+
+    @property
+    def stopping_with_savepoint(self) -> bool:
+        """The savepoint being taken ends the job: its completion commits side effects."""
+
+
+class CompletedCheckpointPublisher(Protocol):
+    """High availability: a completed checkpoint into the fenced CompletedCheckpointStore, before any notify."""
+
+    async def checkpoint_completed(self, job_id: str, metadata: CheckpointMetadata) -> None: ...
+
+
 class CheckpointDriver:
     def __init__(
         self,
-        job_master: JobMaster,
+        job_id: str,
         config: CheckpointCoordinatorConfiguration,
         storage: CheckpointStorage,
         *,
+        plan_calculator: DefaultCheckpointPlanCalculator,
+        coordinators: Mapping[str, OperatorCoordinatorCheckpointContext],
+        tasks: CheckpointTaskGateway,
+        listener: CheckpointDriverListener,
+        restored: bool = False,
         first_checkpoint_id: int = 1,
-        on_global_failure: Callable[[str], None],
     ) -> None:
-        self.jm = job_master
+        self.job_id = job_id
+        #: the owner of the driver's tasks (periodic trigger, state writes, finalization, disposal)
+        self.task_group = AsyncTaskGroup(f"checkpoints of job {job_id}")
         self.config = config
         self.storage = storage
         self.coordinator = CheckpointCoordinator(config, first_checkpoint_id=first_checkpoint_id)
-        self.on_global_failure = on_global_failure
+        self.plan_calculator = plan_calculator
+        self.coordinators = coordinators
+        self.tasks = tasks
+        self.listener = listener
+        #: high availability: where a completed checkpoint is published first (set by the leader session)
+        self.completed_checkpoint_store: CompletedCheckpointPublisher | None = None
+        #: the job has a restore point: it started from a checkpoint or savepoint, or a checkpoint completed since
+        self._has_restore_point = restored
         self._locations: dict[int, CheckpointStorageLocation] = {}
         self._metadata: dict[int, CheckpointMetadata] = {}
         self._timeouts: dict[int, asyncio.TimerHandle] = {}
@@ -76,17 +147,19 @@ class CheckpointDriver:
         self._closed = False
         #: Flink's ``lastCheckpointRestoreTimestamp``: when the job last started from a checkpoint or savepoint
         #: (-1: never); after a failover, when the restored attempts all run
-        self.last_restore_timestamp_ms = _now_ms() if job_master.restore_from is not None else -1
+        self.last_restore_timestamp_ms = _now_ms() if restored else -1
         self._restoring = False  # failed over: the next start of the periodic trigger follows a restore
 
     # -- periodic triggering ----------------------------------------------------------------------------
     def start_periodic(self) -> None:
         """All tasks run: trigger every ``interval_ms`` (Flink's ``CheckpointCoordinatorDeActivator``)."""
-        if self._restoring and self.jm.restore_from is not None:
+        if self._restoring and self._has_restore_point:
             self.last_restore_timestamp_ms = _now_ms()
         self._restoring = False
         if self.config.interval_ms > 0 and self._periodic is None and not self._closed:
-            self._periodic = asyncio.get_running_loop().create_task(self._periodic_loop())
+            self._periodic = self.task_group.create_task(
+                self._periodic_loop(), name="periodic checkpoints", awaited=True
+            )
 
     def stop_periodic(self) -> None:
         if self._periodic is not None:
@@ -103,14 +176,14 @@ class CheckpointDriver:
     def trigger_checkpoint(self, *, is_savepoint: bool, target_dir: str | None = None) -> asyncio.Future[str]:
         """Start a checkpoint (or savepoint into ``target_dir``); the future gets its directory once complete."""
         fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        to_trigger, to_ack, not_ready = self.jm.checkpoint_participants()
-        if not_ready:
+        plan = self.plan_calculator.calculate_checkpoint_plan()
+        if not_ready := plan.not_ready:
             what = "savepoint" if is_savepoint else "checkpoint"
             hint = "; hint: a savepoint needs every task RUNNING — retry in a moment" if is_savepoint else ""
             fut.set_exception(CheckpointError(f"{what} not triggered: {not_ready}{hint}"))
             return fut
         actions, reason = self.coordinator.trigger(
-            _now_ms(), tasks_to_trigger=to_trigger, tasks_to_ack=to_ack, is_savepoint=is_savepoint
+            _now_ms(), tasks_to_trigger=plan.tasks_to_trigger, tasks_to_ack=plan.tasks_to_ack, is_savepoint=is_savepoint
         )
         if not actions:
             fut.set_exception(CheckpointError(f"checkpoint not triggered: {reason}"))
@@ -174,7 +247,9 @@ class CheckpointDriver:
                     action.delay_ms / 1000.0, self._on_timeout, action.checkpoint_id
                 )
             elif isinstance(action, FinalizeCheckpoint):
-                asyncio.get_running_loop().create_task(self._finalize(action.pending))
+                self.task_group.create_task(
+                    self._finalize(action.pending), name=f"finalize {action.pending.checkpoint_id}"
+                )
             elif isinstance(action, NotifyCheckpointComplete):
                 self._completed(action)
             elif isinstance(action, NotifyCheckpointAborted):
@@ -182,7 +257,7 @@ class CheckpointDriver:
             elif isinstance(action, DisposeCheckpoint):
                 self._dispose(action.checkpoint_id)
             elif isinstance(action, FailJob):
-                self.on_global_failure(action.reason)
+                self.listener.on_global_failure(action.reason)
 
     def _on_timeout(self, checkpoint_id: int) -> None:
         self._timeouts.pop(checkpoint_id, None)
@@ -194,7 +269,7 @@ class CheckpointDriver:
         try:
             # first the coordinators, with no await before the triggers are queued: every split assigned before
             # this snapshot reaches its reader before the trigger, every later one after it
-            snapshots = self.jm.snapshot_coordinators(cid)
+            snapshots = self._snapshot_coordinators(cid)
         except Exception as exc:
             log.warning("checkpoint %d: snapshotting an operator coordinator failed: %r", cid, exc)
             if action.executions:
@@ -202,8 +277,10 @@ class CheckpointDriver:
                 self._run(self.coordinator.receive_decline(cid, action.executions[0], reason))
             return
         if snapshots and location is not None:
-            self._coordinator_writes[cid] = asyncio.get_running_loop().create_task(
-                asyncio.to_thread(_write_coordinator_states, location, snapshots)
+            self._coordinator_writes[cid] = self.task_group.create_task(
+                asyncio.to_thread(_write_coordinator_states, location, snapshots),
+                name=f"coordinator states {cid}",
+                awaited=True,
             )
         options = CheckpointOptions(
             is_savepoint=action.is_savepoint,
@@ -220,7 +297,16 @@ class CheckpointDriver:
                 why = f"the trigger RPC failed: {error}" if error is not None else "the task was not running"
                 self._run(self.coordinator.receive_decline(cid, attempt_id, why, counts=False))
 
-            self.jm.gateways.send(attempt_id, message, on_result)
+            self.tasks.trigger_checkpoint(attempt_id, message, on_result)
+
+    def _snapshot_coordinators(self, checkpoint_id: int) -> dict[str, bytes]:
+        """Every coordinator's state, taken now, before any task is triggered; raises if one fails."""
+        out: dict[str, bytes] = {}
+        for op_id, holder in self.coordinators.items():
+            state = holder.checkpoint_coordinator(checkpoint_id)
+            if state is not None:
+                out[op_id] = state
+        return out
 
     async def _finalize(self, pending: PendingCheckpoint) -> None:
         cid = pending.checkpoint_id
@@ -232,9 +318,10 @@ class CheckpointDriver:
             coordinator_states = await writes if writes is not None else {}
             metadata = self._build_metadata(pending, location.uri, coordinator_states)
             await asyncio.to_thread(location.write_metadata, metadata)
-            if self.jm.ha is not None and not metadata.is_savepoint:
+            store = self.completed_checkpoint_store
+            if store is not None and not metadata.is_savepoint:
                 # HA: the pointer into the CompletedCheckpointStore, fenced, before anything is notified
-                await self.jm.ha.checkpoint_completed(self.jm.job_id, metadata)
+                await store.checkpoint_completed(self.job_id, metadata)
         except Exception as exc:
             log.warning("checkpoint %d could not be finalized: %s", cid, exc)
             self._run(self.coordinator.on_finalize_failed(cid, repr(exc)))
@@ -250,7 +337,7 @@ class CheckpointDriver:
         channel: dict[str, dict[int, StateHandle]] = {}
         shape: dict[str, tuple[int, int]] = {}
         for attempt_id, states in pending.states.items():
-            subtask, parallelism, max_parallelism = self.jm.subtask_of(attempt_id)
+            subtask, parallelism, max_parallelism = self.plan_calculator.subtask_of(attempt_id)
             for op_id, handles in (states or {}).items():
                 shape[op_id] = (parallelism, max_parallelism)
                 keyed.setdefault(op_id, {}).update(handles.keyed)
@@ -261,7 +348,7 @@ class CheckpointDriver:
         coordinator_states = coordinator_states or {}
         for op_id in coordinator_states:
             if op_id not in shape:  # no subtask acknowledged state for it (all finished before)
-                shape[op_id] = self.jm.operator_shape(op_id)
+                shape[op_id] = self.plan_calculator.operator_shape(op_id)
         ops = {
             op_id: OperatorState(
                 operator_id=op_id,
@@ -276,7 +363,7 @@ class CheckpointDriver:
         }
         return CheckpointMetadata(
             checkpoint_id=pending.checkpoint_id,
-            job_id=self.jm.job_id,
+            job_id=self.job_id,
             timestamp_ms=pending.timestamp_ms,
             is_savepoint=pending.is_savepoint,
             operator_states=ops,
@@ -289,6 +376,7 @@ class CheckpointDriver:
         metadata = self._metadata.pop(cid)
         location = self._locations.pop(cid, None)
         if not metadata.is_savepoint:
+            self._has_restore_point = True
             try:
                 self.storage.add_completed(metadata)
             except Exception as exc:  # pruning older checkpoints failed: the new one still counts
@@ -297,22 +385,24 @@ class CheckpointDriver:
         # a savepoint is no recovery point (a failover restores the latest checkpoint): as Flink (FLINK-25191) it
         # commits nothing — a split assignment or a sink part it made final would be lost or repeated by a failover
         # back to the checkpoint before it — except the savepoint of stop-with-savepoint, after which the job ends
-        if not metadata.is_savepoint or self.jm.stopping_with_savepoint:
-            self.jm.notify_coordinators_checkpoint_complete(cid)  # the enumerators first, as Flink
+        if not metadata.is_savepoint or self.listener.stopping_with_savepoint:
+            for holder in self.coordinators.values():  # the enumerators first, as Flink
+                holder.notify_checkpoint_complete(cid)
             for attempt_id in action.executions:
-                self.jm.call_task_nowait(attempt_id, "notify_checkpoint_complete", cid)
+                self.tasks.notify_checkpoint_complete(attempt_id, cid)
         fut = self._savepoints.pop(cid, None)
         if fut is not None and not fut.done():
             fut.set_result(location.uri if location is not None else metadata.external_pointer)
-        self.jm.on_checkpoint_complete(metadata)
+        self.listener.on_checkpoint_complete(metadata)
 
     def _aborted(self, action: NotifyCheckpointAborted) -> None:
         cid = action.checkpoint_id
         self._cancel_timeout(cid)
         log.info("checkpoint %d aborted: %s", cid, action.reason)
-        self.jm.notify_coordinators_checkpoint_aborted(cid)
+        for holder in self.coordinators.values():
+            holder.notify_checkpoint_aborted(cid)
         for attempt_id in action.executions:
-            self.jm.call_task_nowait(attempt_id, "notify_checkpoint_aborted", cid)
+            self.tasks.notify_checkpoint_aborted(attempt_id, cid)
         fut = self._savepoints.pop(cid, None)
         if fut is not None and not fut.done():
             fut.set_exception(CheckpointError(f"checkpoint {cid} was aborted: {action.reason}"))
@@ -324,7 +414,7 @@ class CheckpointDriver:
             writes.cancel()
         location = self._locations.pop(checkpoint_id, None)
         if location is not None:
-            asyncio.get_running_loop().create_task(_dispose(location, checkpoint_id))
+            self.task_group.create_task(_dispose(location, checkpoint_id), name=f"dispose {checkpoint_id}")
 
     def _cancel_timeout(self, checkpoint_id: int) -> None:
         handle = self._timeouts.pop(checkpoint_id, None)

@@ -26,8 +26,8 @@ from strom.runtime.deployment import (
     TaskDeploymentDescriptor,
 )
 from strom.runtime.execution_state import ExecutionState
-from strom.runtime.jobmaster.resource_manager import ResourceManager
 from strom.runtime.network.result_partition import ResultPartitionID
+from strom.runtime.resourcemanager.resource_manager import ResourceManager
 
 __all__ = ["DefaultScheduler", "slots_required"]
 

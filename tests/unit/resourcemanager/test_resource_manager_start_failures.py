@@ -11,8 +11,8 @@ import pytest
 from strom.config import ClusterOptions, Configuration
 from strom.deploy.minicluster import MiniCluster
 from strom.exceptions import ConfigurationError, ResourceError, TaskManagerStartError
-from strom.runtime.jobmaster.resource_manager import ResourceManager
-from strom.runtime.jobmaster.slot_manager import TaskManagerRegistration
+from strom.runtime.resourcemanager.resource_manager import ResourceManager
+from strom.runtime.resourcemanager.slot_manager import TaskManagerRegistration
 
 
 def resource_manager() -> ResourceManager:

@@ -1,0 +1,141 @@
+"""The checkpoint driver on its narrow collaborators alone — a plan calculator, coordinator contexts, a task gateway
+and a listener — with no JobMaster, no TaskManager and no network (issue 27 §4)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from strom import StreamExecutionEnvironment
+from strom.graph.execution_graph import ExecutionGraph
+from strom.runtime.checkpoint.checkpoint_driver import CheckpointDriver, TriggerResult
+from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration
+from strom.runtime.checkpoint.metadata import CheckpointMetadata
+from strom.runtime.checkpoint.plan_calculator import CheckpointPlan, DefaultCheckpointPlanCalculator
+from strom.runtime.checkpoint.storage import CheckpointStorage
+from strom.runtime.execution_state import ExecutionState, JobStatus
+from strom.runtime.operators.coordination import TriggerCheckpointMessage
+
+
+def _graph() -> ExecutionGraph:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    env.from_sequence(0, 10).map(lambda x: x).rebalance().add_sink(lambda v: None)
+    graph = ExecutionGraph(env.get_job_graph())
+    graph.transition_state(JobStatus.RUNNING)
+    return graph
+
+
+def _sources(graph: ExecutionGraph) -> set[str]:
+    return {ex.attempt_id for ex in graph.all_executions() if not ex.vertex.inputs}
+
+
+def test_the_plan_waits_until_every_task_runs_and_then_triggers_the_sources() -> None:
+    graph = _graph()
+    calculator = DefaultCheckpointPlanCalculator(graph, not_leader=lambda: "")
+    assert calculator.calculate_checkpoint_plan().not_ready.endswith("not RUNNING")
+    for ex in graph.all_executions():
+        ex.state = ExecutionState.RUNNING
+    plan = calculator.calculate_checkpoint_plan()
+    assert set(plan.tasks_to_trigger) == _sources(graph)
+    assert set(plan.tasks_to_ack) == {ex.attempt_id for ex in graph.all_executions()}
+    assert plan.not_ready == ""
+
+
+def test_a_finished_source_hands_the_trigger_to_the_tasks_it_fed() -> None:
+    graph = _graph()
+    for ex in graph.all_executions():
+        ex.state = ExecutionState.FINISHED if ex.attempt_id in _sources(graph) else ExecutionState.RUNNING
+    plan = DefaultCheckpointPlanCalculator(graph, not_leader=lambda: "").calculate_checkpoint_plan()
+    running = {ex.attempt_id for ex in graph.all_executions() if ex.state is ExecutionState.RUNNING}
+    assert set(plan.tasks_to_ack) == running
+    assert set(plan.tasks_to_trigger) <= running and plan.tasks_to_trigger
+
+
+def test_no_plan_without_leadership() -> None:
+    graph = _graph()
+    for ex in graph.all_executions():
+        ex.state = ExecutionState.RUNNING
+    plan = DefaultCheckpointPlanCalculator(graph, not_leader=lambda: "not the leader").calculate_checkpoint_plan()
+    assert plan == CheckpointPlan(not_ready="not the leader")
+
+
+class _Coordinator:
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def checkpoint_coordinator(self, checkpoint_id: int) -> bytes | None:
+        self.events.append(f"snapshot {checkpoint_id}")
+        return b"enumerator state"
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        self.events.append(f"complete {checkpoint_id}")
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        self.events.append(f"aborted {checkpoint_id}")
+
+
+class _Tasks:
+    def __init__(self) -> None:
+        self.triggered: list[tuple[str, int]] = []
+        self.notified: list[tuple[str, str, int]] = []
+
+    def trigger_checkpoint(self, attempt_id: str, message: TriggerCheckpointMessage, on_result: TriggerResult) -> None:
+        self.triggered.append((attempt_id, message.checkpoint_id))
+        on_result(True, None)
+
+    def notify_checkpoint_complete(self, attempt_id: str, checkpoint_id: int) -> None:
+        self.notified.append(("complete", attempt_id, checkpoint_id))
+
+    def notify_checkpoint_aborted(self, attempt_id: str, checkpoint_id: int) -> None:
+        self.notified.append(("aborted", attempt_id, checkpoint_id))
+
+
+class _Listener:
+    stopping_with_savepoint = False
+
+    def __init__(self) -> None:
+        self.completed: list[CheckpointMetadata] = []
+        self.failures: list[str] = []
+
+    def on_checkpoint_complete(self, metadata: CheckpointMetadata) -> None:
+        self.completed.append(metadata)
+
+    def on_global_failure(self, reason: str) -> None:
+        self.failures.append(reason)
+
+
+def test_a_checkpoint_runs_from_trigger_to_notification_on_the_collaborators_alone(tmp_path: Path) -> None:
+    graph = _graph()
+    for ex in graph.all_executions():
+        ex.state = ExecutionState.RUNNING
+    coordinator, tasks, listener = _Coordinator(), _Tasks(), _Listener()
+    op_id = next(cfg.operator_id for v in graph.job_graph.vertices.values() for cfg in v.chain)
+
+    async def run() -> str:
+        driver = CheckpointDriver(
+            graph.job_graph.job_id,
+            CheckpointCoordinatorConfiguration(),
+            CheckpointStorage(str(tmp_path), graph.job_graph.job_id),
+            plan_calculator=DefaultCheckpointPlanCalculator(graph, not_leader=lambda: ""),
+            coordinators={op_id: coordinator},
+            tasks=tasks,
+            listener=listener,
+        )
+        done = driver.trigger_checkpoint(is_savepoint=False)
+        for ex in graph.all_executions():
+            states: Any = {}
+            driver.receive_acknowledge(ex.attempt_id, 1, states, {})
+        path = await asyncio.wait_for(done, 10)
+        driver.close()
+        await driver.task_group.stop(grace=5.0)
+        return path
+
+    path = asyncio.run(run())
+    assert coordinator.events == ["snapshot 1", "complete 1"]  # snapshotted before any trigger, told first
+    assert {a for a, _ in tasks.triggered} == _sources(graph)
+    assert sorted(tasks.notified) == sorted(("complete", ex.attempt_id, 1) for ex in graph.all_executions())
+    assert [m.checkpoint_id for m in listener.completed] == [1] and listener.failures == []
+    assert listener.completed[0].operator_states[op_id].coordinator is not None
+    assert (Path(path.removeprefix("file://")) / "_metadata").exists()
