@@ -466,8 +466,8 @@ class StreamExecutionEnvironment:
     def _execute_and_collect(self, sink_id: str, job_name: str | None, limit: int | None) -> CloseableIterator:
         loader = DEFAULT_EXECUTOR_SERVICE_LOADER
         target = self._config.get(DeploymentOptions.TARGET)
-        if target in loader.get_executor_names() and target not in loader.factories_collecting_results():
-            collecting = " or ".join(f"'{name}'" for name in loader.factories_collecting_results())
+        if target in loader.get_executor_names() and target not in loader.targets_collecting_results():
+            collecting = " or ".join(f"'{name}'" for name in loader.targets_collecting_results())
             raise InvalidProgramError(
                 f"expected {DeploymentOptions.TARGET.key} {collecting} for execute_and_collect; got '{target}'; "
                 f"hint: a {target} job's output goes to a sink (FileSink, ...); collect runs on an embedded cluster"

@@ -48,7 +48,7 @@ class PipelineExecutorServiceLoader:
             "hint: each target must be served by exactly one factory"
         )
 
-    def factories_collecting_results(self) -> tuple[str, ...]:
+    def targets_collecting_results(self) -> tuple[str, ...]:
         """The targets whose JobClient ``execute_and_collect`` can read the job's output through."""
         return tuple(name for name, f in self._factories.items() if f.collects_results)
 

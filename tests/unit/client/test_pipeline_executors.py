@@ -31,7 +31,7 @@ def _target(name: str) -> Configuration:
 
 def test_the_targets_are_local_spark_and_remote_in_that_order() -> None:
     assert DEFAULT_EXECUTOR_SERVICE_LOADER.get_executor_names() == ("local", "spark", "remote")
-    assert DEFAULT_EXECUTOR_SERVICE_LOADER.factories_collecting_results() == ("local", "spark")
+    assert DEFAULT_EXECUTOR_SERVICE_LOADER.targets_collecting_results() == ("local", "spark")
 
 
 @pytest.mark.parametrize("target", list(FACTORIES))
