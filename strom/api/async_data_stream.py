@@ -24,8 +24,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from strom.api._time import to_millis
-from strom.api.async_function import AsyncFunction, AsyncRetryStrategy
-from strom.api.async_retry_strategies import NO_RETRY_STRATEGY
+from strom.api.async_function import AsyncFunction
+from strom.api.async_retry_strategies import NO_RETRY_STRATEGY, AsyncRetryStrategy
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.async_wait import AsyncWaitOperator
 

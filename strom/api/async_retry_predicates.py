@@ -1,4 +1,4 @@
-"""Predicates for :class:`~strom.api.async_function.AsyncRetryStrategy` (PyFlink's ``async_retry_predicates``).
+"""Predicates for :class:`~strom.api.async_retry_strategies.AsyncRetryStrategy` (PyFlink's ``async_retry_predicates``).
 
 >>> empty_result_predicate([]), has_exception_predicate(None)
 (True, False)

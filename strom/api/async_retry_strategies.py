@@ -1,5 +1,11 @@
-"""The ready-made :class:`~strom.api.async_function.AsyncRetryStrategy` s (PyFlink's
-``async_retry_strategies``): no retry, fixed delay, exponential backoff.
+"""``AsyncRetryStrategy`` and its ready-made implementations (PyFlink's ``async_retry_strategies``; Flink's
+``AsyncRetryStrategy`` and ``AsyncRetryStrategies``): no retry, fixed delay, exponential backoff.
+
+A strategy decides how often and after which delay an
+:class:`~strom.api.async_function.AsyncFunction`'s ``async_invoke`` is attempted again for one record, and its
+:class:`AsyncRetryPredicate` which results or exceptions call for another attempt. The interface and the
+implementations share this module because PyFlink's factories (``AsyncRetryStrategy.fixed_delay(...)``) build
+the implementations.
 
 Attempts count from 1 and attempt ``n`` may be followed by another while ``n <= max_attempts`` — PyFlink's
 counting, so ``max_attempts`` is the number of *retries* after the first attempt.
@@ -11,18 +17,16 @@ counting, so ``max_attempts`` is the number of *retries* after the first attempt
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from strom.api.async_function import (
-    AsyncRetryPredicate,
-    AsyncRetryStrategy,
-    ExceptionPredicate,
-    ResultPredicate,
-)
 from strom.exceptions import InvalidProgramError
 
 __all__ = [
     "NO_RETRY_STRATEGY",
+    "AsyncRetryPredicate",
+    "AsyncRetryStrategy",
     "ExponentialBackoffDelayRetryStrategy",
     "FixedDelayRetryStrategy",
     "NoRetryStrategy",
@@ -30,6 +34,68 @@ __all__ = [
 ]
 
 OUT = TypeVar("OUT")
+
+ResultPredicate = Callable[[list[Any]], bool]
+ExceptionPredicate = Callable[[Exception], bool]
+
+
+class AsyncRetryPredicate(ABC, Generic[OUT]):
+    """When a result or an exception calls for another attempt (Flink's ``AsyncRetryPredicate``)."""
+
+    @abstractmethod
+    def result_predicate(self) -> ResultPredicate | None:
+        """``True`` for a result list that should be retried; ``None``: results are never retried."""
+
+    @abstractmethod
+    def exception_predicate(self) -> ExceptionPredicate | None:
+        """``True`` for an exception that should be retried; ``None``: exceptions are never retried."""
+
+
+class AsyncRetryStrategy(ABC, Generic[OUT]):
+    """How often and after which delay a record's ``async_invoke`` is attempted again (Flink's
+    ``AsyncRetryStrategy``). Attempts count from 1; attempt ``n`` failed is retried when ``can_retry(n)``."""
+
+    @abstractmethod
+    def can_retry(self, current_attempts: int) -> bool:
+        """Whether another attempt may follow attempt number ``current_attempts``."""
+
+    @abstractmethod
+    def get_backoff_time_millis(self, current_attempts: int) -> int:
+        """The delay before the attempt after ``current_attempts``, in milliseconds."""
+
+    @abstractmethod
+    def get_retry_predicate(self) -> AsyncRetryPredicate[OUT]:
+        """The predicates that decide whether a completed attempt is retried."""
+
+    @staticmethod
+    def no_restart() -> AsyncRetryStrategy[Any]:
+        """Never retry."""
+        return NO_RETRY_STRATEGY
+
+    @staticmethod
+    def fixed_delay(
+        max_attempts: int,
+        backoff_time_millis: int,
+        result_predicate: ResultPredicate | None,
+        exception_predicate: ExceptionPredicate | None,
+    ) -> AsyncRetryStrategy[Any]:
+        """Retry up to ``max_attempts`` times, ``backoff_time_millis`` apart."""
+        return FixedDelayRetryStrategy(max_attempts, backoff_time_millis, result_predicate, exception_predicate)
+
+    @staticmethod
+    def exponential_backoff(
+        max_attempts: int,
+        initial_delay: int,
+        max_retry_delay: int,
+        multiplier: float,
+        result_predicate: ResultPredicate | None,
+        exception_predicate: ExceptionPredicate | None,
+    ) -> AsyncRetryStrategy[Any]:
+        """Retry up to ``max_attempts`` times, the delay growing from ``initial_delay`` by ``multiplier`` up to
+        ``max_retry_delay`` milliseconds."""
+        return ExponentialBackoffDelayRetryStrategy(
+            max_attempts, initial_delay, max_retry_delay, multiplier, result_predicate, exception_predicate
+        )
 
 
 def _positive(name: str, value: float, strategy: str) -> None:

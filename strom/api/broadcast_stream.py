@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from strom.api.co_functions import BroadcastProcessFunction, KeyedBroadcastProcessFunction
 from strom.api.state import MapStateDescriptor
-from strom.api.transformations import Transformation, TwoInputTransformation
+from strom.api.transformations import Transformation
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.co.co_broadcast import CoBroadcastWithKeyedOperator, CoBroadcastWithNonKeyedOperator
 
@@ -71,17 +71,16 @@ class BroadcastConnectedStream(Generic[IN1, IN2]):
         self.broadcast_stream = broadcast_stream
 
     def process(self, func: Any, output_type: Any = None) -> DataStream[Any]:
-        from strom.api.datastream import DataStream, KeyedStream, declared_type
-
         first = self.first
+        keyed = first._as_keyed()
         descriptors = self.broadcast_stream.descriptors
-        if isinstance(first, KeyedStream):
+        if keyed is not None:
             if not isinstance(func, KeyedBroadcastProcessFunction):
                 raise InvalidProgramError(
                     f"a keyed stream connected with a broadcast stream expects a KeyedBroadcastProcessFunction; "
                     f"got a {type(func).__name__}; hint: subclass strom.KeyedBroadcastProcessFunction"
                 )
-            operator: Any = CoBroadcastWithKeyedOperator(func, descriptors, first.key_selector)
+            operator: Any = CoBroadcastWithKeyedOperator(func, descriptors, keyed.key_selector)
         else:
             if not isinstance(func, BroadcastProcessFunction):
                 hint = (
@@ -94,13 +93,10 @@ class BroadcastConnectedStream(Generic[IN1, IN2]):
                     f"got a {type(func).__name__}; hint: {hint}"
                 )
             operator = CoBroadcastWithNonKeyedOperator(func, descriptors)
-        env = first.get_execution_environment()
-        t = TwoInputTransformation(
-            "Co-Process-Broadcast" + ("-Keyed" if isinstance(first, KeyedStream) else ""),
-            first.get_transformation(),
+        return first._two_input(
+            "Co-Process-Broadcast" + ("-Keyed" if keyed is not None else ""),
             self.broadcast_stream.get_transformation(),
             operator,
+            output_type,
+            "BroadcastConnectedStream.process()",
         )
-        t.output_type = operator.output_type = declared_type(output_type, "BroadcastConnectedStream.process()")
-        env._add_operator(t)
-        return DataStream(env, t)

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from strom.api.co_functions import CoFlatMapFunction, CoMapFunction, CoProcessFunction, KeyedCoProcessFunction
-from strom.api.transformations import TwoInputTransformation
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.base import StreamOperator
 from strom.runtime.operators.co.co_process import (
@@ -40,10 +39,8 @@ class ConnectedStreams(Generic[IN1, IN2]):
         self._env = first.get_execution_environment()
 
     def _keyed_inputs(self) -> tuple[KeyedStream[IN1, Any], KeyedStream[IN2, Any]] | None:
-        from strom.api.datastream import KeyedStream
-
-        first, second = self.first, self.second
-        if isinstance(first, KeyedStream) and isinstance(second, KeyedStream):
+        first, second = self.first._as_keyed(), self.second._as_keyed()
+        if first is not None and second is not None:
             return first, second
         return None
 
@@ -57,12 +54,7 @@ class ConnectedStreams(Generic[IN1, IN2]):
         return ConnectedStreams(self.first.key_by(key_selector1), self.second.key_by(key_selector2))
 
     def _two_input(self, name: str, operator: StreamOperator, output_type: Any = None) -> DataStream[Any]:
-        from strom.api.datastream import DataStream, declared_type
-
-        t = TwoInputTransformation(name, self.first.get_transformation(), self.second.get_transformation(), operator)
-        t.output_type = operator.output_type = declared_type(output_type, name)
-        self._env._add_operator(t)
-        return DataStream(self._env, t)
+        return self.first._two_input(name, self.second.get_transformation(), operator, output_type, name)
 
     def map(self, func: CoMapFunction[IN1, IN2, Any], output_type: Any = None) -> DataStream[Any]:
         _check(func, CoMapFunction, "map", "map1(value) and map2(value)")

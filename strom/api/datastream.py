@@ -1,5 +1,10 @@
 """``DataStream`` and ``KeyedStream``: the user's handle on a stream of records.
 
+A stream builds its successors: the connected, broadcast-connected and interval-joined streams made here hand
+their two-input operator back to their first input (``_two_input``), and they and the window joins ask a stream
+whether it is keyed (``_as_keyed``) or a stream at all (``_is_data_stream``), so their modules need
+``DataStream`` for annotations only and do not import this module back.
+
 >>> env = StreamExecutionEnvironment.get_execution_environment()   # doctest: +SKIP
 >>> words = env.from_collection(["a b", "b"]).flat_map(str.split)    # doctest: +SKIP
 >>> words.key_by(lambda w: w).map(lambda w: (w, 1))                  # doctest: +SKIP
@@ -9,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeGuard, TypeVar, overload
 
 from strom.api.aggregations import ComparableAggregator, SumAggregator
 from strom.api.broadcast_stream import BroadcastConnectedStream, BroadcastStream
@@ -36,6 +41,7 @@ from strom.api.transformations import (
     SideOutputTransformation,
     SinkTransformation,
     Transformation,
+    TwoInputTransformation,
     UnionTransformation,
 )
 from strom.api.typeinfo import TypeInformation, Types, fast_converter
@@ -174,6 +180,26 @@ class DataStream(Generic[T]):
             operator.output_type = t.output_type
         self._env._add_operator(t)
         return DataStream(self._env, t)
+
+    def _two_input(
+        self, name: str, second: Transformation, operator: StreamOperator, output_type: object, where: str
+    ) -> DataStream[Any]:
+        """Append the two-input ``operator`` reading this stream (input 1) and ``second`` (input 2); its records
+        have the declared ``output_type`` (checked as the type of ``where``). The connected, broadcast-connected
+        and interval-joined streams end in it."""
+        t = TwoInputTransformation(name, self._transformation, second, operator)
+        t.output_type = operator.output_type = declared_type(output_type, where)
+        self._env._add_operator(t)
+        return DataStream(self._env, t)
+
+    def _as_keyed(self) -> KeyedStream[T, Any] | None:
+        """This stream as a :class:`KeyedStream`; ``None``: it is not keyed."""
+        return None
+
+    @staticmethod
+    def _is_data_stream(value: object) -> TypeGuard[DataStream[Any]]:
+        """Whether ``value`` is a stream (the check of a second input given to ``join``, ``interval_join``)."""
+        return isinstance(value, DataStream)
 
     def get_type(self) -> TypeInformation:
         """The declared type of this stream's records (``Types.PICKLED_BYTE_ARRAY()`` when none was declared)."""
@@ -371,6 +397,9 @@ class KeyedStream(DataStream[T], Generic[T, K]):
     ) -> None:
         super().__init__(env, transformation)
         self.key_selector = key_selector
+
+    def _as_keyed(self) -> KeyedStream[T, K]:
+        return self
 
     def _keyed(self, name: str, operator: StreamOperator) -> DataStream[Any]:
         """A keyed aggregation: its results have the input's declared type (and are converted to it)."""

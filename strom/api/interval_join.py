@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from strom.api._time import to_millis
 from strom.api.co_functions import ProcessJoinFunction
 from strom.api.output_tag import OutputTag
-from strom.api.transformations import TwoInputTransformation
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.co.interval_join import IntervalJoinOperator
 
@@ -47,9 +46,8 @@ class IntervalJoin(Generic[T1, T2, K]):
     """Two keyed streams to join over a time interval; ``between(lower, upper)`` sets it."""
 
     def __init__(self, first: KeyedStream[T1, K], second: KeyedStream[T2, K]) -> None:
-        from strom.api.datastream import KeyedStream
-
-        if not isinstance(second, KeyedStream):
+        keyed: KeyedStream[T2, K] | None = second._as_keyed() if first._is_data_stream(second) else None
+        if keyed is None:
             raise InvalidProgramError(
                 f"interval_join() expects a KeyedStream to join with; got a {type(second).__name__}; {_HINT}"
             )
@@ -129,8 +127,6 @@ class IntervalJoined(Generic[T1, T2, K]):
         output_type: Any = None,
     ) -> DataStream[Any]:
         """Call ``process_join_function`` for each joined pair; the stream of what it returns or yields."""
-        from strom.api.datastream import DataStream, declared_type
-
         fn = process_join_function
         if isinstance(fn, type) or not (isinstance(fn, ProcessJoinFunction) or callable(fn)):
             what = f"the class {fn.__name__}" if isinstance(fn, type) else f"a {type(fn).__name__}"
@@ -150,13 +146,9 @@ class IntervalJoined(Generic[T1, T2, K]):
             left_late_data_output_tag=self.left_late_data_output_tag,
             right_late_data_output_tag=self.right_late_data_output_tag,
         )
-        env = self.left.get_execution_environment()
-        t = TwoInputTransformation(
-            "Interval Join", self.left.get_transformation(), self.right.get_transformation(), operator
+        return self.left._two_input(
+            "Interval Join", self.right.get_transformation(), operator, output_type, "IntervalJoined.process()"
         )
-        t.output_type = operator.output_type = declared_type(output_type, "IntervalJoined.process()")
-        env._add_operator(t)
-        return DataStream(env, t)
 
 
 def _check_tag(output_tag: object, method: str) -> OutputTag:

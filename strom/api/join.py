@@ -338,9 +338,7 @@ class JoinedStreams(_Step, Generic[T1, T2]):
 
 
 def _check_input(input1: DataStream[Any], input2: object, kind: str) -> DataStream[Any]:
-    from strom.api.datastream import DataStream  # here: datastream imports this module
-
-    if not isinstance(input2, DataStream):
+    if not input1._is_data_stream(input2):
         raise InvalidProgramError(
             f"expected a DataStream to {kind} with; got a {type(input2).__name__}; hint: {_HINTS[kind]}"
         )

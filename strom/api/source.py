@@ -9,7 +9,7 @@ new splits (``call_async``, e.g. a directory listed periodically). Each source s
 nothing is available yet, or ``None`` once every split it has is exhausted *and* the enumerator said no more
 will come (``notify_no_more_splits``).
 
-A source that only implements ``create_splits(parallelism)`` gets a static enumerator (Flink's
+A source that only implements ``create_splits(parallelism)`` gets a :class:`StaticSplitEnumerator` (Flink's
 fixed-list enumerators): subtask ``i`` is given the splits ``k`` with ``k % parallelism == i`` when it
 registers, then "no more splits".
 
@@ -46,6 +46,7 @@ __all__ = [
     "SourceSplit",
     "SplitEnumerator",
     "SplitEnumeratorContext",
+    "StaticSplitEnumerator",
 ]
 
 T = TypeVar("T")
@@ -252,6 +253,41 @@ class SplitEnumerator(ABC, Generic[SplitT, CheckpointT]):
         the context)."""
 
 
+class StaticSplitEnumerator(SplitEnumerator[SourceSplit, list[SourceSplit]]):
+    """Hands out a fixed list of splits: the default enumerator of a source that implements only
+    ``create_splits`` (Flink's fixed-list enumerators, as ``IteratorSourceEnumerator``).
+
+    Split ``k`` of the list belongs to subtask ``k % parallelism``; a reader gets its splits when it registers,
+    then "no more splits". Splits given back after a failure go to the same subtask's next attempt. Its
+    checkpoint is the list of splits not yet assigned, redistributed the same way on restore (at any
+    parallelism)."""
+
+    def __init__(self, context: SplitEnumeratorContext, splits: list[SourceSplit]) -> None:
+        self.context = context
+        p = max(context.current_parallelism(), 1)
+        self.pending: dict[int, list[SourceSplit]] = {}
+        for k, split in enumerate(splits):
+            self.pending.setdefault(k % p, []).append(split)
+
+    @classmethod
+    def restore(cls, context: SplitEnumeratorContext, checkpoint: Any) -> StaticSplitEnumerator:
+        return cls(context, list(checkpoint or ()))
+
+    def add_reader(self, subtask_id: int) -> None:
+        for split in self.pending.pop(subtask_id, ()):
+            self.context.assign_split(split, subtask_id)
+        self.context.signal_no_more_splits(subtask_id)
+
+    def handle_split_request(self, subtask_id: int, requester_hostname: str | None) -> None:
+        """Nothing to do: a reader gets all its splits when it registers."""
+
+    def add_splits_back(self, splits: list[SourceSplit], subtask_id: int) -> None:
+        self.pending.setdefault(subtask_id, []).extend(splits)
+
+    def snapshot_state(self, checkpoint_id: int) -> list[SourceSplit]:
+        return [split for subtask in sorted(self.pending) for split in self.pending[subtask]]
+
+
 class Source(ABC, Generic[T]):
     """A source of records; subclasses are shipped to the JobManager and TaskManagers by cloudpickle.
 
@@ -277,14 +313,10 @@ class Source(ABC, Generic[T]):
 
     def create_enumerator(self, context: SplitEnumeratorContext) -> SplitEnumerator[Any, Any]:
         """A new enumerator; the default hands out ``create_splits(parallelism)`` statically."""
-        from strom.runtime.source.static_enumerator import StaticSplitEnumerator
-
         return StaticSplitEnumerator(context, list(self.create_splits(context.current_parallelism())))
 
     def restore_enumerator(self, context: SplitEnumeratorContext, checkpoint: Any) -> SplitEnumerator[Any, Any]:
         """An enumerator restored from its ``snapshot_state`` of a checkpoint (maybe at another parallelism)."""
-        from strom.runtime.source.static_enumerator import StaticSplitEnumerator
-
         return StaticSplitEnumerator.restore(context, checkpoint)
 
     @abstractmethod

@@ -3,7 +3,8 @@ replaced by ``strom`` in its imports. Every name is re-exported from its strom m
 docs/pyflink.md lists PyFlink's names with their status here."""
 
 from strom.api.async_data_stream import AsyncDataStream
-from strom.api.async_function import AsyncFunction, AsyncRetryPredicate, AsyncRetryStrategy
+from strom.api.async_function import AsyncFunction
+from strom.api.async_retry_strategies import AsyncRetryPredicate, AsyncRetryStrategy
 from strom.api.broadcast_stream import BroadcastConnectedStream, BroadcastStream
 from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode, ExternalizedCheckpointRetention
 from strom.api.co_functions import (

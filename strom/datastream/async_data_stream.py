@@ -2,6 +2,7 @@
 :mod:`strom.api.async_data_stream`)."""
 
 from strom.api.async_data_stream import AsyncDataStream
-from strom.api.async_function import AsyncFunction, AsyncRetryStrategy
+from strom.api.async_function import AsyncFunction
+from strom.api.async_retry_strategies import AsyncRetryStrategy
 
 __all__ = ["AsyncDataStream", "AsyncFunction", "AsyncRetryStrategy"]

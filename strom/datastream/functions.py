@@ -1,6 +1,7 @@
 """PyFlink's ``pyflink.datastream.functions`` module path: the user-function interfaces (re-exports)."""
 
-from strom.api.async_function import AsyncFunction, AsyncRetryPredicate, AsyncRetryStrategy
+from strom.api.async_function import AsyncFunction
+from strom.api.async_retry_strategies import AsyncRetryPredicate, AsyncRetryStrategy
 from strom.api.co_functions import (
     BroadcastProcessFunction,
     CoFlatMapFunction,

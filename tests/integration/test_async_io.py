@@ -17,8 +17,9 @@ from failover import committed_rows, completed_checkpoints, failover_env, kill_a
 
 from strom import DataGeneratorSource, StreamExecutionEnvironment
 from strom.api.async_data_stream import AsyncDataStream
-from strom.api.async_function import AsyncFunction, AsyncRetryStrategy
+from strom.api.async_function import AsyncFunction
 from strom.api.async_retry_predicates import exception_type_predicate
+from strom.api.async_retry_strategies import AsyncRetryStrategy
 from strom.common import Time, Types
 from strom.connectors.file_system import FileSink, JsonLinesEncoder
 from strom.datastream import async_retry_predicates

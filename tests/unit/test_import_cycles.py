@@ -132,27 +132,6 @@ def import_cycles(*, type_checking: bool = False) -> list[list[str]]:
     return sorted(component for component in components if len(component) > 1)
 
 
-#: cycles left for the helpers who own these files (issue 27 §4 asks for none); each is a set of modules, and a
-#: cycle that is broken must leave this list, so it only shrinks
-ALLOWED_CYCLES: list[frozenset[str]] = [
-    # AsyncDataStream's retry strategies and AsyncFunction import each other inside functions (api/, not the
-    # control plane): the retry predicate types belong in a module both import
-    frozenset({"strom.api.async_function", "strom.api.async_retry_strategies"}),
-    # DataStream builds the connected/broadcast/join streams, each of which builds DataStreams again (api/)
-    frozenset(
-        {
-            "strom.api.broadcast_stream",
-            "strom.api.connected_streams",
-            "strom.api.datastream",
-            "strom.api.interval_join",
-            "strom.api.join",
-        }
-    ),
-    # the user-facing FromCollection source and its enumerator in the runtime refer to each other
-    frozenset({"strom.api.source", "strom.runtime.source.static_enumerator"}),
-]
-
-
 def test_tarjan_finds_a_cycle_and_leaves_a_chain_alone() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert sorted(c for c in strongly_connected_components(graph) if len(c) > 1) == [["a", "b", "c"]]
@@ -180,12 +159,9 @@ def test_the_checkpoint_driver_does_not_reach_the_job_master() -> None:
 
 
 def test_strom_has_no_import_cycles() -> None:
-    cycles = [frozenset(cycle) for cycle in import_cycles()]
-    new = [sorted(cycle) for cycle in cycles if cycle not in ALLOWED_CYCLES]
-    message = "\n".join(" -> ".join(cycle) for cycle in new)
-    assert not new, (
-        f"expected no import cycles in strom/; got {len(new)}:\n{message}\n"
+    cycles = import_cycles()
+    message = "\n".join(" -> ".join(cycle) for cycle in cycles)
+    assert not cycles, (
+        f"expected no import cycles in strom/; got {len(cycles)}:\n{message}\n"
         "hint: pass a Protocol, or move the shared piece down into a module both import"
     )
-    broken = [sorted(cycle) for cycle in ALLOWED_CYCLES if cycle not in cycles]
-    assert not broken, f"expected every allowed cycle to still exist; got these broken: {broken}; hint: remove them"

@@ -34,7 +34,8 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from strom.api.async_function import AsyncFunction, AsyncRetryStrategy
+from strom.api.async_function import AsyncFunction
+from strom.api.async_retry_strategies import AsyncRetryStrategy
 from strom.api.state import ListState, ListStateDescriptor
 from strom.exceptions import ClusterError, TaskCancelledError
 from strom.runtime.operators.abstract_udf_stream_operator import AbstractUdfStreamOperator

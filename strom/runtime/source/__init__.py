@@ -1,1 +1,1 @@
-"""FLIP-27 on the JobManager: the source operator's coordinator and its split enumerators."""
+"""FLIP-27 on the JobManager: the source operator's coordinator and the context it gives split enumerators."""

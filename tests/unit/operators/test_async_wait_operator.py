@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from operator_harness import OperatorHarness, Record, WatermarkOut
 
-from strom.api.async_function import AsyncFunction, AsyncRetryStrategy
+from strom.api.async_function import AsyncFunction
 from strom.api.async_retry_predicates import empty_result_predicate, exception_type_predicate
-from strom.api.async_retry_strategies import NO_RETRY_STRATEGY
+from strom.api.async_retry_strategies import NO_RETRY_STRATEGY, AsyncRetryStrategy
 from strom.exceptions import UserFunctionError
 from strom.runtime.operators.async_wait import AsyncWaitOperator
 
