@@ -153,7 +153,7 @@ def run_w2(
     n: int, p: int, out_dir: str, timeout_s: float, *, watched: bool, watch: frozenset[str] = frozenset(WATCH)
 ) -> tuple[JobRun, dict[str, Any]]:
     from strom import Configuration, StreamExecutionEnvironment, TumblingEventTimeWindows, WatermarkStrategy
-    from strom.api.job_client import JobClient
+    from strom.client.job_client import JobClient
 
     reporter = watched and "prometheus" in watch
     conf = Configuration({"taskmanager.numberOfTaskSlots": 1, **(PROMETHEUS if reporter else {})})

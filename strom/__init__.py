@@ -57,7 +57,6 @@ from strom.api.functions import (
     TimerService,
 )
 from strom.api.interval_join import IntervalJoin, IntervalJoined
-from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult, TaskMetrics
 from strom.api.join import CoGroupedStreams, JoinedStreams
 from strom.api.output_tag import OutputTag
 from strom.api.row import Row, RowKind
@@ -121,6 +120,7 @@ from strom.api.windowing.functions import (
     ProcessWindowFunction,
     WindowFunction,
 )
+from strom.client.job_client import CloseableIterator, JobClient, JobExecutionResult, TaskMetrics
 from strom.config import Configuration
 from strom.connectors.datagen import DataGeneratorSource
 from strom.connectors.file_system import (

@@ -29,8 +29,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from strom.api.environment import TARGETS, StreamExecutionEnvironment
-from strom.api.job_client import interrupted_job
+from strom.api.environment import StreamExecutionEnvironment
+from strom.client.executor_service_loader import DEFAULT_EXECUTOR_SERVICE_LOADER
+from strom.client.job_client import interrupted_job
+from strom.client.remote_executor import RemoteExecutor
+from strom.client.spark_executor import SparkExecutor
 from strom.config import (
     CheckpointingOptions,
     ClusterOptions,
@@ -96,13 +99,13 @@ def _run_configuration(ns: argparse.Namespace) -> Configuration:
     if ns.spark_master is not None:
         conf.set(SparkOptions.MASTER, ns.spark_master)
         if ns.target is None:
-            conf.set(DeploymentOptions.TARGET, "spark")
+            conf.set(DeploymentOptions.TARGET, SparkExecutor.NAME)
     if ns.jobmanager is not None:
         host, port = _host_port(ns.jobmanager, "-m (the JobManager's REST address)", RestOptions.PORT.default)
         conf.set(RestOptions.ADDRESS, host)
         conf.set(RestOptions.PORT, port)
-        conf.set(DeploymentOptions.TARGET, "remote")
-    remote = conf.get(DeploymentOptions.TARGET) == "remote"
+        conf.set(DeploymentOptions.TARGET, RemoteExecutor.NAME)
+    remote = conf.get(DeploymentOptions.TARGET) == RemoteExecutor.NAME
     if ns.detached:
         if not remote:
             raise UsageError("expected -m HOST:PORT (or -D execution.target=remote) with -d; got an embedded run")
@@ -116,7 +119,7 @@ def _run_configuration(ns: argparse.Namespace) -> Configuration:
     if ns.slots is not None:
         conf.set(TaskManagerOptions.NUM_TASK_SLOTS, ns.slots)
     if ns.taskmanagers is not None:
-        spark = conf.get(DeploymentOptions.TARGET) == "spark"
+        spark = conf.get(DeploymentOptions.TARGET) == SparkExecutor.NAME
         conf.set(SparkOptions.TASK_MANAGERS if spark else ClusterOptions.NUM_TASK_MANAGERS, ns.taskmanagers)
     return conf
 
@@ -131,12 +134,13 @@ def _run(ns: argparse.Namespace) -> int:
     conf = _run_configuration(ns)
     StreamExecutionEnvironment.set_context_configuration(conf)
     submitted = _watch_submissions(conf)
-    if conf.get(DeploymentOptions.TARGET) == "spark":
-        # as spark-submit: the program's SparkSession.builder.getOrCreate() is the session its jobs run on
-        from strom.deploy.spark.session import create_session
-
+    try:  # the program's jobs run through the executor of its target: first what it needs in place for the program
+        executor_factory = DEFAULT_EXECUTOR_SERVICE_LOADER.get_executor_factory(conf)
+    except ConfigurationError:
+        executor_factory = None  # an unknown target: the program's execute() refuses it, as without strom run
+    if executor_factory is not None:
         try:
-            create_session(conf, script.stem)
+            executor_factory.prepare_program(conf, script.stem)
         except ClusterError as exc:
             print(f"strom run: {exc}", file=sys.stderr)
             return EXIT_FAILED
@@ -172,7 +176,8 @@ def _run(ns: argparse.Namespace) -> int:
 
 def _watch_submissions(conf: Configuration) -> list[Any]:
     """Print every remote job's id as it is submitted (Flink's line); attach progress to attached ones."""
-    from strom.api.remote_job_client import SUBMISSION_LISTENERS, RemoteJobClient
+    from strom.client.remote_executor import SUBMISSION_LISTENERS
+    from strom.client.remote_job_client import RemoteJobClient
     from strom.deploy.standalone.progress import ProgressReporter
 
     submitted: list[RemoteJobClient] = []
@@ -211,7 +216,7 @@ def _finish_progress(submitted: list[Any]) -> None:
 def _rest(ns: argparse.Namespace, *, token: bool = False) -> Any:
     """The REST client of a client command: ``-m`` (else the configuration's or the cluster directory's address),
     over HTTPS with the TLS options of ``-D`` (``security.ssl.rest.*``)."""
-    from strom.api.remote_job_client import high_availability_of, remote_rest_url
+    from strom.client.remote_executor import high_availability_of, remote_rest_url
     from strom.deploy.standalone.rest_client import RestClusterClient, resolve_token, rest_url
 
     conf = _configuration(ns)
@@ -265,7 +270,7 @@ def _info(ns: argparse.Namespace) -> int:
 
 
 def _wait_ended(rest: Any, job_id: str) -> str:
-    from strom.api.remote_job_client import RemoteJobClient
+    from strom.client.remote_job_client import RemoteJobClient
 
     client = RemoteJobClient(rest, job_id, "")
     return str(client._wait_outcome().get("application-status"))
@@ -424,7 +429,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("-p", "--parallelism", type=int, help="parallelism.default of the program")
     run.add_argument("-s", "--from-savepoint", metavar="PATH", help="start from this savepoint or checkpoint")
     run.add_argument("-n", "--allow-non-restored-state", action="store_true", help="drop state no operator claims")
-    run.add_argument("--target", choices=TARGETS, help="local: an embedded MiniCluster (default); spark; remote")
+    run.add_argument(
+        "--target",
+        choices=DEFAULT_EXECUTOR_SERVICE_LOADER.get_executor_names(),
+        help="local: an embedded MiniCluster (default); spark; remote",
+    )
     run.add_argument("--spark-master", metavar="URL", help="Spark master (implies --target spark); default local[*]")
     run.add_argument("--taskmanagers", type=int, metavar="N", help="TaskManagers to start (default: as the job needs)")
     run.add_argument("--slots", type=int, metavar="S", help="slots per TaskManager")

@@ -83,7 +83,7 @@ from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWater
 if TYPE_CHECKING:
     from strom.api.environment import StreamExecutionEnvironment
     from strom.api.interval_join import IntervalJoin
-    from strom.api.job_client import CloseableIterator
+    from strom.client.job_client import CloseableIterator
 
 __all__ = ["DataStream", "DataStreamSink", "KeyedStream"]
 

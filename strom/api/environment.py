@@ -5,18 +5,17 @@
     env.from_sequence(1, 100).map(lambda x: x * x).print()
     env.execute("squares")
 
-``execute()`` compiles the program (StreamGraph → JobGraph), starts a cluster with as many TaskManagers
-as the job needs, runs the job, stops the cluster and returns the result — or raises
-:class:`~strom.exceptions.JobExecutionError` with the root cause. Where the TaskManagers run is
-``execution.target``: ``local`` (default) starts an embedded MiniCluster with TaskManager child processes;
-``spark`` hosts them in Spark tasks (:mod:`strom.deploy.spark`), on the SparkSession given to
-:meth:`get_execution_environment` or one strom creates for ``spark.master``.
+``execute()`` compiles the program (StreamGraph → JobGraph), hands the JobGraph to the executor of
+``execution.target`` (:mod:`strom.client`, Flink's ``PipelineExecutor``) and waits for the result — or raises
+:class:`~strom.exceptions.JobExecutionError` with the root cause. ``local`` (default) starts an embedded MiniCluster
+with as many TaskManagers as the job needs and stops it when the job ends; ``spark`` hosts them in Spark tasks
+(:mod:`strom.deploy.spark`), on the SparkSession given to :meth:`get_execution_environment` or one strom creates for
+``spark.master``; ``remote`` submits the job over REST to a running cluster.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import os
 import sys
 import uuid
@@ -29,49 +28,44 @@ from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode
 from strom.api.datastream import DataStream, declared_type
 from strom.api.eventtime import BatchWatermarkStrategy, WatermarkStrategy
 from strom.api.execution_mode import RuntimeExecutionMode
-from strom.api.job_client import CloseableIterator, JobClient, JobExecutionResult, mark_job_interrupted
 from strom.api.output_tag import output_tags_created
-from strom.api.remote_job_client import RemoteJobClient
 from strom.api.source import Boundedness, Source
 from strom.api.state_backend import HashMapStateBackend, StateBackend, backend_type
 from strom.api.transformations import SourceTransformation, Transformation, operator_of
 from strom.api.typeinfo import TypeInformation
+from strom.client.executor_service_loader import DEFAULT_EXECUTOR_SERVICE_LOADER
+from strom.client.job_client import CloseableIterator, JobClient, JobExecutionResult
+from strom.client.local_executor import LocalExecutor
+from strom.client.remote_job_client import RemoteJobClient
 from strom.config import (
     CheckpointingOptions,
-    ClusterOptions,
     Configuration,
     CoreOptions,
     DeploymentOptions,
     ExecutionOptions,
     NetworkOptions,
     PipelineOptions,
-    SparkOptions,
     StateBackendOptions,
-    TaskManagerOptions,
     millis,
 )
 from strom.connectors.collection import CollectionSource
 from strom.connectors.number_sequence import NumberSequenceSource
-from strom.exceptions import ConfigurationError, InvalidProgramError
+from strom.exceptions import InvalidProgramError
 from strom.graph.job_graph import JobGraph, StreamingJobGraphGenerator
 from strom.graph.stream_graph import StreamGraph, StreamGraphGenerator
 from strom.runtime.operators.keyed import StreamGroupedReduce
 from strom.runtime.operators.source import SourceOperator
 from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
 from strom.runtime.operators.typed_output import type_mismatch
-from strom.runtime.scheduler.default_scheduler import slots_required
 from strom.runtime.state.state_backend import validate_state_backend
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from strom.deploy.active_cluster import ActiveCluster
 
 __all__ = ["StreamExecutionEnvironment"]
 
 log = logging.getLogger(__name__)
-
-TARGETS = ("local", "spark", "remote")
 
 
 def _for_batch(strategy: WatermarkStrategy[Any]) -> WatermarkStrategy[Any]:
@@ -127,7 +121,7 @@ class StreamExecutionEnvironment:
         """``parallelism.default`` when configured; otherwise, on the local MiniCluster, the number of CPU cores
         this process may run on (Flink's ``LocalStreamEnvironment``), and 1 elsewhere (Flink's default)."""
         c = self._config
-        if c.contains(CoreOptions.DEFAULT_PARALLELISM) or c.get(DeploymentOptions.TARGET) != "local":
+        if c.contains(CoreOptions.DEFAULT_PARALLELISM) or c.get(DeploymentOptions.TARGET) != LocalExecutor.NAME:
             return c.get(CoreOptions.DEFAULT_PARALLELISM)
         return local_parallelism()
 
@@ -465,68 +459,18 @@ class StreamExecutionEnvironment:
                     check()
 
     def _submit(self, job_graph: JobGraph) -> JobClient:
-        target = self._config.get(DeploymentOptions.TARGET)
-        if target not in TARGETS:
-            raise ConfigurationError(
-                f"expected {DeploymentOptions.TARGET.key} to be one of {', '.join(TARGETS)}; got '{target}'"
-            )
-        if target == "remote":  # to a running cluster over REST (strom run -m HOST:PORT)
-            from strom.api.remote_job_client import submit_remote
-
-            return submit_remote(self._config, job_graph)
-        slots = slots_required(job_graph)
-        try:
-            if target == "spark":
-                cluster = self._start_spark_cluster(job_graph, slots)
-            else:
-                cluster = self._start_minicluster(slots)
-            try:
-                assert cluster.dispatcher is not None
-                job_id = cluster.run(cluster.dispatcher.submit_job(job_graph))
-            except BaseException:
-                cluster.close()
-                raise
-        except KeyboardInterrupt as interrupt:  # Ctrl-C while the cluster starts (it closed on its way out)
-            mark_job_interrupted(interrupt, f"'{job_graph.job_name}' ({job_graph.job_id})")
-            raise
-        return JobClient(cluster, job_id, job_graph.job_name)
-
-    def _start_minicluster(self, slots: int) -> ActiveCluster:
-        from strom.deploy.minicluster import MiniCluster
-
-        c = self._config
-        tms = c.get(ClusterOptions.NUM_TASK_MANAGERS) or math.ceil(slots / c.get(TaskManagerOptions.NUM_TASK_SLOTS))
-        return MiniCluster(c, num_task_managers=tms).start()
-
-    def _start_spark_cluster(self, job_graph: JobGraph, slots: int) -> ActiveCluster:
-        """TaskManagers in Spark tasks. Each holds one Spark task slot (a core in local mode) for the job's life:
-        unless told otherwise, a local master's cores bound the TaskManagers and the slots are packed into them."""
-        from strom.deploy.spark import SparkCluster
-        from strom.deploy.spark.session import local_cores
-
-        c = self._config.copy()
-        master = str(self._spark.sparkContext.master) if self._spark is not None else c.get(SparkOptions.MASTER)
-        cores = local_cores(master)
-        tms = c.get(SparkOptions.TASK_MANAGERS)
-        if not tms:
-            if cores is not None and not c.contains(TaskManagerOptions.NUM_TASK_SLOTS):
-                tms = min(slots, cores)
-                c.set(TaskManagerOptions.NUM_TASK_SLOTS, math.ceil(slots / tms))
-            else:
-                tms = math.ceil(slots / c.get(TaskManagerOptions.NUM_TASK_SLOTS))
-        if cores is not None and tms > cores:
-            raise ConfigurationError(
-                f"expected at most {cores} TaskManagers on Spark master {master} (each holds one task slot for "
-                f"the job's life); got {tms} for a job needing {slots} slots; hint: use local[{tms}] or more "
-                f"slots per TaskManager ({TaskManagerOptions.NUM_TASK_SLOTS.key} / strom run --slots)"
-            )
-        return SparkCluster(c, num_task_managers=tms, spark=self._spark, app_name=job_graph.job_name).start()
+        """Run ``job_graph`` with the executor of ``execution.target`` (Flink's ``PipelineExecutorServiceLoader``)."""
+        factory = DEFAULT_EXECUTOR_SERVICE_LOADER.get_executor_factory(self._config)
+        return factory.get_executor(self._config).execute(job_graph, self._config, spark=self._spark)
 
     def _execute_and_collect(self, sink_id: str, job_name: str | None, limit: int | None) -> CloseableIterator:
-        if self._config.get(DeploymentOptions.TARGET) == "remote":
+        loader = DEFAULT_EXECUTOR_SERVICE_LOADER
+        target = self._config.get(DeploymentOptions.TARGET)
+        if target in loader.get_executor_names() and target not in loader.targets_collecting_results():
+            collecting = " or ".join(f"'{name}'" for name in loader.targets_collecting_results())
             raise InvalidProgramError(
-                f"expected {DeploymentOptions.TARGET.key} 'local' or 'spark' for execute_and_collect; got 'remote'; "
-                "hint: a remote job's output goes to a sink (FileSink, ...); collect runs on an embedded cluster"
+                f"expected {DeploymentOptions.TARGET.key} {collecting} for execute_and_collect; got '{target}'; "
+                f"hint: a {target} job's output goes to a sink (FileSink, ...); collect runs on an embedded cluster"
             )
         client = self.execute_async(job_name)
         return CloseableIterator(client, sink_id, limit)

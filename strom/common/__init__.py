@@ -3,11 +3,11 @@ their strom modules (one definition each), so ``from strom.common import Types, 
 ``from pyflink.common import ...`` does. See docs/pyflink.md."""
 
 from strom.api.eventtime import WatermarkStrategy
-from strom.api.job_client import JobClient, JobExecutionResult
 from strom.api.row import Row, RowKind
 from strom.api.time import Duration, Time
 from strom.api.type_serializer import TypeSerializer
 from strom.api.typeinfo import TypeInformation, Types
+from strom.client.job_client import JobClient, JobExecutionResult
 from strom.config import ConfigOption, Configuration
 from strom.connectors.file_system.bulk_writer import BulkWriterFactory
 from strom.connectors.file_system.encoders import Encoder

@@ -33,7 +33,6 @@ from strom.api.functions import (
     TimeDomain,
     TimerService,
 )
-from strom.api.job_client import CloseableIterator
 from strom.api.output_tag import OutputTag
 from strom.api.state import AggregateFunction
 from strom.api.state_backend import EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend
@@ -54,6 +53,7 @@ from strom.api.windowing.functions import (
     ProcessWindowFunction,
     WindowFunction,
 )
+from strom.client.job_client import CloseableIterator
 from strom.datastream import async_retry_predicates, async_retry_strategies  # PyFlink imports them from here
 
 __all__ = [

@@ -3,8 +3,8 @@
 from strom.api.broadcast_stream import BroadcastConnectedStream, BroadcastStream
 from strom.api.connected_streams import ConnectedStreams
 from strom.api.datastream import DataStream, DataStreamSink, KeyedStream
-from strom.api.job_client import CloseableIterator
 from strom.api.windowed_stream import AllWindowedStream, WindowedStream
+from strom.client.job_client import CloseableIterator
 
 __all__ = [
     "AllWindowedStream",

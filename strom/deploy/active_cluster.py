@@ -63,11 +63,12 @@ from strom.runtime.dispatcher.dispatcher import Dispatcher
 from strom.runtime.metrics.threshold_meter import ThresholdMeter
 from strom.runtime.resourcemanager.slot_manager import TaskManagerRegistration
 from strom.runtime.rpc.auth import new_secret
+from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration, logging_level
 
 if TYPE_CHECKING:
     from strom.web import DispatcherRestEndpoint
 
-__all__ = ["ActiveCluster", "logging_level"]
+__all__ = ["ActiveCluster"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -123,18 +124,6 @@ def _validate_options(config: Configuration) -> None:
             )
 
 
-def logging_level(config: Configuration) -> int:
-    """``logging.level`` as a :mod:`logging` level number."""
-    raw = config.get(ClusterOptions.LOGGING_LEVEL)
-    level = logging.getLevelName(raw.strip().upper())
-    if not isinstance(level, int):
-        raise ConfigurationError(
-            f"expected DEBUG, INFO, WARNING, ERROR or CRITICAL for {ClusterOptions.LOGGING_LEVEL.key}; got {raw!r}; "
-            f"hint: the default is {ClusterOptions.LOGGING_LEVEL.default}"
-        )
-    return level
-
-
 def _configure_client_logging(config: Configuration) -> None:
     """An explicit ``logging.level`` is the client's ``strom`` level too; with no logging set up at all (no
     handler anywhere, so Python would print WARNING and above only) strom's records get a handler on stderr."""
@@ -184,9 +173,11 @@ class ActiveCluster(ABC):
     def __init__(self, config: Configuration, *, num_task_managers: int) -> None:
         self.config = config
         self.num_task_managers = max(1, num_task_managers)
-        self.slots_per_task_manager = config.get(TaskManagerOptions.NUM_TASK_SLOTS)
         _validate_options(config)
-        self.log_level = logging_level(config)
+        #: what every TaskManager of the cluster starts with, mapped from the configuration here, once
+        self.task_manager_configuration = self._task_manager_configuration(config)
+        self.slots_per_task_manager = self.task_manager_configuration.num_slots
+        self.log_level = self.task_manager_configuration.log_level
         self.secret = new_secret()
         self.dispatcher: Dispatcher | None = None
         self.rest_endpoint: DispatcherRestEndpoint | None = None
@@ -218,6 +209,10 @@ class ActiveCluster(ABC):
     @abstractmethod
     def _stop_task_managers(self) -> None:
         """Stop every TaskManager and wait (bounded) until they are gone."""
+
+    def _task_manager_configuration(self, config: Configuration) -> TaskManagerConfiguration:
+        """The TaskManagers' settings (Flink's ``TaskManagerConfiguration``); a driver drops what its hosts lack."""
+        return TaskManagerConfiguration.from_configuration(config)
 
     def _release_task_manager(self, tm_id: str) -> None:
         """TaskManager ``tm_id`` was declared lost: make sure it is gone (driver thread). Default: nothing."""

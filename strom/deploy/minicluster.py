@@ -28,21 +28,19 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import replace
 
 from strom.config import (
     Configuration,
     CoreOptions,
-    ExecutionOptions,
-    HeartbeatOptions,
-    NetworkOptions,
-    TaskManagerOptions,
 )
 from strom.deploy.active_cluster import ActiveCluster
 from strom.runtime.metrics.job_metrics import job_manager_readings
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
 from strom.runtime.taskexecutor.log_files import log_file_name
+from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration
 
-__all__ = ["MiniCluster"]
+__all__ = ["MiniCluster", "task_manager_command"]
 
 log = logging.getLogger(__name__)
 
@@ -111,29 +109,8 @@ class MiniCluster(ActiveCluster):
 
     def _launch_task_manager(self, tm_id: str, launch_token: str) -> None:
         assert self.dispatcher is not None
-        c = self.config
-        host, port = self.dispatcher.address
-        cmd = [
-            sys.executable,
-            "-m",
-            "strom.runtime.taskexecutor",
-            f"--jm-host={host}",
-            f"--jm-port={port}",
-            f"--tm-id={tm_id}",
-            f"--host={c.get(TaskManagerOptions.HOST)}",
-            f"--slots={self.slots_per_task_manager}",
-            f"--parent-pid={os.getpid()}",
-            f"--heartbeat-interval={c.get(HeartbeatOptions.INTERVAL).total_seconds()}",
-            f"--heartbeat-timeout={c.get(HeartbeatOptions.TIMEOUT).total_seconds()}",
-            f"--cancellation-timeout={c.get(ExecutionOptions.CANCELLATION_TIMEOUT).total_seconds()}",
-            f"--max-frame-bytes={c.get(NetworkOptions.MAX_FRAME_BYTES)}",
-            f"--switch-interval-ms={c.get(TaskManagerOptions.SWITCH_INTERVAL)}",
-            f"--log-level={logging.getLevelName(self.log_level)}",
-            f"--log-dir={self.log_dir}",
-            f"--max-log-files={c.get(CoreOptions.FLINK_LOG_MAX)}",
-        ]
-        if self.prometheus is not None:
-            cmd += [f"--prometheus-ports={self.prometheus.ports}", f"--prometheus-host={self.prometheus.host}"]
+        settings = replace(self.task_manager_configuration, log_dir=self.log_dir)  # this cluster's log directory
+        cmd = task_manager_command(settings, jm_address=self.dispatcher.address, tm_id=tm_id, parent_pid=os.getpid())
         env = dict(os.environ)
         paths = [p or os.getcwd() for p in sys.path]
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
@@ -219,3 +196,14 @@ class MiniCluster(ActiveCluster):
         """The TaskManager processes running now (lost ones not)."""
         with self._lock:
             return [p.pid for p in self.processes if p.poll() is None]
+
+
+def task_manager_command(
+    settings: TaskManagerConfiguration, *, jm_address: tuple[str, int], tm_id: str, parent_pid: int
+) -> list[str]:
+    """A TaskManager process's command line: whom it joins and who it is as flags, its settings as Flink's ``-D``
+    dynamic properties (parsed by ``strom.runtime.taskexecutor.__main__``); the secret and token go to its stdin."""
+    host, port = jm_address
+    identity = [f"--jm-host={host}", f"--jm-port={port}", f"--tm-id={tm_id}", f"--parent-pid={parent_pid}"]
+    properties = [f"-D{item}" for item in settings.dynamic_properties()]
+    return [sys.executable, "-m", "strom.runtime.taskexecutor", *identity, *properties]

@@ -29,7 +29,7 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 
 from strom import DataGeneratorSource, StreamExecutionEnvironment, WatermarkStrategy
-from strom.api.job_client import JobClient
+from strom.client.job_client import JobClient
 from strom.config import Configuration
 
 pytestmark = pytest.mark.browser

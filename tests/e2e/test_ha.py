@@ -221,7 +221,7 @@ def test_the_job_stays_exactly_once_when_the_leader_is_killed_twice(ha: HaCluste
         # clients find the new leader through the cluster directory and the HA directory
         listed = ha.strom("list")
         assert listed.returncode == 0 and job_id in listed.stdout, listed.stdout + listed.stderr
-        from strom.api.remote_job_client import remote_rest_url
+        from strom.client.remote_executor import remote_rest_url
         from strom.config import Configuration
 
         config = Configuration({"high-availability.type": "file", "high-availability.storageDir": str(ha.ha_dir)})

@@ -22,7 +22,7 @@ import pytest
 from rest_schemas import EXECUTION_STATES, JOB_STATES, check, is_hex32
 
 from strom import DataGeneratorSource, StreamExecutionEnvironment
-from strom.api.job_client import JobClient
+from strom.client.job_client import JobClient
 
 
 class Rest:

@@ -22,16 +22,14 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from strom.config import (
     CheckpointingOptions,
     ClusterOptions,
     Configuration,
-    ExecutionOptions,
-    HeartbeatOptions,
-    NetworkOptions,
+    MetricOptions,
     SparkOptions,
     TaskManagerOptions,
 )
@@ -44,7 +42,7 @@ from strom.deploy.spark.session import (
 )
 from strom.deploy.spark.task_manager_job import SparkTaskManagerLaunch, task_manager_partition
 from strom.exceptions import CheckpointError, ClusterError, ResourceError, TaskManagerStartError
-from strom.runtime.taskexecutor.runner import TaskManagerSpec
+from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -133,22 +131,21 @@ class SparkCluster(ActiveCluster):
         return super()._default_checkpoint_dir()
 
     # -- driver interface --------------------------------------------------------------------------
+    def _task_manager_configuration(self, config: Configuration) -> TaskManagerConfiguration:
+        """A TaskManager in a Spark task writes no log file and serves no Prometheus endpoint: its log records go to
+        the driver (``metrics.reporter.prom.*`` and ``env.log.dir`` are not read for it)."""
+        without_reporter = config.copy()
+        without_reporter.remove_config(MetricOptions.PROMETHEUS_FACTORY_CLASS)
+        return replace(TaskManagerConfiguration.from_configuration(without_reporter), log_dir="")
+
     def _launch_task_manager(self, tm_id: str, launch_token: str) -> None:
         from pyspark import inheritable_thread_target
 
         assert self.dispatcher is not None and self.spark is not None
-        c = self.config
-        spec = TaskManagerSpec(
+        spec = self.task_manager_configuration.spec(
             tm_id=tm_id,
             launch_token=launch_token,
             jm_address=self.dispatcher.address,
-            host=c.get(TaskManagerOptions.HOST),
-            num_slots=self.slots_per_task_manager,
-            heartbeat_interval=c.get(HeartbeatOptions.INTERVAL).total_seconds(),
-            heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT).total_seconds(),
-            cancellation_timeout=c.get(ExecutionOptions.CANCELLATION_TIMEOUT).total_seconds(),
-            max_frame_bytes=c.get(NetworkOptions.MAX_FRAME_BYTES),
-            switch_interval_ms=c.get(TaskManagerOptions.SWITCH_INTERVAL),
             forward_logs_level=min(self.log_level, logging.getLogger("strom").getEffectiveLevel()),
         )
         launch = SparkTaskManagerLaunch(spec=spec, secret_hex=self.secret.hex(), python_path=tuple(sys.path))

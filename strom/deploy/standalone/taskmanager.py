@@ -20,25 +20,21 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from strom.config import (
     ClusterOptions,
     Configuration,
-    CoreOptions,
-    ExecutionOptions,
-    HeartbeatOptions,
-    NetworkOptions,
-    TaskManagerOptions,
 )
-from strom.deploy.active_cluster import _validate_options, logging_level
+from strom.deploy.active_cluster import _validate_options
 from strom.deploy.standalone.high_availability import run_task_manager_with_high_availability
 from strom.exceptions import ClusterError, RpcError
 from strom.runtime.highavailability.services import ha_settings
-from strom.runtime.metrics.prometheus import prometheus_settings
 from strom.runtime.rpc import RpcClient
-from strom.runtime.taskexecutor.runner import TaskManagerSpec, run_task_manager
+from strom.runtime.taskexecutor.runner import run_task_manager
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
+from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration, logging_level
 
 __all__ = ["run_standalone_task_manager"]
 
@@ -79,22 +75,13 @@ async def _run(
     """Run until the TaskExecutor terminates; True if it was told to stop, False if it lost its JobManager."""
     c = config
     tm_id, token = await _join(address, secret, proposed_id, c.get(ClusterOptions.REGISTRATION_TIMEOUT).total_seconds())
-    spec = TaskManagerSpec(
+    settings = TaskManagerConfiguration.from_configuration(c)
+    spec = replace(settings, log_dir=settings.log_dir or log_dir).spec(
         tm_id=tm_id,
         launch_token=token,
         jm_address=address,
-        host=c.get(TaskManagerOptions.HOST),
-        num_slots=c.get(TaskManagerOptions.NUM_TASK_SLOTS),
-        heartbeat_interval=c.get(HeartbeatOptions.INTERVAL).total_seconds(),
-        heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT).total_seconds(),
-        cancellation_timeout=c.get(ExecutionOptions.CANCELLATION_TIMEOUT).total_seconds(),
-        max_frame_bytes=c.get(NetworkOptions.MAX_FRAME_BYTES),
-        switch_interval_ms=c.get(TaskManagerOptions.SWITCH_INTERVAL),
-        prometheus=prometheus_settings(c),
-        log_dir=c.get(CoreOptions.FLINK_LOG_DIR) or log_dir,
-        max_log_files=c.get(CoreOptions.FLINK_LOG_MAX),
         # the job's records to the JobManager, for an attached client (strom run -m ...) to print
-        forward_logs_level=logging_level(c),
+        forward_logs_level=settings.log_level,
         forward_job_logs_only=True,
     )
     stopped = asyncio.Event()

@@ -1,6 +1,9 @@
 """TaskManager process entry point (Flink's ``TaskManagerRunner`` main).
 
-    python -m strom.runtime.taskexecutor --jm-host 127.0.0.1 --jm-port 6123 --tm-id tm-1 --slots 1
+    python -m strom.runtime.taskexecutor --jm-host=127.0.0.1 --jm-port=6123 --tm-id=tm-1 -Dheartbeat.interval=1s
+
+Its settings arrive as ``-Dkey=value`` of the options they come from (Flink's dynamic properties), the launcher's
+:class:`~strom.runtime.taskexecutor.task_manager_configuration.TaskManagerConfiguration` rendered once.
 
 The cluster secret (hex) and the launch token arrive as the first two lines of standard input, never
 on the command line or in the environment. Standard input stays open for the life of the process: when
@@ -20,11 +23,12 @@ import os
 import signal
 import sys
 import threading
+from dataclasses import dataclass
 
-from strom.runtime.metrics.prometheus import PrometheusSettings
-from strom.runtime.taskexecutor.runner import TaskManagerSpec, run_task_manager
+from strom.exceptions import ConfigurationError
+from strom.runtime.taskexecutor.runner import run_task_manager
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
-from strom.runtime.taskexecutor.thread_switching import DEFAULT_SWITCH_INTERVAL_MS
+from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration
 
 log = logging.getLogger("strom.runtime.taskexecutor")
 
@@ -55,30 +59,47 @@ def _started(executor: TaskExecutor) -> None:
     threading.Thread(target=_watch_stdin, args=(loop, executor), name="stdin-watch", daemon=True).start()
 
 
-def main(argv: list[str] | None = None) -> None:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskManagerArguments:
+    """A TaskManager process's command line: whom it joins, who it is, its settings."""
+
+    jm_address: tuple[str, int]
+    tm_id: str
+    parent_pid: int
+    configuration: TaskManagerConfiguration
+
+
+def parse_arguments(argv: list[str] | None = None) -> TaskManagerArguments:
+    """The command line :func:`strom.deploy.minicluster.task_manager_command` builds: flags for whom the TaskManager
+    joins and who it is, ``-Dkey=value`` for its settings (Flink's dynamic properties; options not given keep
+    their defaults). Exits 2 on a malformed one."""
     p = argparse.ArgumentParser(prog="strom-taskmanager")
     p.add_argument("--jm-host", required=True)
     p.add_argument("--jm-port", type=int, required=True)
     p.add_argument("--tm-id", required=True)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--slots", type=int, default=1)
     p.add_argument("--parent-pid", type=int, default=0)
-    p.add_argument("--heartbeat-interval", type=float, default=1.0)
-    p.add_argument("--heartbeat-timeout", type=float, default=10.0)
-    p.add_argument("--cancellation-timeout", type=float, default=30.0)
-    p.add_argument("--max-frame-bytes", type=int, default=256 * 1024 * 1024)
-    p.add_argument("--switch-interval-ms", type=float, default=DEFAULT_SWITCH_INTERVAL_MS)
-    p.add_argument("--log-level", default="WARNING", help="the cluster's logging.level")
-    p.add_argument("--prometheus-ports", default="", help="metrics.reporter.prom.port; empty: no reporter")
-    p.add_argument("--prometheus-host", default="127.0.0.1", help="metrics.reporter.prom.host")
-    p.add_argument("--log-dir", default="", help="env.log.dir: where taskmanager-<id>.log goes; empty: no log file")
-    p.add_argument("--max-log-files", type=int, default=10, help="env.log.max")
+    p.add_argument("-D", dest="define", action="append", default=[], metavar="KEY=VALUE", help="a setting's option")
     args = p.parse_args(argv)
+    try:
+        configuration = TaskManagerConfiguration.from_dynamic_properties(args.define)
+    except ConfigurationError as exc:
+        p.error(str(exc))
+    return TaskManagerArguments(
+        jm_address=(args.jm_host, args.jm_port),
+        tm_id=args.tm_id,
+        parent_pid=args.parent_pid,
+        configuration=configuration,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_arguments(argv)
+    settings = args.configuration
     if args.parent_pid:
         _die_with_parent(args.parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the client, which stops us in order
     logging.basicConfig(
-        level=args.log_level,
+        level=settings.log_level,
         format=f"%(asctime)s %(levelname)s [{args.tm_id}] %(name)s: %(message)s",
     )
     try:
@@ -89,25 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     if not secret or not token:
         print("strom taskmanager: expected the cluster secret (hex) and a launch token on stdin", file=sys.stderr)
         sys.exit(2)
-    spec = TaskManagerSpec(
-        tm_id=args.tm_id,
-        launch_token=token,
-        jm_address=(args.jm_host, args.jm_port),
-        host=args.host,
-        num_slots=args.slots,
-        heartbeat_interval=args.heartbeat_interval,
-        heartbeat_timeout=args.heartbeat_timeout,
-        cancellation_timeout=args.cancellation_timeout,
-        max_frame_bytes=args.max_frame_bytes,
-        switch_interval_ms=args.switch_interval_ms,
-        prometheus=(
-            PrometheusSettings(ports=args.prometheus_ports, host=args.prometheus_host)
-            if args.prometheus_ports
-            else None
-        ),
-        log_dir=args.log_dir,
-        max_log_files=args.max_log_files,
-    )
+    spec = settings.spec(tm_id=args.tm_id, launch_token=token, jm_address=args.jm_address)
     try:
         asyncio.run(run_task_manager(spec, secret, started=_started))
     except Exception as exc:

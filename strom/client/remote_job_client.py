@@ -1,14 +1,9 @@
-"""``execution.target: remote``: a job submitted over REST to a running cluster, and its :class:`RemoteJobClient`.
+"""``RemoteJobClient``: a job on a running cluster, through the cluster's REST API.
 
-As ``flink run`` does, the program runs in the client and builds the JobGraph; :func:`submit_remote` pickles it
-(cloudpickle) and posts it with the job's Python files (:mod:`strom.deploy.standalone.job_files`) to the
-JobManager's ``POST /jobs``. The cluster is found at ``rest.address``/``rest.port`` when either is configured,
-else where the cluster directory's JobManager serves (``$STROM_CLUSTER_DIR`` or ``~/.strom/cluster``), else at
-``127.0.0.1:8081``; the token comes from ``$STROM_REST_TOKEN`` or the cluster directory's secret. With
-``security.ssl.rest.enabled`` the client calls ``https://`` with the configuration's truststore (and keystore).
-
-The cluster outlives the job and the client: closing a :class:`RemoteJobClient` does not cancel its job, and a
-Ctrl-C while ``execute()`` waits leaves the job running (``strom cancel <job id>`` stops it).
+Flink's ``RestClusterClient`` behind a ``JobClient``; the :class:`~strom.client.remote_executor.RemoteExecutor`
+returns one for every job it submits, and ``strom cancel|stop`` wait for a job's end with one. The cluster outlives
+the job and the client: closing a :class:`RemoteJobClient` does not cancel its job, and a Ctrl-C while ``execute()``
+waits leaves the job running (``strom cancel <job id>`` stops it).
 
 With ``high-availability.*`` in the client's configuration — or a cluster directory whose cluster was started with
 it — every call follows a failover: when the JobManager stops answering (or a new leader answers 503 while it
@@ -28,94 +23,17 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from strom.api.job_client import JobClient, JobExecutionResult
-from strom.config import Configuration, RestOptions
+from strom.client.job_client import JobClient, JobExecutionResult
 from strom.exceptions import ClusterError, JobCancelledError, JobExecutionError
 from strom.runtime.execution_state import JobStatus
 
 if TYPE_CHECKING:
     from strom.deploy.standalone.rest_client import RestClusterClient
-    from strom.graph.job_graph import JobGraph
     from strom.runtime.checkpoint.coordinator import CheckpointStats
 
-__all__ = [
-    "SUBMISSION_LISTENERS",
-    "RemoteJobClient",
-    "high_availability_of",
-    "remote_rest_url",
-    "submit_remote",
-]
-
-log = logging.getLogger(__name__)
-
-#: called with every job :func:`submit_remote` submitted (``strom run`` prints its id and shows its progress)
-SUBMISSION_LISTENERS: list[Callable[[RemoteJobClient], None]] = []
+__all__ = ["RemoteJobClient"]
 
 _STATUS = {"SUCCEEDED": JobStatus.FINISHED, "FAILED": JobStatus.FAILED, "CANCELED": JobStatus.CANCELED}
-
-
-def remote_rest_url(config: Configuration) -> str:
-    """The REST URL of the cluster ``config`` names (see the module docstring)."""
-    if config.contains(RestOptions.ADDRESS) or config.contains(RestOptions.PORT):
-        from strom.deploy.standalone.rest_client import rest_url
-
-        return rest_url(config.get(RestOptions.ADDRESS) or "127.0.0.1", config.get(RestOptions.PORT), config)
-    from strom.runtime.highavailability.services import ha_settings, read_leader
-
-    settings = ha_settings(config)
-    if settings is not None:  # HA: the leader the lease names (Flink's leader retrieval)
-        lease = read_leader(settings)
-        if lease is not None and lease.rest_url:
-            return lease.rest_url
-    from strom.deploy.standalone.cluster_dir import ClusterDirectory, default_cluster_dir
-
-    addresses = ClusterDirectory(default_cluster_dir()).read_addresses()
-    return addresses.rest_url if addresses is not None else f"http://127.0.0.1:{RestOptions.PORT.default}"
-
-
-def high_availability_of(config: Configuration) -> Any:
-    """The HA settings a client follows the leader with: ``config``'s ``high-availability.*``, else — without a
-    fixed ``rest.address``/``rest.port`` — those the cluster directory's ``strom cluster start`` recorded; None."""
-    from strom.runtime.highavailability.services import ha_settings
-
-    settings = ha_settings(config)
-    if settings is not None or config.contains(RestOptions.ADDRESS) or config.contains(RestOptions.PORT):
-        return settings
-    from strom.deploy.standalone.cluster_dir import ClusterDirectory, default_cluster_dir
-    from strom.deploy.standalone.job_managers import recorded_high_availability
-
-    return recorded_high_availability(ClusterDirectory(default_cluster_dir()))
-
-
-def submit_remote(config: Configuration, job_graph: JobGraph) -> RemoteJobClient:
-    """Submit ``job_graph`` with the program's Python files to the cluster ``config`` names."""
-    import cloudpickle
-
-    from strom.config import DeploymentOptions
-    from strom.deploy.active_cluster import logging_level
-    from strom.deploy.standalone.cluster_dir import ClusterDirectory, default_cluster_dir
-    from strom.deploy.standalone.job_files import describe, pack_python_files, program_directory
-    from strom.deploy.standalone.rest_client import RestClusterClient, resolve_token
-
-    rest = RestClusterClient.from_configuration(  # https with security.ssl.rest.* (the truststore, a client cert)
-        remote_rest_url(config), config, token=resolve_token(None, ClusterDirectory(default_cluster_dir()))
-    )
-    graph = cloudpickle.dumps(job_graph, protocol=5)
-    files = pack_python_files(program_directory())
-    log.info(
-        "submitting job '%s' to %s (%d bytes, Python files: %s)",
-        job_graph.job_name,
-        rest.base_url,
-        len(graph),
-        describe(files),
-    )
-    rest.high_availability = high_availability_of(config)
-    job_id = rest.submit_job(graph, files, job_id=job_graph.job_id)
-    client = RemoteJobClient(rest, job_id, job_graph.job_name, attached=config.get(DeploymentOptions.ATTACHED))
-    client.log_level = logging_level(config)
-    for listener in list(SUBMISSION_LISTENERS):
-        listener(client)
-    return client
 
 
 class RemoteJobClient(JobClient):

@@ -1,0 +1,46 @@
+"""``LocalExecutor``: ``execution.target: local`` (the default) — the job on an embedded MiniCluster.
+
+Flink's ``LocalExecutor``: a :class:`~strom.deploy.minicluster.MiniCluster` started for the job, with
+``minicluster.number-of-taskmanagers`` TaskManagers, else as many as the job's slots need at
+``taskmanager.numberOfTaskSlots`` each; the job's :class:`~strom.client.job_client.JobClient` closes it once the job
+ended.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from strom.client.job_cluster_executor import AbstractJobClusterExecutor
+from strom.client.pipeline_executor import PipelineExecutor, PipelineExecutorFactory
+from strom.config import ClusterOptions, Configuration, TaskManagerOptions
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from strom.deploy.active_cluster import ActiveCluster
+    from strom.graph.job_graph import JobGraph
+
+__all__ = ["LocalExecutor", "LocalExecutorFactory"]
+
+
+class LocalExecutor(AbstractJobClusterExecutor):
+    """A MiniCluster per job (Flink's ``LocalExecutor``)."""
+
+    NAME = "local"
+
+    def _create_cluster(
+        self, job_graph: JobGraph, slots: int, configuration: Configuration, spark: SparkSession | None
+    ) -> ActiveCluster:
+        from strom.deploy.minicluster import MiniCluster
+
+        c = configuration
+        tms = c.get(ClusterOptions.NUM_TASK_MANAGERS) or math.ceil(slots / c.get(TaskManagerOptions.NUM_TASK_SLOTS))
+        return MiniCluster(c, num_task_managers=tms).start()
+
+
+class LocalExecutorFactory(PipelineExecutorFactory):
+    name = LocalExecutor.NAME
+
+    def get_executor(self, configuration: Configuration) -> PipelineExecutor:
+        return LocalExecutor()
