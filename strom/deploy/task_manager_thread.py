@@ -13,16 +13,16 @@ a standard input; a stuck task closes its TaskExecutor instead of ending the pro
 (``python -m strom.runtime.taskexecutor``) does besides — ``basicConfig``, ``PR_SET_PDEATHSIG``, ignoring SIGINT —
 it does not do either.
 
-:meth:`stop` asks the TaskExecutor to close on its loop (as a closed standard input asks a process);
-:meth:`join` waits, bounded, for the thread — which ends after the loop closed, its default executor's threads
-joined. The ``on_exit`` callback runs on the thread as its last act, with how it ended.
+:meth:`stop` asks the TaskExecutor to close on its loop (as a closed standard input asks a process) — once it has
+registered, so that a close never races its start; :meth:`join` waits, bounded, for the thread, which ends after
+the loop closed and its default executor's threads were joined. The ``on_exit`` callback runs on the thread as its
+last act, with how it ended.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import threading
 from collections.abc import Callable
 
@@ -30,8 +30,6 @@ from strom.runtime.taskexecutor.runner import TaskManagerSpec, run_task_manager
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 
 __all__ = ["TaskManagerThread"]
-
-log = logging.getLogger(__name__)
 
 
 class TaskManagerThread:
@@ -50,6 +48,7 @@ class TaskManagerThread:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._executor: TaskExecutor | None = None
         self._stop_requested = False
+        self._closing: asyncio.Task[None] | None = None
         self.thread = threading.Thread(target=self._run, name=f"strom-taskmanager-{spec.tm_id}", daemon=True)
 
     @property
@@ -62,27 +61,36 @@ class TaskManagerThread:
     def _run(self) -> None:
         how = "ended"
         try:
-            asyncio.run(run_task_manager(self.spec, self._secret, before_start=self._created))
+            asyncio.run(self._serve())
         except Exception as exc:
             how = f"could not run: {type(exc).__name__}: {exc}"
         except BaseException as exc:  # the thread's last act reports it, whatever ended it
             how = f"was stopped by {type(exc).__name__}"
-        finally:
-            with self._lock:
-                self._loop = self._executor = None
         self._on_exit(f"(thread {self.thread.name}) {how}")
 
-    def _created(self, executor: TaskExecutor) -> None:
-        """On the TaskManager's loop, before the TaskExecutor starts: where :meth:`stop` reaches it."""
+    async def _serve(self) -> None:
+        try:
+            await run_task_manager(self.spec, self._secret, started=self._started)
+        finally:  # on the loop: a stop() from now on has nothing to close (asyncio.run's teardown follows)
+            with self._lock:
+                self._loop = self._executor = None
+
+    def _started(self, executor: TaskExecutor) -> None:
+        """On the TaskManager's loop, once the TaskExecutor registered: from now on :meth:`stop` closes it. A stop
+        asked for earlier waits for this point — a TaskExecutor closed while it registers would leave its new
+        JobManager connection open — or for the failed start, after which ``run_task_manager`` closes it."""
         with self._lock:
             self._loop, self._executor = asyncio.get_running_loop(), executor
             stop = self._stop_requested
         if stop:
             self._close_soon(executor)
 
-    @staticmethod
-    def _close_soon(executor: TaskExecutor) -> None:
-        asyncio.get_running_loop().create_task(executor.close())
+    def _close_soon(self, executor: TaskExecutor) -> None:
+        """On the loop: close the TaskExecutor — unless it ended already (no task is started in the teardown)."""
+        with self._lock:
+            current = self._executor is executor
+        if current and self._closing is None:  # awaited through executor.terminated, which run_task_manager awaits
+            self._closing = asyncio.get_running_loop().create_task(executor.close(), name=f"close {self.tm_id}")
 
     def stop(self) -> None:
         """Any thread: ask the TaskExecutor to close (it cancels its tasks, then its servers and connections)."""
@@ -90,7 +98,7 @@ class TaskManagerThread:
             self._stop_requested = True
             loop, executor = self._loop, self._executor
         if loop is None or executor is None:
-            return  # not created yet (_created sees the request) or already ended
+            return  # not registered yet (_started sees the request) or already ended
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
             loop.call_soon_threadsafe(self._close_soon, executor)
 
