@@ -5,17 +5,19 @@ Markers are assigned here, by path and by fixture (:func:`pytest_collection_modi
 - ``unit`` / ``integration`` / ``e2e``: the directory (``tests/unit``, ``tests/integration``, ``tests/e2e``);
 - ``processes``: needs TaskManager *processes* — every e2e test (CLI, standalone cluster, Spark), the files of
   :data:`PROCESS_FILES` (kills, pids, TaskManager logs, process lifecycle and start failures), and tests marked so
-  by hand (they kill a TaskManager, look at pids, or need a stuck task to end its process);
+  by hand (they kill a TaskManager, count or measure its process by pid, or read its log or standard error);
 - ``services``: uses a PostgreSQL, Redis or S3 (moto) server (:data:`SERVICE_FIXTURES`);
-- ``spark``: Apache Spark (pyspark and Java): ``test_spark_*`` files and the ``spark_standalone`` fixture;
+- ``spark``: Apache Spark (pyspark and Java): integration and e2e ``test_spark_*`` files and the ``spark_standalone``
+  fixture (unit tests of the Spark code start no Spark);
 - ``browser``: headless Chromium (``test_dashboard.py``, ``test_service_done_when.py``, or by hand);
 - ``slow``: long suites, by hand.
 
 The MiniCluster mode (``minicluster.taskmanager-mode``): a unit or integration test not marked ``processes`` runs
 its jobs on TaskManager *threads* (the option is the context configuration of every environment it makes, as
 Flink's ``TestStreamEnvironment.setAsContext`` hands tests its MiniCluster), unless pytest runs with
-``--taskmanager-mode=process``; a ``processes`` test always gets processes. Every test leaves no TaskManager process,
-no TaskManager or task thread and no listening port of this process behind.
+``--taskmanager-mode=process``; a ``processes`` or ``spark`` test always gets processes. Every test leaves no
+TaskManager process behind; a thread-mode test also no thread it started and no listening port, and it cannot signal
+this process (whose pid its TaskManagers report) with ``os.kill``.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker("processes")
         if fixtures & SERVICE_FIXTURES:
             item.add_marker("services")
-        if path.name.startswith("test_spark_") or "spark_standalone" in fixtures:
+        if (path.name.startswith("test_spark_") and "unit" not in parts) or "spark_standalone" in fixtures:
             item.add_marker("spark")
         if path.name in BROWSER_FILES:
             item.add_marker("browser")
@@ -128,8 +130,8 @@ def _task_manager_threads() -> list[threading.Thread]:
 
 @pytest.fixture(autouse=True)
 def no_leaked_task_manager_threads(minicluster_mode: str) -> Iterator[None]:
-    """A thread-mode test leaves no TaskManager thread, no thread it started and no listening port behind (those
-    of session fixtures, started meanwhile, excepted)."""
+    """A thread-mode test leaves no TaskManager thread, no thread it started and no listening port of this process
+    behind (fsspec's process-wide I/O thread excepted; the servers of session fixtures are child processes)."""
     if minicluster_mode != "thread":
         yield
         return
