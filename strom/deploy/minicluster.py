@@ -234,6 +234,11 @@ class MiniCluster(ActiveCluster):
         return f"its error output is above; the end of its log: {tail or '(empty)'}"
 
     def _start_failure_hint(self) -> str:
+        if self.task_manager_mode == THREAD:
+            return (
+                "a TaskManager thread runs the TaskExecutor in this process (minicluster.taskmanager-mode: thread): "
+                "its error is in the message; 'process' starts them as child processes"
+            )
         return (
             f"a TaskManager is `{sys.executable} -m strom.runtime.taskexecutor` with this process's sys.path as "
             "PYTHONPATH: check that it starts (its error output, its log); set env.log.dir to keep the logs"
