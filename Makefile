@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service clean
+.PHONY: demo test test-fast check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -25,11 +25,19 @@ demo: $(STAMP)
 docs/configuration.md: strom/config.py strom/config_option.py strom/config_security.py
 	$(BIN)/python -m strom.config > $@
 
+# everything: unit, integration (on TaskManager threads unless marked `processes`), the process, kill, HA, TLS,
+# Spark, PostgreSQL/Redis/S3 and browser tests (markers: tests/conftest.py)
 test: $(SPARK_STAMP)
 	scripts/ensure-postgres.sh
 	scripts/ensure-redis.sh
 	scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest -q
+
+# the fast tier (< 3 min on 2 cores): unit tests and integration tests on a MiniCluster whose TaskManagers are threads
+# of the test process; no TaskManager processes, no Java, PostgreSQL, Redis or Chromium
+FAST_TIER := not (processes or services or spark or browser or e2e)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "$(FAST_TIER)" --taskmanager-mode=thread
 
 lint: $(STAMP)
 	$(BIN)/ruff check strom tests examples $(wildcard benchmarks/*.py)

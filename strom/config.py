@@ -213,6 +213,18 @@ class ClusterOptions:
         0,
         "TaskManager processes the MiniCluster starts; 0 = as many as the job's slots need.",
     )
+    #: strom's own key (Flink's MiniCluster always runs its TaskManagers in its own JVM)
+    TASK_MANAGER_MODE: ConfigOption[str] = _opt(
+        "minicluster.taskmanager-mode",
+        str,
+        "process",
+        "strom's own: how the MiniCluster hosts its TaskManagers. 'process' (the default): each is a child process "
+        "with its own interpreter and GIL, as in a real cluster. 'thread': each is a thread of the client process "
+        "with its own event loop (as Flink's MiniCluster runs them in one JVM) — they start in milliseconds and "
+        "share one GIL; for tests (`make test-fast`). In thread mode the TaskManagers write no log files, leave the "
+        "interpreter's garbage collector and switch interval alone, and a stuck task closes its TaskManager "
+        "instead of ending the process.",
+    )
     JOBMANAGER_HOST: ConfigOption[str] = _opt(
         "jobmanager.rpc.address", str, "127.0.0.1", "Address the JobManager binds (loopback by default)."
     )

@@ -1,9 +1,34 @@
-"""Shared fixtures: every test leaves no TaskManager process behind."""
+"""Shared fixtures, the test tiers' markers, and the MiniCluster mode of each test.
+
+Markers are assigned here, by path and by fixture (:func:`pytest_collection_modifyitems`), so they cannot drift:
+
+- ``unit`` / ``integration`` / ``e2e``: the directory (``tests/unit``, ``tests/integration``, ``tests/e2e``);
+- ``processes``: needs TaskManager *processes* — every e2e test (CLI, standalone cluster, Spark), the files of
+  :data:`PROCESS_FILES` (kills, pids, TaskManager logs, process lifecycle and start failures), and tests marked so
+  by hand (they kill a TaskManager, count or measure its process by pid, or read its log or standard error);
+- ``services``: uses a PostgreSQL, Redis or S3 (moto) server (:data:`SERVICE_FIXTURES`);
+- ``spark``: Apache Spark (pyspark and Java): integration and e2e ``test_spark_*`` files and the ``spark_standalone``
+  fixture (unit tests of the Spark code start no Spark);
+- ``browser``: headless Chromium (``test_dashboard.py``, ``test_service_done_when.py``, or by hand);
+- ``slow``: long suites, by hand.
+
+The MiniCluster mode (``minicluster.taskmanager-mode``): a unit or integration test not marked ``processes`` runs
+its jobs on TaskManager *threads* (the option is the context configuration of every environment it makes, as
+Flink's ``TestStreamEnvironment.setAsContext`` hands tests its MiniCluster), unless pytest runs with
+``--taskmanager-mode=process``; a ``processes`` or ``spark`` test always gets processes. Every test leaves no
+TaskManager process behind; a thread-mode test also no thread it started and no listening port, and it cannot signal
+this process (whose pid its TaskManagers report) with ``os.kill``.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
+import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psutil
 import pytest
@@ -12,6 +37,124 @@ from processes import running_task_managers
 from redis_server import RedisServer
 from s3_server import MotoS3Server, S3Bucket, moto_s3_server, s3_bucket
 from spark_cluster import SparkStandaloneCluster
+
+from strom import Configuration, StreamExecutionEnvironment
+from strom.config import ClusterOptions
+
+#: integration test files whose every test needs TaskManager processes (kills, pids, their logs, their lifecycle)
+PROCESS_FILES = frozenset(
+    {
+        "test_process_lifecycle.py",
+        "test_task_manager_logs.py",
+        "test_task_manager_settings.py",  # the interpreter settings of TaskManager processes
+        "test_task_manager_start_failures.py",
+    }
+)
+#: fixtures of external servers (the ``services`` marker)
+SERVICE_FIXTURES = frozenset({"postgres_server", "postgres_db", "redis_server", "s3_server", "_moto_server"})
+BROWSER_FILES = frozenset({"test_dashboard.py", "test_service_done_when.py"})
+TIERS = ("unit", "integration", "e2e")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--taskmanager-mode",
+        choices=("thread", "process"),
+        default="thread",
+        help="how the MiniCluster of a test not marked 'processes' hosts its TaskManagers (default: thread; "
+        "'process' runs every test on TaskManager processes, as users get them)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.path))
+        parts = path.parts
+        for tier in TIERS:
+            if tier in parts:
+                item.add_marker(tier)
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "e2e" in parts or path.name in PROCESS_FILES:
+            item.add_marker("processes")
+        if fixtures & SERVICE_FIXTURES:
+            item.add_marker("services")
+        if (path.name.startswith("test_spark_") and "unit" not in parts) or "spark_standalone" in fixtures:
+            item.add_marker("spark")
+        if path.name in BROWSER_FILES:
+            item.add_marker("browser")
+
+
+@pytest.fixture(autouse=True)
+def minicluster_mode(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The test's ``minicluster.taskmanager-mode`` (see the module's docstring); yields it."""
+    node = request.node
+    if (
+        any(node.get_closest_marker(m) for m in ("processes", "spark"))
+        or request.config.getoption("--taskmanager-mode") == "process"
+    ):
+        yield "process"
+        return
+    StreamExecutionEnvironment.set_context_configuration(
+        Configuration({ClusterOptions.TASK_MANAGER_MODE.key: "thread"})
+    )
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(os, "kill", _kill_but_not_this_process)
+    try:
+        yield "thread"
+    finally:
+        monkeypatch.undo()
+        StreamExecutionEnvironment.set_context_configuration(None)
+
+
+_os_kill = os.kill
+
+
+def _kill_but_not_this_process(pid: int, sig: int) -> None:
+    """``os.kill`` in a thread-mode test: a TaskManager's pid there is this process's, so a test that would kill it
+    fails instead of ending the whole run."""
+    if pid == os.getpid() and sig not in (0, signal.SIGINT):
+        raise AssertionError(
+            f"expected a TaskManager process to send signal {sig} to; got this test process ({pid}), whose threads "
+            "host the TaskManagers; hint: mark the test @pytest.mark.processes"
+        )
+    _os_kill(pid, sig)
+
+
+def _listening_ports() -> set[int]:
+    return {c.laddr.port for c in psutil.Process().net_connections("tcp") if c.status == psutil.CONN_LISTEN}
+
+
+def _task_manager_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("strom-taskmanager-")]
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_task_manager_threads(minicluster_mode: str) -> Iterator[None]:
+    """A thread-mode test leaves no TaskManager thread, no thread it started and no listening port of this process
+    behind (fsspec's process-wide I/O thread excepted; the servers of session fixtures are child processes)."""
+    if minicluster_mode != "thread":
+        yield
+        return
+    threads, ports = set(threading.enumerate()), _listening_ports()
+    yield
+    deadline = time.monotonic() + 5  # a closing pool's worker may take a moment to end
+    while True:
+        leaked = [t for t in threading.enumerate() if t not in threads and not _is_session_thread(t)]
+        open_ports = _listening_ports() - ports
+        if not (leaked or open_ports) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert not _task_manager_threads(), f"TaskManager threads left running: {_task_manager_threads()}"
+    assert not leaked, f"threads left running: {[t.name for t in leaked]}"
+    assert not open_ports, f"ports left listening: {sorted(open_ports)}"
+
+
+def _is_session_thread(thread: threading.Thread) -> bool:
+    """Threads that outlive a test by design: fsspec's process-wide I/O loop (s3fs starts it on first use; a
+    TaskManager process has its own) and the workers of that loop's default executor."""
+    if thread.name == "fsspecIO":
+        return True
+    return thread.name.startswith("asyncio_") and any(t.name == "fsspecIO" for t in threading.enumerate())
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""``MiniCluster``: a JobManager in this process and TaskManagers as child processes.
+"""``MiniCluster``: a JobManager in this process and TaskManagers as child processes (or threads).
 
 The JobManager runs on an asyncio loop in a background thread (:class:`ActiveCluster`). Each
 TaskManager is ``python -m strom.runtime.taskexecutor``; it reads the cluster secret and its launch
@@ -14,6 +14,11 @@ exits before its TaskManager registered is a start failure, replaced and counted
 ``resourcemanager.start-worker.max-failure-rate``; the error names its exit code and its log.
 Checkpoints go to ``execution.checkpointing.dir`` or, when that is unset, to a temporary directory the
 MiniCluster removes when it closes.
+
+With ``minicluster.taskmanager-mode: thread`` the TaskManagers are threads of this process instead
+(:class:`~strom.deploy.task_manager_thread.TaskManagerThread`, as Flink's MiniCluster runs them in its JVM): the same
+TaskExecutors over the same loopback RPC and network, without process starts — the fast test tier. A lost one is
+asked to close (a thread cannot be killed), ``close()`` joins every thread (bounded) and there are no pids.
 """
 
 from __future__ import annotations
@@ -31,18 +36,39 @@ import time
 from dataclasses import replace
 
 from strom.config import (
+    ClusterOptions,
     Configuration,
     CoreOptions,
 )
 from strom.deploy.active_cluster import ActiveCluster
+from strom.deploy.task_manager_thread import TaskManagerThread
+from strom.exceptions import ConfigurationError
 from strom.runtime.metrics.job_metrics import job_manager_readings
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
 from strom.runtime.taskexecutor.log_files import log_file_name
 from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration
 
-__all__ = ["MiniCluster", "task_manager_command"]
+__all__ = ["PROCESS", "THREAD", "MiniCluster", "task_manager_command", "task_manager_mode"]
 
 log = logging.getLogger(__name__)
+
+#: the values of ``minicluster.taskmanager-mode``
+PROCESS = "process"
+THREAD = "thread"
+
+_THREAD_JOIN_TIMEOUT = 10.0  # seconds close() waits for the TaskManager threads, together
+
+
+def task_manager_mode(config: Configuration) -> str:
+    """``minicluster.taskmanager-mode``: ``process`` or ``thread``."""
+    mode = config.get(ClusterOptions.TASK_MANAGER_MODE).strip().lower()
+    if mode not in (PROCESS, THREAD):
+        key = ClusterOptions.TASK_MANAGER_MODE.key
+        raise ConfigurationError(
+            f"expected '{PROCESS}' or '{THREAD}' for {key}; got {mode!r}; hint: the default is '{PROCESS}' (child "
+            f"processes); '{THREAD}' hosts the TaskManagers in this process, for tests"
+        )
+    return mode
 
 
 class MiniCluster(ActiveCluster):
@@ -50,6 +76,10 @@ class MiniCluster(ActiveCluster):
 
     def __init__(self, config: Configuration, *, num_task_managers: int) -> None:
         super().__init__(config, num_task_managers=num_task_managers)
+        #: ``minicluster.taskmanager-mode``: TaskManagers as child processes or as threads of this process
+        self.task_manager_mode = task_manager_mode(config)
+        self.threads: list[TaskManagerThread] = []
+        self._thread_of: dict[str, TaskManagerThread] = {}  # tm id -> its thread (thread mode)
         self.processes: list[subprocess.Popen[bytes]] = []
         self._process_of: dict[str, subprocess.Popen[bytes]] = {}  # tm id -> its process
         self.prometheus = prometheus_settings(config)  # metrics.reporter.prom.*: None unless configured
@@ -61,6 +91,8 @@ class MiniCluster(ActiveCluster):
         self._temporary_log_dir = False
 
     def _create_log_dir(self) -> None:
+        if self.task_manager_mode == THREAD:
+            return  # TaskManager threads write no log files: their records go to this process's logging
         configured = self.config.get(CoreOptions.FLINK_LOG_DIR)
         if configured:
             os.makedirs(configured, mode=0o700, exist_ok=True)
@@ -88,7 +120,7 @@ class MiniCluster(ActiveCluster):
         try:
             super().close()
         finally:
-            if self._temporary_log_dir:
+            if self._temporary_log_dir and self.log_dir:
                 shutil.rmtree(self.log_dir, ignore_errors=True)
 
     def _close_reporter(self) -> None:
@@ -108,6 +140,9 @@ class MiniCluster(ActiveCluster):
         return self.run(read(), timeout=10.0)
 
     def _launch_task_manager(self, tm_id: str, launch_token: str) -> None:
+        if self.task_manager_mode == THREAD:
+            self._launch_task_manager_thread(tm_id, launch_token)
+            return
         assert self.dispatcher is not None
         settings = replace(self.task_manager_configuration, log_dir=self.log_dir)  # this cluster's log directory
         cmd = task_manager_command(settings, jm_address=self.dispatcher.address, tm_id=tm_id, parent_pid=os.getpid())
@@ -122,6 +157,21 @@ class MiniCluster(ActiveCluster):
             self.processes.append(proc)
             self._process_of[tm_id] = proc
         threading.Thread(target=self._watch, args=(tm_id, proc), name=f"strom-watch-{tm_id}", daemon=True).start()
+
+    def _launch_task_manager_thread(self, tm_id: str, launch_token: str) -> None:
+        assert self.dispatcher is not None
+        settings = replace(self.task_manager_configuration, log_dir="")  # threads write no log files
+        spec = settings.spec(tm_id=tm_id, launch_token=launch_token, jm_address=self.dispatcher.address)
+        spec = replace(spec, owns_process=False)  # a thread: the TaskExecutor must not end this process
+
+        def on_exit(diagnostics: str) -> None:
+            self._worker_terminated(tm_id, diagnostics)
+
+        host = TaskManagerThread(spec, self.secret, on_exit=on_exit)
+        with self._lock:  # even when the cluster closed meanwhile: _stop_task_managers then stops it
+            self.threads.append(host)
+            self._thread_of[tm_id] = host
+        host.start()
 
     def _watch(self, tm_id: str, proc: subprocess.Popen[bytes]) -> None:
         """TaskManager ``tm_id``'s own thread: wait for its process to end (reaping it) and report that."""
@@ -148,13 +198,26 @@ class MiniCluster(ActiveCluster):
         return f"its error output is above; the end of its log: {tail or '(empty)'}"
 
     def _start_failure_hint(self) -> str:
+        if self.task_manager_mode == THREAD:
+            return (
+                "a TaskManager thread runs the TaskExecutor in this process (minicluster.taskmanager-mode: thread): "
+                "its error is in the message; 'process' starts them as child processes"
+            )
         return (
             f"a TaskManager is `{sys.executable} -m strom.runtime.taskexecutor` with this process's sys.path as "
             "PYTHONPATH: check that it starts (its error output, its log); set env.log.dir to keep the logs"
         )
 
     def _release_task_manager(self, tm_id: str) -> None:
-        """Kill the lost TaskManager's process (it may hang or be stopped, not dead) and reap it."""
+        """Kill the lost TaskManager's process (it may hang or be stopped, not dead) and reap it; a thread is asked
+        to close and joined (bounded)."""
+        with self._lock:
+            host = self._thread_of.get(tm_id)
+        if host is not None:
+            host.stop()
+            if not host.join(timeout=10):
+                log.warning("the lost TaskManager %s did not stop within 10 s (its thread stays)", tm_id)
+            return
         with self._lock:
             proc = self._process_of.get(tm_id)
         if proc is None or proc.poll() is not None:  # poll() reaps one that died by itself
@@ -167,6 +230,7 @@ class MiniCluster(ActiveCluster):
             log.warning("the lost TaskManager %s (pid %d) did not die within 10 s of SIGKILL", tm_id, proc.pid)
 
     def _stop_task_managers(self) -> None:
+        self._stop_task_manager_threads()
         with self._lock:
             processes = list(self.processes)
         for p in processes:
@@ -185,9 +249,22 @@ class MiniCluster(ActiveCluster):
                 except subprocess.TimeoutExpired:
                     log.warning("TaskManager pid %d did not die within 5 s of SIGKILL", p.pid)
 
+    def _stop_task_manager_threads(self) -> None:
+        """Ask every TaskManager thread to close, then join them (together at most ``_THREAD_JOIN_TIMEOUT``)."""
+        with self._lock:
+            threads = list(self.threads)
+        for host in threads:
+            host.stop()
+        deadline = time.monotonic() + _THREAD_JOIN_TIMEOUT
+        for host in threads:
+            if not host.join(timeout=max(0.1, deadline - time.monotonic())):
+                log.warning(
+                    "TaskManager %s did not stop within %.0f s (its thread stays)", host.tm_id, _THREAD_JOIN_TIMEOUT
+                )
+
     @property
     def task_manager_pids(self) -> list[int]:
-        """Every TaskManager process the cluster started, replacements included."""
+        """Every TaskManager process the cluster started, replacements included (none in thread mode)."""
         with self._lock:
             return [p.pid for p in self.processes]
 

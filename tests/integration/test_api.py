@@ -170,6 +170,7 @@ def test_sink_to_writes_from_every_subtask(tmp_path: Any) -> None:
     assert values == list(range(1, 1001))
 
 
+@pytest.mark.processes  # counts the TaskManager processes by pid
 @pytest.mark.timeout(60)
 def test_several_slots_per_task_manager() -> None:
     import os

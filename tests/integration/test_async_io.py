@@ -201,6 +201,7 @@ class Lookup(AsyncFunction[int, tuple[int, int]]):
         return [(value, value * 3)]
 
 
+@pytest.mark.processes  # kills a TaskManager
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("ordered", [True, False])
 def test_in_flight_records_survive_a_killed_task_manager_exactly_once(tmp_path: Path, ordered: bool) -> None:

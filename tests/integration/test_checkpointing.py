@@ -88,6 +88,7 @@ def chaos_env(mode: CheckpointingMode) -> StreamExecutionEnvironment:
     return env
 
 
+@pytest.mark.processes  # kills TaskManagers
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("mode", [CheckpointingMode.EXACTLY_ONCE, CheckpointingMode.AT_LEAST_ONCE])
@@ -250,6 +251,7 @@ def _persisted(stats: Any) -> float:
     return sum(s.get("persisted_data_bytes", 0.0) for s in stats.subtasks.values())
 
 
+@pytest.mark.processes  # kills a TaskManager
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_unaligned_checkpoints_persist_in_flight_data_and_recover_exactly_once(tmp_path: Path) -> None:

@@ -212,6 +212,7 @@ def test_the_broadcast_state_pattern_of_flinks_documentation_matches_shape_pairs
 # --- failure and restore of a two-input job ----------------------------------------------------------------------
 
 
+@pytest.mark.processes  # kills TaskManagers
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_a_two_input_job_killed_mid_stream_commits_exactly_the_uninterrupted_output(tmp_path: Path) -> None:

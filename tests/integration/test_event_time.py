@@ -323,6 +323,7 @@ def generated_event(i: int) -> tuple[int, str, int, int]:
     return (i, f"k{h % 10}", h % 1000, i - h % DISORDER)
 
 
+@pytest.mark.processes  # kills a TaskManager
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_a_job_killed_mid_window_restores_timers_and_window_contents_exactly(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 
 import psutil
 import pytest
@@ -28,6 +29,8 @@ def boom_on_13(x: int) -> int:
 
 
 def _no_task_managers_left() -> None:
+    threads = [t.name for t in threading.enumerate() if t.name.startswith("strom-taskmanager-")]
+    assert not threads, f"TaskManager threads still running: {threads}"  # minicluster.taskmanager-mode: thread
     for p in psutil.Process().children(recursive=True):
         with contextlib.suppress(psutil.NoSuchProcess):
             assert (

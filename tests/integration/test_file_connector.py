@@ -209,6 +209,7 @@ def parquet_rows(fs: Any, directory: str) -> list[tuple[Any, ...]]:
     return rows
 
 
+@pytest.mark.processes  # kills TaskManagers
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("target", ["local", "s3"])
@@ -249,6 +250,7 @@ def test_files_to_parquet_exactly_once_with_three_task_manager_kills(
     assert Counter(got) == expected_tuples(range(rows))
 
 
+@pytest.mark.processes  # kills a TaskManager
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_a_monitored_directory_reads_each_new_file_once_across_a_kill(tmp_path: Path) -> None:
@@ -289,6 +291,7 @@ def test_a_monitored_directory_reads_each_new_file_once_across_a_kill(tmp_path: 
     assert Counter(got) == Counter(tuple(json.loads(json.dumps(t))) for t in expected_tuples(ids))
 
 
+@pytest.mark.processes  # kills a TaskManager
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("new_parallelism", [1, 3])

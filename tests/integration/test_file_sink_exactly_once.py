@@ -59,6 +59,7 @@ def run_with_a_kill(env: StreamExecutionEnvironment, sink: FileSink) -> Any:
     return result
 
 
+@pytest.mark.processes  # kills a TaskManager
 @pytest.mark.timeout(180)
 def test_parquet_on_s3_survives_a_killed_task_manager_exactly_once(s3_server: S3Bucket) -> None:
     sink = (
@@ -84,6 +85,7 @@ def test_parquet_on_s3_survives_a_killed_task_manager_exactly_once(s3_server: S3
     assert Counter(rows) == Counter(event(i) for i in range(COUNT))
 
 
+@pytest.mark.processes  # kills a TaskManager
 @pytest.mark.timeout(180)
 def test_bucketed_local_files_survive_a_killed_task_manager_exactly_once(tmp_path: Path) -> None:
     out = tmp_path / "out"

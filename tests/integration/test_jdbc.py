@@ -70,6 +70,7 @@ def _numbers_job(env: Any, count: int, db: PostgresDatabase, prefix: str, rate: 
     )
 
 
+@pytest.mark.processes  # kills TaskManagers
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_exactly_once_across_killed_task_managers(postgres_db: PostgresDatabase) -> None:
@@ -176,6 +177,7 @@ def test_a_query_split_by_ranges_reads_every_row_once(postgres_db: PostgresDatab
     assert sorted(rows) == sorted(postgres_db.query("SELECT id, customer, amount FROM orders"))
 
 
+@pytest.mark.processes  # kills TaskManagers
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_postgres_to_postgres_exactly_once_across_killed_task_managers(postgres_db: PostgresDatabase) -> None:

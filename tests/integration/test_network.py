@@ -43,6 +43,7 @@ def _rss_mib(pids: list[int]) -> dict[int, float]:
     return {pid: psutil.Process(pid).memory_info().rss / 2**20 for pid in pids}
 
 
+@pytest.mark.processes  # measures each TaskManager process's memory
 @pytest.mark.slow
 @pytest.mark.timeout(150)
 def test_backpressure_bounds_memory_and_loses_nothing() -> None:
@@ -109,6 +110,7 @@ def test_backpressure_bounds_memory_and_loses_nothing() -> None:
         assert mine == list(range(lo, lo + len(mine)))
 
 
+@pytest.mark.processes  # the record crosses between two TaskManager processes
 @pytest.mark.timeout(90)
 def test_a_ten_megabyte_record_passes_between_task_managers() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
@@ -133,6 +135,7 @@ def test_a_ten_megabyte_record_passes_between_task_managers() -> None:
     assert len(source_pids) == 2  # the records crossed from one TaskManager process to the other
 
 
+@pytest.mark.processes  # reads the TaskManager process's log line on its standard error
 @pytest.mark.timeout(90)
 def test_a_frame_over_the_size_limit_fails_the_job_cleanly(capfd: pytest.CaptureFixture[str]) -> None:
     env = StreamExecutionEnvironment.get_execution_environment(
@@ -199,6 +202,7 @@ class Latency(MapFunction):
         return ((time.monotonic_ns() - stamp) / 1e6, self.pid)
 
 
+@pytest.mark.processes  # source and sink in two TaskManager processes (pids)
 @pytest.mark.timeout(90)
 def test_buffer_timeout_zero_delivers_each_record_at_once() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
@@ -298,6 +302,7 @@ def _sample_peak_rss(pids: list[int], stop: threading.Event, peak: dict[int, flo
         stop.wait(0.01)
 
 
+@pytest.mark.processes  # measures each TaskManager process's memory
 @pytest.mark.timeout(120)
 def test_large_records_behind_a_slow_sink_stay_within_the_task_managers_buffers() -> None:
     # Two source subtasks generate 200 KB records for a sink in another slot sharing group that takes 2 ms per
@@ -337,6 +342,7 @@ def _attach_a_lock_at_record_7(i: int) -> tuple[int, Any]:
     return (i, threading.Lock()) if i % 50 == 7 else (i, "fine")
 
 
+@pytest.mark.processes  # counts TaskManager processes
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("channels", ["local", "remote"])
 def test_an_unpicklable_record_fails_the_job_the_same_way_on_local_and_remote_channels(channels: str) -> None:

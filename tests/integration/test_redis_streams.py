@@ -39,6 +39,7 @@ def _source(server: RedisServer, stream: str) -> RedisStreamSource:
     return RedisStreamSource.builder().set_connection(server.options()).set_streams([stream]).set_bounded().build()
 
 
+@pytest.mark.processes  # kills TaskManagers
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_redis_to_postgres_exactly_once_across_kills_and_a_database_restart(
@@ -83,6 +84,7 @@ def test_redis_to_postgres_exactly_once_across_kills_and_a_database_restart(
     assert postgres_db.prepared_transactions() == []
 
 
+@pytest.mark.processes  # kills TaskManagers
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_redis_to_redis_exactly_once_across_killed_task_managers(redis_server: RedisServer) -> None:

@@ -289,6 +289,7 @@ def check_savepoint_is_triggered_and_polled_until_completed(job: Rest, target: s
     assert job.get(f"/jobs/{job.job_id}")["state"] == "RUNNING"
 
 
+@pytest.mark.processes  # reads a TaskManager process's log files through REST
 @pytest.mark.timeout(240)
 def test_every_read_path_of_a_running_job(job: Rest) -> None:
     check_the_server_binds_loopback_on_a_free_port(job)

@@ -96,6 +96,7 @@ def _frame(payload: bytes) -> bytes:
 UNHANDLED = ("never retrieved", "Unhandled exception", "Traceback")
 
 
+@pytest.mark.processes  # reads each TaskManager process's standard error, told apart by its [tm-id] prefix
 @pytest.mark.timeout(90)
 def test_garbled_frames_from_a_member_close_that_connection_with_one_logged_frame_error(
     capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture

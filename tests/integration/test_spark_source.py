@@ -186,6 +186,7 @@ def as_json_row(row: Any) -> tuple[Any, ...]:
     return (row.id, row.name, str(row.amount), row.day.isoformat(), row.bucket, row.city)
 
 
+@pytest.mark.processes  # kills a TaskManager
 @pytest.mark.timeout(300)
 def test_a_task_manager_killed_mid_read_still_gives_each_row_exactly_once(spark: Any, tmp_path: Path) -> None:
     source = SparkSource.from_table(spark, "part")

@@ -48,6 +48,7 @@ def test_a_stream_creates_its_partitioned_table_and_lands_in_it(spark: Any) -> N
     assert staged_files(spark, "landed") == []
 
 
+@pytest.mark.processes  # kills TaskManagers
 @pytest.mark.timeout(400)
 def test_task_managers_killed_twice_leave_the_table_equal_to_the_failure_free_result(spark: Any) -> None:
     n = 20_000

@@ -43,6 +43,7 @@ def test_two_readers_pulling_small_splits_read_every_record_once() -> None:
     assert sorted(got) == source.expected()
 
 
+@pytest.mark.processes  # kills a TaskManager
 @pytest.mark.timeout(240)
 def test_a_task_manager_killed_mid_read_loses_and_repeats_nothing(tmp_path: Path) -> None:
     source = PullSource(400, 50, per_poll=10, poll_sleep_s=0.002)
@@ -91,6 +92,7 @@ def test_a_savepoint_taken_mid_read_restores_at_another_parallelism_exactly(
     assert Counter(committed_ints(out)) == Counter(source.expected())
 
 
+@pytest.mark.processes  # kills a TaskManager
 @pytest.mark.timeout(240)
 def test_a_failover_after_a_savepoint_restores_the_checkpoint_before_it_exactly(tmp_path: Path) -> None:
     """A savepoint is no recovery point (as Flink): after checkpoint 1 a savepoint is taken while the job runs,

@@ -43,6 +43,7 @@ class SlowToClose(SinkFunction[Any]):
             time.sleep(0.05)
 
 
+@pytest.mark.processes  # kills the TaskManager of a task by its pid
 @pytest.mark.timeout(180)
 def test_a_task_manager_lost_while_the_job_stops_ends_it_canceled_and_keeps_the_savepoint(tmp_path: Path) -> None:
     markers = tmp_path / "markers"

@@ -22,6 +22,7 @@ class TagWithPid(MapFunction):
         return (value[0], value[1], os.getpid(), self.subtask)
 
 
+@pytest.mark.processes  # asserts the subtasks ran in TaskManager processes, not in this one
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("parallelism", [1, 2, 4])
 def test_word_count_matches_counter_and_runs_in_separate_processes(parallelism: int) -> None:
@@ -53,6 +54,7 @@ def test_word_count_matches_counter_and_runs_in_separate_processes(parallelism: 
         assert len(pids) == len(pids_by_subtask) >= 2
 
 
+@pytest.mark.processes  # asserts the result's task pids are two processes other than this one
 @pytest.mark.timeout(60)
 def test_execute_returns_result_with_task_processes() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()

@@ -1,8 +1,9 @@
 """``TaskManagerRunner``: start a :class:`TaskExecutor`, run it until it terminates (Flink's ``TaskManagerRunner``).
 
 Shared by every way a TaskManager is hosted — a child process of the MiniCluster
-(``python -m strom.runtime.taskexecutor``) and a task of a Spark job (:mod:`strom.deploy.spark`) — so the
-runtime behaves the same whoever started the process.
+(``python -m strom.runtime.taskexecutor``), a thread of the MiniCluster's own process in its thread mode
+(:mod:`strom.deploy.task_manager_thread`), a standalone ``strom taskmanager`` and a task of a Spark job
+(:mod:`strom.deploy.spark`) — so the runtime behaves the same whoever started it.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ class TaskManagerSpec:
     log_dir: str = ""
     #: old log files kept (``env.log.max``)
     max_log_files: int = 10
+    #: the TaskManager has its process to itself; False: a thread of the MiniCluster's client process, beside others
+    #: (``minicluster.taskmanager-mode: thread``; :attr:`TaskExecutor.owns_process`)
+    owns_process: bool = True
 
 
 def resolve_bind_host(host: str) -> str:
@@ -103,6 +107,7 @@ async def _run(
         switch_interval_ms=spec.switch_interval_ms,
         prometheus=spec.prometheus,
         log_files=log_files,
+        owns_process=spec.owns_process,
     )
     if before_start is not None:  # e.g. the HA fencing token, before the first call can arrive
         before_start(executor)

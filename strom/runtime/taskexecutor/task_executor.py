@@ -183,8 +183,12 @@ class TaskExecutor:
         switch_interval_ms: float = DEFAULT_SWITCH_INTERVAL_MS,
         prometheus: PrometheusSettings | None = None,
         log_files: TaskManagerLogFiles | None = None,
+        owns_process: bool = True,
     ) -> None:
         self.tm_id = tm_id
+        #: False: hosted beside other TaskExecutors in a process it does not own (the MiniCluster's thread mode): it
+        #: leaves the interpreter's collector and switch interval alone, and a fatal error closes it, not the process
+        self.owns_process = owns_process
         #: this TaskManager's log directory (None: it writes no log files, as one hosted by Spark)
         self.log_files = log_files
         self.launch_token = launch_token
@@ -404,8 +408,9 @@ class TaskExecutor:
         self.tasks[tdd.execution_attempt_id] = task
         if self._log_forwarder is not None:
             self._log_forwarder.track(task.thread, tdd.job_id)
-        self._gc.apply()  # before the first task runs: the runtime is loaded by now
-        self._switching.apply()
+        if self.owns_process:
+            self._gc.apply()  # before the first task runs: the runtime is loaded by now
+            self._switching.apply()
         task.start_task_thread()
 
     # -- RPC: operator events and checkpoint triggers, in order (seed 002) ----------------------------------
@@ -474,6 +479,9 @@ class TaskExecutor:
                 self.cancellation_timeout,
                 self.tm_id,
             )
+            if not self.owns_process:  # a thread of the MiniCluster: stop this TaskExecutor (its thread stays stuck)
+                self._shutdown_soon()
+                return
             os._exit(70)
 
     @rpc_method

@@ -115,6 +115,7 @@ def test_an_unknown_target_is_named_in_the_error() -> None:
         env.execute()
 
 
+@pytest.mark.spark  # `strom run --spark-master` starts a SparkSession (a JVM), as spark-submit does
 def test_strom_run_options_become_the_programs_configuration(tmp_path: Path) -> None:
     script = tmp_path / "job.py"
     out = tmp_path / "conf.txt"
