@@ -26,6 +26,7 @@ import contextlib
 import threading
 from collections.abc import Callable
 
+from strom.runtime.task_group import AsyncTaskGroup
 from strom.runtime.taskexecutor.runner import TaskManagerSpec, run_task_manager
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 
@@ -49,6 +50,7 @@ class TaskManagerThread:
         self._executor: TaskExecutor | None = None
         self._stop_requested = False
         self._closing: asyncio.Task[None] | None = None
+        self._tasks = AsyncTaskGroup(f"TaskManager thread {spec.tm_id}")  # owns the close task
         self.thread = threading.Thread(target=self._run, name=f"strom-taskmanager-{spec.tm_id}", daemon=True)
 
     @property
@@ -74,6 +76,7 @@ class TaskManagerThread:
         finally:  # on the loop: a stop() from now on has nothing to close (asyncio.run's teardown follows)
             with self._lock:
                 self._loop = self._executor = None
+            await self._tasks.stop(grace=5.0)  # the close task ended with the TaskExecutor, normally
 
     def _started(self, executor: TaskExecutor) -> None:
         """On the TaskManager's loop, once the TaskExecutor registered: from now on :meth:`stop` closes it. A stop
@@ -90,7 +93,7 @@ class TaskManagerThread:
         with self._lock:
             current = self._executor is executor
         if current and self._closing is None:  # awaited through executor.terminated, which run_task_manager awaits
-            self._closing = asyncio.get_running_loop().create_task(executor.close(), name=f"close {self.tm_id}")
+            self._closing = self._tasks.create_task(executor.close(), name=f"close {self.tm_id}")
 
     def stop(self) -> None:
         """Any thread: ask the TaskExecutor to close (it cancels its tasks, then its servers and connections)."""
