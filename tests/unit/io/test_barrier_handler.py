@@ -13,6 +13,7 @@ from input_fakes import EOP, FakeInputGate, RecordingOutput, RecordingTask, barr
 from strom.runtime.io.checkpointing.barrier_handler import (
     AbortCheckpoint,
     BarrierAligner,
+    BarrierTracker,
     BlockChannel,
     ChannelStateComplete,
     StopRecording,
@@ -144,6 +145,33 @@ def test_a_cancel_marker_aborts_and_later_barriers_of_it_are_ignored() -> None:
     assert h.on_barrier(2, 5) == []
     assert h.on_cancel_marker(2, 5) == []
     assert h.on_barrier(0, 6) == [BlockChannel(0)]
+
+
+def test_at_least_once_a_channel_ending_triggers_every_checkpoint_it_completes_oldest_first() -> None:
+    """Channels 1 and 2 delivered barriers 1 and 2; channel 0 ends without them: both checkpoints are complete and
+    both trigger, in order (Flink's CheckpointBarrierTracker) — the newer one used to wait for a later barrier."""
+    h = BarrierTracker(3)
+    for cid in (1, 2):
+        for channel in (1, 2):
+            assert h.on_barrier(channel, cid) == []
+            h.validate()
+    assert h.on_end_of_partition(0) == [TriggerCheckpoint(1), TriggerCheckpoint(2)]
+    h.validate()
+    assert h.pending == {} and h.latest == 2
+
+
+def test_at_least_once_an_ended_channel_no_longer_counts_for_a_later_checkpoint() -> None:
+    """A channel that delivered barrier 2 and then ended counts as aligned once, not twice: checkpoint 2 waits for
+    the other open channel's barrier."""
+    h = BarrierTracker(3)
+    assert h.on_barrier(0, 1) == []
+    assert h.on_barrier(0, 2) == []
+    assert h.on_barrier(1, 2) == []
+    assert h.on_end_of_partition(1) == []  # 1 lacks channel 2's barrier; 2 lacks channel 2's
+    h.validate()
+    assert h.on_barrier(2, 1) == [TriggerCheckpoint(1)]
+    assert h.on_barrier(2, 2) == [TriggerCheckpoint(2)]
+    h.validate()
 
 
 def test_a_single_channel_triggers_at_once_and_a_duplicate_barrier_is_an_error() -> None:

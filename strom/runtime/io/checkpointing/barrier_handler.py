@@ -219,13 +219,17 @@ class BarrierTracker:
         return [*actions, AbortCheckpoint(checkpoint_id, "cancelled upstream", counts=False)]
 
     def on_end_of_partition(self, channel: int) -> list[BarrierHandlerAction]:
+        """The channel counts as aligned for every pending checkpoint: each one whose barriers are now all in
+        triggers, oldest first (as Flink's ``CheckpointBarrierTracker``), a newer one subsuming the older."""
         self.finished.add(channel)
         open_channels = self.num_channels - len(self.finished)
+        for seen in self.pending.values():
+            seen.discard(channel)
+        actions: list[BarrierHandlerAction] = []
         for cid in sorted(self.pending):
-            self.pending[cid].discard(channel)
-            if len(self.pending[cid]) >= open_channels:
-                return self._trigger(cid)
-        return []
+            if cid in self.pending and len(self.pending[cid]) >= open_channels:
+                actions += self._trigger(cid)
+        return actions
 
     def validate(self) -> None:
         """Check the invariants; raises :class:`AssertionError` (cheap enough for tests to call after each step)."""
