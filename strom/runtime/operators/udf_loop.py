@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from itertools import compress
+from operator import truth
 from typing import Any
 
 from strom.exceptions import InvalidProgramError
@@ -70,7 +71,7 @@ def filter_loop(f: Callable[[Any], Any], key_of: KeyOf | None = None, backend: A
         ts = timestamps_of(batch)
         if ts is None:
             return list(filter(f, records))
-        keep = list(map(f, records))
+        keep = list(map(truth, map(f, records)))  # truth right after each call: a failure names its record
         return with_timestamps(list(compress(batch, keep)), list(compress(ts, keep)))
 
     return loop

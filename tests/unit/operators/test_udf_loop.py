@@ -126,6 +126,24 @@ def test_every_operator_names_the_failing_record_in_the_same_message_shape(name:
     assert "_fails_on_7" in info.value.user_traceback
 
 
+class _Ambiguous:
+    """A filter result whose truth cannot be told (as a NumPy array of several elements)."""
+
+    def __bool__(self) -> bool:
+        raise ValueError("truth value is ambiguous")
+
+
+def _ambiguous_on_7(v: int) -> object:
+    return _Ambiguous() if v == 7 else v % 2 == 0
+
+
+@pytest.mark.parametrize("timestamps", [None, [50, 60, 70, 80]], ids=["plain", "timestamped"])
+def test_a_filter_result_without_a_truth_value_names_its_record(timestamps: list[int] | None) -> None:
+    process = _one(StreamFilter(_ambiguous_on_7))
+    with pytest.raises(UserFunctionError, match=r"truth value is ambiguous .* on input record #2 \(7\)"):
+        process(with_timestamps([5, 6, 7, 8], timestamps))
+
+
 class _Counts(KeyedProcessFunction, KeyedCoProcessFunction, KeyedBroadcastProcessFunction):
     """Keyed state in a (co-)process function: its key must be hashable."""
 
