@@ -38,7 +38,7 @@ from strom.api.windowing.evictors import Evictor
 from strom.api.windowing.triggers import EventTimeTrigger, Trigger
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.windowing.aligned_window_operator import AlignedWindowOperator
-from strom.runtime.operators.windowing.internal_functions import InternalWindowFunction, internal_window_function
+from strom.runtime.operators.windowing.internal_functions import internal_window_function
 from strom.runtime.operators.windowing.window_operator import WindowOperator
 
 if TYPE_CHECKING:
@@ -74,38 +74,12 @@ def uses_aligned_window_operator(
     return type(assigner) is SlidingEventTimeWindows
 
 
-def window_operator(
-    *,
-    key_selector: object,
-    assigner: WindowAssigner[Any, Any],
-    trigger: Trigger[Any, Any],
-    evictor: Evictor[Any, Any] | None,
-    window_function: InternalWindowFunction,
-    contents: str,
-    reduce_function: Callable[[Any, Any], Any] | None = None,
-    aggregate_function: AggregateFunction[Any, Any, Any] | None = None,
-    allowed_lateness: int = 0,
-    late_data_tag: str | None = None,
-    batch: bool = False,
-) -> WindowOperator:
-    """The window operator :func:`uses_aligned_window_operator` picks, with the ``WindowOperator``'s arguments."""
-    kind = (
-        AlignedWindowOperator
-        if uses_aligned_window_operator(assigner, trigger, evictor, batch=batch)
-        else WindowOperator
-    )
-    return kind(
-        key_selector=key_selector,
-        assigner=assigner,
-        trigger=trigger,
-        evictor=evictor,
-        window_function=window_function,
-        contents=contents,
-        reduce_function=reduce_function,
-        aggregate_function=aggregate_function,
-        allowed_lateness=allowed_lateness,
-        late_data_tag=late_data_tag,
-    )
+def window_operator(*, batch: bool = False, **arguments: Any) -> WindowOperator:
+    """The window operator :func:`uses_aligned_window_operator` picks, built with ``arguments`` — the
+    ``WindowOperator``'s keyword arguments (``assigner``, ``trigger``, ``evictor``, ``window_function``, ...)."""
+    assigner, trigger, evictor = arguments["assigner"], arguments["trigger"], arguments["evictor"]
+    aligned = uses_aligned_window_operator(assigner, trigger, evictor, batch=batch)
+    return (AlignedWindowOperator if aligned else WindowOperator)(**arguments)
 
 
 class _WindowedStreamBase(Generic[T]):

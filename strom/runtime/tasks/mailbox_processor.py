@@ -126,4 +126,4 @@ def _idle_wait() -> float:
 
 
 def _no_flush() -> None:
-    pass
+    """A task without output writers has nothing to flush (its ``flush_interval`` is 0: never called)."""
