@@ -66,6 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the xdist_group markers given here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = Path(str(item.path))
@@ -82,6 +83,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker("spark")
         if path.name in BROWSER_FILES:
             item.add_marker("browser")
+        for heavy in ("spark", "browser"):  # `make test` runs on two pytest-xdist workers (--dist loadgroup):
+            if item.get_closest_marker(heavy):  # one JVM or one Chromium at a time, on one of them
+                item.add_marker(pytest.mark.xdist_group(heavy))
+                break
 
 
 @pytest.fixture(autouse=True)

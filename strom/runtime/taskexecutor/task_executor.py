@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any
 
-from strom.exceptions import TaskCancelledError
+from strom.exceptions import ClusterError, TaskCancelledError
 from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState
 from strom.runtime.metrics.prometheus import PrometheusReporter, PrometheusSettings, Reading
@@ -211,6 +211,9 @@ class TaskExecutor:
             self._monitor, interval=heartbeat_interval, send=self._send_heartbeat, on_timeout=self._jm_lost
         )
         self._closed = False
+        #: held while :meth:`start` runs: :meth:`close` waits for it (as Flink runs an endpoint's start and stop one
+        #: after the other on its main thread), so a close during start-up cannot miss what start opens later
+        self._lifecycle = asyncio.Lock()
         #: the owner of this executor's asyncio tasks (operator-event senders, the shutdown)
         self._tasks = AsyncTaskGroup(f"TaskExecutor {tm_id}")
         self._gc = StreamingGarbageCollection()
@@ -236,6 +239,15 @@ class TaskExecutor:
 
     # -- lifecycle ---------------------------------------------------------------------------------
     async def start(self) -> None:
+        async with self._lifecycle:
+            if self._closed:
+                raise ClusterError(
+                    f"expected TaskManager {self.tm_id} to start before it is closed; got a close first; "
+                    "hint: the TaskManager was shut down while starting"
+                )
+            await self._start()
+
+    async def _start(self) -> None:
         self.loop = asyncio.get_running_loop()
         await self.connection_manager.start()
         await self.rpc_server.start()
@@ -261,6 +273,10 @@ class TaskExecutor:
         if self._closed:
             return
         self._closed = True
+        async with self._lifecycle:  # a start under way ends first (its connections bounded by their timeouts)
+            await self._close()
+
+    async def _close(self) -> None:
         for task in list(self.tasks.values()):
             task.cancel_execution()
         await self._heartbeats.close()
