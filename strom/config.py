@@ -274,8 +274,10 @@ class ClusterOptions:
         "strom's own: Python logging level (DEBUG, INFO, WARNING, ERROR) of the TaskManagers: records of strom "
         "and of user functions (`logging.getLogger(__name__).info(...)`) at or above it reach the client's standard "
         "error "
-        "(from Spark, forwarded to the driver's `strom.taskmanager` logger); set explicitly, it also becomes the "
-        "level of the client's `strom` logger. At DEBUG a failed task's error also shows strom's own traceback.",
+        "(from Spark, forwarded to the driver's `strom.taskmanager` logger). It is the level of the client's `strom` "
+        "logger too, whatever the root logger's (a level the program gave that logger itself stays unless this is "
+        "set), so nothing of strom's reaches a program's stdout. At DEBUG a failed task's error also shows strom's "
+        "own traceback.",
     )
 
 

@@ -48,6 +48,7 @@ from strom.config import (
     StateBackendOptions,
     millis,
 )
+from strom.config_logging import configure_client_logging
 from strom.connectors.collection import CollectionSource
 from strom.connectors.number_sequence import NumberSequenceSource
 from strom.exceptions import InvalidProgramError
@@ -93,6 +94,7 @@ class StreamExecutionEnvironment:
         self._spark = spark
         if spark is not None:
             self._config.set(DeploymentOptions.TARGET, "spark")
+        configure_client_logging(self._config)  # strom's records follow logging.level from here on
 
     @staticmethod
     def get_execution_environment(

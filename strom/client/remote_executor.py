@@ -83,10 +83,10 @@ class RemoteExecutor(PipelineExecutor):
     ) -> RemoteJobClient:
         import cloudpickle
 
+        from strom.config_logging import logging_level
         from strom.deploy.standalone.cluster_dir import ClusterDirectory, default_cluster_dir
         from strom.deploy.standalone.job_files import describe, pack_python_files, program_directory
         from strom.deploy.standalone.rest_client import RestClusterClient, resolve_token
-        from strom.runtime.taskexecutor.task_manager_configuration import logging_level
 
         config = configuration
         rest = RestClusterClient.from_configuration(  # https with security.ssl.rest.* (the truststore, a client cert)

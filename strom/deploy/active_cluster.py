@@ -51,6 +51,7 @@ from strom.config import (
     RestOptions,
     TaskManagerOptions,
 )
+from strom.config_logging import configure_client_logging
 from strom.config_units import format_duration
 from strom.connectors.file_system import remove_abandoned_parts_of
 from strom.exceptions import ClusterError, ConfigurationError, TaskManagerStartError
@@ -63,7 +64,7 @@ from strom.runtime.dispatcher.dispatcher import Dispatcher
 from strom.runtime.metrics.threshold_meter import ThresholdMeter
 from strom.runtime.resourcemanager.slot_manager import TaskManagerRegistration
 from strom.runtime.rpc.auth import new_secret
-from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration, logging_level
+from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration
 
 if TYPE_CHECKING:
     from strom.web import DispatcherRestEndpoint
@@ -124,19 +125,6 @@ def _validate_options(config: Configuration) -> None:
             )
 
 
-def _configure_client_logging(config: Configuration) -> None:
-    """An explicit ``logging.level`` is the client's ``strom`` level too; with no logging set up at all (no
-    handler anywhere, so Python would print WARNING and above only) strom's records get a handler on stderr."""
-    if not config.contains(ClusterOptions.LOGGING_LEVEL):
-        return
-    strom_log = logging.getLogger("strom")
-    strom_log.setLevel(logging_level(config))
-    if not logging.getLogger().handlers and not strom_log.handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        strom_log.addHandler(handler)
-
-
 def remove_abandoned_checkpoint_dirs(tmp: str | None = None) -> list[str]:
     """Remove the temporary checkpoint directories of dead processes (a client killed before it could clean
     up); returns them. Only strom's own, of this user: named ``strom-checkpoints-<pid>-*`` with an owner
@@ -174,6 +162,7 @@ class ActiveCluster(ABC):
         self.config = config
         self.num_task_managers = max(1, num_task_managers)
         _validate_options(config)
+        configure_client_logging(config)  # before the first record of the cluster's
         #: what every TaskManager of the cluster starts with, mapped from the configuration here, once
         self.task_manager_configuration = self._task_manager_configuration(config)
         self.slots_per_task_manager = self.task_manager_configuration.num_slots
@@ -237,7 +226,6 @@ class ActiveCluster(ABC):
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> ActiveCluster:
-        _configure_client_logging(self.config)
         for path in remove_abandoned_checkpoint_dirs():
             log.info("removed %s, the temporary checkpoint directory of a client that was killed", path)
         _LIVE.add(self)

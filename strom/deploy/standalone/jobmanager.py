@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from strom.config import ClusterOptions, Configuration, CoreOptions, HeartbeatOptions, RestOptions
+from strom.config_logging import logging_level
 from strom.deploy.active_cluster import _validate_options
 from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
 from strom.deploy.standalone.high_availability import serve_with_high_availability
@@ -38,7 +39,6 @@ from strom.runtime.highavailability.services import LeaderSession, ha_settings
 from strom.runtime.log_files import LogFiles
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
 from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
-from strom.runtime.taskexecutor.task_manager_configuration import logging_level
 from strom.version import __version__
 
 __all__ = ["StandaloneJobManager", "job_manager_log_files", "run_job_manager"]

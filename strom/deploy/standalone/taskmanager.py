@@ -27,6 +27,7 @@ from strom.config import (
     ClusterOptions,
     Configuration,
 )
+from strom.config_logging import logging_level
 from strom.deploy.active_cluster import _validate_options
 from strom.deploy.standalone.high_availability import run_task_manager_with_high_availability
 from strom.exceptions import ClusterError, RpcError
@@ -34,7 +35,7 @@ from strom.runtime.highavailability.services import ha_settings
 from strom.runtime.rpc import RpcClient
 from strom.runtime.taskexecutor.runner import run_task_manager
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
-from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration, logging_level
+from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration
 
 __all__ = ["run_standalone_task_manager"]
 

@@ -28,24 +28,13 @@ from strom.config import (
     NetworkOptions,
     TaskManagerOptions,
 )
+from strom.config_logging import logging_level
 from strom.config_units import format_duration, format_memory_size
 from strom.exceptions import ConfigurationError
 from strom.runtime.metrics.prometheus import PROMETHEUS_FACTORY, PrometheusSettings, prometheus_settings
 from strom.runtime.taskexecutor.runner import TaskManagerSpec
 
-__all__ = ["TaskManagerConfiguration", "logging_level"]
-
-
-def logging_level(config: Configuration) -> int:
-    """``logging.level`` as a :mod:`logging` level number."""
-    raw = config.get(ClusterOptions.LOGGING_LEVEL)
-    level = logging.getLevelName(raw.strip().upper())
-    if not isinstance(level, int):
-        raise ConfigurationError(
-            f"expected DEBUG, INFO, WARNING, ERROR or CRITICAL for {ClusterOptions.LOGGING_LEVEL.key}; got {raw!r}; "
-            f"hint: the default is {ClusterOptions.LOGGING_LEVEL.default}"
-        )
-    return level
+__all__ = ["TaskManagerConfiguration"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
