@@ -29,7 +29,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from strom.api.environment import StreamExecutionEnvironment
+from strom.api.environment import StreamExecutionEnvironment, make_importable
 from strom.client.executor_service_loader import DEFAULT_EXECUTOR_SERVICE_LOADER
 from strom.client.job_client import interrupted_job
 from strom.client.remote_executor import RemoteExecutor
@@ -125,6 +125,11 @@ def _run_configuration(ns: argparse.Namespace) -> Configuration:
 
 
 def _run(ns: argparse.Namespace) -> int:
+    if ns.python is not None:  # -py FILE [ARGS...]: what argparse took for the script is the program's first argument
+        ns.args = [ns.script, *ns.args] if ns.script is not None else ns.args
+        ns.script = ns.python
+    if ns.script is None:
+        raise UsageError("expected a Python program (strom run job.py, or -py job.py); got none")
     script = Path(ns.script)
     if not script.is_file():
         raise UsageError(f"expected a Python file; got '{ns.script}' (not found)")
@@ -146,7 +151,11 @@ def _run(ns: argparse.Namespace) -> int:
             return EXIT_FAILED
     sys.argv = [str(script), *ns.args]
     sys.path.insert(0, str(script.parent.resolve()))
+    submitted_before = StreamExecutionEnvironment.submitted_jobs
     try:
+        for path in (ns.py_files or "").split(","):
+            if path.strip():
+                make_importable(path.strip(), "-pyfs")
         runpy.run_path(str(script), run_name="__main__")
     except KeyboardInterrupt as interrupt:  # Ctrl-C: one line, not a traceback through strom's waits
         job = interrupted_job(interrupt)
@@ -171,6 +180,13 @@ def _run(ns: argparse.Namespace) -> int:
         print(f"strom run: {refused}", file=sys.stderr)
         return EXIT_FAILED
     _finish_progress(submitted)
+    if StreamExecutionEnvironment.submitted_jobs == submitted_before:
+        print(
+            "strom run: The program didn't contain a Flink job. Perhaps you forgot to call execute() on the execution "
+            "environment.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -430,15 +446,24 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("-s", "--from-savepoint", metavar="PATH", help="start from this savepoint or checkpoint")
     run.add_argument("-n", "--allow-non-restored-state", action="store_true", help="drop state no operator claims")
     run.add_argument(
+        "-t",
         "--target",
         choices=DEFAULT_EXECUTOR_SERVICE_LOADER.get_executor_names(),
         help="local: an embedded MiniCluster (default); spark; remote",
     )
+    run.add_argument("-py", "--python", metavar="FILE", help="the program (Flink's spelling; or as the first argument)")
+    run.add_argument(
+        "-pyfs",
+        "--pyFiles",
+        dest="py_files",
+        metavar="PATHS",
+        help="comma-separated modules, packages or directories the program and its functions import (python.files)",
+    )
     run.add_argument("--spark-master", metavar="URL", help="Spark master (implies --target spark); default local[*]")
     run.add_argument("--taskmanagers", type=int, metavar="N", help="TaskManagers to start (default: as the job needs)")
     run.add_argument("--slots", type=int, metavar="S", help="slots per TaskManager")
-    run.add_argument("script")
-    run.add_argument("args", nargs=argparse.REMAINDER)
+    run.add_argument("script", nargs="?", help="the program (a Python file), unless -py names it")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the program's arguments")
     lst = sub.add_parser("list", help="list running jobs (-a: all)")
     _client_options(lst, token=False)
     lst.add_argument("-a", "--all", action="store_true", help="also jobs that ended")

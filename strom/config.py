@@ -472,13 +472,17 @@ class CheckpointingOptions:
         "",
         "Directory URI for checkpoints, through fsspec: `file://`, `s3://`, ... or a plain local path; each job "
         "writes `<dir>/<job-id>/chk-<n>/`. Empty: a temporary directory chosen by the MiniCluster. "
-        "`memory://` works only when JobManager and TaskManagers share one process (tests).",
+        "`memory://` works only when JobManager and TaskManagers share one process (tests). Flink 1.x's "
+        "`state.checkpoints.dir` is read as this key, with Flink's deprecation warning.",
+        deprecated_keys=("state.checkpoints.dir",),
     )
     MAX_RETAINED_CHECKPOINTS: ConfigOption[int] = _opt(
         "execution.checkpointing.num-retained",
         int,
         1,
-        "Completed checkpoints kept; older ones are deleted when a newer one completes.",
+        "Completed checkpoints kept; older ones are deleted when a newer one completes. Flink 1.x's "
+        "`state.checkpoints.num-retained` is read as this key.",
+        deprecated_keys=("state.checkpoints.num-retained",),
     )
     CHECKPOINTING_INTERVAL: ConfigOption[timedelta] = _opt(
         "execution.checkpointing.interval",
@@ -668,6 +672,8 @@ class Configuration:
             near = [k for k in REGISTRY if k.split(".")[-1] == key.split(".")[-1]]
             hint = f"did you mean '{near[0]}'?" if near else "see docs/configuration.md for the known keys"
             raise ConfigurationError(f"expected a known configuration key; got '{key}'; hint: {hint}")
+        if key != option.key:  # Flink's ConfigOption fallback: the value counts, with Flink's warning
+            _log.warning("Config uses deprecated configuration key '%s' instead of proper key '%s'", key, option.key)
         self._values[option.key] = option.parse(value)
         return self
 

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-__all__ = ["StreamExecutionEnvironment"]
+__all__ = ["StreamExecutionEnvironment", "make_importable"]
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,8 @@ def local_parallelism() -> int:
 class StreamExecutionEnvironment:
     #: set by ``strom run`` (Flink's context environment): the defaults of every environment the program makes
     _context_configuration: Configuration | None = None
+    #: jobs this process submitted (``strom run`` tells a program that submitted none, as Flink's CLI does)
+    submitted_jobs = 0
 
     def __init__(self, configuration: Configuration | None = None, *, spark: SparkSession | None = None) -> None:
         base = StreamExecutionEnvironment._context_configuration
@@ -307,22 +309,7 @@ class StreamExecutionEnvironment:
         """Make ``file_path`` (a module, a package directory, or a directory of them) importable by the job's
         functions: its directory goes on the client's ``sys.path`` and on the ``PYTHONPATH`` the TaskManagers
         of this machine start with. On Spark, ship files with Spark's own ``--py-files``."""
-        path = os.path.abspath(file_path)
-        if not os.path.exists(path):
-            raise InvalidProgramError(
-                f"add_python_file expects an existing file or directory; got '{file_path}'; hint: a path relative "
-                f"to {os.getcwd()} or an absolute one"
-            )
-        directory = (
-            path
-            if os.path.isdir(path) and not os.path.exists(os.path.join(path, "__init__.py"))
-            else (os.path.dirname(path))
-        )
-        if directory not in sys.path:
-            sys.path.append(directory)
-        parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        if directory not in parts:
-            os.environ["PYTHONPATH"] = os.pathsep.join([*parts, directory])
+        make_importable(file_path, "add_python_file")
         return self
 
     def add_source(
@@ -463,6 +450,7 @@ class StreamExecutionEnvironment:
     def _submit(self, job_graph: JobGraph) -> JobClient:
         """Run ``job_graph`` with the executor of ``execution.target`` (Flink's ``PipelineExecutorServiceLoader``)."""
         factory = DEFAULT_EXECUTOR_SERVICE_LOADER.get_executor_factory(self._config)
+        StreamExecutionEnvironment.submitted_jobs += 1
         return factory.get_executor(self._config).execute(job_graph, self._config, spark=self._spark)
 
     def _execute_and_collect(self, sink_id: str, job_name: str | None, limit: int | None) -> CloseableIterator:
@@ -476,3 +464,23 @@ class StreamExecutionEnvironment:
             )
         client = self.execute_async(job_name)
         return CloseableIterator(client, sink_id, limit)
+
+
+def make_importable(file_path: str, what: str) -> None:
+    """Put the directory of ``file_path`` (a module, a package directory, or a directory of them) on this process's
+    ``sys.path`` and on the ``PYTHONPATH`` the TaskManagers of this machine start with; ``what`` names the caller
+    in the error for a path that does not exist."""
+    path = os.path.abspath(file_path)
+    if not os.path.exists(path):
+        raise InvalidProgramError(
+            f"{what} expects an existing file or directory; got '{file_path}'; hint: a path relative "
+            f"to {os.getcwd()} or an absolute one"
+        )
+    directory = (
+        path if os.path.isdir(path) and not os.path.exists(os.path.join(path, "__init__.py")) else os.path.dirname(path)
+    )
+    if directory not in sys.path:
+        sys.path.append(directory)
+    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if directory not in parts:
+        os.environ["PYTHONPATH"] = os.pathsep.join([*parts, directory])

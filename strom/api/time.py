@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-__all__ = ["Duration", "Time"]
+__all__ = ["Duration", "Instant", "Time"]
 
 
 def _checked(value: object, unit: str) -> int:
@@ -100,3 +100,40 @@ class Duration(_Millis):
 
     def __repr__(self) -> str:
         return f"Duration.of_millis({self.to_milliseconds()})"
+
+
+class Instant:
+    """PyFlink's ``Instant``: a point on the time-line, in seconds and nanoseconds since the epoch (Java's
+    ``java.time.Instant``). strom's timestamps are ints of epoch milliseconds; this converts.
+
+        >>> Instant.of_epoch_milli(1_500).to_epoch_milli()
+        1500
+        >>> Instant.of_epoch_milli(-1)
+        Instant<-1, 999000000>
+    """
+
+    __slots__ = ("nanos", "seconds")
+
+    def __init__(self, seconds: int, nanos: int) -> None:
+        self.seconds = seconds
+        self.nanos = nanos
+
+    @staticmethod
+    def of_epoch_milli(epoch_milli: int) -> Instant:
+        seconds, millis = divmod(epoch_milli, 1000)  # floored, as Java's Math.floorDiv / floorMod
+        return Instant(seconds, millis * 1_000_000)
+
+    def to_epoch_milli(self) -> int:
+        return self.seconds * 1000 + self.nanos // 1_000_000
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Instant) and (self.seconds, self.nanos) == (other.seconds, other.nanos)
+
+    def __lt__(self, other: Instant) -> bool:
+        return (self.seconds, self.nanos) < (other.seconds, other.nanos)
+
+    def __hash__(self) -> int:
+        return hash((self.seconds, self.nanos))
+
+    def __repr__(self) -> str:
+        return f"Instant<{self.seconds}, {self.nanos}>"

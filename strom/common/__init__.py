@@ -4,7 +4,7 @@ their strom modules (one definition each), so ``from strom.common import Types, 
 
 from strom.api.eventtime import WatermarkStrategy
 from strom.api.row import Row, RowKind
-from strom.api.time import Duration, Time
+from strom.api.time import Duration, Instant, Time
 from strom.api.type_serializer import TypeSerializer
 from strom.api.typeinfo import TypeInformation, Types
 from strom.client.job_client import JobClient, JobExecutionResult
@@ -19,6 +19,7 @@ __all__ = [
     "Configuration",
     "Duration",
     "Encoder",
+    "Instant",
     "JobClient",
     "JobExecutionResult",
     "JobStatus",

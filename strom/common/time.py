@@ -1,5 +1,5 @@
 """PyFlink's ``pyflink.common.time`` module path (re-exports; see :mod:`strom.api.time`)."""
 
-from strom.api.time import Duration, Time
+from strom.api.time import Duration, Instant, Time
 
-__all__ = ["Duration", "Time"]
+__all__ = ["Duration", "Instant", "Time"]

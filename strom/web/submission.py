@@ -64,6 +64,15 @@ PYTHON_FILES_ENTRY = "python_files"
 JOB_GRAPH_FIELD = "jobGraphFileName"
 JOB_JARS_FIELD = "jobJarFileNames"
 JOB_ARTIFACTS_FIELD = "jobArtifactFileNames"
+#: Flink 2.x's client names its plan so (``JobSubmitRequestBody`` of Flink 2: a serialized ``ExecutionPlan``)
+EXECUTION_PLAN_FIELD = "executionPlanFileName"
+#: the first bytes of a Java-serialized object (``ObjectOutputStream``'s STREAM_MAGIC): a JVM client's plan
+JAVA_SERIALIZATION_MAGIC = b"\xac\xed"
+#: the answer to a JVM client (Flink's own ``flink run``): what strom runs instead
+JVM_CLIENT_HINT = (
+    "strom runs Python DataStream programs, not a JVM client's plan; hint: submit the program with strom's client, "
+    "`strom run -m HOST:PORT job.py` (it accepts Flink's -py/--python spelling too)"
+)
 
 
 def execution_result_body(result: JobResult | None) -> dict[str, Any]:
@@ -176,9 +185,17 @@ class JobSubmissionHandlers:
 
     async def _submit(self, request: web.Request) -> web.Response:
         body, files = await self._read_parts(request)
+        if body.get(JOB_GRAPH_FIELD) is None and body.get(EXECUTION_PLAN_FIELD) is not None:
+            raise RestHandlerError(
+                f"expected a strom job graph; got Flink's {EXECUTION_PLAN_FIELD}: " + JVM_CLIENT_HINT, 400
+            )
         if body.get(JOB_GRAPH_FIELD) is None:
             raise RestHandlerError(f"The {JOB_GRAPH_FIELD} field must not be omitted or be null.", 400)
         graph_bytes = self._file(files, body[JOB_GRAPH_FIELD], "JobGraph")
+        if graph_bytes.startswith(JAVA_SERIALIZATION_MAGIC):
+            raise RestHandlerError(
+                "expected a strom job graph; got a Java-serialized JobGraph: " + JVM_CLIENT_HINT, 400
+            )
         jars = self._list(body, JOB_JARS_FIELD)
         for jar in jars:
             self._file(files, jar, "Jar")

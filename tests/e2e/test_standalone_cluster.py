@@ -77,6 +77,9 @@ def test_a_standalone_cluster_runs_jobs_submitted_with_the_cli(cluster: Cluster,
     graph = ("file_0", "job.graph", bomb, "application/octet-stream")
     for request, parts, error in (
         ({}, [graph], "The jobGraphFileName field must not be omitted or be null."),
+        # Flink 2's own `flink run` (a JVM client's plan): told what strom runs and how to submit it
+        ({"executionPlanFileName": "job.graph"}, [graph], "strom run -m HOST:PORT job.py"),
+        ({"jobGraphFileName": "java.graph"}, [("file_0", "java.graph", b"\xac\xed\x00\x05sr", "x")], "Java-serialized"),
         ({"jobGraphFileName": "other.graph"}, [graph], "JobGraph file other.graph could not be found on the server."),
         ({"jobGraphFileName": "job.graph"}, [graph, graph], "got 'job.graph' twice"),
         ({"jobGraphFileName": "job.graph"}, [graph, ("unknown", "", b"x", "text/plain")], "unknown attribute unknown"),

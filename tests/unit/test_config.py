@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -162,6 +163,17 @@ def test_flinks_deprecated_buffer_timeout_key_is_read_as_the_current_one() -> No
     assert conf.to_dict() == {"execution.buffer-timeout.interval": timedelta(milliseconds=5)}
 
 
+def test_flink_1_checkpoint_keys_are_read_with_flinks_deprecation_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="strom"):
+        conf = Configuration({"state.checkpoints.dir": "/tmp/checkpoints", "state.checkpoints.num-retained": "3"})
+    assert conf.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY) == "/tmp/checkpoints"
+    assert conf.get(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS) == 3
+    assert (
+        "Config uses deprecated configuration key 'state.checkpoints.dir' instead of proper key "
+        "'execution.checkpointing.dir'" in caplog.text
+    )
+
+
 def test_restart_strategy_delays_take_durations() -> None:
     conf = Configuration(
         {
@@ -224,7 +236,7 @@ def test_strom_run_d_takes_duration_and_memory_strings(tmp_path: Path, capsys: p
     )
     try:
         defines = ["-D", "heartbeat.timeout=50 s", "-D", "taskmanager.memory.segment-size=64 kb"]
-        assert strom_main(["run", *defines, str(script), str(out)]) == 0
+        assert strom_main(["run", *defines, str(script), str(out)]) == 1  # it ran; it submitted no job
     finally:
         StreamExecutionEnvironment.set_context_configuration(None)
     assert out.read_text() == repr((50.0, 64 * 1024))

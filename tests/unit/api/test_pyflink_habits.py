@@ -165,3 +165,13 @@ def test_a_pyflink_style_window_assigner_gets_the_environment_and_its_serializer
     assert TimeWindowSerializer().deserialize(BytesIO(buf.getvalue())) == TimeWindow(-10, 0)
     assert TimeWindowSerializer() == TimeWindowSerializer() and len(buf.getvalue()) == 16
     assert type(GlobalWindows.create().get_window_serializer()).__name__ == "GlobalWindowSerializer"
+
+
+def test_instant_as_pyflink_has_it() -> None:
+    from strom.common import Instant
+
+    assert Instant.of_epoch_milli(1_700_000_000_123) == Instant(1_700_000_000, 123_000_000)
+    assert Instant.of_epoch_milli(-1) == Instant(-1, 999_000_000)  # floored, as Java's Instant.ofEpochMilli
+    assert Instant(-1, 999_000_000).to_epoch_milli() == -1
+    assert repr(Instant(3, 5)) == "Instant<3, 5>"
+    assert sorted([Instant(2, 0), Instant(1, 7)]) == [Instant(1, 7), Instant(2, 0)]

@@ -128,7 +128,7 @@ def test_strom_run_options_become_the_programs_configuration(tmp_path: Path) -> 
     )
     try:
         args = ["run", "--spark-master", "local[3]", "--taskmanagers", "2", "--slots", "4"]
-        assert strom_main([*args, "-D", "spark.executor.memory=1g", str(script), str(out)]) == 0
+        assert strom_main([*args, "-D", "spark.executor.memory=1g", str(script), str(out)]) == 1  # ran, no job
     finally:
         StreamExecutionEnvironment.set_context_configuration(None)
     conf = dict(ast.literal_eval(out.read_text()))
