@@ -25,6 +25,7 @@ from strom.config_option import (
     SPARK_PASSTHROUGH_PREFIX,
     ConfigOption,
     _opt,
+    format_map,
 )
 from strom.config_security import SecurityOptions
 from strom.config_units import (
@@ -103,6 +104,13 @@ class PipelineOptions:
         "Chain operators into one task where Flink's rules allow.",
     )
     NAME: ConfigOption[str] = _opt("pipeline.name", str, "strom job", "Name of the job.")
+    GLOBAL_JOB_PARAMETERS: ConfigOption[dict[str, str]] = _opt(
+        "pipeline.global-job-parameters",
+        dict,
+        {},
+        "Parameters every function of the job reads with `RuntimeContext.get_job_parameter(key, default)` "
+        "(`env.get_config().set_global_job_parameters({...})`); Flink's map form `key1:value1,key2:value2`.",
+    )
     AUTO_WATERMARK_INTERVAL: ConfigOption[timedelta] = _opt(
         "pipeline.auto-watermark-interval",
         timedelta,
@@ -695,6 +703,8 @@ class Configuration:
             return default_value
         if isinstance(value, timedelta):
             return format_duration(value)
+        if isinstance(value, dict):
+            return format_map(value)
         return str(value).lower() if isinstance(value, bool) else str(value)
 
     def get_integer(self, key: str, default_value: int) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -26,6 +27,7 @@ __all__ = [
     "REGISTRY",
     "SPARK_PASSTHROUGH_PREFIX",
     "ConfigOption",
+    "format_map",
 ]
 
 T = TypeVar("T")
@@ -76,6 +78,8 @@ class ConfigOption(Generic[T]):
             return self._parse_duration(raw)  # type: ignore[return-value]
         if self.type is MemorySize:
             return self._parse_memory_size(raw)  # type: ignore[return-value]
+        if self.type is dict:
+            return self._parse_map(raw)  # type: ignore[return-value]
         if self.type is bool and isinstance(raw, str):
             low = raw.strip().lower()
             if low in ("true", "1", "yes"):
@@ -94,6 +98,18 @@ class ConfigOption(Generic[T]):
     def _wrong_type(self, raw: object) -> ConfigurationError:
         return ConfigurationError(
             f"option '{self.key}' expects a {self.type.__name__}; got {raw!r}; hint: the default is {self.default!r}"
+        )
+
+    def _parse_map(self, raw: object) -> dict[str, str]:
+        """A map option: a mapping, or Flink's string form ``key1:value1,key2:value2``."""
+        if isinstance(raw, Mapping):
+            return {str(k): str(v) for k, v in raw.items()}
+        if isinstance(raw, str):
+            entries = [e for e in raw.split(",") if e.strip()]
+            if all(":" in e for e in entries):
+                return {k.strip(): v.strip() for k, _, v in (e.partition(":") for e in entries)}
+        raise ConfigurationError(
+            f"option '{self.key}' expects a map; got {raw!r}; hint: write it as Flink does, 'key1:value1,key2:value2'"
         )
 
     def _parse_duration(self, raw: object) -> timedelta:
@@ -152,6 +168,8 @@ class ConfigOption(Generic[T]):
             return format_duration(self.default)  # type: ignore[arg-type]
         if self.type is MemorySize:
             return format_memory_size(self.default)  # type: ignore[arg-type]
+        if self.type is dict:
+            return repr(format_map(self.default))  # type: ignore[arg-type]
         return repr(self.default)
 
     def type_name(self) -> str:
@@ -179,3 +197,8 @@ def _opt(key: str, typ: type, default: Any, description: str, **kw: Any) -> Conf
     elif isinstance(default, str) and typ is MemorySize:
         default = parse_memory_size(default)
     return ConfigOption(key=key, type=typ, default=default, description=description, **kw)
+
+
+def format_map(value: Mapping[str, str]) -> str:
+    """A map option's value in Flink's string form: ``key1:value1,key2:value2``."""
+    return ",".join(f"{k}:{v}" for k, v in value.items())

@@ -27,6 +27,7 @@ from strom.api._time import duration_argument
 from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode
 from strom.api.datastream import DataStream, declared_type
 from strom.api.eventtime import BatchWatermarkStrategy, WatermarkStrategy
+from strom.api.execution_config import ExecutionConfig
 from strom.api.execution_mode import RuntimeExecutionMode
 from strom.api.output_tag import output_tags_created
 from strom.api.source import Boundedness, Source
@@ -97,6 +98,7 @@ class StreamExecutionEnvironment:
         if spark is not None:
             self._config.set(DeploymentOptions.TARGET, "spark")
         configure_client_logging(self._config)  # strom's records follow logging.level from here on
+        self._execution_config = ExecutionConfig(self)
 
     @staticmethod
     def get_execution_environment(
@@ -112,7 +114,12 @@ class StreamExecutionEnvironment:
         cls._context_configuration = configuration.copy() if configuration is not None else None
 
     # -- configuration -----------------------------------------------------------------------------
-    def get_config(self) -> Configuration:
+    def get_config(self) -> ExecutionConfig:
+        """PyFlink's ``ExecutionConfig`` of this environment (a view over :meth:`get_configuration`)."""
+        return self._execution_config
+
+    def get_configuration(self) -> Configuration:
+        """The environment's configuration (Flink's ``getConfiguration()``): every option under Flink's keys."""
         return self._config
 
     def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
@@ -399,6 +406,7 @@ class StreamExecutionEnvironment:
             "segment_size": c.get(NetworkOptions.SEGMENT_SIZE),
             "state_backend": validate_state_backend(c.get(StateBackendOptions.STATE_BACKEND)),
             "auto_watermark_interval_ms": millis(c.get(PipelineOptions.AUTO_WATERMARK_INTERVAL)),
+            "job_parameters": c.get(PipelineOptions.GLOBAL_JOB_PARAMETERS),
             "yielded_output_tags": output_tags_created(),
             "batch_execution": self.get_runtime_mode() is RuntimeExecutionMode.BATCH,
         }

@@ -85,6 +85,10 @@ class RuntimeContext(ABC):
     def get_job_id(self) -> str: ...
 
     @abstractmethod
+    def get_job_parameter(self, key: str, default_value: str) -> str:
+        """The global job parameter ``key`` (``env.get_config().set_global_job_parameters``), or the default."""
+
+    @abstractmethod
     def get_metrics_group(self) -> MetricGroup:
         """The metric group of this operator's subtask (PyFlink's ``get_metrics_group``): ``counter``, ``gauge``,
         ``meter``, ``distribution``, ``add_group`` (see :mod:`strom.metrics`)."""

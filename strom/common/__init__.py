@@ -3,6 +3,7 @@ their strom modules (one definition each), so ``from strom.common import Types, 
 ``from pyflink.common import ...`` does. See docs/pyflink.md."""
 
 from strom.api.eventtime import WatermarkStrategy
+from strom.api.execution_config import ExecutionConfig
 from strom.api.row import Row, RowKind
 from strom.api.time import Duration, Instant, Time
 from strom.api.type_serializer import TypeSerializer
@@ -19,6 +20,7 @@ __all__ = [
     "Configuration",
     "Duration",
     "Encoder",
+    "ExecutionConfig",
     "Instant",
     "JobClient",
     "JobExecutionResult",

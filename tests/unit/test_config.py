@@ -230,7 +230,7 @@ def test_strom_run_d_takes_duration_and_memory_strings(tmp_path: Path, capsys: p
         "import sys\n"
         "from strom import StreamExecutionEnvironment\n"
         "from strom.config import HeartbeatOptions, NetworkOptions\n"
-        "c = StreamExecutionEnvironment.get_execution_environment().get_config()\n"
+        "c = StreamExecutionEnvironment.get_execution_environment().get_configuration()\n"
         "with open(sys.argv[1], 'w') as f:\n"
         "    f.write(repr((c.get(HeartbeatOptions.TIMEOUT).total_seconds(), c.get(NetworkOptions.SEGMENT_SIZE))))\n"
     )

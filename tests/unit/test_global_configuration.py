@@ -177,7 +177,7 @@ def test_every_cli_command_reads_the_file_and_d_overrides_it(
         "import sys\n"
         "from strom import StreamExecutionEnvironment\n"
         "from strom.config import CoreOptions, PipelineOptions\n"
-        "c = StreamExecutionEnvironment.get_execution_environment().get_config()\n"
+        "c = StreamExecutionEnvironment.get_execution_environment().get_configuration()\n"
         "with open(sys.argv[1], 'w') as f:\n"
         "    f.write(repr((c.get(PipelineOptions.NAME), c.get(CoreOptions.DEFAULT_PARALLELISM))))\n"
     )

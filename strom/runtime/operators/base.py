@@ -22,7 +22,8 @@ from __future__ import annotations
 import enum
 import traceback
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from strom.api.functions import RuntimeContext
@@ -89,6 +90,7 @@ class TaskInfo:
     batch_bytes: int = 1 << 20  # execution.batch-bytes
     yielded_output_tags: bool = False  # the client made an OutputTag: process functions may yield (tag, value)
     batch_execution: bool = False  # execution.runtime-mode: BATCH (timers fire key by key at the end of input)
+    job_parameters: Mapping[str, str] = field(default_factory=dict)  # pipeline.global-job-parameters
 
 
 class StreamingRuntimeContext(RuntimeContext):
@@ -133,6 +135,9 @@ class StreamingRuntimeContext(RuntimeContext):
 
     def get_job_id(self) -> str:
         return self.info.job_id
+
+    def get_job_parameter(self, key: str, default_value: str) -> str:
+        return self.info.job_parameters.get(key, default_value)
 
     def get_metrics_group(self) -> MetricGroup:
         if self.metric_group is None:  # an operator driven outside a task: its metrics go nowhere

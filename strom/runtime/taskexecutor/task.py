@@ -243,6 +243,7 @@ class Task:
             batch_bytes=int(cfg.get("batch_bytes", 1 << 20)),
             yielded_output_tags=bool(cfg.get("yielded_output_tags", False)),
             batch_execution=bool(cfg.get("batch_execution", False)),
+            job_parameters=dict(cfg.get("job_parameters", {})),
         )
         partitions: dict[str, tuple[ResultPartition, bytes]] = {}
         buffers_per_channel = int(cfg["buffers_per_channel"])

@@ -111,7 +111,7 @@ def test_jvm_calls_are_accepted_and_python_files_become_importable(
 def test_state_backends_and_runtime_modes() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_state_backend(HashMapStateBackend())
-    assert env.get_config().get_string("state.backend.type", "") == "hashmap"
+    assert env.get_configuration().get_string("state.backend.type", "") == "hashmap"
     with pytest.raises(InvalidProgramError, match="EmbeddedRocksDBStateBackend, which is not built yet"):
         env.set_state_backend(EmbeddedRocksDBStateBackend())
     assert env.get_runtime_mode() is RuntimeExecutionMode.STREAMING
@@ -175,3 +175,54 @@ def test_instant_as_pyflink_has_it() -> None:
     assert Instant(-1, 999_000_000).to_epoch_milli() == -1
     assert repr(Instant(3, 5)) == "Instant<3, 5>"
     assert sorted([Instant(2, 0), Instant(1, 7)]) == [Instant(1, 7), Instant(2, 0)]
+
+
+def test_get_config_is_pyflinks_execution_config_over_flinks_keys() -> None:
+    from strom.common import ExecutionConfig
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    config = env.get_config()
+    assert isinstance(config, ExecutionConfig)
+    assert config.get_parallelism() == ExecutionConfig.PARALLELISM_DEFAULT
+    config.set_auto_watermark_interval(50).set_parallelism(3).set_max_parallelism(64).set_task_cancellation_timeout(0)
+    config.set_global_job_parameters({"region": "eu", "limit": 5})  # type: ignore[dict-item]
+    set_here = env.get_configuration().to_dict()
+    set_here.pop("minicluster.taskmanager-mode", None)  # the test tier's context configuration
+    assert set_here == {
+        "pipeline.auto-watermark-interval": timedelta(milliseconds=50),
+        "parallelism.default": 3,
+        "pipeline.max-parallelism": 64,
+        "task.cancellation.timeout": timedelta(0),
+        "pipeline.global-job-parameters": {"region": "eu", "limit": "5"},
+    }
+    assert (config.get_auto_watermark_interval(), config.get_parallelism(), config.get_max_parallelism()) == (50, 3, 64)
+    assert env.get_configuration().get_string("pipeline.global-job-parameters", "") == "region:eu,limit:5"
+    config.set_parallelism(ExecutionConfig.PARALLELISM_DEFAULT)
+    assert config.get_parallelism() == -1 and env.get_parallelism() >= 1
+    assert config.enable_object_reuse().is_object_reuse_enabled()
+    assert config.disable_generic_types().has_generic_types_disabled()
+    config.add_default_kryo_serializer("a.B", "a.BSerializer").register_pojo_type("a.B")
+
+
+def test_global_job_parameters_reach_every_function() -> None:
+    from strom.datastream import MapFunction, RuntimeContext
+
+    class Tag(MapFunction):
+        def open(self, runtime_context: RuntimeContext) -> None:
+            self.region = runtime_context.get_job_parameter("region", "?")
+            self.other = runtime_context.get_job_parameter("missing", "default")
+
+        def map(self, value: int) -> tuple[int, str, str]:
+            return value, self.region, self.other
+
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"parallelism.default": 2}))
+    env.get_config().set_global_job_parameters({"region": "eu"})
+    with env.from_collection([1, 2]).map(Tag()).execute_and_collect() as results:
+        assert sorted(results) == [(1, "eu", "default"), (2, "eu", "default")]
+
+
+def test_a_map_option_takes_flinks_string_form() -> None:
+    conf = Configuration({"pipeline.global-job-parameters": "a:1, b:x"})
+    assert conf.to_dict() == {"pipeline.global-job-parameters": {"a": "1", "b": "x"}}
+    with pytest.raises(ConfigurationError, match="key1:value1,key2:value2"):
+        Configuration({"pipeline.global-job-parameters": "no colon"})

@@ -18,6 +18,7 @@ PATHS = [
     "strom.common.time",
     "strom.common.typeinfo",
     "strom.common.configuration",
+    "strom.common.execution_config",
     "strom.common.job_status",
     "strom.common.serialization",
     "strom.common.types",

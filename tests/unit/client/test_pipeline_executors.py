@@ -94,7 +94,7 @@ def test_the_environment_hands_its_job_graph_to_the_executor_of_its_target(monke
     env.from_sequence(1, 3).map(lambda x: x).print()
     assert env.execute_async("recorded") == "the job's client"
     [(job_graph, configuration, spark)] = calls
-    assert job_graph.job_name == "recorded" and configuration is env.get_config() and spark is session
+    assert job_graph.job_name == "recorded" and configuration is env.get_configuration() and spark is session
 
 
 def test_execute_and_collect_is_refused_on_a_target_that_cannot_collect_before_anything_is_contacted() -> None:

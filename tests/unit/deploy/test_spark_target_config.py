@@ -122,7 +122,7 @@ def test_strom_run_options_become_the_programs_configuration(tmp_path: Path) -> 
     script.write_text(
         "import sys\n"
         "from strom import StreamExecutionEnvironment\n"
-        "c = StreamExecutionEnvironment.get_execution_environment().get_config()\n"
+        "c = StreamExecutionEnvironment.get_execution_environment().get_configuration()\n"
         "with open(sys.argv[1], 'w') as f:\n"
         "    f.write(repr(sorted(c.to_dict().items())))\n"
     )
@@ -139,7 +139,7 @@ def test_strom_run_options_become_the_programs_configuration(tmp_path: Path) -> 
         TaskManagerOptions.NUM_TASK_SLOTS.key: 4,
         "spark.executor.memory": "1g",
     }
-    assert StreamExecutionEnvironment.get_execution_environment().get_config().to_dict() == {}
+    assert StreamExecutionEnvironment.get_execution_environment().get_configuration().to_dict() == {}
 
 
 def test_strom_run_rejects_bad_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
