@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 __all__ = ["CheckpointConfig", "CheckpointingMode", "ExternalizedCheckpointRetention"]
 
 
+_JAVA_INT_MAX = 2**31 - 1
+
+
 class CheckpointingMode(enum.Enum):
     EXACTLY_ONCE = "EXACTLY_ONCE"
     AT_LEAST_ONCE = "AT_LEAST_ONCE"
@@ -100,14 +103,32 @@ class CheckpointConfig:
             raise InvalidProgramError(f"expected {what} >= 0 ms; got {value!r}; hint: {hint}")
         self._config.set(option, duration)
 
+    def get_min_pause_between_checkpoints(self) -> int:
+        """The minimum pause between checkpoints in milliseconds."""
+        return millis(self._config.get(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS))
+
     def set_max_concurrent_checkpoints(self, max_concurrent: int) -> None:
         if _non_negative_int(max_concurrent, "a number of concurrent checkpoints", "1 or more") < 1:
             raise InvalidProgramError("expected at least 1 concurrent checkpoint; got 0; hint: 1 is the default")
         self._config.set(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS, max_concurrent)
 
+    def get_max_concurrent_checkpoints(self) -> int:
+        return self._config.get(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS)
+
     def set_tolerable_checkpoint_failure_number(self, number: int) -> None:
         _non_negative_int(number, "a number of tolerable failed checkpoints", "0 fails over at the first failure")
         self._config.set(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER, number)
+
+    def get_tolerable_checkpoint_failure_number(self) -> int:
+        return self._config.get(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER)
+
+    def set_fail_on_checkpointing_errors(self, fail_on_checkpointing_errors: bool) -> None:
+        """Flink's deprecated form of :meth:`set_tolerable_checkpoint_failure_number`: ``True`` is 0 tolerated
+        failures, ``False`` tolerates any number (Java's ``Integer.MAX_VALUE``)."""
+        self.set_tolerable_checkpoint_failure_number(0 if fail_on_checkpointing_errors else _JAVA_INT_MAX)
+
+    def is_fail_on_checkpointing_errors(self) -> bool:
+        return self.get_tolerable_checkpoint_failure_number() == 0
 
     # -- storage and retention ---------------------------------------------------------------------
     def set_checkpoint_storage(self, directory: str) -> None:
@@ -126,6 +147,16 @@ class CheckpointConfig:
             )
         self._config.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION, retention.value)
 
+    def get_externalized_checkpoint_retention(self) -> ExternalizedCheckpointRetention:
+        return ExternalizedCheckpointRetention.parse(
+            self._config.get(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)
+        )
+
+    def is_externalized_checkpoints_enabled(self) -> bool:
+        """Whether completed checkpoints outlive a failed or cancelled job (any retention but NO_EXTERNALIZED)."""
+        retention = self.get_externalized_checkpoint_retention()
+        return retention is not ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
+
     def set_max_retained_checkpoints(self, number: int) -> None:
         if _non_negative_int(number, "a number of retained checkpoints", "1 or more") < 1:
             raise InvalidProgramError("expected at least 1 retained checkpoint; got 0; hint: 1 is the default")
@@ -133,6 +164,9 @@ class CheckpointConfig:
 
     def enable_unaligned_checkpoints(self, enabled: bool = True) -> None:
         self._config.set(CheckpointingOptions.ENABLE_UNALIGNED, bool(enabled))
+
+    def disable_unaligned_checkpoints(self) -> None:
+        self.enable_unaligned_checkpoints(False)
 
     def is_unaligned_checkpoints_enabled(self) -> bool:
         return self._config.get(CheckpointingOptions.ENABLE_UNALIGNED)

@@ -226,3 +226,28 @@ def test_a_map_option_takes_flinks_string_form() -> None:
     assert conf.to_dict() == {"pipeline.global-job-parameters": {"a": "1", "b": "x"}}
     with pytest.raises(ConfigurationError, match="key1:value1,key2:value2"):
         Configuration({"pipeline.global-job-parameters": "no colon"})
+
+
+def test_checkpoint_config_getters_read_what_the_setters_wrote() -> None:
+    from strom.datastream import CheckpointingMode, ExternalizedCheckpointRetention
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.enable_checkpointing(1000, CheckpointingMode.AT_LEAST_ONCE)
+    cfg = env.get_checkpoint_config()
+    cfg.set_min_pause_between_checkpoints("2 s")
+    cfg.set_max_concurrent_checkpoints(2)
+    cfg.set_tolerable_checkpoint_failure_number(3)
+    assert (cfg.get_min_pause_between_checkpoints(), cfg.get_max_concurrent_checkpoints()) == (2000, 2)
+    assert cfg.get_tolerable_checkpoint_failure_number() == 3 and not cfg.is_fail_on_checkpointing_errors()
+    cfg.set_fail_on_checkpointing_errors(True)
+    assert cfg.get_tolerable_checkpoint_failure_number() == 0
+    cfg.set_fail_on_checkpointing_errors(False)
+    assert cfg.get_tolerable_checkpoint_failure_number() == 2**31 - 1
+    cfg.set_externalized_checkpoint_retention(ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS)
+    assert not cfg.is_externalized_checkpoints_enabled()
+    cfg.set_externalized_checkpoint_retention(ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION)
+    assert cfg.get_externalized_checkpoint_retention() is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
+    assert cfg.is_externalized_checkpoints_enabled()
+    cfg.enable_unaligned_checkpoints()
+    cfg.disable_unaligned_checkpoints()
+    assert not cfg.is_unaligned_checkpoints_enabled()
