@@ -139,10 +139,14 @@ class BootstrapRunner:
             else _OperatorContext(self.operator_backend)
         )
 
-    def open(self) -> None:
+    def open(self, restored_checkpoint_id: int | None = None) -> None:
+        """``initialize_state`` of a :class:`CheckpointedFunction` (restored: the bootstrap job restarted from
+        one of its checkpoints, the backends hold its state), then ``open``."""
         fn = self.function
         if isinstance(fn, CheckpointedFunction):
-            fn.initialize_state(FunctionInitializationContext(self.operator_backend, self.keyed_backend, None))
+            fn.initialize_state(
+                FunctionInitializationContext(self.operator_backend, self.keyed_backend, restored_checkpoint_id)
+            )
         open_function(fn, self.runtime_context)
 
     def process(self, records: list[Any]) -> None:
@@ -160,11 +164,15 @@ class BootstrapRunner:
             backend.current_key = key_of(value)
             process(value, ctx)
 
-    def snapshot(self) -> OperatorSnapshot:
-        """The state built: what a checkpoint of this subtask writes."""
+    def snapshot_function_state(self, checkpoint_id: int) -> None:
+        """``snapshot_state`` of a :class:`CheckpointedFunction`: its values into its operator state."""
         fn = self.function
         if isinstance(fn, CheckpointedFunction):
-            fn.snapshot_state(FunctionSnapshotContext(0, _now_ms()))
+            fn.snapshot_state(FunctionSnapshotContext(checkpoint_id, _now_ms()))
+
+    def snapshot(self) -> OperatorSnapshot:
+        """The state built: what a checkpoint of this subtask writes."""
+        self.snapshot_function_state(0)
         keyed = self.keyed_backend.snapshot() if self.keyed_backend is not None else {}
         return OperatorSnapshot(keyed=keyed, operator=self.operator_backend.snapshot())
 

@@ -167,7 +167,8 @@ def write_savepoint_metadata(
 
 class BootstrapOperator(StreamOperator):
     """One operator's bootstrap in a job: runs the function over its records, writes its files at the end of
-    input and emits what it wrote."""
+    input and emits what it wrote. The runner's backends are the operator's, so a bootstrap job with checkpointing
+    that fails over restores what it built up to its last checkpoint, as any job does."""
 
     def __init__(
         self, transformation: StateBootstrapTransformation, *, uid: str, location_uri: str, max_parallelism: int
@@ -189,13 +190,23 @@ class BootstrapOperator(StreamOperator):
             subtask_index=info.subtask_index,
             parallelism=info.parallelism,
         )
+        self.keyed_backend = self.runner.keyed_backend
+        self._operator_state_backend = self.runner.operator_backend
 
     def open(self) -> None:
         assert self.runner is not None
         try:
-            self.runner.open()
+            self.runner.open(self.restored_checkpoint_id)
         except Exception as exc:
             raise self.user_error(exc, None) from exc
+
+    def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
+        assert self.runner is not None
+        try:
+            self.runner.snapshot_function_state(checkpoint_id)
+        except Exception as exc:
+            raise self.user_error(exc, None, role=f"snapshot_state of the bootstrap of {self.uid!r}") from exc
+        return super().snapshot_state(checkpoint_id, timestamp_ms)
 
     def process_batch(self, batch: list[Any]) -> None:
         assert self.runner is not None

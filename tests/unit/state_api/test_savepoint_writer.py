@@ -17,7 +17,9 @@ from strom.api.checkpoint import CheckpointedFunction, FunctionInitializationCon
 from strom.api.functions import RuntimeContext
 from strom.api.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from strom.exceptions import CheckpointError, CorruptStateError, InvalidProgramError
+from strom.runtime.checkpoint.snapshot import OperatorRestoreState
 from strom.runtime.checkpoint.storage import read_state, resolve_checkpoint_pointer
+from strom.runtime.operators.base import StreamingRuntimeContext, TaskInfo
 from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
 from strom.runtime.state.key_groups import assign_to_key_group
 from strom.runtime.state.operator_state_backend import OperatorStateBackend
@@ -29,6 +31,7 @@ from strom.state import (
     SavepointWriter,
     StateBootstrapFunction,
 )
+from strom.state.savepoint_output import BootstrapOperator
 
 
 class Counts(KeyedStateBootstrapFunction[str, dict[str, Any]]):
@@ -44,7 +47,7 @@ class Counts(KeyedStateBootstrapFunction[str, dict[str, Any]]):
 class Offsets(StateBootstrapFunction[int], CheckpointedFunction):
     def initialize_state(self, context: FunctionInitializationContext) -> None:
         self.state = context.get_operator_state_store().get_list_state(ListStateDescriptor("offsets"))
-        self.offsets: list[int] = []
+        self.offsets: list[int] = list(self.state.get()) if context.is_restored() else []
 
     def snapshot_state(self, context: FunctionSnapshotContext) -> None:
         self.state.update(self.offsets)
@@ -209,3 +212,66 @@ def test_misused_transformations_say_what_they_expect() -> None:
         SavepointWriter.new_savepoint(env_of(), 0)
     with pytest.raises(InvalidProgramError, match=r"StateBootstrapTransformation"):
         SavepointWriter.new_savepoint(env_of()).with_operator("x", Counts())  # type: ignore[arg-type]
+
+
+class Emitted:
+    def __init__(self) -> None:
+        self.records: list[Any] = []
+
+    def emit(self, batch: list[Any]) -> None:
+        self.records.extend(batch)
+
+
+def bootstrap_operator(transformation: Any, location: Path) -> tuple[BootstrapOperator, Emitted]:
+    operator = BootstrapOperator(transformation, uid="counts", location_uri=str(location), max_parallelism=8)
+    info = TaskInfo(
+        job_id="j",
+        job_name="bootstrap",
+        task_name="t",
+        subtask_index=0,
+        parallelism=1,
+        max_parallelism=8,
+        attempt_number=0,
+    )
+    output = Emitted()
+    operator.setup(StreamingRuntimeContext(info), output)  # type: ignore[arg-type]
+    return operator, output
+
+
+def test_a_bootstrap_job_that_fails_over_restores_what_it_built_up_to_its_checkpoint(tmp_path: Path) -> None:
+    keyed = OperatorTransformation.bootstrap_with([]).key_by(lambda r: r["key"]).transform(Counts())
+    first, _ = bootstrap_operator(keyed, tmp_path)
+    first.initialize_state(None)
+    first.open()
+    first.process_batch([{"key": "a", "count": 1}, {"key": "b", "count": 2}])
+    snapshot = first.snapshot_state(1, 0)
+    assert snapshot is not None
+    first.process_batch([{"key": "a", "count": 100}])  # lost with the failure: replayed from the checkpoint
+    second, output = bootstrap_operator(keyed, tmp_path)
+    second.initialize_state(OperatorRestoreState(checkpoint_id=1, keyed=snapshot.keyed))
+    second.open()
+    second.process_batch([{"key": "a", "count": 10}])
+    second.finish()
+    (written,) = output.records
+    backend = HeapKeyedStateBackend(max_parallelism=8)
+    backend.restore({kg: read_state(h) for kg, h in written.keyed.items()})
+    assert counts_of(backend) == {"a": 11, "b": 2}
+
+
+def test_operator_state_of_a_bootstrap_job_survives_a_fail_over_too(tmp_path: Path) -> None:
+    lists = OperatorTransformation.bootstrap_with([]).transform(Offsets())
+    first, _ = bootstrap_operator(lists, tmp_path)
+    first.initialize_state(None)
+    first.open()
+    first.process_batch([1, 2])
+    snapshot = first.snapshot_state(1, 0)
+    assert snapshot is not None and snapshot.operator is not None
+    second, output = bootstrap_operator(lists, tmp_path)
+    second.initialize_state(OperatorRestoreState(checkpoint_id=1, operator=(snapshot.operator,)))
+    second.open()
+    second.process_batch([3])
+    second.finish()
+    (written,) = output.records
+    backend = OperatorStateBackend()
+    backend.restore([read_state(written.operator)], subtask_index=0, parallelism=1)
+    assert backend.get_list_state(ListStateDescriptor("offsets")).get() == [1, 2, 3]
