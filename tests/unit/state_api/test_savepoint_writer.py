@@ -275,3 +275,20 @@ def test_operator_state_of_a_bootstrap_job_survives_a_fail_over_too(tmp_path: Pa
     backend = OperatorStateBackend()
     backend.restore([read_state(written.operator)], subtask_index=0, parallelism=1)
     assert backend.get_list_state(ListStateDescriptor("offsets")).get() == [1, 2, 3]
+
+
+def test_operator_and_broadcast_state_bootstrap_through_a_job_at_parallelism_2(tmp_path: Path) -> None:
+    env = env_of(2)
+    offsets = env.from_collection(list(range(10))).rebalance()
+    rules = env.from_collection([("r1", 1), ("r2", 2)])
+    writer = SavepointWriter.new_savepoint(env)
+    writer.with_operator("source", OperatorTransformation.bootstrap_with(offsets).transform(Offsets()))
+    writer.with_operator("rules", OperatorTransformation.bootstrap_with(rules).transform(Rules()))
+    writer.write(str(tmp_path / "sp"))
+    env.execute("bootstrap operator state")
+    reader = SavepointReader.read(env, str(tmp_path / "sp"))
+    assert sorted(reader.list_state("source", "offsets")) == list(range(10))
+    _, metadata = resolve_checkpoint_pointer(str(tmp_path / "sp"))
+    assert sorted(metadata.operator_states["rules"].operator) == [0, 1]
+    states = reader.savepoint.operator_states(metadata.operator_states["rules"])
+    assert states.broadcast["rules"] == [{"r1": 1, "r2": 2}, {"r1": 1, "r2": 2}]  # the same copy in every subtask
