@@ -11,9 +11,9 @@ from strom.api.functions import RuntimeContext
 from strom.api.state import ListStateDescriptor, MapStateDescriptor, StateTtlConfig, ValueStateDescriptor
 from strom.runtime.checkpoint.metadata import CheckpointMetadata, OperatorState, StateHandle
 from strom.runtime.checkpoint.storage import CheckpointStorageLocation
-from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
 from strom.runtime.state.key_groups import compute_key_group_range_for_operator_index
 from strom.runtime.state.operator_state_backend import OperatorStateBackend
+from strom.runtime.state.state_backend import KeyedStateBackend, create_keyed_state_backend
 from strom.state import KeyedStateReaderFunction
 
 KEYS = [f"k{i}" for i in range(40)]
@@ -23,10 +23,10 @@ def expected_row(i: int) -> dict[str, Any]:
     return {"key": f"k{i}", "count": i, "seen": [i, i + 1], "tags": {"t": i}}
 
 
-def keyed_backend(max_parallelism: int) -> HeapKeyedStateBackend:
-    """``count`` (value), ``seen`` (list), ``tags`` (map), ``fresh`` (value with TTL) for every key of KEYS, and an
-    event-time timer per key of a KeyedProcessFunction."""
-    backend = HeapKeyedStateBackend(max_parallelism=max_parallelism, ttl_time_provider=lambda: 1_000)
+def keyed_backend(max_parallelism: int, backend_type: str = "hashmap") -> KeyedStateBackend:
+    """``count`` (value), ``seen`` (list), ``tags`` (map), ``fresh`` (value with a TTL of 11 days) for every key of
+    KEYS, and an event-time timer per key of a KeyedProcessFunction, in a backend of ``state.backend.type``."""
+    backend = create_keyed_state_backend(backend_type, max_parallelism=max_parallelism)
     count = backend.get_state(ValueStateDescriptor("count"))
     seen = backend.get_state(ListStateDescriptor("seen"))
     tags = backend.get_state(MapStateDescriptor("tags"))
@@ -52,11 +52,13 @@ def operator_backend(subtask: int) -> OperatorStateBackend:
     return backend
 
 
-def write_job_savepoint(directory: Path, *, parallelism: int = 2, max_parallelism: int = 128) -> Path:
-    """Operator ``counts`` (keyed state) and operator ``source`` (list, union and broadcast state), written by
-    ``parallelism`` subtasks as a running job writes them."""
+def write_job_savepoint(
+    directory: Path, *, parallelism: int = 2, max_parallelism: int = 128, backend_type: str = "hashmap"
+) -> Path:
+    """Operator ``counts`` (keyed state of a ``backend_type`` backend) and operator ``source`` (list, union and
+    broadcast state), written by ``parallelism`` subtasks as a running job writes them."""
     location = CheckpointStorageLocation(uri=str(directory))
-    blobs = keyed_backend(max_parallelism).snapshot()
+    blobs = keyed_backend(max_parallelism, backend_type).snapshot()
     keyed: dict[int, StateHandle] = {}
     operator: dict[int, StateHandle] = {}
     for subtask in range(parallelism):

@@ -14,6 +14,7 @@ from strom import StreamExecutionEnvironment
 from strom.api.functions import RuntimeContext
 from strom.api.state import ListStateDescriptor, StateTtlConfig, ValueStateDescriptor
 from strom.exceptions import CheckpointError, CorruptStateError, InvalidProgramError
+from strom.runtime.state.state_backend import STATE_BACKENDS
 from strom.state import KeyedStateReaderFunction, OperatorIdentifier, SavepointReader
 from strom.state.keyed_state_input import KeyedStateSource
 
@@ -37,9 +38,10 @@ class Registering(KeyedStateReaderFunction[str, Any]):
         return [s.value() for s in self.states]
 
 
-@pytest.fixture
-def savepoint(tmp_path: Path) -> Path:
-    return write_job_savepoint(tmp_path / "savepoint")
+@pytest.fixture(params=sorted(STATE_BACKENDS))
+def savepoint(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A savepoint of every state backend: they all write the canonical format the reader reads."""
+    return write_job_savepoint(tmp_path / "savepoint", backend_type=request.param)
 
 
 def reader(path: Path) -> SavepointReader:
@@ -62,7 +64,7 @@ def test_an_operator_identifier_and_the_metadata_file_name_the_same_state(savepo
 
 def test_a_state_with_ttl_reads_through_a_descriptor_with_the_same_ttl(savepoint: Path) -> None:
     fresh = ValueStateDescriptor("fresh")
-    fresh.enable_time_to_live(StateTtlConfig.new_builder(10**14).build())  # written at t=1000 ms
+    fresh.enable_time_to_live(StateTtlConfig.new_builder(10**12).build())
     values = reader(savepoint).read_keyed_state_table("counts", Registering(fresh)).column("value").to_pylist()
     assert sorted(values) == sorted(-i for i in range(len(KEYS)))
     with pytest.raises(InvalidProgramError, match=r"state 'fresh'.*value state with TTL.*StateTtlConfig"):
