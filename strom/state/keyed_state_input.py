@@ -150,8 +150,10 @@ class KeyedStateReader:
         self._check_kinds(group)
         self.seen.update(group.meta)
         backend = self.backend
+        loaded = [name for name in (*registered, _EVENT_TIMERS, _PROCESSING_TIMERS) if name in group.states]
         try:
-            for name, (flat, namespaced) in group.states.items():
+            for name in loaded:  # only what the function can see: the other states of the group stay unread
+                flat, namespaced = group.states[name]
                 if flat:
                     backend.get_table(name).update(flat)
                 if namespaced:
@@ -167,7 +169,7 @@ class KeyedStateReader:
                     out.extend(produced)
             return out
         finally:
-            for name in group.states:
+            for name in loaded:
                 backend.get_table(name).clear()
                 backend.get_namespaced_table(name).clear()
 

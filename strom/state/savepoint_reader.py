@@ -15,9 +15,11 @@ Savepoints of every state backend read alike: they share the canonical format.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
-from strom.exceptions import CheckpointError
+from strom.api.environment import StreamExecutionEnvironment
+from strom.exceptions import CheckpointError, InvalidProgramError
 from strom.runtime.checkpoint.metadata import OperatorState
 from strom.runtime.state.operator_state_backend import OperatorStateMode
 from strom.state.functions import KeyedStateReaderFunction
@@ -30,7 +32,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from strom.api.datastream import DataStream
-    from strom.api.environment import StreamExecutionEnvironment
     from strom.api.typeinfo import TypeInformation
 
 __all__ = ["SavepointReader"]
@@ -49,10 +50,25 @@ class SavepointReader:
         self.savepoint = savepoint
 
     @staticmethod
-    def read(env: StreamExecutionEnvironment, path: str, state_backend: object = None) -> SavepointReader:
-        """The savepoint at ``path`` (its directory or its ``_metadata``; any fsspec URL). ``state_backend`` is
-        accepted as in Flink and not needed: every backend's savepoint has the same canonical format."""
-        return SavepointReader(env, ExistingSavepoint.load(path))
+    def read(
+        env: StreamExecutionEnvironment | str | os.PathLike[str],
+        path: str | os.PathLike[str] | None = None,
+        state_backend: object = None,
+    ) -> SavepointReader:
+        """The savepoint at ``path`` (its directory or its ``_metadata``; any fsspec URL): ``read(env, path)`` as
+        Flink's, or ``read(path)`` in a notebook — the streams then belong to the default environment.
+        ``state_backend`` is accepted as in Flink and not needed: every backend's savepoint has the same canonical
+        format."""
+        if path is None and isinstance(env, str | os.PathLike):
+            return SavepointReader(
+                StreamExecutionEnvironment.get_execution_environment(), ExistingSavepoint.load(os.fspath(env))
+            )
+        if path is None or not isinstance(env, StreamExecutionEnvironment):
+            raise InvalidProgramError(
+                f"expected SavepointReader.read(env, path) or read(path); got read({type(env).__name__}, "
+                f"{type(path).__name__}); hint: pass the savepoint's directory as a str or pathlib.Path"
+            )
+        return SavepointReader(env, ExistingSavepoint.load(os.fspath(path)))
 
     def uids(self) -> list[str]:
         """The operators (by uid) that have state in the savepoint."""

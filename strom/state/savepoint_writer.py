@@ -46,8 +46,8 @@ if TYPE_CHECKING:
 __all__ = ["SavepointWriter"]
 
 
-def _normalize(path: str) -> str:
-    path = str(path).strip()
+def _normalize(path: str | os.PathLike[str]) -> str:
+    path = os.fspath(path).strip()
     if "://" in path or "::" in path:
         return path.rstrip("/")
     return os.path.abspath(os.path.expanduser(path))
@@ -84,10 +84,10 @@ class SavepointWriter:
 
     @staticmethod
     def from_existing_savepoint(
-        env: StreamExecutionEnvironment, path: str, *, state_backend: object = None
+        env: StreamExecutionEnvironment, path: str | os.PathLike[str], *, state_backend: object = None
     ) -> SavepointWriter:
         """A copy of the savepoint at ``path`` to change; new operators get its max parallelism."""
-        existing = ExistingSavepoint.load(path)
+        existing = ExistingSavepoint.load(os.fspath(path))
         keyed = {s.max_parallelism for s in existing.metadata.operator_states.values() if s.keyed}
         max_parallelism = max(keyed) if keyed else env.get_max_parallelism()
         return SavepointWriter(env, max_parallelism, existing)
@@ -153,7 +153,7 @@ class SavepointWriter:
         return self
 
     # -- writing --------------------------------------------------------------------------------------------
-    def write(self, path: str) -> None:
+    def write(self, path: str | os.PathLike[str]) -> None:
         """Write the savepoint into the directory ``path`` (any fsspec URL). With an operator bootstrapped from a
         DataStream, this adds the bootstrap job to ``env``: run it with ``env.execute()``."""
         location = self._location(path)
@@ -173,7 +173,7 @@ class SavepointWriter:
             return
         self._add_bootstrap_job(streams, location, prepared, checkpoint_id)
 
-    def _location(self, path: str) -> CheckpointStorageLocation:
+    def _location(self, path: str | os.PathLike[str]) -> CheckpointStorageLocation:
         uri = _normalize(path)
         if self.existing is not None and _normalize(self.existing.path) == uri:
             raise CheckpointError(

@@ -62,6 +62,13 @@ def test_an_operator_identifier_and_the_metadata_file_name_the_same_state(savepo
     assert reader(savepoint).uids() == ["counts", "source"]
 
 
+def test_a_notebook_reads_with_the_path_alone(savepoint: Path) -> None:
+    by_path = SavepointReader.read(savepoint).read_keyed_state_table("counts", AllStates())  # a pathlib.Path
+    assert by_path.to_pylist() == reader(savepoint).read_keyed_state_table("counts", AllStates()).to_pylist()
+    with pytest.raises(InvalidProgramError, match=r"read\(env, path\) or read\(path\); got read\(int, NoneType\)"):
+        SavepointReader.read(3)  # type: ignore[arg-type]
+
+
 def test_a_state_with_ttl_reads_through_a_descriptor_with_the_same_ttl(savepoint: Path) -> None:
     fresh = ValueStateDescriptor("fresh")
     fresh.enable_time_to_live(StateTtlConfig.new_builder(10**12).build())
