@@ -79,6 +79,7 @@ from strom.runtime.operators.sink import (
     StreamSink,
 )
 from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
+from strom.runtime.state.state_backend import key_type_of
 
 if TYPE_CHECKING:
     from strom.api.environment import StreamExecutionEnvironment
@@ -256,11 +257,10 @@ class DataStream(Generic[T]):
     ) -> KeyedStream[T, K]:
         """Partition by key. With ``key_type`` the keys are converted to that type (``Types.FLOAT()`` keys are
         32-bit floats) before they are hashed and handed to keyed functions."""
-        declared = declared_type(key_type, "key_by()")
-        if declared is not None and not declared.is_pickled():
-            key_selector = _TypedKeySelector(key_selector_callable(key_selector), fast_converter(declared))
+        key_selector = typed_key_selector(key_selector, key_type)
+        declared = key_type_of(key_selector)  # None: keys hash as PyFlink's pickled keys
         selector = key_selector_callable(key_selector)
-        partitioner = KeyGroupStreamPartitioner(selector, max_parallelism=0)  # set by the StreamGraph
+        partitioner = KeyGroupStreamPartitioner(selector, max_parallelism=0, key_type=declared)  # max: the StreamGraph
         return KeyedStream(self._env, PartitionTransformation(self._transformation, partitioner), key_selector)
 
     def union(self, *streams: DataStream[T]) -> DataStream[T]:
@@ -476,12 +476,25 @@ def declared_type(type_info: object, where: str) -> TypeInformation | None:
     )
 
 
+def typed_key_selector(key_selector: Any, key_type: TypeInformation | None) -> Any:
+    """``key_selector`` whose keys are converted to ``key_type`` (and carry it: :func:`key_type_of`); itself when the
+    type is absent or pickled."""
+    declared = declared_type(key_type, "key_by()")
+    if declared is None or declared.is_pickled():
+        return key_selector
+    return _TypedKeySelector(key_selector_callable(key_selector), fast_converter(declared), declared)
+
+
 class _TypedKeySelector:
     """A key selector whose keys are converted to the declared ``key_type``."""
 
-    def __init__(self, selector: Callable[[Any], Any], convert: Callable[[Any], Any]) -> None:
+    def __init__(
+        self, selector: Callable[[Any], Any], convert: Callable[[Any], Any], key_type: TypeInformation
+    ) -> None:
         self.selector = selector
         self.convert = convert
+        #: the declared key type: keyed state places keys in key groups as Flink hashes values of this type
+        self.key_type = key_type
 
     def __call__(self, value: Any) -> Any:
         return self.convert(self.selector(value))

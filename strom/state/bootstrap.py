@@ -22,6 +22,7 @@ from strom.runtime.checkpoint.snapshot import OperatorSnapshot
 from strom.runtime.operators.base import LONG_MIN, StreamingRuntimeContext, TaskInfo
 from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
 from strom.runtime.state.operator_state_backend import OperatorStateBackend
+from strom.runtime.state.state_backend import key_type_of
 from strom.state.functions import BroadcastStateBootstrapFunction, KeyedStateBootstrapFunction
 from strom.state.keyed_state_input import USER_TIMERS
 from strom.state.operator_transformation import StateBootstrapTransformation
@@ -118,7 +119,9 @@ class BootstrapRunner:
         self.function: Any = transformation.function
         self.key_selector = transformation.key_selector
         self.keyed_backend = (
-            HeapKeyedStateBackend(max_parallelism=max_parallelism) if self.key_selector is not None else None
+            HeapKeyedStateBackend(max_parallelism=max_parallelism, key_type=key_type_of(self.key_selector))
+            if self.key_selector is not None
+            else None
         )
         self.operator_backend = OperatorStateBackend()
         info = TaskInfo(

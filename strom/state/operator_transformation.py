@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from strom.api.datastream import DataStream
+from strom.api.datastream import DataStream, typed_key_selector
+from strom.api.typeinfo import TypeInformation
 from strom.exceptions import InvalidProgramError
-from strom.runtime.operators.keyed import key_selector_callable
 from strom.state.functions import (
     BroadcastStateBootstrapFunction,
     KeyedStateBootstrapFunction,
@@ -88,9 +88,11 @@ class OneInputOperatorTransformation:
         self._max_parallelism = max_parallelism
         return self
 
-    def key_by(self, key_selector: Any) -> KeyedOperatorTransformation:
-        """Key the data as the job keys its stream (the same key selector gives the same keys)."""
-        return KeyedOperatorTransformation(self._data, key_selector_callable(key_selector), self._max_parallelism)
+    def key_by(self, key_selector: Any, key_type: TypeInformation | None = None) -> KeyedOperatorTransformation:
+        """Key the data as the job keys its stream: the same key selector and ``key_type`` give the same keys, in
+        the same key groups (a declared key type places keys as Flink hashes that type)."""
+        selector = typed_key_selector(key_selector, key_type)
+        return KeyedOperatorTransformation(self._data, selector, self._max_parallelism)
 
     def transform(
         self, function: StateBootstrapFunction[Any] | BroadcastStateBootstrapFunction[Any]

@@ -5,7 +5,7 @@ and ``SavepointMetadataV2``), and the canonical format of its state files.
 document's own checksum first), looks operators up by uid and reads their state files through
 :func:`read_state`, which checks each slice's size and checksum — a damaged file fails here exactly as it fails a
 restore. The bytes of one key group are in the canonical format every keyed state backend writes
-(``{"version": 1, "meta": {name: (kind, has_ttl)}, "states": {name: (flat, namespaced)}}``, pickled; see
+(``{"version": 2, "meta": {name: (kind, has_ttl)}, "states": {name: (flat, namespaced)}}``, pickled; see
 :mod:`strom.runtime.state.heap_keyed_state_backend`), so a savepoint of any backend reads the same; the operator
 state of one subtask is :class:`~strom.runtime.state.operator_state_backend.OperatorStateBackend`'s snapshot.
 """
@@ -31,6 +31,8 @@ __all__ = [
 ]
 
 CANONICAL_FORMAT_VERSION = 1
+#: keyed state: 2 places keys in key groups by Flink's hash, 1 (strom 0.1) by strom's own; both read the same
+KEYED_FORMAT_VERSIONS = (1, 2)
 """The ``version`` of a key group's and of a subtask's operator state payload (seam.md: the heap backend's)."""
 
 
@@ -68,7 +70,7 @@ def decode_key_group(blob: bytes, key_group: int) -> KeyGroupState:
     """The canonical bytes of ``key_group`` as a :class:`KeyGroupState`."""
     what = f"keyed state of key group {key_group}"
     payload = load_state(blob, what)
-    if not isinstance(payload, dict) or payload.get("version") != CANONICAL_FORMAT_VERSION:
+    if not isinstance(payload, dict) or payload.get("version") not in KEYED_FORMAT_VERSIONS:
         raise _wrong_version(what, payload)
     meta = {str(name): (str(kind), bool(ttl)) for name, (kind, ttl) in payload["meta"].items()}
     return KeyGroupState(key_group=key_group, meta=meta, states=payload["states"])

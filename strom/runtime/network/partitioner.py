@@ -17,10 +17,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from itertools import compress
 from operator import not_
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from strom.runtime.state.key_groups import assign_to_key_group, compute_operator_index_for_key_group
+from strom.runtime.state.key_groups import (
+    KeyGroupAssigner,
+    compute_operator_index_for_key_group,
+    key_group_assigner,
+)
 from strom.runtime.streamrecord import timestamps_of
+
+if TYPE_CHECKING:
+    from strom.api.typeinfo import TypeInformation
 
 #: the columns one ``route`` moves: (records, per-channel lists), then (timestamps, per-channel lists) when the
 #: stream carries event time
@@ -160,14 +167,21 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
     ship_strategy = "HASH"
     _CACHE_LIMIT = 1 << 18
 
-    def __init__(self, key_selector: Callable[[Any], Any], max_parallelism: int) -> None:
+    def __init__(
+        self, key_selector: Callable[[Any], Any], max_parallelism: int, key_type: TypeInformation | None = None
+    ) -> None:
         super().__init__()
         self.key_selector = key_selector
         self.max_parallelism = max_parallelism
+        #: the declared key type (``key_by(..., key_type=)``): keys hash as Flink hashes that type's values
+        self.key_type = key_type
         self._cache: dict[Any, int] = {}
+        self._key_group_of: KeyGroupAssigner | None = None
 
     def channel_of_key(self, key: Any) -> int:
-        kg = assign_to_key_group(key, self.max_parallelism)
+        if self._key_group_of is None:  # max_parallelism is set by the StreamGraph, after construction
+            self._key_group_of = key_group_assigner(self.max_parallelism, self.key_type)
+        kg = self._key_group_of(key)
         return compute_operator_index_for_key_group(self.max_parallelism, self.num_channels, kg)
 
     def route(self, batch: list[Any], outs: list[list[Any]], touts: list[list[Any]] | None = None) -> None:

@@ -259,7 +259,15 @@ class StreamOperator(ABC):
             return
         self.restored_checkpoint_id = restore.checkpoint_id
         if restore.keyed and self.keyed_backend is not None:
-            self.keyed_backend.restore(restore.keyed)
+            from strom.runtime.state.key_groups import compute_key_group_range_for_operator_index
+
+            info = self.runtime_context.info if self.runtime_context is not None else None
+            owned = (
+                compute_key_group_range_for_operator_index(info.max_parallelism, info.parallelism, info.subtask_index)
+                if info is not None
+                else None
+            )
+            self.keyed_backend.restore(restore.keyed, owned)
         if any(restore.operator):
             info = self.runtime_context.info if self.runtime_context is not None else None
             self.operator_state_backend.restore(

@@ -29,7 +29,7 @@ from strom.runtime.operators.collector import TimestampedCollector
 from strom.runtime.operators.simple import StreamFilter, StreamFlatMap, StreamMap
 from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService, batch_key_order
 from strom.runtime.operators.udf_loop import Loop, explain_key_error, process_loop, unopened
-from strom.runtime.state.state_backend import create_keyed_state_backend
+from strom.runtime.state.state_backend import create_keyed_state_backend, key_type_of
 from strom.runtime.streamrecord import timestamps_of, with_timestamps
 
 __all__ = [
@@ -60,7 +60,7 @@ class _KeyedUdfOperator(AbstractUdfStreamOperator):
         if runtime_context.keyed_backend is None:
             info = runtime_context.info
             runtime_context.keyed_backend = create_keyed_state_backend(
-                info.state_backend, max_parallelism=info.max_parallelism
+                info.state_backend, max_parallelism=info.max_parallelism, key_type=key_type_of(self.key_selector)
             )
         self.keyed_backend = runtime_context.keyed_backend
         super().setup(runtime_context, output)

@@ -34,8 +34,9 @@ from strom.api.state import (
     ValueState,
     ValueStateDescriptor,
 )
+from strom.api.typeinfo import TypeInformation
 from strom.exceptions import CheckpointError, InvalidProgramError
-from strom.runtime.state.key_groups import assign_to_key_group
+from strom.runtime.state.key_groups import KeyGroupRange, key_group_assigner
 from strom.runtime.state.state_serialization import dump_state, load_state
 from strom.runtime.state.ttl import TtlPolicy, TtlValue, wall_clock_ms
 from strom.runtime.state.typed_state import typed_view
@@ -51,7 +52,9 @@ __all__ = [
 ]
 
 VOID_NAMESPACE: Any = None
-_FORMAT_VERSION = 1
+#: 2: keys are placed in key groups by Flink's hash (:mod:`~strom.runtime.state.key_hash`); 1: by strom 0.1's
+_FORMAT_VERSION = 2
+_STROM_0_1_KEY_GROUPS = 1
 _MISSING: Any = object()
 
 
@@ -68,8 +71,16 @@ class HeapKeyedStateBackend:
     ``ttl_time_provider`` returns the current time in ms for state TTL (default: the wall clock).
     """
 
-    def __init__(self, *, max_parallelism: int, ttl_time_provider: Callable[[], int] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_parallelism: int,
+        ttl_time_provider: Callable[[], int] | None = None,
+        key_type: TypeInformation | None = None,
+    ) -> None:
         self.max_parallelism = max_parallelism
+        #: key -> key group, as the KeyGroupStreamPartitioner routes keys of ``key_type`` (``None``: untyped)
+        self.key_group_of = key_group_assigner(max_parallelism, key_type)
         self.ttl_time_provider: Callable[[], int] = ttl_time_provider or wall_clock_ms
         self.current_key: Any = None
         self.current_namespace: Any = VOID_NAMESPACE
@@ -167,14 +178,14 @@ class HeapKeyedStateBackend:
 
         Expired TTL entries are left out. The bytes are a copy: later updates do not change them."""
         now = self.ttl_time_provider() if self._ttl else 0
-        max_parallelism = self.max_parallelism
+        assign = self.key_group_of
         key_group_of: dict[Any, int] = {}
         groups: dict[int, dict[str, tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]]] = {}
 
         def slot(key: Any, name: str) -> tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]:
             kg = key_group_of.get(key)
             if kg is None:
-                kg = key_group_of[key] = assign_to_key_group(key, max_parallelism)
+                kg = key_group_of[key] = assign(key)
             states = groups.get(kg)
             if states is None:
                 states = groups[kg] = {}
@@ -203,16 +214,22 @@ class HeapKeyedStateBackend:
             out[kg] = dump_state(payload, states, "keyed state")
         return out
 
-    def restore(self, blobs: Mapping[int, bytes]) -> None:
-        """Merge the key groups of a snapshot in; states registered before or after see the data."""
+    def restore(self, blobs: Mapping[int, bytes], key_group_range: KeyGroupRange | None = None) -> None:
+        """Merge the key groups of a snapshot in; states registered before or after see the data.
+
+        ``key_group_range``: the key groups this subtask owns (``None``: all). Keyed state of strom 0.1 placed keys
+        by another hash; it restores where every key it holds is still this subtask's (at parallelism 1, always)."""
         for kg, blob in blobs.items():
             payload = load_state(blob, f"keyed state of key group {kg}")
-            if not isinstance(payload, dict) or payload.get("version") != _FORMAT_VERSION:
+            version = payload.get("version") if isinstance(payload, dict) else None
+            if version not in (_FORMAT_VERSION, _STROM_0_1_KEY_GROUPS):
                 raise CheckpointError(
                     f"expected keyed state of format version {_FORMAT_VERSION} for key group {kg}; got "
-                    f"{type(payload).__name__} {payload.get('version') if isinstance(payload, dict) else ''}; "
+                    f"{type(payload).__name__} {version if version is not None else ''}; "
                     "hint: the checkpoint was written by an incompatible strom version"
                 )
+            if version == _STROM_0_1_KEY_GROUPS and key_group_range is not None:
+                self._check_placement(kg, payload["states"], key_group_range)
             for name, restored in payload["meta"].items():
                 self._merge_kind(name, tuple(restored))
             for name, (flat, namespaced) in payload["states"].items():
@@ -226,6 +243,20 @@ class HeapKeyedStateBackend:
                             table[key] = per_ns
                         else:
                             existing.update(per_ns)
+
+    def _check_placement(self, kg: int, states: Mapping[str, Any], owned: KeyGroupRange) -> None:
+        """Keyed state of strom 0.1: every key must belong to this subtask under Flink's hash too."""
+        for flat, namespaced in states.values():
+            for key in (*flat, *namespaced):
+                now = self.key_group_of(key)
+                if now not in owned:
+                    raise CheckpointError(
+                        f"expected keyed state whose keys are in key groups by Flink's hash (strom 0.2 and later); "
+                        f"got key group {kg} written by strom 0.1, whose key {key!r:.60} now belongs to key group "
+                        f"{now}, outside this subtask's key groups {owned.start}-{owned.end}; hint: restore the "
+                        "checkpoint once at parallelism 1 and take a savepoint (it is written with the new key "
+                        "groups), then start from that savepoint at any parallelism"
+                    )
 
     def _merge_kind(self, name: str, restored: tuple[Any, ...]) -> None:
         known = self._kinds.get(name)

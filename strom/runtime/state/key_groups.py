@@ -1,4 +1,6 @@
-"""Key groups (Flink's ``KeyGroupRangeAssignment``) over a hash that is stable across processes and runs.
+"""Key groups (Flink's ``KeyGroupRangeAssignment``): a key's group is Flink's ``murmurHash`` of the ``hashCode``
+Flink sees for PyFlink's key (:mod:`strom.runtime.state.key_hash`), so records land on the subtask where Flink puts
+them; keys without a stable Flink hash use :func:`stable_hash`.
 
 Python's built-in ``hash`` of ``str`` is salted per process, so it must never route records or place
 state. :func:`stable_hash` is defined by the key's value alone: equal keys (``1 == 1.0 == True``)
@@ -16,18 +18,25 @@ import enum
 import pickle
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.exceptions import InvalidProgramError
+from strom.runtime.state.key_hash import flink_key_hash, murmur_hash
+
+if TYPE_CHECKING:
+    from strom.api.typeinfo import TypeInformation
 
 __all__ = [
+    "KeyGroupAssigner",
     "KeyGroupRange",
     "assign_key_to_parallel_operator",
     "assign_to_key_group",
     "check_parallelism",
     "compute_key_group_range_for_operator_index",
     "compute_operator_index_for_key_group",
+    "key_group_assigner",
     "stable_hash",
 ]
 
@@ -84,7 +93,39 @@ def stable_hash(key: Any) -> int:
 
 
 def assign_to_key_group(key: Any, max_parallelism: int) -> int:
-    return stable_hash(key) % max_parallelism
+    """The key group of an untyped key (PyFlink's ``key_by`` without ``key_type``); see :func:`key_group_assigner`."""
+    h = _UNTYPED(key)
+    return (murmur_hash(h) if h is not None else stable_hash(key)) % max_parallelism
+
+
+#: key -> key group, for one key type and max parallelism
+KeyGroupAssigner = Callable[[Any], int]
+_UNTYPED = flink_key_hash(None)
+_CACHE_LIMIT = 1 << 18
+
+
+def key_group_assigner(max_parallelism: int, key_type: TypeInformation | None = None) -> KeyGroupAssigner:
+    """Where a key goes, as Flink puts PyFlink's keys: ``murmurHash(hashCode) % max_parallelism`` of the key as
+    PyFlink's serializer materialises it (:mod:`strom.runtime.state.key_hash`), else strom's :func:`stable_hash`.
+    Results are cached (equal keys have equal key groups, so the cache is exact)."""
+    key_hash = _UNTYPED if key_type is None else flink_key_hash(key_type)
+    cache: dict[Any, int] = {}
+
+    def assign(key: Any) -> int:
+        try:
+            return cache[key]
+        except KeyError:
+            pass
+        except TypeError:
+            stable_hash(key)  # an unhashable key: raises with a hint
+        h = key_hash(key)
+        kg = (murmur_hash(h) if h is not None else stable_hash(key)) % max_parallelism
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = kg
+        return kg
+
+    return assign
 
 
 def compute_operator_index_for_key_group(max_parallelism: int, parallelism: int, key_group: int) -> int:

@@ -12,10 +12,18 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from strom.api.state import StateDescriptor
+from strom.api.typeinfo import TypeInformation
 from strom.exceptions import ConfigurationError
 from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
+from strom.runtime.state.key_groups import KeyGroupRange
 
-__all__ = ["STATE_BACKENDS", "KeyedStateBackend", "create_keyed_state_backend", "validate_state_backend"]
+__all__ = [
+    "STATE_BACKENDS",
+    "KeyedStateBackend",
+    "create_keyed_state_backend",
+    "key_type_of",
+    "validate_state_backend",
+]
 
 
 class KeyedStateBackend(Protocol):
@@ -45,12 +53,15 @@ class KeyedStateBackend(Protocol):
     def snapshot(self) -> dict[int, bytes]:
         """key group → bytes of every non-empty key group (the synchronous part of a checkpoint)."""
 
-    def restore(self, blobs: Mapping[int, bytes]) -> None:
-        """Load the key groups this subtask owns from a checkpoint."""
+    def restore(self, blobs: Mapping[int, bytes], key_group_range: KeyGroupRange | None = None) -> None:
+        """Load the key groups this subtask owns (``key_group_range``; ``None``: all) from a checkpoint."""
 
 
-STATE_BACKENDS: dict[str, Callable[[int], KeyedStateBackend]] = {
-    "hashmap": lambda max_parallelism: HeapKeyedStateBackend(max_parallelism=max_parallelism),
+#: name -> factory(max_parallelism, key_type): the key type (``None``: untyped keys) decides the key groups
+STATE_BACKENDS: dict[str, Callable[[int, TypeInformation | None], KeyedStateBackend]] = {
+    "hashmap": lambda max_parallelism, key_type: HeapKeyedStateBackend(
+        max_parallelism=max_parallelism, key_type=key_type
+    ),
 }
 
 
@@ -65,5 +76,13 @@ def validate_state_backend(name: str) -> str:
     return canonical
 
 
-def create_keyed_state_backend(name: str, *, max_parallelism: int) -> KeyedStateBackend:
-    return STATE_BACKENDS[validate_state_backend(name)](max_parallelism)
+def create_keyed_state_backend(
+    name: str, *, max_parallelism: int, key_type: TypeInformation | None = None
+) -> KeyedStateBackend:
+    return STATE_BACKENDS[validate_state_backend(name)](max_parallelism, key_type)
+
+
+def key_type_of(key_selector: object) -> TypeInformation | None:
+    """The declared key type a ``key_by(..., key_type=)`` selector carries (``None``: untyped keys)."""
+    key_type = getattr(key_selector, "key_type", None)
+    return key_type if isinstance(key_type, TypeInformation) else None
