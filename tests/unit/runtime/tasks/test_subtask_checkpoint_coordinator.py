@@ -4,13 +4,17 @@ checkpoint as a synchronous failure does; an aborted checkpoint's child is kille
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
+from itertools import count
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
-from snapshot_fixtures import Slow, fill, mutate
+from snapshot_fixtures import Slow, fill, mutate, reaped
 
 from strom.api.state import ListStateDescriptor, ValueStateDescriptor
 from strom.runtime.checkpoint.snapshot import OperatorSubtaskStateHandles
@@ -19,6 +23,7 @@ from strom.runtime.network.events import CheckpointBarrier, CheckpointOptions
 from strom.runtime.operators.base import StreamOperator
 from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
 from strom.runtime.state.heap_snapshot_strategy import FORK_SUPPORTED, HeapSnapshotStrategy
+from strom.runtime.state.key_groups import assign_to_key_group
 from strom.runtime.tasks.subtask_checkpoint_coordinator import SubtaskCheckpointCoordinator
 
 pytestmark = pytest.mark.timeout(60)
@@ -88,6 +93,9 @@ def test_the_checkpoint_holds_the_state_of_the_barrier_while_the_task_goes_on(tm
     assert op.keyed_backend is not None
     backend: HeapKeyedStateBackend = op.keyed_backend  # type: ignore[assignment]
     fill(backend, 300)
+    # pickled first (key group 0) and slowly: an asynchronous part that read the live tables would see the mutations
+    backend.current_key = next(k for i in count() if assign_to_key_group(k := f"slow-{i}", MAX_P) == 0)
+    backend.get_state(ValueStateDescriptor("slow")).update(Slow(0.3))
     expected = backend.snapshot()
     coordinator, responder = _coordinator(op)
     coordinator.checkpoint_state(_barrier(tmp_path))
@@ -140,3 +148,22 @@ def test_an_aborted_checkpoint_kills_its_snapshot_process_instead_of_waiting(tmp
     assert time.monotonic() - t0 < 10
     assert op.aborted == [1]
     assert "snapshot failed" in responder.declines[1] and "SIGKILL" in responder.declines[1]
+
+
+@pytest.mark.skipif(not FORK_SUPPORTED, reason="fork-based snapshots need Linux")
+def test_a_snapshot_process_killed_mid_snapshot_declines_the_checkpoint_and_is_reaped(tmp_path: Path) -> None:
+    op = _KeyedOperator(fork=True)
+    backend = op.keyed_backend
+    assert backend is not None
+    backend.current_key = "k"
+    backend.get_state(ValueStateDescriptor("slow")).update(Slow(60.0))
+    before = {p.pid for p in psutil.Process().children()}
+    coordinator, responder = _coordinator(op)
+    coordinator.checkpoint_state(_barrier(tmp_path))
+    (child,) = [p.pid for p in psutil.Process().children() if p.pid not in before]
+    os.kill(child, signal.SIGKILL)  # the OOM killer, say
+    assert responder.done.wait(10)
+    coordinator.close()
+    assert not responder.acks
+    assert "snapshot failed" in responder.declines[1] and "killed by SIGKILL" in responder.declines[1]
+    assert reaped(child)
