@@ -12,7 +12,12 @@
 2. **Large state**: a KeyedProcessFunction keeps a distinct 1 KiB ``bytes`` value in a ValueState per key
    (100 000 keys ≈ 100 MB, 1 000 000 keys ≈ 1 GB) at parallelism 2 (two TaskManager processes); the
    checkpoint with the largest state (the final one, taken after the end of data) is reported.
-3. **Recovery**: a rate-limited job (20 000 records/s) checkpointing every 500 ms; one TaskManager gets SIGKILL
+3. **Task pauses with large state** (issue 28 §3, ``--only pause``): 1 000 000 keys × 1 KiB, then every key
+   updated again and again while checkpoints run, at parallelism 1 and 2; the keyed function measures the longest
+   gap between two of its records (the task's longest pause) and the checkpoints' sync / async parts and durations
+   are read from the result. Each run goes once with the heap backend's forked asynchronous snapshots and once
+   with its synchronous fallback (the behaviour before), back to back, so the two are paired.
+4. **Recovery**: a rate-limited job (20 000 records/s) checkpointing every 500 ms; one TaskManager gets SIGKILL
    (a crash: its connections close) or SIGSTOP (a hang: only the heartbeat timeout notices). A map after the
    keyed reduce stamps the first record each restarted subtask processes; kill → failover detected (the
    JobMaster's "fails over" log record, in this process) and kill → first record after the restore are
@@ -39,6 +44,7 @@ from operator import itemgetter
 from typing import Any
 
 import bench
+import psutil
 from bench import CHECKPOINTS_BEGIN as SECTION_BEGIN
 from bench import CHECKPOINTS_END as SECTION_END
 from bench import DOCS, log, machine, md_table, splice_section, text_table
@@ -59,6 +65,7 @@ from strom import (
     StreamExecutionEnvironment,
     ValueStateDescriptor,
 )
+from strom.runtime.state.heap_snapshot_strategy import HeapSnapshotStrategy
 
 # Targets of issue 4.
 TARGET_OVERHEAD = 0.90  # W2 with checkpoints every 1 s ≥ 90 % of its throughput without
@@ -372,11 +379,160 @@ def measure_state(a: argparse.Namespace) -> list[StateRun]:
     return out
 
 
+# ---- 3. task pauses with large state (issue 28 §3) ---------------------------------------------------------------
+class CycleKeys:
+    """Record ``i`` → key ``i mod keys``: the first pass fills the state, later passes update every key."""
+
+    def __init__(self, keys: int) -> None:
+        self.keys = keys
+
+    def __call__(self, i: int) -> int:
+        return i % self.keys
+
+
+class StoreBlobTimed(KeyedProcessFunction[int, int, None]):
+    """Keeps a fresh 1 KiB ValueState per key and measures the longest gap between two of its records; ``fork``
+    picks the heap backend's snapshot strategy (forked asynchronous, or the synchronous fallback)."""
+
+    def __init__(self, out_dir: str, fork: bool) -> None:
+        self.out_dir = out_dir
+        self.fork = fork
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self.blob = runtime_context.get_state(ValueStateDescriptor("blob"))
+        backend = getattr(runtime_context, "keyed_backend", None)
+        if backend is not None and hasattr(backend, "snapshot_strategy"):
+            backend.snapshot_strategy = HeapSnapshotStrategy(use_fork=self.fork)
+        self.subtask = runtime_context.get_index_of_this_subtask()
+        self.seen = 0
+        self.last = 0.0
+        self.max_gap = 0.0
+        self.gaps: list[tuple[float, float]] = []  # (gap s, when: CLOCK_MONOTONIC s) of gaps > 50 ms
+
+    def process_element(self, value: int, ctx: KeyedProcessFunction.Context) -> None:
+        now = time.monotonic()
+        gap = now - self.last
+        if gap > 0.05 and self.seen:
+            self.gaps.append((gap, now))
+        if gap > self.max_gap and self.seen:
+            self.max_gap = gap
+        self.last = now
+        self.seen += 1
+        self.blob.update((value + self.seen).to_bytes(8, "little") * (VALUE_BYTES // 8))
+
+    def close(self) -> None:
+        part = {"subtask": self.subtask, "records": self.seen, "max_gap": self.max_gap, "gaps": self.gaps}
+        write_part(self.out_dir, "pause", part)
+
+
+@dataclass
+class PauseRun:
+    parallelism: int
+    keys: int
+    fork: bool
+    records: int = 0
+    max_gap_s: float = 0.0
+    gaps_over_100ms: int = 0
+    big: int = 0  # completed checkpoints holding ≥ 90 % of the largest state
+    sync_ms: float = 0.0  # max over those checkpoints and subtasks
+    async_ms: float = 0.0
+    duration_ms: list[float] = field(default_factory=list)  # of those checkpoints
+    state_size: float = 0.0
+    peak_pss: float = 0.0  # bytes, sum over the TaskManager processes and their children, sampled every 0.5 s
+    job_s: float = 0.0
+    error: str = ""
+
+
+class _PssSampler(threading.Thread):
+    """The peak of the summed proportional set size of this process's descendants (TaskManagers, snapshot
+    children)."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True, name="pss-sampler")
+        self.peak = 0.0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.5):
+            total = 0.0
+            for p in psutil.Process().children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    total += p.memory_full_info().pss
+            self.peak = max(self.peak, total)
+
+
+def run_pause(p: int, keys: int, passes: int, fork: bool, interval_ms: int, timeout_s: float) -> PauseRun:
+    r = PauseRun(p, keys, fork)
+    out_dir = tempfile.mkdtemp(prefix="strom-ckbench-pause-")
+    ckpt_dir = tempfile.mkdtemp(prefix="strom-ckbench-pause-chk-")
+    config = {"taskmanager.numberOfTaskSlots": 1, "minicluster.number-of-taskmanagers": p}
+    sampler = _PssSampler()
+    try:
+        env = _env(config, p, interval_ms, ckpt_dir)
+        (
+            env.from_source(DataGeneratorSource(CycleKeys(keys), keys * passes), source_name="keys")
+            .key_by(index)
+            .process(StoreBlobTimed(out_dir, fork))
+            .sink_to(DiscardingSink())
+        )
+        name = f"ckbench pause p={p} {keys} keys {'fork' if fork else 'sync'}"
+        sampler.start()
+        t0 = time.monotonic()
+        res = _result(env.execute_async(name), name, timeout_s)
+        r.job_s = time.monotonic() - t0
+        parts = read_parts(out_dir, "pause")
+    except Exception as exc:
+        r.error = _first_line(exc)
+        return r
+    finally:
+        sampler.stop.set()
+        shutil.rmtree(out_dir, ignore_errors=True)
+        shutil.rmtree(ckpt_dir, ignore_errors=True)
+    r.peak_pss = sampler.peak
+    gaps = [g for part in parts for g, _ in part["gaps"]]
+    r.records = sum(part["records"] for part in parts)
+    r.max_gap_s = max((part["max_gap"] for part in parts), default=0.0)
+    r.gaps_over_100ms = sum(1 for g in gaps if g > 0.1)
+    done = _completed(res)
+    if not done:
+        r.error = "no completed checkpoint"
+        return r
+    largest = max(c.state_size for c in done)
+    big = [c for c in done if c.state_size >= 0.9 * largest]
+    r.big, r.state_size = len(big), float(largest)
+    r.sync_ms = max(s.get("sync_duration_ms", 0.0) for c in big for s in c.subtasks.values())
+    r.async_ms = max(s.get("async_duration_ms", 0.0) for c in big for s in c.subtasks.values())
+    r.duration_ms = [float(c.duration_ms or 0) for c in big]
+    return r
+
+
+def measure_pause(a: argparse.Namespace) -> list[PauseRun]:
+    out = []
+    for p in a.pause_parallelism:
+        for rep in range(a.pause_repeat):
+            for fork in (True, False) if rep % 2 == 0 else (False, True):
+                label = f"p={p} {a.pause_keys:,} keys × {a.pause_passes} passes, {'forked' if fork else 'synchronous'}"
+                log(f"== pause: {label}, checkpoints every {a.pause_interval} ms")
+                r = run_pause(p, a.pause_keys, a.pause_passes, fork, a.pause_interval, a.timeout)
+                if r.error:
+                    log(f"  FAILED: {r.error}")
+                else:
+                    log(
+                        f"  longest pause {r.max_gap_s * 1000:.0f} ms ({r.gaps_over_100ms} > 100 ms);"
+                        f" {r.big} checkpoints of ~{r.state_size / MB:.0f} MB: sync ≤ {r.sync_ms:.0f} ms,"
+                        f" async ≤ {r.async_ms:.0f} ms,"
+                        f" duration {_med_max([d / 1000 for d in r.duration_ms])}; peak PSS"
+                        f" {r.peak_pss / MB:.0f} MB; job {r.job_s:.1f} s"
+                    )
+                out.append(r)
+    return out
+
+
 def _fmt_s(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f} s"
 
 
-# ---- 3. recovery ------------------------------------------------------------------------------------------------
+# ---- 4. recovery ------------------------------------------------------------------------------------------------
 class _Stamps(logging.Handler):
     """Notes when this process's JobMaster logs a failover and a restart (CLOCK_MONOTONIC, ns)."""
 
@@ -561,6 +717,19 @@ STATE_HEADER = [
     "execute()",
     "result",
 ]
+PAUSE_HEADER = [
+    "p",
+    "heap snapshots",
+    "longest task pause",
+    "pauses > 100 ms",
+    "checkpoints of the full state",
+    "sync part (max)",
+    "async part (max)",
+    "checkpoint duration (med / max)",
+    "peak PSS of the TaskManagers",
+    "execute()",
+    "result",
+]
 RECOVERY_HEADER = [
     "case",
     "trials",
@@ -630,6 +799,49 @@ def state_rows(runs: list[StateRun]) -> list[list[str]]:
     return rows
 
 
+def pause_rows(runs: list[PauseRun]) -> list[list[str]]:
+    rows = []
+    for r in runs:
+        mode = "forked (async)" if r.fork else "synchronous"
+        if r.error:
+            rows.append([str(r.parallelism), mode, *(["—"] * 8), "FAILED: " + r.error])
+            continue
+        rows.append(
+            [
+                str(r.parallelism),
+                mode,
+                f"{r.max_gap_s * 1000:.0f} ms",
+                str(r.gaps_over_100ms),
+                f"{r.big} × {r.state_size / MB:.0f} MB",
+                f"{r.sync_ms:.0f} ms",
+                f"{r.async_ms / 1000:.2f} s",
+                _med_max([d / 1000 for d in r.duration_ms]),
+                f"{r.peak_pss / MB:.0f} MB",
+                f"{r.job_s:.1f} s",
+                "ok",
+            ]
+        )
+    return rows
+
+
+def pause_ratios(runs: list[PauseRun]) -> list[str]:
+    """Per parallelism: synchronous / forked longest pause and job time, over the pairs run back to back."""
+    out = []
+    for p in sorted({r.parallelism for r in runs}):
+        ok = [r for r in runs if r.parallelism == p and not r.error]
+        forked, sync = [r for r in ok if r.fork], [r for r in ok if not r.fork]
+        pairs = list(zip(forked, sync, strict=False))
+        if not pairs:
+            continue
+        pause = [s.max_gap_s / f.max_gap_s for f, s in pairs if f.max_gap_s > 0]
+        job = [s.job_s / f.job_s for f, s in pairs if f.job_s > 0]
+        out.append(
+            f"p={p}: longest pause synchronous / forked = {', '.join(f'{x:.0f}×' for x in pause)};"
+            f" job time synchronous / forked = {', '.join(f'{x:.2f}' for x in job)} ({len(pairs)} pair(s))"
+        )
+    return out
+
+
 def recovery_rows(series: list[RecoverySeries]) -> list[list[str]]:
     rows = []
     for rs in series:
@@ -684,6 +896,7 @@ class Report:
     overhead: list[OverheadSeries]
     state: list[StateRun]
     recovery: list[RecoverySeries]
+    pause: list[PauseRun] = field(default_factory=list)
 
 
 def render_section(rep: Report) -> str:
@@ -731,6 +944,7 @@ def render_section(rep: Report) -> str:
         "",
         md_table(STATE_HEADER, state_rows(rep.state)) if ran["state"] else "_Not run (`--only`)._",
         "",
+        *pause_section(rep),
         "### Recovery",
         "",
         f"`DataGeneratorSource(i → i, records_per_second={_num(a.recovery_rate)}) → key_by(i % 128) → reduce(+) →"
@@ -756,11 +970,37 @@ def render_section(rep: Report) -> str:
     return "\n".join(lines)
 
 
+def pause_section(rep: Report) -> list[str]:
+    a = rep.args
+    if not rep.pause:
+        return []
+    return [
+        "### Task pauses with large keyed state (asynchronous heap snapshots)",
+        "",
+        f"`DataGeneratorSource(i → i mod {_num(a.pause_keys)}, {a.pause_passes} × {_num(a.pause_keys)})"
+        ".key_by(k).process(...)`: the first pass puts a 1 KiB `bytes` value per key into a ValueState, the"
+        " later passes replace every value while checkpoints run every"
+        f" {a.pause_interval} ms; one TaskManager process (one slot) per subtask. **Longest task pause** = the"
+        " longest gap between two records of the keyed function (CLOCK_MONOTONIC), over the whole run and"
+        " every subtask. **Checkpoints of the full state** = those holding ≥ 90 % of the largest state; their"
+        " sync part (on the task thread), async part (off it: the forked child's serialization and the"
+        " writing) and duration (trigger → complete). Each configuration runs once with forked snapshots and"
+        " once with the synchronous fallback, back to back (the order alternates between repetitions).",
+        "",
+        md_table(PAUSE_HEADER, pause_rows(rep.pause)),
+        "",
+        *[f"- {line}" for line in pause_ratios(rep.pause)],
+        "",
+    ]
+
+
 # ---- main -------------------------------------------------------------------------------------------------------
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument(
-        "--only", default="overhead,state,recovery", help="comma-separated subset of overhead,state,recovery"
+        "--only",
+        default="overhead,state,pause,recovery",
+        help="comma-separated subset of overhead,state,pause,recovery",
     )
     p.add_argument("--quick", action="store_true", help="smoke run: small N and state, 1 run / trial each")
     p.add_argument("--n", type=int, help="W2 events of the overhead runs (default 3 000 000)")
@@ -769,6 +1009,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--interval", type=int, default=1000, help="checkpoint interval (ms) of the overhead runs")
     p.add_argument("--state-keys", help="keys of the large-state runs (default 100000,1000000 ≈ 100 MB, 1 GB)")
     p.add_argument("--state-interval", type=int, default=5000, help="checkpoint interval (ms) of the state runs")
+    p.add_argument("--pause-keys", type=int, help="keys of the pause runs (default 1 000 000 ≈ 1 GB)")
+    p.add_argument("--pause-passes", type=int, default=4, help="records of the pause runs = passes × keys")
+    p.add_argument("--pause-parallelism", default="1,2", help="parallelisms of the pause runs (default 1,2)")
+    p.add_argument("--pause-repeat", type=int, default=1, help="forked/synchronous pairs per parallelism")
+    p.add_argument("--pause-interval", type=int, default=4000, help="checkpoint interval (ms) of the pause runs")
     p.add_argument("--trials", type=int, help="recovery trials per case (default 3)")
     p.add_argument("--recovery-rate", type=float, default=20_000, help="records/s of the recovery job")
     p.add_argument("--recovery-seconds", type=float, help="length of the recovery job's input at that rate")
@@ -780,14 +1025,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--write-docs", action="store_true", help="put the section into docs/benchmarks.md")
     a = p.parse_args(argv)
     a.only = {x.strip().lower() for x in a.only.split(",") if x.strip()}
-    unknown = a.only - {"overhead", "state", "recovery"}
+    unknown = a.only - {"overhead", "state", "pause", "recovery"}
     if unknown:
-        p.error(f"--only expects overhead, state, recovery; got {', '.join(sorted(unknown))}")
+        p.error(f"--only expects overhead, state, pause, recovery; got {', '.join(sorted(unknown))}")
     a.n = a.n or (100_000 if a.quick else 3_000_000)
     a.repeat = a.repeat or (1 if a.quick else 5)
     a.parallelism = [int(x) for x in a.parallelism.split(",") if x.strip()]
     keys = a.state_keys or ("10000" if a.quick else "100000,1000000")
     a.state_keys = [int(x) for x in keys.split(",") if x.strip()]
+    a.pause_keys = a.pause_keys or (20_000 if a.quick else 1_000_000)
+    a.pause_parallelism = [int(x) for x in a.pause_parallelism.split(",") if x.strip()]
     a.trials = a.trials or (1 if a.quick else 3)
     a.recovery_seconds = a.recovery_seconds or (6.0 if a.quick else 10.0)
     return a
@@ -799,17 +1046,21 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     overhead = measure_overhead(a) if "overhead" in a.only else []
     state = measure_state(a) if "state" in a.only else []
+    pause = measure_pause(a) if "pause" in a.only else []
     recovery = measure_recovery(a) if "recovery" in a.only else []
-    rep = Report(a, started, load, overhead, state, recovery)
+    rep = Report(a, started, load, overhead, state, recovery, pause)
     print()
     for header, rows in (
         (OVERHEAD_HEADER, overhead_rows(overhead)),
         (STATE_HEADER, state_rows(state)),
+        (PAUSE_HEADER, pause_rows(pause)),
         (RECOVERY_HEADER, recovery_rows(recovery)),
     ):
         if rows:
             print(text_table(header, rows))
             print()
+    for line in pause_ratios(pause):
+        print(line)
     print(text_table(["target", "measured", "status"], targets(overhead, recovery)).replace("**", ""))
     if a.write_docs:
         text = DOCS.read_text() if DOCS.is_file() else ""
@@ -818,6 +1069,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = (
         any(s.errors for s in overhead)
         or any(r.error for r in state)
+        or any(r.error for r in pause)
         or any(t.error for rs in recovery for t in rs.trials)
     )
     return 1 if failed else 0

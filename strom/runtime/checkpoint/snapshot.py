@@ -1,9 +1,14 @@
 """What an operator hands over at a checkpoint and gets back on restore (Flink's ``OperatorSnapshotFutures``
-and ``OperatorSubtaskState``, without futures: the bytes are taken synchronously on the task thread)."""
+and ``OperatorSubtaskState``).
+
+The synchronous part of a checkpoint (on the task thread) yields an :class:`OperatorSnapshot` whose keyed state may
+still be a *supplier* — the keyed backend's ``async_snapshot()``, a point-in-time copy not yet serialized (Flink's
+``keyedStateManagedFuture``); the asynchronous part calls :meth:`OperatorSnapshot.resolve` off the task thread to
+get the bytes, or :meth:`OperatorSnapshot.cancel` when the checkpoint is dropped first."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 __all__ = ["OperatorRestoreState", "OperatorSnapshot", "OperatorSubtaskStateHandles"]
@@ -11,14 +16,35 @@ __all__ = ["OperatorRestoreState", "OperatorSnapshot", "OperatorSubtaskStateHand
 
 @dataclass(frozen=True, slots=True)
 class OperatorSnapshot:
-    """The state of one operator of one subtask: keyed state per key group, operator (non-keyed) state."""
+    """The state of one operator of one subtask: keyed state per key group, operator (non-keyed) state.
+
+    ``keyed_supplier``, when set, gives the keyed state (``keyed`` is empty until :meth:`resolve`)."""
 
     keyed: Mapping[int, bytes] = field(default_factory=dict)
     operator: bytes | None = None
+    keyed_supplier: Callable[[], Mapping[int, bytes]] | None = None
 
     @property
     def size(self) -> int:
         return sum(len(b) for b in self.keyed.values()) + len(self.operator or b"")
+
+    @property
+    def is_empty(self) -> bool:
+        """No state at all (resolved snapshots only)."""
+        return not self.keyed and self.operator is None and self.keyed_supplier is None
+
+    def resolve(self) -> OperatorSnapshot:
+        """The asynchronous part: the snapshot with its keyed bytes (calls the supplier once; raises what it
+        raises). Off the task thread."""
+        if self.keyed_supplier is None:
+            return self
+        return OperatorSnapshot(keyed=self.keyed_supplier(), operator=self.operator)
+
+    def cancel(self) -> None:
+        """The checkpoint will not use this snapshot: stop the supplier's work (a forked child) if it can."""
+        cancel = getattr(self.keyed_supplier, "cancel", None)
+        if cancel is not None:
+            cancel()
 
 
 @dataclass(frozen=True, slots=True)

@@ -281,22 +281,31 @@ class StreamOperator(ABC):
         the checkpoint's options, which Flink hands to ``snapshotState``: whether it is a savepoint)."""
 
     def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
-        """The operator's state now, as bytes; ``None`` when it has none. Runs between two batches."""
+        """The operator's state now; ``None`` when it has none. Runs between two batches, on the task thread.
+
+        Operator state is bytes at once; keyed state is the backend's ``async_snapshot()`` supplier (a
+        point-in-time copy the checkpoint's asynchronous part serializes), so what is written into the backend
+        for the snapshot — timers, materialized window panes — may leave it again right after this returns."""
         from strom.runtime.checkpoint.snapshot import OperatorSnapshot
 
         manager = self.time_service_manager
         if manager is not None:
             manager.before_snapshot()
         try:
-            keyed = self.keyed_backend.snapshot() if self.keyed_backend is not None else {}
+            keyed = self.keyed_backend.async_snapshot() if self.keyed_backend is not None else None
         finally:
             if manager is not None:
                 manager.after_snapshot()
-        backend = self._operator_state_backend
-        operator = backend.snapshot() if backend is not None else None
-        if not keyed and operator is None:
+        snapshot = OperatorSnapshot(keyed_supplier=keyed)
+        try:
+            backend = self._operator_state_backend
+            operator = backend.snapshot() if backend is not None else None
+        except BaseException:
+            snapshot.cancel()
+            raise
+        if keyed is None and operator is None:
             return None
-        return OperatorSnapshot(keyed=keyed, operator=operator)
+        return OperatorSnapshot(operator=operator, keyed_supplier=keyed)
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Checkpoint ``checkpoint_id`` is complete on the JobMaster: side effects may be committed."""

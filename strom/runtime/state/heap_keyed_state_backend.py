@@ -18,7 +18,7 @@ are plain attributes so the hot path pays one attribute store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from strom.api.state import (
@@ -36,6 +36,7 @@ from strom.api.state import (
 )
 from strom.api.typeinfo import TypeInformation
 from strom.exceptions import CheckpointError, InvalidProgramError
+from strom.runtime.state.heap_snapshot_strategy import HeapSnapshotStrategy
 from strom.runtime.state.key_groups import KeyGroupRange, key_group_assigner
 from strom.runtime.state.state_serialization import dump_state, load_state
 from strom.runtime.state.ttl import TtlPolicy, TtlValue, wall_clock_ms
@@ -68,7 +69,8 @@ class HeapKeyedStateBackend:
         >>> backend.get_table("count")
         {'a': 1}
 
-    ``ttl_time_provider`` returns the current time in ms for state TTL (default: the wall clock).
+    ``ttl_time_provider`` returns the current time in ms for state TTL (default: the wall clock);
+    ``snapshot_strategy`` decides how snapshots are taken asynchronously (default: forked where possible).
     """
 
     def __init__(
@@ -76,9 +78,12 @@ class HeapKeyedStateBackend:
         *,
         max_parallelism: int,
         ttl_time_provider: Callable[[], int] | None = None,
+        snapshot_strategy: HeapSnapshotStrategy | None = None,
         key_type: TypeInformation | None = None,
     ) -> None:
         self.max_parallelism = max_parallelism
+        #: how :meth:`async_snapshot` takes its point-in-time copy (a fork where the platform has one)
+        self.snapshot_strategy = snapshot_strategy or HeapSnapshotStrategy()
         #: key -> key group, as the KeyGroupStreamPartitioner routes keys of ``key_type`` (``None``: untyped)
         self.key_group_of = key_group_assigner(max_parallelism, key_type)
         self.ttl_time_provider: Callable[[], int] = ttl_time_provider or wall_clock_ms
@@ -176,8 +181,22 @@ class HeapKeyedStateBackend:
     def snapshot(self) -> dict[int, bytes]:
         """key group -> pickled state of all its keys (every state, every namespace); non-empty groups only.
 
-        Expired TTL entries are left out. The bytes are a copy: later updates do not change them."""
+        Expired TTL entries are left out. The bytes are a copy: later updates do not change them. The same as
+        ``async_snapshot()()``."""
+        return self.async_snapshot()()
+
+    def async_snapshot(self) -> Callable[[], dict[int, bytes]]:
+        """The synchronous part of a snapshot (a fork, see :mod:`~strom.runtime.state.heap_snapshot_strategy`):
+        returns the supplier of :meth:`snapshot`'s bytes as the state is now, for the asynchronous part."""
         now = self.ttl_time_provider() if self._ttl else 0
+        entries = sum(map(len, self._tables.values())) + sum(map(len, self._ns_tables.values()))
+        if not entries:
+            return dict
+        return self.snapshot_strategy.async_snapshot(lambda: self.write_key_groups(now), entries=entries)
+
+    def write_key_groups(self, now: int) -> Iterator[tuple[int, bytes]]:
+        """The canonical bytes of each non-empty key group, in key-group order; TTL entries expired at ``now``
+        left out. Reads the tables as they are: run it where they cannot change (a forked child, the task thread)."""
         assign = self.key_group_of
         key_group_of: dict[Any, int] = {}
         groups: dict[int, dict[str, tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]]] = {}
@@ -206,13 +225,11 @@ class HeapKeyedStateBackend:
                     per_ns = {ns: p for ns, s in per_ns.items() if (p := policy.purge(kind, s, now)) is not None}
                 if per_ns:
                     slot(key, name)[1][key] = per_ns
-        out: dict[int, bytes] = {}
         for kg in sorted(groups):
             states = groups[kg]
             meta = {name: self._kinds[name] for name in states if name in self._kinds}
             payload = {"version": _FORMAT_VERSION, "meta": meta, "states": states}
-            out[kg] = dump_state(payload, states, "keyed state")
-        return out
+            yield kg, dump_state(payload, states, "keyed state")
 
     def restore(self, blobs: Mapping[int, bytes], key_group_range: KeyGroupRange | None = None) -> None:
         """Merge the key groups of a snapshot in; states registered before or after see the data.

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import pickle
 import struct
-from operator import mul
 from collections.abc import Callable
+from operator import mul
 from typing import Any
 
 from strom.api.typeinfo import BasicTypeInfo, PickledBytesTypeInfo, RowTypeInfo, TupleTypeInfo, TypeInformation

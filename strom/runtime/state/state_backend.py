@@ -51,7 +51,15 @@ class KeyedStateBackend(Protocol):
         """key → namespace → value of a state outside the void namespace (window contents, timers)."""
 
     def snapshot(self) -> dict[int, bytes]:
-        """key group → bytes of every non-empty key group (the synchronous part of a checkpoint)."""
+        """key group → bytes of every non-empty key group, in the canonical format; ``async_snapshot()()``."""
+
+    def async_snapshot(self) -> Callable[[], dict[int, bytes]]:
+        """The synchronous part of a checkpoint, on the task thread: O(1) or O(key groups), not O(state size).
+
+        Returns the supplier the asynchronous part calls off the task thread: key group → canonical bytes of
+        every non-empty key group as the state was when ``async_snapshot`` ran, whatever the task changed since.
+        It raises (and the checkpoint is declined) when the state cannot be serialized. A supplier with a
+        ``cancel()`` method is cancelled when its checkpoint is aborted or dropped before it was called."""
 
     def restore(self, blobs: Mapping[int, bytes], key_group_range: KeyGroupRange | None = None) -> None:
         """Load the key groups this subtask owns (``key_group_range``; ``None``: all) from a checkpoint."""

@@ -2,10 +2,13 @@
 ``SubtaskCheckpointCoordinatorImpl``, seed 002 steps 3–5).
 
 On the task thread, once the barrier handler says the checkpoint is due: every operator of the chain
-snapshots its state to bytes (the synchronous part: later records cannot change it), the record writers
-flush and the barrier goes out on every output, after every record that precedes it. Then, off the task
-thread, the bytes are written to the checkpoint location and the task acknowledges to the JobMaster with
-the handles (the asynchronous part), or declines with the reason. Aborts pass a cancel marker downstream.
+snapshots its state (the synchronous part: operator state to bytes, keyed state to a point-in-time copy the
+backend's ``async_snapshot()`` hands over as a supplier — later records cannot change either), the record
+writers flush and the barrier goes out on every output, after every record that precedes it. Then, off the
+task thread, the suppliers give the keyed state's bytes, everything is written to the checkpoint location and
+the task acknowledges to the JobMaster with the handles (the asynchronous part), or declines with the reason —
+a snapshot that fails in its asynchronous part declines as one that fails in its synchronous part does. Aborts
+pass a cancel marker downstream; an aborted checkpoint's suppliers still running are cancelled.
 
 An *unaligned* checkpoint (FLIP-76) snapshots at the first barrier; its barrier overtakes the buffers queued in
 the task's output subpartitions, which are copied as output channel state. The input channel state — records
@@ -102,6 +105,7 @@ class SubtaskCheckpointCoordinator:
         self._lock = threading.Lock()
         self._in_flight = 0
         self._unaligned: dict[int, _PendingUnaligned] = {}  # snapshot taken, input channel state recording
+        self._running: dict[int, dict[str, OperatorSnapshot]] = {}  # handed to the asynchronous part, not written
 
     # -- task thread ---------------------------------------------------------------------------------------
     def checkpoint_state(self, barrier: CheckpointBarrier, alignment_ms: float = 0.0) -> None:
@@ -116,6 +120,7 @@ class SubtaskCheckpointCoordinator:
                     snapshots[op.operator_id] = snap
         except Exception as exc:
             log.warning("%s: snapshot of checkpoint %d failed: %s", self.task_name, cid, exc)
+            _cancel(snapshots)
             self.abort(cid, f"snapshot failed: {exc!r}")
             return
         for w in self.chain.record_writers:
@@ -126,6 +131,7 @@ class SubtaskCheckpointCoordinator:
                 channel_state = ChannelState(output=self._overtake(barrier))
             except Exception as exc:
                 log.warning("%s: persisting the in-flight output of checkpoint %d failed: %s", self.task_name, cid, exc)
+                _cancel(snapshots)
                 self.abort(cid, f"in-flight records could not be persisted: {exc!r}")
                 return
         else:
@@ -136,6 +142,7 @@ class SubtaskCheckpointCoordinator:
         if channel_state is not None:
             self._unaligned[cid] = _PendingUnaligned(barrier, snapshots, channel_state, sync_ms, time.monotonic())
             return  # written once the task hands over the input channel state
+        self._hand_over(cid, snapshots)
         self._async(lambda: self._write_and_acknowledge(barrier, snapshots, sync_ms, alignment_ms))
 
     def _overtake(self, barrier: CheckpointBarrier) -> dict[tuple[int, int], list[bytes]]:
@@ -155,6 +162,7 @@ class SubtaskCheckpointCoordinator:
             return  # aborted meanwhile
         pending.channel_state.input = {c: bs for c, bs in inputs.items() if bs}
         persisting_ms = (time.monotonic() - pending.started) * 1000.0
+        self._hand_over(checkpoint_id, pending.snapshots)
         self._async(
             lambda: self._write_and_acknowledge(
                 pending.barrier, pending.snapshots, pending.sync_ms, persisting_ms, pending.channel_state
@@ -163,7 +171,9 @@ class SubtaskCheckpointCoordinator:
 
     def abort(self, checkpoint_id: int, reason: str, *, counts: bool = True) -> None:
         """Decline ``checkpoint_id`` and tell downstream tasks to stop aligning for it."""
-        self._unaligned.pop(checkpoint_id, None)
+        pending = self._unaligned.pop(checkpoint_id, None)
+        if pending is not None:
+            _cancel(pending.snapshots)
         for w in self.chain.record_writers:
             w.flush()
         for p in self.partitions:
@@ -176,10 +186,21 @@ class SubtaskCheckpointCoordinator:
             op.notify_checkpoint_complete(checkpoint_id)
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        pending = self._unaligned.pop(checkpoint_id, None)
+        if pending is not None:
+            _cancel(pending.snapshots)
+        with self._lock:
+            running = self._running.pop(checkpoint_id, None)
+        if running is not None:  # the asynchronous part stops at once (its checkpoint is gone anyway)
+            _cancel(running)
         for op in self.chain.operators:
             op.notify_checkpoint_aborted(checkpoint_id)
 
     # -- the asynchronous part ---------------------------------------------------------------------------
+    def _hand_over(self, checkpoint_id: int, snapshots: dict[str, OperatorSnapshot]) -> None:
+        with self._lock:
+            self._running[checkpoint_id] = snapshots
+
     def _async(self, job: Callable[[], None]) -> None:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"async-checkpoint {self.task_name}")
@@ -204,11 +225,17 @@ class SubtaskCheckpointCoordinator:
     ) -> None:
         cid = barrier.checkpoint_id
         t0 = time.monotonic()
+        try:
+            resolved = self._resolve(cid, snapshots)
+        except Exception as exc:
+            log.warning("%s: snapshot of checkpoint %d failed: %s", self.task_name, cid, exc)
+            self.responder.decline(cid, f"{self.task_name}: snapshot failed: {exc!r}")
+            return
         location: Any = barrier.options.location
         handles: dict[str, OperatorSubtaskStateHandles] = {}
         size = 0
         try:
-            for op_id, snap in snapshots.items():
+            for op_id, snap in resolved.items():
                 keyed = location.write_state_slices(f"{op_id}-keyed-{self.subtask_index}", snap.keyed)
                 operator = (
                     location.write_state(f"{op_id}-op-{self.subtask_index}", snap.operator)
@@ -237,8 +264,33 @@ class SubtaskCheckpointCoordinator:
         }
         self.responder.acknowledge(cid, handles, stats)
 
+    def _resolve(self, checkpoint_id: int, snapshots: dict[str, OperatorSnapshot]) -> dict[str, OperatorSnapshot]:
+        """The keyed state's bytes from every supplier; operators left without any state are left out. On a
+        failure the suppliers not called yet are cancelled."""
+        out: dict[str, OperatorSnapshot] = {}
+        try:
+            for op_id, snap in snapshots.items():
+                resolved = snap.resolve()
+                if not resolved.is_empty:
+                    out[op_id] = resolved
+        except BaseException:
+            _cancel(snapshots)
+            raise
+        finally:
+            with self._lock:
+                self._running.pop(checkpoint_id, None)
+        return out
+
     def close(self) -> None:
         """Wait for the asynchronous parts still running (a final checkpoint's write), then stop."""
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
+
+
+def _cancel(snapshots: dict[str, OperatorSnapshot]) -> None:
+    for snap in snapshots.values():
+        try:
+            snap.cancel()
+        except Exception as exc:  # best effort: the checkpoint fails either way
+            log.warning("cancelling a snapshot failed: %s", exc)

@@ -93,6 +93,8 @@ class OperatorHarness:
     def open(self, restore: OperatorSnapshot | None = None) -> OperatorHarness:
         state = None
         if restore is not None:
+            restore = restore.resolve()  # the asynchronous part of a checkpoint
+        if restore is not None and not restore.is_empty:
             state = OperatorRestoreState(1, keyed=dict(restore.keyed), operator=(restore.operator or b"",))
         self.operator.initialize_state(state)
         self.operator.open()
@@ -115,7 +117,7 @@ class OperatorHarness:
     def snapshot(self) -> OperatorSnapshot:
         snap = self.operator.snapshot_state(1, 0)
         assert snap is not None
-        return snap
+        return snap.resolve()  # the synchronous part, then the asynchronous part
 
     def extract_output(self) -> list[Any]:
         out, self.output.events = self.output.events, []

@@ -248,7 +248,7 @@ def test_a_bootstrap_job_that_fails_over_restores_what_it_built_up_to_its_checkp
     assert snapshot is not None
     first.process_batch([{"key": "a", "count": 100}])  # lost with the failure: replayed from the checkpoint
     second, output = bootstrap_operator(keyed, tmp_path)
-    second.initialize_state(OperatorRestoreState(checkpoint_id=1, keyed=snapshot.keyed))
+    second.initialize_state(OperatorRestoreState(checkpoint_id=1, keyed=snapshot.resolve().keyed))
     second.open()
     second.process_batch([{"key": "a", "count": 10}])
     second.finish()
