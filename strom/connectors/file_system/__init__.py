@@ -18,7 +18,7 @@ from strom.connectors.file_system.enumerator import (
     StaticFileSplitEnumerator,
 )
 from strom.connectors.file_system.file_committer import FileCommittable, FileCommitter
-from strom.connectors.file_system.file_writer import FileWriter, FileWriterState
+from strom.connectors.file_system.file_writer import FileWriter, FileWriterBucketState, FileWriterState
 from strom.connectors.file_system.output_file_config import OutputFileConfig, OutputFileConfigBuilder
 from strom.connectors.file_system.owner_markers import remove_abandoned_parts, remove_abandoned_parts_of
 from strom.connectors.file_system.rolling_policy import (
@@ -54,6 +54,7 @@ __all__ = [
     "FileSourceBuilder",
     "FileSourceSplit",
     "FileWriter",
+    "FileWriterBucketState",
     "FileWriterState",
     "InvalidRecord",
     "JsonLinesEncoder",

@@ -12,10 +12,13 @@
     stream.sink_to(sink)
 
 Each writer (one per subtask and attempt, with a random id) writes one hidden in-progress part per active
-bucket, ``<base>/<bucket id>/.<prefix>-<writer id>-<n><suffix>.inprogress`` (:mod:`.file_writer`). At every
-checkpoint — and when the :class:`RollingPolicy` says so: part size, rollover interval, inactivity, checked
-as records arrive and by a processing-time timer without them — a part rolls (finished, made durable,
-closed) and at the checkpoint becomes a :class:`FileCommittable`, still under its hidden name. Once the
+bucket, ``<base>/<bucket id>/.<prefix>-<writer id>-<n><suffix>.inprogress`` (:mod:`.file_writer`). When the
+:class:`RollingPolicy` says so — part size, rollover interval, inactivity, checked as records arrive and by a
+processing-time timer without them; at checkpoints for ``OnCheckpointRollingPolicy`` — a part rolls
+(finished, made durable, closed) and at the next checkpoint becomes a :class:`FileCommittable`, still under
+its hidden name. As Flink's, a row-format part on a local filesystem under ``DefaultRollingPolicy`` stays in
+progress across checkpoints (each checkpoint records its durable size; a restore truncates and resumes it);
+bulk formats and object stores roll every part at every checkpoint, savepoints and end of input roll all. Once the
 checkpoint is complete the committer gives it its final name ``<prefix>-<writer id>-<n><suffix>``: an atomic
 rename on local filesystems, a server-side copy and delete of the staging object on object stores
 (:mod:`.recoverable_writer`). Commits are idempotent. Row formats use an :class:`Encoder`; bulk formats a
@@ -29,8 +32,8 @@ owner markers and are swept with the client (:mod:`.owner_markers`).
 
 As Flink's, the default bucket assigner is ``DateTimeBucketAssigner`` (``<base>/yyyy-MM-dd--HH/`` in the
 system's time zone); ``BucketAssigner.base_path_bucket_assigner()`` writes into the base path itself. Departure
-from Flink: an in-progress part is never resumed after a restore (parts roll at every checkpoint, for row
-formats too).
+from Flink: parts on object stores (``s3://`` …) roll at every checkpoint, whatever the policy (Flink's S3 writer
+resumes multipart uploads).
 """
 
 from __future__ import annotations
