@@ -31,7 +31,7 @@ import os
 import reprlib
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from strom.api.sink import PrecommittingSinkWriter, StatefulSinkWriter
@@ -41,6 +41,13 @@ from strom.connectors.file_system.bucket_assigners import (
     BucketAssignerContext,
 )
 from strom.connectors.file_system.bulk_writer import BulkWriter, BulkWriterFactory
+from strom.connectors.file_system.compaction import (
+    CompactionBuckets,
+    FileCompactor,
+    FileCompactStrategy,
+    WaitingPart,
+    write_compacted,
+)
 from strom.connectors.file_system.encoders import Encoder
 from strom.connectors.file_system.file_committer import FileCommittable
 from strom.connectors.file_system.output_file_config import OutputFileConfig
@@ -84,6 +91,9 @@ class FileWriterState:
 
     writer_id: str
     in_progress: tuple[FileWriterBucketState, ...] = ()
+    #: rolled parts waiting for compaction (:mod:`.compaction`), and the checkpoints since the last one
+    waiting: tuple[WaitingPart, ...] = ()
+    checkpoints_since_compaction: int = 0
 
 
 class _PartFile:
@@ -118,6 +128,7 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
         temporary_checkpoint_dir: str = "",
         processing_time_service: ProcessingTimeService | None = None,
         bucket_check_interval_ms: int = 60_000,
+        compaction: tuple[FileCompactStrategy, FileCompactor] | None = None,
     ) -> None:
         if (encoder is None) == (bulk_writer_factory is None):
             raise InvalidProgramError(
@@ -145,20 +156,34 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
         remove_abandoned_parts(directory, self.storage)
         recovered = [s for s in recovered_state or () if isinstance(s, FileWriterState)]
         in_progress = [b for s in recovered for b in getattr(s, "in_progress", ())]
-        #: owner markers of restored writers whose in-progress parts this writer resumed
-        self._adopted: set[str] = {b.writer_id for b in in_progress}
+        waiting = [w for s in recovered for w in getattr(s, "waiting", ())]
+        #: owner markers of restored writers whose in-progress or waiting parts this writer took over
+        self._adopted: set[str] = {b.writer_id for b in in_progress} | {w.writer_id for w in waiting}
         if recovered:
             spared = {self._path_of(b.part.pending_path) for b in in_progress}
+            spared |= {self._path_of(w.committable.pending_path) for w in waiting}
             self._delete_dead_parts({s.writer_id for s in recovered}, spared)
         self._next_part = 0
         self._parts: dict[str, _PartFile] = {}  # bucket id -> its open part
         self._directories: dict[str, str] = {}  # bucket id -> its directory (checked once)
         self._marked_directories: set[str] = set()  # where parts of a marked writer id may be left
-        self._rolled: list[FileCommittable] = []  # closed parts not yet handed to a checkpoint
+        self._rolled: list[_PartFile] = []  # closed parts not yet handed to a checkpoint
         self._recorded: set[str] = set()  # the paths among them that a checkpoint's state references
+        self._pass_through: list[FileCommittable] = []  # restored waiting parts, compaction disabled since
         self._closed = False
+        self._compactor = compaction[1] if compaction is not None else None
+        self._compaction = CompactionBuckets(compaction[0]) if compaction is not None else None
+        self._compact_all = False  # at the next prepare_commit (a savepoint, end of input)
         for bucket_state in in_progress:
             self._resume(bucket_state)
+        for w in waiting:  # without compaction now: committed with the next checkpoint
+            if self._compaction is not None:
+                self._compaction.add(w)
+            else:
+                self._pass_through.append(w.committable)
+        if self._compaction is not None:
+            counts = [getattr(s, "checkpoints_since_compaction", 0) for s in recovered]
+            self._compaction.checkpoints = max(counts, default=0)
         self._timers = processing_time_service
         self._check_interval_ms = bucket_check_interval_ms
         if processing_time_service is not None:
@@ -238,11 +263,11 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
             self._directories[bucket_id] = directory
         return directory
 
-    def _open_part(self, bucket_id: str, element: Any, now: float) -> _PartFile:
+    def _new_part(self, directory: str) -> tuple[str, FileCommittable]:
+        """The hidden path and committable of this writer's next part in ``directory`` (marked if need be)."""
         if self.temporary_checkpoint_dir and not self._marked:
             mark(self.storage, self.directory, self.writer_id, self._parts_lead(), self.temporary_checkpoint_dir)
             self._marked = True
-        directory = self._bucket_directory(bucket_id, element)
         if self._marked:
             self._marked_directories.add(directory)
         n = self._next_part
@@ -252,6 +277,10 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
         committable = FileCommittable(
             pending_path=self.storage.url(path), final_path=self.storage.url(self.storage.join(directory, name))
         )
+        return path, committable
+
+    def _open_part(self, bucket_id: str, element: Any, now: float) -> _PartFile:
+        path, committable = self._new_part(self._bucket_directory(bucket_id, element))
         stream = self.storage.open(path)
         part = _PartFile(path, committable, stream, PartFileInfo(bucket_id, now, now, 0), self.writer_id)
         self._parts[bucket_id] = part  # before the bulk writer: close() discards it if creating that fails
@@ -272,7 +301,7 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
                 self.storage.discard(part.stream, part.path)
                 raise
         self.storage.close_for_commit(part.stream)
-        self._rolled.append(part.part)
+        self._rolled.append(part)
         if part.recorded:
             self._recorded.add(part.path)
 
@@ -291,9 +320,8 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
 
     # -- checkpoints ---------------------------------------------------------------------------------
     def flush(self, end_of_input: bool) -> None:
-        if end_of_input:  # the last prepare_commit follows: every part rolls
-            for bucket_id in list(self._parts):
-                self._roll(bucket_id)
+        if end_of_input:  # the last prepare_commit follows: every part rolls, every waiting part is compacted
+            self._roll_all()
             return
         for part in self._parts.values():
             if part.bulk is None:
@@ -305,9 +333,31 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
                 self._roll(bucket_id)
         if len(self._directories) > 1024:  # date-time buckets: forget those of the past
             self._directories.clear()
-        out, self._rolled = self._rolled, []
+        rolled, self._rolled = self._rolled, []
         self._recorded.clear()
+        out, self._pass_through = self._pass_through, []
+        if self._compaction is None:
+            out.extend(p.part for p in rolled)
+            return out
+        for p in rolled:
+            size = self.storage.size(p.path)
+            self._compaction.add(
+                WaitingPart(bucket_id=p.info.bucket_id, committable=p.part, size=size, writer_id=p.writer_id)
+            )
+        everything, self._compact_all = self._compact_all, False
+        out.extend(self._compact(group) for group in self._compaction.due(everything))
         return out
+
+    def _compact(self, group: list[WaitingPart]) -> FileCommittable:
+        """One part of the waiting parts of a bucket (:mod:`.compaction`); a single part as it is."""
+        if len(group) == 1:
+            return group[0].committable
+        assert self._compactor is not None
+        sources = [self._path_of(w.committable.pending_path) for w in group]
+        directory = os.path.dirname(sources[0]) if self.storage.is_local else sources[0].rsplit("/", 1)[0]
+        path, committable = self._new_part(directory)
+        write_compacted(self.storage, self._compactor, sources, path)
+        return replace(committable, compacted_from=tuple(w.committable.pending_path for w in group))
 
     def snapshot_state(self, checkpoint_id: int) -> list[FileWriterState]:
         """The writer's id and its open parts, made durable (only resumable parts are open at a checkpoint)."""
@@ -325,19 +375,32 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
                     age_ms=now - part.info.creation_time,
                 )
             )
-        return [FileWriterState(writer_id=self.writer_id, in_progress=tuple(in_progress))]
+        c = self._compaction
+        return [
+            FileWriterState(
+                writer_id=self.writer_id,
+                in_progress=tuple(in_progress),
+                waiting=tuple(c.all_waiting()) if c is not None else (),
+                checkpoints_since_compaction=c.checkpoints if c is not None else 0,
+            )
+        ]
 
     def prepare_savepoint(self, checkpoint_id: int) -> None:
         """A savepoint references no in-progress part (it may be restored after the job appended to one, and
-        must survive the client): every open part rolls into it."""
+        must survive the client): every open part rolls into it, and every waiting part is compacted."""
+        self._roll_all()
+
+    def _roll_all(self) -> None:
         for bucket_id in list(self._parts):
             self._roll(bucket_id)
+        self._compact_all = True
 
     def on_savepoint_snapshot(self, checkpoint_id: int) -> None:
         """The parts just handed to savepoint ``checkpoint_id`` must outlive the client: unmark them, and go on
         under a fresh writer id (whose parts get a marker of their own). Every part of the old id — and of the
         restored writers whose parts this one resumed — is in the savepoint: ``prepare_savepoint`` rolled them."""
-        if not (self._marked or self._adopted) or self._parts or self._rolled:
+        waiting = self._compaction is not None and self._compaction.waiting
+        if not (self._marked or self._adopted) or self._parts or self._rolled or waiting:
             return
         for writer_id in self._adopted:
             unmark(self.storage, self.directory, writer_id)
@@ -367,7 +430,7 @@ class FileWriter(PrecommittingSinkWriter[Any, FileCommittable], StatefulSinkWrit
             except Exception as exc:
                 errors.append(exc)
         for p in dead:
-            path = self._path_of(p.pending_path)
+            path = p.path
             if path not in self._recorded:
                 with contextlib.suppress(FileNotFoundError):
                     self.storage.delete(path)

@@ -103,6 +103,13 @@ class RecoverableWriter(ABC):
     def read_text(self, path: str) -> str: ...
 
     @abstractmethod
+    def open_for_reading(self, path: str) -> BinaryIO:
+        """A closed part's content (compaction reads its inputs)."""
+
+    @abstractmethod
+    def size(self, path: str) -> int: ...
+
+    @abstractmethod
     def create_text(self, path: str, text: str) -> None: ...
 
 
@@ -206,6 +213,12 @@ class LocalRecoverableWriter(RecoverableWriter):
         with open(path, encoding="utf-8") as f:
             return f.read()
 
+    def open_for_reading(self, path: str) -> BinaryIO:
+        return open(path, "rb")
+
+    def size(self, path: str) -> int:
+        return os.path.getsize(path)
+
     def create_text(self, path: str, text: str) -> None:
         with open(path, "x", encoding="utf-8") as f:
             f.write(text)
@@ -294,6 +307,13 @@ class ObjectStoreRecoverableWriter(RecoverableWriter):
 
     def read_text(self, path: str) -> str:
         return bytes(self.fs.cat_file(path)).decode("utf-8")
+
+    def open_for_reading(self, path: str) -> BinaryIO:
+        stream: BinaryIO = self.fs.open(path, "rb")
+        return stream
+
+    def size(self, path: str) -> int:
+        return int(self.fs.size(path))
 
     def create_text(self, path: str, text: str) -> None:
         self.fs.pipe_file(path, text.encode("utf-8"))

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from strom.api.sink import SinkWriterContext, TwoPhaseCommittingSink
 from strom.connectors.file_system.bucket_assigners import BucketAssigner, DateTimeBucketAssigner
 from strom.connectors.file_system.bulk_writer import BulkWriterFactory
+from strom.connectors.file_system.compaction import FileCompactor, FileCompactStrategy
 from strom.connectors.file_system.encoders import Encoder, SimpleStringEncoder
 from strom.connectors.file_system.file_committer import FileCommittable, FileCommitter
 from strom.connectors.file_system.file_writer import FileWriter
@@ -81,8 +82,10 @@ class FileSink(TwoPhaseCommittingSink[Any, FileCommittable]):
         storage_options: Mapping[str, Any] | None = None,
         bucket_check_interval_ms: int = 60_000,
         clock: Clock | None = None,
+        compaction: tuple[FileCompactStrategy, FileCompactor] | None = None,
     ) -> None:
         self.base_path = base_path
+        self.compaction = compaction
         self.encoder = encoder
         self.bulk_writer_factory = bulk_writer_factory
         self.output_file_config = output_file_config
@@ -161,6 +164,7 @@ class FileSink(TwoPhaseCommittingSink[Any, FileCommittable]):
             temporary_checkpoint_dir=context.temporary_checkpoint_dir,
             processing_time_service=context.processing_time_service,
             bucket_check_interval_ms=self.bucket_check_interval_ms,
+            compaction=self.compaction,
         )
 
     def create_committer(self) -> FileCommitter:
@@ -175,6 +179,7 @@ class _Builder:
     bucket_assigner: BucketAssigner = field(default_factory=DateTimeBucketAssigner)
     bucket_check_interval_ms: int = 60_000
     clock: Clock | None = None
+    compaction: tuple[FileCompactStrategy, FileCompactor] | None = None
 
     def with_output_file_config(self, config: OutputFileConfig) -> Any:
         if not isinstance(config, OutputFileConfig):
@@ -203,6 +208,20 @@ class _Builder:
     def with_storage_options(self, storage_options: Mapping[str, Any]) -> Any:
         """Options of the base path's fsspec filesystem (s3fs: ``endpoint_url``, ``key``, ``secret`` …)."""
         return replace(self, storage_options=_options(storage_options))
+
+    def enable_compact(self, strategy: FileCompactStrategy, compactor: FileCompactor) -> Any:
+        """Merge the rolled parts of a bucket into one before they are committed (Flink's ``enableCompact``;
+        :mod:`.compaction`): when they reach ``strategy`` 's size threshold or number of checkpoints."""
+        if not isinstance(strategy, FileCompactStrategy) or not isinstance(compactor, FileCompactor):
+            raise InvalidProgramError(
+                f"enable_compact expects a FileCompactStrategy and a FileCompactor; got a {type(strategy).__name__!r} "
+                f"and a {type(compactor).__name__!r}; hint: enable_compact(FileCompactStrategy.Builder.new_builder()"
+                ".enable_compaction_on_checkpoint(5).build(), FileCompactor.parquet_file_compactor())"
+            )
+        return replace(self, compaction=(strategy, compactor))
+
+    def disable_compact(self) -> Any:
+        return replace(self, compaction=None)
 
     def with_clock(self, clock: Clock) -> Any:
         """The time source of part ages (tests inject a manual clock)."""
@@ -234,6 +253,7 @@ class RowFormatBuilder(_Builder):
             storage_options=self.storage_options,
             bucket_check_interval_ms=self.bucket_check_interval_ms,
             clock=self.clock,
+            compaction=self.compaction,
         )
 
 
@@ -264,6 +284,7 @@ class BulkFormatBuilder(_Builder):
             storage_options=self.storage_options,
             bucket_check_interval_ms=self.bucket_check_interval_ms,
             clock=self.clock,
+            compaction=self.compaction,
         )
 
 
