@@ -52,6 +52,7 @@ SUMS_JOB = textwrap.dedent(
     import sys
     from helpers import key_of   # shipped to the cluster with the job (a module next to the program)
     from strom import CheckpointingMode, DataGeneratorSource, FileSink, JsonLinesEncoder, StreamExecutionEnvironment
+    from strom.connectors.file_system import RollingPolicy
 
     out, checkpoints, count, rate = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
     name = sys.argv[5] if len(sys.argv) > 5 else "sums"
@@ -63,7 +64,11 @@ SUMS_JOB = textwrap.dedent(
         .uid("gen")
         .key_by(lambda e: e[0])
         .reduce(lambda a, b: (a[0], a[1] + b[1])).uid("sums")
-        .sink_to(FileSink.for_row_format(out, JsonLinesEncoder()).build()).uid("files")
+        .sink_to(
+            FileSink.for_row_format(out, JsonLinesEncoder())
+            .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())  # committed at every checkpoint
+            .build()
+        ).uid("files")
     )
     env.execute(name)
     """

@@ -12,7 +12,8 @@ A plain :class:`Sink` creates one :class:`SinkWriter` per subtask. Two refinemen
 
 Order of calls per subtask (``SinkWriterOperator``): on restore, the recovered committables are committed
 first, *then* ``restore_writer`` creates the writer; at a checkpoint ``flush(False)``, ``prepare_commit()``,
-``snapshot_state(checkpoint_id)`` (and ``on_savepoint_snapshot(checkpoint_id)`` for a savepoint); at end of
+``snapshot_state(checkpoint_id)`` (for a savepoint ``prepare_savepoint(checkpoint_id)`` first and
+``on_savepoint_snapshot(checkpoint_id)`` last); at end of
 input ``flush(True)`` and ``prepare_commit()`` — those committables are committed with the final checkpoint
 (or at once when the job runs without checkpoints).
 
@@ -82,6 +83,12 @@ class SinkWriter(ABC, Generic[T]):
 
     def flush(self, end_of_input: bool) -> None:
         """Flush buffered data; ``end_of_input`` is true once no more records will come."""
+
+    def prepare_savepoint(self, checkpoint_id: int) -> None:
+        """strom's: the checkpoint about to be snapshotted (before ``flush`` and ``prepare_commit``) is savepoint
+        ``checkpoint_id``, which outlives the job and may be restored any number of times; a writer whose state
+        references data it goes on changing (an in-progress file it appends to) hands that data over to this
+        ``prepare_commit`` instead. Default: nothing."""
 
     def on_savepoint_snapshot(self, checkpoint_id: int) -> None:
         """strom's: the checkpoint just snapshotted (after ``prepare_commit`` and ``snapshot_state``) is savepoint

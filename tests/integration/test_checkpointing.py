@@ -36,9 +36,12 @@ from strom import (
     MapFunction,
     StreamExecutionEnvironment,
 )
+from strom.connectors.file_system import RollingPolicy
 from strom.exceptions import CorruptStateError, JobExecutionError
 
 KEY_SPAN = 10_000
+
+ON_CHECKPOINT = RollingPolicy.on_checkpoint_rolling_policy()
 
 
 def event(i: int) -> tuple[int, int]:
@@ -65,7 +68,8 @@ def running_sums_job(
         .key_by(lambda e: e[0])
         .reduce(lambda a, b: (b[0], b[1], a[2] + b[1]))
         .uid("sums")
-        .sink_to(FileSink.for_row_format(str(out), JsonLinesEncoder()).build())
+        # parts roll at every checkpoint: the committed output shows how far the checkpoints got
+        .sink_to(FileSink.for_row_format(str(out), JsonLinesEncoder()).with_rolling_policy(ON_CHECKPOINT).build())
         .uid("files")
     )
 

@@ -1,6 +1,7 @@
 """Exactly-once FileSink output on real TaskManagers with one SIGKILLed mid-job: Parquet on S3 (a real moto
-server in a child process; the TaskManagers reach it through the sink's storage options) and bucketed JSON
-lines locally. The committed rows must be exactly those of an uninterrupted run."""
+server in a child process; the TaskManagers reach it through the sink's storage options), bucketed JSON lines
+locally, JSON lines whose in-progress parts span many checkpoints (resumed after the restore), and Parquet parts
+compacted every few checkpoints. The committed rows must be exactly those of an uninterrupted run."""
 
 from __future__ import annotations
 
@@ -17,7 +18,15 @@ from failover import completed_checkpoints, failover_env, kill_a_task_manager
 from s3_server import S3Bucket
 
 from strom import DataGeneratorSource, StreamExecutionEnvironment
-from strom.connectors.file_system import BucketAssigner, FileSink, JsonLinesEncoder, OutputFileConfig
+from strom.connectors.file_system import (
+    BucketAssigner,
+    FileCompactor,
+    FileCompactStrategy,
+    FileSink,
+    JsonLinesEncoder,
+    OutputFileConfig,
+    RollingPolicy,
+)
 from strom.formats.parquet_writer import ParquetBulkWriters
 
 COUNT = 60_000
@@ -104,3 +113,53 @@ def test_bucketed_local_files_survive_a_killed_task_manager_exactly_once(tmp_pat
             assert all(r[0] == int(bucket.name) for r in rows[-3:])
     assert len(rows) == COUNT
     assert Counter(rows) == Counter(event(i) for i in range(COUNT))
+
+
+@pytest.mark.processes  # kills a TaskManager
+@pytest.mark.timeout(180)
+def test_row_parts_spanning_checkpoints_survive_a_killed_task_manager_exactly_once(tmp_path: Path) -> None:
+    """Checkpoints every 100 ms and Flink's default rolling policy: the parts roll by size only, not at every
+    checkpoint; the TaskManager dies while its parts are in progress across checkpoints."""
+    out = tmp_path / "out"
+    sink = (
+        FileSink.for_row_format(str(out), JsonLinesEncoder())
+        .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+        .with_rolling_policy(RollingPolicy.default_rolling_policy(part_size="128 kb"))
+        .build()
+    )
+    env: StreamExecutionEnvironment = failover_env(interval_ms=100, attempts=10)
+    result = run_with_a_kill(env, sink)
+    files = sorted(out.iterdir())
+    assert [f.name for f in files if f.name.startswith(".")] == [], "an uncommitted part or a marker was left"
+    rows = [tuple(json.loads(line)) for f in files for line in f.read_text().splitlines()]
+    assert len(rows) == COUNT
+    assert Counter(rows) == Counter(event(i) for i in range(COUNT))
+    checkpoints = [c for c in result.checkpoints if c.status == "COMPLETED"]
+    size = sum(f.stat().st_size for f in files)  # ~1.2 MB: ~10 parts of 128 kb, a few tails and merged parts
+    assert len(checkpoints) >= 15 and len(files) <= size // (128 * 1024) + 8 < len(checkpoints), (
+        f"{len(files)} parts for {len(checkpoints)} checkpoints"
+    )
+
+
+@pytest.mark.processes  # kills a TaskManager
+@pytest.mark.timeout(180)
+def test_compacted_parquet_parts_survive_a_killed_task_manager_exactly_once(tmp_path: Path) -> None:
+    """Checkpoints every 100 ms roll a Parquet part each; every 5 checkpoints a subtask merges its parts into one."""
+    out = tmp_path / "out"
+    strategy = FileCompactStrategy.Builder.new_builder().enable_compaction_on_checkpoint(5).build()
+    sink = (
+        FileSink.for_bulk_format(str(out), ParquetBulkWriters.for_schema(SCHEMA, row_group_size=2_000))
+        .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+        .with_output_file_config(OutputFileConfig.builder().with_part_suffix(".parquet").build())
+        .enable_compact(strategy, FileCompactor.parquet_file_compactor())
+        .build()
+    )
+    env: StreamExecutionEnvironment = failover_env(interval_ms=100, attempts=10)
+    result = run_with_a_kill(env, sink)
+    files = sorted(out.iterdir())
+    assert [f.name for f in files if f.name.startswith(".")] == [], "an uncommitted part or a marker was left"
+    rows = [tuple(r.values()) for f in files for r in pq.read_table(f).to_pylist()]
+    assert len(rows) == COUNT
+    assert Counter(rows) == Counter(event(i) for i in range(COUNT))
+    checkpoints = [c for c in result.checkpoints if c.status == "COMPLETED"]
+    assert len(files) < len(checkpoints), f"{len(files)} parts for {len(checkpoints)} checkpoints"

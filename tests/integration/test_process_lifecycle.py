@@ -227,7 +227,7 @@ CHECKPOINTING_JOB = textwrap.dedent(
     """
     import sys, time
     from strom import StreamExecutionEnvironment
-    from strom.connectors.file_system import FileSink, SimpleStringEncoder
+    from strom.connectors.file_system import FileSink, RollingPolicy, SimpleStringEncoder
 
     def slow(x):
         time.sleep(0.001)
@@ -236,8 +236,10 @@ CHECKPOINTING_JOB = textwrap.dedent(
     env = StreamExecutionEnvironment.get_execution_environment()
     if sys.argv[3:] != ["--no-checkpoints"]:
         env.enable_checkpointing(100)
+    # parts in progress across checkpoints roll at 4 kb (a few seconds): committed ones appear too
+    policy = RollingPolicy.default_rolling_policy(part_size="4 kb")
     env.from_sequence(0, int(sys.argv[2])).map(slow).sink_to(
-        FileSink.for_row_format(sys.argv[1], SimpleStringEncoder()).build()
+        FileSink.for_row_format(sys.argv[1], SimpleStringEncoder()).with_rolling_policy(policy).build()
     )
     client = env.execute_async("checkpointing")
     print("RUNNING", flush=True)

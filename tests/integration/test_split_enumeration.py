@@ -15,6 +15,7 @@ from failover import committed_files, completed_checkpoints, failover_env, kill_
 from pull_source import PullSource
 
 from strom import Configuration, FileSink, JsonLinesEncoder, StreamExecutionEnvironment
+from strom.connectors.file_system import RollingPolicy
 
 
 def committed_ints(directory: Path) -> list[int]:
@@ -29,7 +30,12 @@ def pull_job(env: StreamExecutionEnvironment, source: PullSource, out: Path) -> 
         .uid("pull")
         .map(lambda i: i)
         .uid("identity")
-        .sink_to(FileSink.for_row_format(str(out), JsonLinesEncoder()).build())
+        # parts roll at every checkpoint: the committed output shows how far the checkpoints got
+        .sink_to(
+            FileSink.for_row_format(str(out), JsonLinesEncoder())
+            .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
+            .build()
+        )
         .uid("files")
     )
 

@@ -1,6 +1,6 @@
 """Flink's file connector (PyFlink's ``pyflink.datastream.connectors.file_system``): ``FileSource`` with its
-stream and bulk formats, and ``FileSink`` with its encoders, bulk writers, bucket assigners, rolling policies and
-output file config. Paths are local paths or fsspec URLs."""
+stream and bulk formats, and ``FileSink`` with its encoders, bulk writers, bucket assigners, rolling policies,
+output file config and compaction. Paths are local paths or fsspec URLs."""
 
 from strom.connectors.file_system.bucket_assigners import (
     BasePathBucketAssigner,
@@ -11,6 +11,12 @@ from strom.connectors.file_system.bucket_assigners import (
 )
 from strom.connectors.file_system.bulk_format import BulkFormat
 from strom.connectors.file_system.bulk_writer import BulkWriter, BulkWriterFactory
+from strom.connectors.file_system.compaction import (
+    ConcatFileCompactor,
+    FileCompactor,
+    FileCompactStrategy,
+    ParquetFileCompactor,
+)
 from strom.connectors.file_system.encoders import CsvEncoder, Encoder, JsonLinesEncoder, SimpleStringEncoder
 from strom.connectors.file_system.enumerator import (
     ContinuousFileSplitEnumerator,
@@ -18,7 +24,7 @@ from strom.connectors.file_system.enumerator import (
     StaticFileSplitEnumerator,
 )
 from strom.connectors.file_system.file_committer import FileCommittable, FileCommitter
-from strom.connectors.file_system.file_writer import FileWriter, FileWriterState
+from strom.connectors.file_system.file_writer import FileWriter, FileWriterBucketState, FileWriterState
 from strom.connectors.file_system.output_file_config import OutputFileConfig, OutputFileConfigBuilder
 from strom.connectors.file_system.owner_markers import remove_abandoned_parts, remove_abandoned_parts_of
 from strom.connectors.file_system.rolling_policy import (
@@ -41,6 +47,7 @@ __all__ = [
     "BulkWriter",
     "BulkWriterFactory",
     "CheckpointedPosition",
+    "ConcatFileCompactor",
     "ContinuousFileSplitEnumerator",
     "CsvEncoder",
     "DateTimeBucketAssigner",
@@ -49,17 +56,21 @@ __all__ = [
     "FieldBucketAssigner",
     "FileCommittable",
     "FileCommitter",
+    "FileCompactStrategy",
+    "FileCompactor",
     "FileSink",
     "FileSource",
     "FileSourceBuilder",
     "FileSourceSplit",
     "FileWriter",
+    "FileWriterBucketState",
     "FileWriterState",
     "InvalidRecord",
     "JsonLinesEncoder",
     "OnCheckpointRollingPolicy",
     "OutputFileConfig",
     "OutputFileConfigBuilder",
+    "ParquetFileCompactor",
     "PartFileInfo",
     "PendingSplitsCheckpoint",
     "RollingPolicy",

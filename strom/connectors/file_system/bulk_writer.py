@@ -4,7 +4,8 @@
 A factory creates one writer per part file on its open binary stream; the FileSink hands it the records of
 every batch (``add_elements``), and when the part rolls calls ``finish()``, which writes what is buffered
 and the format's footer but leaves the stream open (the sink makes it durable and closes it). A part of a
-bulk format cannot be resumed, so bulk parts roll at every checkpoint (``OnCheckpointRollingPolicy``).
+bulk format cannot be resumed, so bulk parts roll at every checkpoint (``OnCheckpointRollingPolicy``);
+``FileSink.enable_compact`` merges them (:mod:`.compaction`).
 ``strom.formats.parquet_writer.ParquetBulkWriters`` is one.
 """
 

@@ -27,6 +27,8 @@ class FileCommittable:
 
     pending_path: str
     final_path: str
+    #: a compacted part: the hidden parts it replaces, deleted once it is committed (:mod:`.compaction`)
+    compacted_from: tuple[str, ...] = ()
 
 
 class FileCommitter(Committer[FileCommittable]):
@@ -50,7 +52,11 @@ class FileCommitter(Committer[FileCommittable]):
             c = request.committable
             writer, pending = self._writer(c.pending_path)
             _, final = self._writer(c.final_path)
-            if not writer.commit(pending, final):
+            committed = writer.commit(pending, final)
+            for url in c.compacted_from:  # after the commit: a restore before it compacts them again
+                source, path = self._writer(url)
+                source.delete(path)
+            if not committed:
                 request.signal_already_committed()
                 continue
             synced.setdefault(type(writer).__name__, (writer, set()))[1].add(_dirname(writer, final))

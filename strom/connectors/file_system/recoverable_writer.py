@@ -15,6 +15,12 @@
 A part discarded before it rolled (a failing writer's ``close``) aborts its upload; a process that is killed
 leaves an unfinished multipart upload, which S3 never shows and removes with a bucket lifecycle rule
 (``AbortIncompleteMultipartUpload``), as for Flink's S3 writer.
+
+**Resuming** (Flink's ``RecoverableFsDataOutputStream.persist`` and ``RecoverableWriter.recover``): only local
+parts can stay open across checkpoints. ``persist`` flushes and ``fsync`` s an open part and returns its durable
+size, which the checkpoint records; after a restore ``resume`` truncates the part to that size and opens it for
+appending. Object stores cannot append to an upload once a process died (``supports_resume`` is false): their
+parts roll at every checkpoint.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ class RecoverableWriter(ABC):
 
     #: local paths: fsync + rename; owner markers are registered in the client's temporary directory
     is_local: bool = False
+    #: an open part can be persisted at a checkpoint and resumed after a restore (Flink's ``supportsResume``)
+    supports_resume: bool = False
 
     @abstractmethod
     def join(self, *parts: str) -> str: ...
@@ -62,6 +70,14 @@ class RecoverableWriter(ABC):
     @abstractmethod
     def discard(self, stream: BinaryIO, path: str) -> None:
         """Close the stream of a part no checkpoint references and remove what it wrote."""
+
+    def persist(self, stream: BinaryIO) -> int:
+        """Make what was written to an open part durable; its size (``supports_resume`` writers only)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot persist an open part; it rolls at checkpoints")
+
+    def resume(self, path: str, size: int) -> BinaryIO:
+        """The part at ``path`` truncated to the ``size`` a checkpoint recorded, open for appending."""
+        raise NotImplementedError(f"{type(self).__name__} cannot resume a part; it rolls at checkpoints")
 
     @abstractmethod
     def commit(self, pending: str, final: str) -> bool:
@@ -87,6 +103,13 @@ class RecoverableWriter(ABC):
     def read_text(self, path: str) -> str: ...
 
     @abstractmethod
+    def open_for_reading(self, path: str) -> BinaryIO:
+        """A closed part's content (compaction reads its inputs)."""
+
+    @abstractmethod
+    def size(self, path: str) -> int: ...
+
+    @abstractmethod
     def create_text(self, path: str, text: str) -> None: ...
 
 
@@ -98,8 +121,23 @@ def _missing(pending: str, final: str) -> StromError:
     )
 
 
+def _reopen(path: str) -> BinaryIO:
+    """An existing part, for writing from any position (closed when the part rolls)."""
+    return open(path, "r+b", buffering=1 << 16)
+
+
+def _unresumable(path: str, size: int, found: str) -> StromError:
+    return StromError(
+        f"resuming the in-progress part {path!r} of the restored checkpoint expected at least {size} bytes in it; "
+        f"got {found}: its records are lost or were committed since; hint: a retained checkpoint cannot be restored "
+        "once its job went on and rolled the part — restore the job's latest checkpoint, or a savepoint (savepoints "
+        "roll every part)"
+    )
+
+
 class LocalRecoverableWriter(RecoverableWriter):
     is_local = True
+    supports_resume = True
 
     def join(self, *parts: str) -> str:
         return os.path.join(*parts)
@@ -121,6 +159,27 @@ class LocalRecoverableWriter(RecoverableWriter):
     def discard(self, stream: BinaryIO, path: str) -> None:
         stream.close()
         self.delete(path)
+
+    def persist(self, stream: BinaryIO) -> int:
+        stream.flush()
+        os.fsync(stream.fileno())
+        return stream.tell()
+
+    def resume(self, path: str, size: int) -> BinaryIO:
+        try:
+            stream = _reopen(path)
+        except FileNotFoundError:
+            raise _unresumable(path, size, "no such file") from None
+        try:
+            found = stream.seek(0, os.SEEK_END)
+            if found < size:
+                raise _unresumable(path, size, f"{found} bytes")
+            stream.truncate(size)
+            stream.seek(size)
+        except BaseException:
+            stream.close()
+            raise
+        return stream
 
     def commit(self, pending: str, final: str) -> bool:
         try:
@@ -153,6 +212,12 @@ class LocalRecoverableWriter(RecoverableWriter):
     def read_text(self, path: str) -> str:
         with open(path, encoding="utf-8") as f:
             return f.read()
+
+    def open_for_reading(self, path: str) -> BinaryIO:
+        return open(path, "rb")
+
+    def size(self, path: str) -> int:
+        return os.path.getsize(path)
 
     def create_text(self, path: str, text: str) -> None:
         with open(path, "x", encoding="utf-8") as f:
@@ -242,6 +307,13 @@ class ObjectStoreRecoverableWriter(RecoverableWriter):
 
     def read_text(self, path: str) -> str:
         return bytes(self.fs.cat_file(path)).decode("utf-8")
+
+    def open_for_reading(self, path: str) -> BinaryIO:
+        stream: BinaryIO = self.fs.open(path, "rb")
+        return stream
+
+    def size(self, path: str) -> int:
+        return int(self.fs.size(path))
 
     def create_text(self, path: str, text: str) -> None:
         self.fs.pipe_file(path, text.encode("utf-8"))

@@ -5,9 +5,11 @@
 
 A policy is asked on three occasions, as Flink's: before records are appended (``should_roll_on_event``), when
 the writer's processing-time check fires (``should_roll_on_processing_time``, every ``bucket check interval``
-even without records: inactivity and rollover need no new records) and at checkpoints. strom's FileSink rolls
-*every* open part at every checkpoint whatever the policy (an in-progress part is never resumed after a
-restore), so ``should_roll_on_checkpoint`` is always true here.
+even without records: inactivity and rollover need no new records) and at checkpoints
+(``should_roll_on_checkpoint``). ``DefaultRollingPolicy`` keeps a part open across checkpoints (it rolls one
+only past its part size, as Flink's), so a row-format part on a local filesystem grows until size, rollover or
+inactivity roll it; ``OnCheckpointRollingPolicy`` rolls at every checkpoint. Bulk formats and object stores
+roll at every checkpoint whatever the policy (their parts cannot be resumed: :mod:`.file_writer`).
 
 Sizes accept bytes (int) or Flink's memory strings (``"128 mb"``); intervals milliseconds (int),
 ``timedelta`` or Flink's duration strings (``"60 s"``, ``"1 min"``).
@@ -41,6 +43,7 @@ class RollingPolicy(ABC):
     __slots__ = ()
 
     def should_roll_on_checkpoint(self, part: PartFileInfo) -> bool:
+        """Roll ``part`` at a checkpoint? (A subclass keeps it open by answering false; the default rolls.)"""
         return True
 
     @abstractmethod
@@ -76,7 +79,8 @@ class RollingPolicy(ABC):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DefaultRollingPolicy(RollingPolicy):
     """Roll a part when it would grow past ``max_part_size_bytes``, is ``rollover_interval_ms`` old or got no
-    records for ``inactivity_interval_ms`` (Flink's ``DefaultRollingPolicy``); and at every checkpoint."""
+    records for ``inactivity_interval_ms`` (Flink's ``DefaultRollingPolicy``); a checkpoint rolls it only when it is
+    past its size, as Flink's."""
 
     max_part_size_bytes: int = 128 * 1024 * 1024
     rollover_interval_ms: int = 60_000
@@ -89,6 +93,9 @@ class DefaultRollingPolicy(RollingPolicy):
             ("inactivity_interval_ms", self.inactivity_interval_ms),
         ):
             _positive(f"DefaultRollingPolicy.{what}", value)
+
+    def should_roll_on_checkpoint(self, part: PartFileInfo) -> bool:
+        return part.size > self.max_part_size_bytes
 
     def should_roll_on_event(self, part: PartFileInfo, added_bytes: int, current_time: float) -> bool:
         return part.size + added_bytes > self.max_part_size_bytes or self.should_roll_on_processing_time(
@@ -116,6 +123,9 @@ class OnCheckpointRollingPolicy(RollingPolicy):
     def __post_init__(self) -> None:
         if self.max_part_size_bytes is not None:
             _positive("OnCheckpointRollingPolicy.max_part_size_bytes", self.max_part_size_bytes)
+
+    def should_roll_on_checkpoint(self, part: PartFileInfo) -> bool:
+        return True
 
     def should_roll_on_event(self, part: PartFileInfo, added_bytes: int, current_time: float) -> bool:
         limit = self.max_part_size_bytes

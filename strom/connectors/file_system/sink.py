@@ -12,10 +12,13 @@
     stream.sink_to(sink)
 
 Each writer (one per subtask and attempt, with a random id) writes one hidden in-progress part per active
-bucket, ``<base>/<bucket id>/.<prefix>-<writer id>-<n><suffix>.inprogress`` (:mod:`.file_writer`). At every
-checkpoint — and when the :class:`RollingPolicy` says so: part size, rollover interval, inactivity, checked
-as records arrive and by a processing-time timer without them — a part rolls (finished, made durable,
-closed) and at the checkpoint becomes a :class:`FileCommittable`, still under its hidden name. Once the
+bucket, ``<base>/<bucket id>/.<prefix>-<writer id>-<n><suffix>.inprogress`` (:mod:`.file_writer`). When the
+:class:`RollingPolicy` says so — part size, rollover interval, inactivity, checked as records arrive and by a
+processing-time timer without them; at checkpoints for ``OnCheckpointRollingPolicy`` — a part rolls
+(finished, made durable, closed) and at the next checkpoint becomes a :class:`FileCommittable`, still under
+its hidden name. As Flink's, a row-format part on a local filesystem under ``DefaultRollingPolicy`` stays in
+progress across checkpoints (each checkpoint records its durable size; a restore truncates and resumes it);
+bulk formats and object stores roll every part at every checkpoint, savepoints and end of input roll all. Once the
 checkpoint is complete the committer gives it its final name ``<prefix>-<writer id>-<n><suffix>``: an atomic
 rename on local filesystems, a server-side copy and delete of the staging object on object stores
 (:mod:`.recoverable_writer`). Commits are idempotent. Row formats use an :class:`Encoder`; bulk formats a
@@ -29,8 +32,8 @@ owner markers and are swept with the client (:mod:`.owner_markers`).
 
 As Flink's, the default bucket assigner is ``DateTimeBucketAssigner`` (``<base>/yyyy-MM-dd--HH/`` in the
 system's time zone); ``BucketAssigner.base_path_bucket_assigner()`` writes into the base path itself. Departure
-from Flink: an in-progress part is never resumed after a restore (parts roll at every checkpoint, for row
-formats too).
+from Flink: parts on object stores (``s3://`` …) roll at every checkpoint, whatever the policy (Flink's S3 writer
+resumes multipart uploads).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from strom.api.sink import SinkWriterContext, TwoPhaseCommittingSink
 from strom.connectors.file_system.bucket_assigners import BucketAssigner, DateTimeBucketAssigner
 from strom.connectors.file_system.bulk_writer import BulkWriterFactory
+from strom.connectors.file_system.compaction import FileCompactor, FileCompactStrategy
 from strom.connectors.file_system.encoders import Encoder, SimpleStringEncoder
 from strom.connectors.file_system.file_committer import FileCommittable, FileCommitter
 from strom.connectors.file_system.file_writer import FileWriter
@@ -78,8 +82,10 @@ class FileSink(TwoPhaseCommittingSink[Any, FileCommittable]):
         storage_options: Mapping[str, Any] | None = None,
         bucket_check_interval_ms: int = 60_000,
         clock: Clock | None = None,
+        compaction: tuple[FileCompactStrategy, FileCompactor] | None = None,
     ) -> None:
         self.base_path = base_path
+        self.compaction = compaction
         self.encoder = encoder
         self.bulk_writer_factory = bulk_writer_factory
         self.output_file_config = output_file_config
@@ -158,6 +164,7 @@ class FileSink(TwoPhaseCommittingSink[Any, FileCommittable]):
             temporary_checkpoint_dir=context.temporary_checkpoint_dir,
             processing_time_service=context.processing_time_service,
             bucket_check_interval_ms=self.bucket_check_interval_ms,
+            compaction=self.compaction,
         )
 
     def create_committer(self) -> FileCommitter:
@@ -172,6 +179,7 @@ class _Builder:
     bucket_assigner: BucketAssigner = field(default_factory=DateTimeBucketAssigner)
     bucket_check_interval_ms: int = 60_000
     clock: Clock | None = None
+    compaction: tuple[FileCompactStrategy, FileCompactor] | None = None
 
     def with_output_file_config(self, config: OutputFileConfig) -> Any:
         if not isinstance(config, OutputFileConfig):
@@ -200,6 +208,20 @@ class _Builder:
     def with_storage_options(self, storage_options: Mapping[str, Any]) -> Any:
         """Options of the base path's fsspec filesystem (s3fs: ``endpoint_url``, ``key``, ``secret`` …)."""
         return replace(self, storage_options=_options(storage_options))
+
+    def enable_compact(self, strategy: FileCompactStrategy, compactor: FileCompactor) -> Any:
+        """Merge the rolled parts of a bucket into one before they are committed (Flink's ``enableCompact``;
+        :mod:`.compaction`): when they reach ``strategy`` 's size threshold or number of checkpoints."""
+        if not isinstance(strategy, FileCompactStrategy) or not isinstance(compactor, FileCompactor):
+            raise InvalidProgramError(
+                f"enable_compact expects a FileCompactStrategy and a FileCompactor; got a {type(strategy).__name__!r} "
+                f"and a {type(compactor).__name__!r}; hint: enable_compact(FileCompactStrategy.Builder.new_builder()"
+                ".enable_compaction_on_checkpoint(5).build(), FileCompactor.parquet_file_compactor())"
+            )
+        return replace(self, compaction=(strategy, compactor))
+
+    def disable_compact(self) -> Any:
+        return replace(self, compaction=None)
 
     def with_clock(self, clock: Clock) -> Any:
         """The time source of part ages (tests inject a manual clock)."""
@@ -231,6 +253,7 @@ class RowFormatBuilder(_Builder):
             storage_options=self.storage_options,
             bucket_check_interval_ms=self.bucket_check_interval_ms,
             clock=self.clock,
+            compaction=self.compaction,
         )
 
 
@@ -261,6 +284,7 @@ class BulkFormatBuilder(_Builder):
             storage_options=self.storage_options,
             bucket_check_interval_ms=self.bucket_check_interval_ms,
             clock=self.clock,
+            compaction=self.compaction,
         )
 
 

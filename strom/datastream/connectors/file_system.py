@@ -4,6 +4,8 @@
 from strom.connectors.file_system import (
     BucketAssigner,
     BulkFormat,
+    FileCompactor,
+    FileCompactStrategy,
     FileSink,
     FileSource,
     FileSourceBuilder,
@@ -15,6 +17,8 @@ from strom.connectors.file_system import (
 __all__ = [
     "BucketAssigner",
     "BulkFormat",
+    "FileCompactStrategy",
+    "FileCompactor",
     "FileSink",
     "FileSource",
     "FileSourceBuilder",

@@ -145,6 +145,8 @@ class SinkWriterOperator(StreamOperator):
         writer_state: list[Any] = []
         try:
             if writer is not None and not self._end_of_input:
+                if self._savepoint_id == checkpoint_id:
+                    writer.prepare_savepoint(checkpoint_id)
                 writer.flush(False)
                 if isinstance(writer, PrecommittingSinkWriter):
                     self._unassigned.extend((c, 0) for c in writer.prepare_commit())

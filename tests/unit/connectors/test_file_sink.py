@@ -24,6 +24,7 @@ from strom.connectors import (
     DefaultRollingPolicy,
     FileSink,
     JsonLinesEncoder,
+    OnCheckpointRollingPolicy,
     OutputFileConfig,
     SimpleStringEncoder,
 )
@@ -123,13 +124,27 @@ def _lines(d: Path) -> list[str]:
     return sorted(out)
 
 
-# The commit protocol in the base path itself; the default (date-time) buckets: test_file_sink_policies.py
+# The commit protocol in the base path itself, parts rolling at every checkpoint; the default (date-time) buckets:
+# test_file_sink_policies.py; in-progress parts across checkpoints: test_file_sink_resume.py
+ON_CHECKPOINT = OnCheckpointRollingPolicy()
+
+
 def _json_sink(d: Path) -> FileSink:
-    return FileSink.for_row_format(str(d), JsonLinesEncoder()).with_bucket_assigner(IN_BASE_PATH).build()
+    return (
+        FileSink.for_row_format(str(d), JsonLinesEncoder())
+        .with_bucket_assigner(IN_BASE_PATH)
+        .with_rolling_policy(ON_CHECKPOINT)
+        .build()
+    )
 
 
 def _string_sink(d: Path) -> FileSink:
-    return FileSink.for_row_format(str(d), SimpleStringEncoder()).with_bucket_assigner(IN_BASE_PATH).build()
+    return (
+        FileSink.for_row_format(str(d), SimpleStringEncoder())
+        .with_bucket_assigner(IN_BASE_PATH)
+        .with_rolling_policy(ON_CHECKPOINT)
+        .build()
+    )
 
 
 # -- two-phase commit through the operator -------------------------------------------------------------------
@@ -566,6 +581,10 @@ def test_parts_roll_on_size_at_record_boundaries(tmp_path: Path) -> None:
     op.process_batch(records[3:])
     _snapshot(op, 1)
     op.notify_checkpoint_complete(1)
+    assert len(_visible(tmp_path)) == 4 and len(_hidden(tmp_path)) == 1  # the last part stays open
+    op.finish()
+    _snapshot(op, 2)
+    op.notify_checkpoint_complete(2)
     sizes = [os.path.getsize(tmp_path / n) for n in _visible(tmp_path)]
     assert len(sizes) == 5 and all(s == 8 for s in sizes)
     assert _lines(tmp_path) == records
@@ -588,6 +607,7 @@ def test_parts_roll_on_age(tmp_path: Path) -> None:
     clock.now = 1.0
     op.process_batch(["c"])  # the first part is 1 s old: it rolls before "c"
     assert len(_hidden(tmp_path)) == 2
+    op.finish()
     _snapshot(op, 1)
     op.notify_checkpoint_complete(1)
     contents = sorted((tmp_path / n).read_text() for n in _visible(tmp_path))

@@ -149,6 +149,7 @@ def test_records_go_to_their_buckets_one_open_part_each(tmp_path: Path) -> None:
     op.process_batch([{"country": "de", "n": 4}])
     hidden = [p for p in _files(tmp_path) if "/." in p]
     assert sorted(p.split("/")[0] for p in hidden) == ["de", "fr"]  # one in-progress part per bucket
+    op.finish()
     _checkpoint(op, 1)
     files = _files(tmp_path)
     assert all(re.match(rf"^(de|fr)/part-{UUID}-\d+$", p) for p in files), files
@@ -169,6 +170,7 @@ def test_a_user_bucket_assigner_may_nest_and_must_stay_under_the_base_path(tmp_p
         .build()
     )
     op.process_batch([1, 2, 3])
+    op.finish()
     _checkpoint(op, 1)
     assert sorted((p.rsplit("/", 1)[0], t) for p, t in _files(tmp_path).items()) == [
         ("even", "2\n"),
@@ -242,13 +244,16 @@ def test_inactive_and_old_parts_roll_on_processing_time_without_new_records(tmp_
     assert sorted(p for p in _files(tmp_path) if "/." in p)[0].startswith("a/.part-")
     op.snapshot_state(1, 1)
     rolled = op._pending[1]
-    assert len(rolled) == 2  # "a" rolled by the timer, "b" at the checkpoint
+    assert len(rolled) == 1  # "a" rolled by the timer; "b" stays open across the checkpoint
     op.notify_checkpoint_complete(1)
+    assert [p.split("/")[0] for p in _files(tmp_path) if "/." in p] == ["b"]
 
     for second in range(1, 13):  # "c" gets a record every second: never inactive, rolls at 10 s of age
         clock.now = 2.0 + second
         op.process_batch([("c", second)])
         timers.fire_due()
+    assert set(op._writer._parts) == {"c"}  # type: ignore[union-attr]  # "b", inactive for 2 s, rolled by the timer
+    op.finish()
     _checkpoint(op, 2)
     c_parts = sorted(t for p, t in _files(tmp_path).items() if p.startswith("c/"))
     assert len(c_parts) == 2
@@ -256,13 +261,32 @@ def test_inactive_and_old_parts_roll_on_processing_time_without_new_records(tmp_
     op.close()
 
 
-def test_parts_roll_when_the_checkpoint_comes_whatever_the_policy(tmp_path: Path) -> None:
-    op = _operator(FileSink.for_row_format(str(tmp_path), JsonLinesEncoder()).build())
+def test_parts_roll_at_every_checkpoint_with_the_on_checkpoint_policy(tmp_path: Path) -> None:
+    sink = (
+        FileSink.for_row_format(str(tmp_path), JsonLinesEncoder())
+        .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
+        .build()
+    )
+    op = _operator(sink)
     op.process_batch([1])
     _checkpoint(op, 1)
     op.process_batch([2])
     _checkpoint(op, 2)
     assert sorted(_files(tmp_path).values()) == ["1\n", "2\n"]
+    op.close()
+
+
+def test_the_default_policy_keeps_a_row_part_open_across_checkpoints(tmp_path: Path) -> None:
+    op = _operator(FileSink.for_row_format(str(tmp_path), JsonLinesEncoder()).build())
+    op.process_batch([1])
+    _checkpoint(op, 1)
+    op.process_batch([2])
+    _checkpoint(op, 2)
+    [(name, text)] = _files(tmp_path).items()
+    assert "/." in name and name.endswith(".inprogress") and text == "1\n2\n"  # not visible yet
+    op.finish()  # end of input rolls it
+    _checkpoint(op, 3)
+    assert sorted(_files(tmp_path).values()) == ["1\n2\n"]
     op.close()
 
 
@@ -276,6 +300,7 @@ def test_output_file_config_builder_names_parts(tmp_path: Path) -> None:
         OutputFileConfig.builder().with_part_suffix("x/y").build()
     op = _operator(FileSink.for_row_format(str(tmp_path), JsonLinesEncoder()).with_output_file_config(config).build())
     op.process_batch([{"k": 1}])
+    op.finish()
     _checkpoint(op, 1)
     [name] = _files(tmp_path)
     assert re.match(rf"^\d{{4}}-\d{{2}}-\d{{2}}--\d{{2}}/events-{UUID}-0\.jsonl$", name)  # Flink's default bucket

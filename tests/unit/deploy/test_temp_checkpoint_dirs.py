@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from strom.connectors import DefaultRollingPolicy, OutputFileConfig, SimpleStringEncoder
+from strom.connectors import OnCheckpointRollingPolicy, OutputFileConfig, SimpleStringEncoder
 from strom.connectors.file_system import FileWriter
 from strom.deploy.active_cluster import remove_abandoned_checkpoint_dirs
 from strom.runtime.checkpoint.temporary_dir import create_temporary_checkpoint_dir
@@ -60,7 +60,7 @@ def test_the_parts_a_dead_owners_file_sinks_left_go_with_its_directory(
         directory=str(out),
         encoder=SimpleStringEncoder(),
         output_file_config=OutputFileConfig(),
-        rolling_policy=DefaultRollingPolicy(),
+        rolling_policy=OnCheckpointRollingPolicy(),  # "pending" rolls at the checkpoint
         temporary_checkpoint_dir=checkpoints,
     )
     writer.write_batch(["pending"])
