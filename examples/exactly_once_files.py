@@ -3,9 +3,10 @@
     .venv/bin/python examples/exactly_once_files.py [output-dir]
 
 A DataGeneratorSource (index → record, replayable from its checkpointed position) feeds running sums per
-key into a FileSink; checkpoints every 200 ms commit its part files. Two seconds in, the example SIGKILLs one
-TaskManager process: the job restarts from the latest checkpoint on a replacement TaskManager and the
-committed files hold every row exactly once.
+key into a FileSink; checkpoints every 200 ms make what it wrote durable (its part file stays in progress across
+checkpoints and rolls by the rolling policy, as in Flink). Two seconds in, the example SIGKILLs one TaskManager
+process: the job restarts from the latest checkpoint on a replacement TaskManager, which resumes the part file at
+its checkpointed length, and the committed files hold every row exactly once.
 """
 
 from __future__ import annotations
