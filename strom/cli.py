@@ -50,6 +50,7 @@ from strom.global_configuration import CONF_FILENAME, ENV_CONF_DIR, load_configu
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader went away
 _RUNNING_STATES = ("INITIALIZING", "CREATED", "RUNNING", "FAILING", "CANCELLING", "RESTARTING", "SUSPENDED")
 
 
@@ -137,6 +138,7 @@ def _run(ns: argparse.Namespace) -> int:
         if value is not None and value < 1:
             raise UsageError(f"expected {name} >= 1; got {value}")
     conf = _run_configuration(ns)
+    _run_credentials(ns)
     StreamExecutionEnvironment.set_context_configuration(conf)
     submitted = _watch_submissions(conf)
     try:  # the program's jobs run through the executor of its target: first what it needs in place for the program
@@ -188,6 +190,18 @@ def _run(ns: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _run_credentials(ns: argparse.Namespace) -> None:
+    """``--token`` and ``--cluster-dir`` reach the program's submissions as ``$STROM_REST_TOKEN`` and
+    ``$STROM_CLUSTER_DIR`` do: the program runs in this process, whose environment its remote executor reads."""
+    from strom.deploy.standalone.cluster_dir import CLUSTER_DIR_ENV
+    from strom.deploy.standalone.rest_client import TOKEN_ENV
+
+    if ns.token:
+        os.environ[TOKEN_ENV] = ns.token
+    if ns.cluster_dir:
+        os.environ[CLUSTER_DIR_ENV] = str(Path(ns.cluster_dir).expanduser().absolute())
 
 
 def _watch_submissions(conf: Configuration) -> list[Any]:
@@ -538,7 +552,13 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command == "cluster" and ns.taskmanagers is None:
         ns.taskmanagers = 1 if ns.action == "start" else None
     try:
-        return _COMMANDS[ns.command](ns)
+        code = _COMMANDS[ns.command](ns)
+        sys.stdout.flush()  # here, where a reader that went away is caught, not in the interpreter's exit
+        return code
+    except BrokenPipeError:  # `strom cluster token | head`: the reader left; end quietly, as a SIGPIPE would
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush must not fail again
+        return EXIT_BROKEN_PIPE
     except UsageError as exc:
         print(f"strom {ns.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE

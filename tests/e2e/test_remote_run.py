@@ -82,3 +82,19 @@ def test_an_attached_remote_run_prints_the_jobs_log_lines_at_its_level(cluster: 
         cluster.get("/jobs/" + "0" * 32 + "/log-records")
     unknown.value.close()
     assert unknown.value.code == 404
+
+
+@pytest.mark.timeout(240)
+def test_run_takes_the_token_and_the_cluster_directory_from_its_flags(cluster: Cluster, tmp_path: Path) -> None:
+    from standalone_cluster import strom
+
+    job = _job(tmp_path)
+    elsewhere = tmp_path / "no-cluster-here"  # $STROM_CLUSTER_DIR of these runs: no secret, so no token
+    refused = strom(elsewhere, "run", "-m", cluster.m, "-d", str(job))
+    assert refused.returncode != 0 and "401" in refused.stderr, refused.stderr
+    by_directory = strom(elsewhere, "run", "-m", cluster.m, "-d", "--cluster-dir", str(cluster.directory), str(job))
+    assert by_directory.returncode == 0, by_directory.stderr
+    token = cluster.strom("cluster", "token").stdout.strip()
+    by_token = strom(elsewhere, "run", "-m", cluster.m, "-d", "--token", token, str(job))
+    assert by_token.returncode == 0, by_token.stderr
+    assert "Job has been submitted with JobID" in by_token.stdout
