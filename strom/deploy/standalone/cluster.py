@@ -108,8 +108,10 @@ def add_task_managers(
     timeout: float = 60.0,
     config: Configuration | None = None,
 ) -> list[str]:
-    """Start ``count`` more TaskManagers for the directory's JobManager; wait until they registered. ``config``
-    (the ``-D`` options) gives the REST client its TLS settings (``security.ssl.rest.*``)."""
+    """Start ``count`` more TaskManagers for the directory's JobManager, with the ``-D`` options the cluster was
+    started with and then ``defines`` (later ones win); wait until they registered. ``config`` (the ``-D`` options)
+    gives the REST client its TLS settings (``security.ssl.rest.*``)."""
+    defines = [*directory.read_defines(), *defines]
     addresses = directory.read_addresses()
     if addresses is None or not is_strom_process(addresses.pid):
         raise ClusterError(
@@ -176,6 +178,7 @@ def start_cluster(
     for stale in directory.path.glob("*.pid"):
         stale.unlink()
     directory.load_or_create_secret()
+    directory.write_defines(defines)
     jms.record_high_availability(directory, config)
     proc = _spawn(directory, names[0], jms.job_manager_args(directory, names[0], 0, defines, config))
     try:
@@ -186,7 +189,7 @@ def start_cluster(
             if not jms.wait_for_standby(standby, log, offset, timeout):
                 raise _fail(standby, directory, name, "the standby JobManager to start")
         if num_task_managers:
-            add_task_managers(directory, num_task_managers, defines, timeout=timeout, config=config)
+            add_task_managers(directory, num_task_managers, [], timeout=timeout, config=config)
     except BaseException:
         stop_cluster(directory)
         raise

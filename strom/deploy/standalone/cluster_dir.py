@@ -87,6 +87,22 @@ class ClusterDirectory:
     def addresses_file(self) -> Path:
         return self.path / "jobmanager.json"
 
+    @property
+    def defines_file(self) -> Path:
+        """The ``-Dkey=value`` options ``strom cluster start`` was given, one per line (TaskManagers added later
+        start with them too)."""
+        return self.path / "cluster-options"
+
+    def write_defines(self, defines: list[str]) -> None:
+        self.defines_file.write_text("".join(f"{d}\n" for d in defines))
+        self.defines_file.chmod(0o600)  # they may hold passwords (security.ssl.*)
+
+    def read_defines(self) -> list[str]:
+        try:
+            return [line for line in self.defines_file.read_text().splitlines() if line]
+        except FileNotFoundError:
+            return []
+
     def ensure(self) -> ClusterDirectory:
         self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
         return self

@@ -1,5 +1,6 @@
-"""A ``strom`` command whose reader goes away (``strom cluster token | head -c0``) ends quietly with the shell's
-SIGPIPE status instead of a ``BrokenPipeError`` traceback (issue 31 §1)."""
+"""``strom cluster`` (issue 31 §1): a command whose reader goes away (``strom cluster token | head -c0``) ends
+quietly with the shell's SIGPIPE status instead of a ``BrokenPipeError`` traceback; the cluster directory keeps
+the ``-D`` options the cluster started with, for the TaskManagers ``add-taskmanager`` starts later."""
 
 from __future__ import annotations
 
@@ -31,3 +32,11 @@ def test_a_reader_that_went_away_gets_no_traceback(tmp_path: Path) -> None:
         os.close(write)
     assert run.returncode == 141, run.stderr
     assert "Traceback" not in run.stderr and "BrokenPipeError" not in run.stderr, run.stderr
+
+
+def test_the_cluster_directory_keeps_the_options_the_cluster_started_with(tmp_path: Path) -> None:
+    directory = ClusterDirectory(tmp_path).ensure()
+    assert directory.read_defines() == []
+    directory.write_defines(["-Dtaskmanager.numberOfTaskSlots=2", "-Dsecurity.ssl.rest.keystore-password=x"])
+    assert directory.read_defines() == ["-Dtaskmanager.numberOfTaskSlots=2", "-Dsecurity.ssl.rest.keystore-password=x"]
+    assert directory.defines_file.stat().st_mode & 0o077 == 0  # it may hold passwords
