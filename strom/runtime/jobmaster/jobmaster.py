@@ -109,7 +109,8 @@ class JobMaster:
             self.configuration, checkpointing_enabled=self.checkpoints is not None
         )
         if self.checkpoints is not None and self.restart_strategy.restarts_forever():
-            log.warning("job %s: %s", self.job_id, describe_unbounded(self.restart_strategy))
+            # Flink's default configuration does this, and Flink's defaults run silently: a note in the log
+            log.info("job %s: %s", self.job_id, describe_unbounded(self.restart_strategy))
         self.num_restarts = 0
         self._restart_scheduled = False
         #: HA: the leadership term (:class:`strom.runtime.highavailability.services.LeaderSession`); None without
