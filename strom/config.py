@@ -550,6 +550,13 @@ class CheckpointingOptions:
         "Savepoint or retained checkpoint directory (or its `_metadata` file) to restore the job from; empty: "
         "start without state.",
     )
+    SAVEPOINT_RESTORE_UNVERIFIED: ConfigOption[bool] = _opt(
+        "execution.savepoint.restore-unverified",
+        bool,
+        False,
+        "strom's own: restore a checkpoint or savepoint written before strom checked its state (metadata format "
+        "version 1, no checksums), whose damage cannot be detected; refused without it.",
+    )
     SAVEPOINT_IGNORE_UNCLAIMED_STATE: ConfigOption[bool] = _opt(
         "execution.savepoint.ignore-unclaimed-state",
         bool,

@@ -15,7 +15,9 @@ savepoint directory stays valid when it is copied or moved (Flink's relative sav
 Every state handle carries the xxh3-64 checksum of its bytes, and the document carries the checksum of itself
 without its ``checksum`` member, taken over its canonical JSON (sorted keys, no whitespace): a damaged
 ``_metadata`` fails to parse or fails that check before anything in it is used. Version 1 documents (written
-before checksums) still restore, with a warning that their state cannot be verified.
+before checksums) parse as :attr:`CheckpointMetadata.verified` false: a job restores them only when told to
+(``execution.savepoint.restore-unverified``), and a state file of theirs that is not a pickle stream is named as
+damaged.
 
 Only the *description* is validated here; what the state files hold is the state backend's business.
 """
@@ -84,6 +86,9 @@ class CheckpointMetadata:
     operator_states: Mapping[str, OperatorState]
     external_pointer: str
     """The checkpoint's directory URI."""
+    verified: bool = True
+    """False for a document of format version 1 (written before checksums): its state cannot be verified, and a
+    job restores it only with ``execution.savepoint.restore-unverified``."""
 
     def to_json(self) -> str:
         base = _dir_prefix(self.external_pointer)
@@ -230,13 +235,6 @@ class _Parser:
         self.version = version
         if version == METADATA_VERSION:
             self.verify(doc)
-        else:
-            log.warning(
-                "checkpoint metadata %s was written without checksums (format version %d, before strom checked "
-                "its state files): its state is restored unverified",
-                self.source,
-                version,
-            )
         checkpoint_id = self.integer(doc, "checkpoint_id", "", minimum=0)
         job_id = self.string(doc, "job_id", "")
         timestamp_ms = self.integer(doc, "timestamp_ms", "", minimum=0)
@@ -257,6 +255,7 @@ class _Parser:
             is_savepoint=is_savepoint,
             operator_states=ops,
             external_pointer=pointer,
+            verified=version == METADATA_VERSION,
         )
 
     def verify(self, doc: dict[str, Any]) -> None:

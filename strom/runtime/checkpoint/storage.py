@@ -20,6 +20,7 @@ import enum
 import errno
 import logging
 import os
+import pickletools
 import re
 import secrets
 from collections.abc import Mapping
@@ -43,6 +44,7 @@ __all__ = [
     "CheckpointStorage",
     "CheckpointStorageLocation",
     "ExternalizedCheckpointRetention",
+    "check_verifiable",
     "read_state",
     "resolve_checkpoint_pointer",
     "verify_state_files",
@@ -270,7 +272,43 @@ def read_state(handle: StateHandle, *, operator_id: str = "", checkpoint_id: int
             operator_id=operator_id,
             checkpoint_id=checkpoint_id,
         )
+    elif not _is_pickle_stream(data):  # no checksum to tell: at least a damaged stream is named as damage
+        raise CorruptStateError(
+            f"state file {handle.uri}: expected {describe_state(what, operator_id, checkpoint_id)} as a pickle "
+            f"stream (bytes {handle.offset}–{end}); got bytes that are not one; hint: the checkpoint was written "
+            f"before checksums and is damaged — {older_checkpoint_hint(checkpoint_id)}",
+            file=handle.uri,
+            operator_id=operator_id,
+            checkpoint_id=checkpoint_id,
+        )
     return data
+
+
+def _is_pickle_stream(data: bytes) -> bool:
+    """Whether ``data`` parses as one pickle stream, read without running it (``pickletools.genops``)."""
+    try:
+        for _ in pickletools.genops(data):
+            pass
+    except Exception:  # any parse error: not a well-formed stream
+        return False
+    return True
+
+
+def check_verifiable(metadata: CheckpointMetadata, restore_unverified: bool) -> None:
+    """Refuse to restore a checkpoint written before checksums unless ``execution.savepoint.restore-unverified``."""
+    if metadata.verified or restore_unverified:
+        if not metadata.verified:
+            log.warning(
+                "restoring %s without verifying its state: it was written before checksums (format version 1)",
+                metadata.external_pointer,
+            )
+        return
+    raise CheckpointStorageError(
+        f"expected a checkpoint whose state files carry checksums; got {metadata.external_pointer}, written before "
+        "strom checked its state (metadata format version 1), so damage to it cannot be detected; hint: set "
+        "execution.savepoint.restore-unverified: true to restore it anyway, then take a savepoint (a new one is "
+        "verified)"
+    )
 
 
 def verify_state_files(metadata: CheckpointMetadata) -> int:

@@ -33,7 +33,12 @@ from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfigurat
 from strom.runtime.checkpoint.metadata import CheckpointMetadata
 from strom.runtime.checkpoint.plan_calculator import DefaultCheckpointPlanCalculator
 from strom.runtime.checkpoint.state_assignment import check_savepoint_matches, restore_descriptors
-from strom.runtime.checkpoint.storage import CheckpointStorage, read_state, resolve_checkpoint_pointer
+from strom.runtime.checkpoint.storage import (
+    CheckpointStorage,
+    check_verifiable,
+    read_state,
+    resolve_checkpoint_pointer,
+)
 from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, JobStatus
 from strom.runtime.jobmaster.execution_rows import execution_rows, task_metrics_rows
@@ -162,6 +167,7 @@ class JobMaster:
         savepoint = c.get(CheckpointingOptions.SAVEPOINT_PATH)
         if savepoint:
             _, self.restore_from = resolve_checkpoint_pointer(savepoint)
+            check_verifiable(self.restore_from, c.get(CheckpointingOptions.SAVEPOINT_RESTORE_UNVERIFIED))
             check_savepoint_matches(
                 self.restore_from,
                 self.job_graph,

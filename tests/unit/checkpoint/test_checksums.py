@@ -15,7 +15,7 @@ import pytest
 from strom.exceptions import CheckpointStorageError, CorruptStateError
 from strom.runtime.checkpoint.checksum import ChecksumWriter, checksum
 from strom.runtime.checkpoint.metadata import CheckpointMetadata, OperatorState, StateHandle
-from strom.runtime.checkpoint.storage import CheckpointStorage, read_state, resolve_checkpoint_pointer
+from strom.runtime.checkpoint.storage import CheckpointStorage, check_verifiable, read_state, resolve_checkpoint_pointer
 
 JOB = "0123456789abcdef0123456789abcdef"
 
@@ -119,11 +119,17 @@ def test_a_value_changed_in_metadata_fails_its_checksum(tmp_path: Path) -> None:
     assert info.value.checkpoint_id == 7 and info.value.operator_id == ""
 
 
-def test_metadata_without_checksums_restores_with_one_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """Format version 1 (before checksums): the state cannot be verified, and the restore says so once."""
+def test_metadata_without_checksums_restores_only_when_told_to(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Format version 1 (before checksums): the state cannot be verified, so a restore needs
+    ``execution.savepoint.restore-unverified`` and says so once; a state file that is not a pickle stream is named
+    as damaged, not left to fail as a class import."""
     directory = tmp_path / "savepoint-old"
     directory.mkdir()
-    (directory / "sums-keyed-0").write_bytes(b"key group 0")
+    good = pickle.dumps({"version": 1, "meta": {}, "states": {}})
+    (directory / "sums-keyed-0").write_bytes(good)
+    (directory / "sums-keyed-1").write_bytes(b"key group 1")  # damaged: not a pickle
     legacy = {
         "format": "strom-checkpoint-metadata",
         "version": 1,
@@ -136,7 +142,10 @@ def test_metadata_without_checksums_restores_with_one_warning(tmp_path: Path, ca
             "sums": {
                 "parallelism": 1,
                 "max_parallelism": 128,
-                "keyed": {"0": {"uri": "sums-keyed-0", "size": 11}},
+                "keyed": {
+                    "0": {"uri": "sums-keyed-0", "size": len(good)},
+                    "1": {"uri": "sums-keyed-1", "size": 11},
+                },
                 "operator": {},
                 "channel": {},
                 "coordinator": None,
@@ -144,13 +153,19 @@ def test_metadata_without_checksums_restores_with_one_warning(tmp_path: Path, ca
         },
     }
     (directory / "_metadata").write_text(json.dumps(legacy))
+    _, metadata = resolve_checkpoint_pointer(str(directory))
+    assert not metadata.verified
+    with pytest.raises(CheckpointStorageError, match=r"execution\.savepoint\.restore-unverified: true"):
+        check_verifiable(metadata, restore_unverified=False)
     with caplog.at_level(logging.WARNING, logger="strom"):
-        _, metadata = resolve_checkpoint_pointer(str(directory))
-        handle = metadata.operator_states["sums"].keyed[0]
-        assert handle.checksum is None
-        assert read_state(handle, operator_id="sums", checkpoint_id=4) == b"key group 0"
+        check_verifiable(metadata, restore_unverified=True)
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert len(warnings) == 1 and "without checksums" in warnings[0].getMessage()
+    assert len(warnings) == 1 and "without verifying" in warnings[0].getMessage()
+    handles = metadata.operator_states["sums"].keyed
+    assert handles[0].checksum is None
+    assert read_state(handles[0], operator_id="sums", checkpoint_id=4) == good
+    with pytest.raises(CorruptStateError, match=r"sums-keyed-1.*not one.*damaged"):
+        read_state(handles[1], operator_id="sums", checkpoint_id=4)
 
 
 def test_checksums_survive_the_metadata_round_trip(tmp_path: Path) -> None:
