@@ -39,7 +39,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import cloudpickle
-from aiohttp import BodyPartReader, web
+from aiohttp import BodyPartReader, MultipartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from strom.exceptions import StromError
 from strom.graph.job_graph import JobGraph
@@ -117,7 +118,16 @@ class JobSubmissionHandlers:
             raise RestHandlerError(
                 f"expected a multipart/form-data body (Flink's job submission); got {request.content_type!r}", 400
             )
-        reader = await request.multipart()
+        try:
+            return await self._parts(await request.multipart())
+        except (ValueError, HttpProcessingError) as exc:  # aiohttp's parser: no boundary, bad headers, early EOF
+            raise RestHandlerError(
+                f"expected a well-formed multipart/form-data body (Flink's job submission); got one that cannot be "
+                f"parsed: {str(exc).strip()}; hint: submit with strom run -m HOST:PORT job.py",
+                400,
+            ) from None
+
+    async def _parts(self, reader: MultipartReader) -> tuple[dict[str, Any], dict[str, bytes]]:
         body: dict[str, Any] | None = None
         files: dict[str, bytes] = {}
         total = 0
