@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from strom.config_option import ConfigOption, _opt
 
-__all__ = ["SecurityOptions"]
+__all__ = [
+    "HIDDEN_CONTENT",
+    "SENSITIVE_KEY_FRAGMENTS",
+    "SecurityOptions",
+    "hide_sensitive_arguments",
+    "is_sensitive_key",
+]
 
 _STORE = "A PKCS#12 file (.p12/.pfx) or a PEM file, told apart by content (no JKS: convert it to PKCS12 with keytool)"
 
@@ -74,3 +80,57 @@ class SecurityOptions:
         "The lowest TLS version the REST server and clients accept: `TLSv1.2` or `TLSv1.3` (Flink pins exactly "
         "this version; strom also accepts newer ones).",
     )
+
+
+#: Flink's ``GlobalConfiguration.HIDDEN_CONTENT``: what is shown instead of a sensitive value
+HIDDEN_CONTENT = "******"
+#: Flink's ``GlobalConfiguration.SENSITIVE_KEYS``: a key containing one of these (any case) holds a secret
+SENSITIVE_KEY_FRAGMENTS = (
+    "password",
+    "secret",
+    "fs.azure.account.key",
+    "apikey",
+    "api-key",
+    "auth-params",
+    "service-key",
+    "token",
+    "basic-auth",
+    "jaas.config",
+    "http-headers",
+)
+
+
+def is_sensitive_key(key: str) -> bool:
+    """Whether the value of configuration key ``key`` is a secret (Flink's ``GlobalConfiguration.isSensitive``)."""
+    low = key.lower()
+    return any(fragment in low for fragment in SENSITIVE_KEY_FRAGMENTS)
+
+
+def hide_sensitive_arguments(argv: list[str]) -> list[str]:
+    """A command line as it may be shown: the values of ``-Dkey=value`` / ``-D key=value`` options with a sensitive
+    key, and of ``--token``/``--secret``-like flags, replaced by :data:`HIDDEN_CONTENT`."""
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            out.append(HIDDEN_CONTENT if "=" not in arg else _hide_define(arg))
+            hide_next = False
+            continue
+        if arg.startswith("-D") and len(arg) > 2:
+            out.append("-D" + _hide_define(arg[2:]))
+        elif arg == "-D":
+            out.append(arg)
+            hide_next = True
+        elif arg.startswith("--") and "=" in arg and is_sensitive_key(arg[2:].split("=", 1)[0]):
+            out.append(arg.split("=", 1)[0] + "=" + HIDDEN_CONTENT)
+        elif arg.startswith("--") and is_sensitive_key(arg[2:]):
+            out.append(arg)
+            hide_next = True
+        else:
+            out.append(arg)
+    return out
+
+
+def _hide_define(define: str) -> str:
+    key, sep, _ = define.partition("=")
+    return f"{key}={HIDDEN_CONTENT}" if sep and is_sensitive_key(key) else define

@@ -26,19 +26,15 @@ from typing import Any
 from aiohttp import web
 
 from strom.config import Configuration
+from strom.config_security import HIDDEN_CONTENT, hide_sensitive_arguments, is_sensitive_key
 from strom.config_units import format_duration
 from strom.web import metric_messages as mm
 from strom.web.accessor import DispatcherGateway
 from strom.web.log_messages import JobManagerLogHandlers
 
-__all__ = ["HIDDEN_CONTENT", "JobManagerHandlers", "cluster_configuration_info", "environment_info"]
+__all__ = ["JobManagerHandlers", "cluster_configuration_info", "environment_info"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-#: Flink's ``GlobalConfiguration.HIDDEN_CONTENT`` and the key fragments whose values it hides (``SENSITIVE_KEYS``)
-HIDDEN_CONTENT = "******"
-_SENSITIVE = ("password", "secret", "fs.azure.account.key", "apikey", "api-key", "auth-params", "service-key",
-              "token", "basic-auth", "jaas.config", "http-headers")  # fmt: skip
 
 
 def _flink_string(value: Any) -> str:
@@ -51,8 +47,7 @@ def cluster_configuration_info(config: Configuration) -> list[dict[str, str]]:
     """``ClusterConfigurationInfo`` of ``config``: its set keys with their values as strings, secrets hidden."""
     out = []
     for key, value in sorted(config.to_dict().items()):
-        hidden = any(s in key.lower() for s in _SENSITIVE)
-        out.append({"key": key, "value": HIDDEN_CONTENT if hidden else _flink_string(value)})
+        out.append({"key": key, "value": HIDDEN_CONTENT if is_sensitive_key(key) else _flink_string(value)})
     return out
 
 
@@ -62,7 +57,7 @@ def environment_info() -> dict[str, Any]:
         "jvm": {
             "version": f"{platform.python_implementation()} {platform.python_version()}",
             "arch": platform.machine(),
-            "options": list(sys.orig_argv),
+            "options": hide_sensitive_arguments(list(sys.orig_argv)),  # -D...password=... as Flink hides it
         },
         "classpath": [p for p in sys.path if p],
     }

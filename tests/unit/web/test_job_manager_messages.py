@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from strom.config import Configuration
+from strom.config_security import HIDDEN_CONTENT
 from strom.deploy.standalone.cluster_dir import ClusterDirectory
 from strom.deploy.standalone.job_managers import job_manager_args, job_manager_names
 from strom.exceptions import ClusterError
 from strom.runtime.log_files import LogFiles
-from strom.web.job_manager_messages import HIDDEN_CONTENT, cluster_configuration_info, environment_info
+from strom.web.job_manager_messages import cluster_configuration_info, environment_info
 
 
 def test_the_configuration_is_listed_in_flink_s_string_form_with_secrets_hidden() -> None:
@@ -46,3 +48,35 @@ def test_a_job_manager_lists_only_its_own_files(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         files.resolve("jobmanager-2.log")
     assert files.read("LOG", "", 0, 100) == (b"jobmanager.log", 14)
+
+
+def test_the_environment_hides_the_secrets_of_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = [
+        "python",
+        "-m",
+        "strom.cli",
+        "jobmanager",
+        "-Dsecurity.ssl.rest.keystore-password=hunter2",
+        "-D",
+        "security.ssl.rest.truststore-password=hunter3",
+        "-Drest.port=8081",
+        "--token=abc",
+        "--token",
+        "def",
+    ]
+    monkeypatch.setattr(sys, "orig_argv", argv)
+    options = environment_info()["jvm"]["options"]
+    assert options == [
+        "python",
+        "-m",
+        "strom.cli",
+        "jobmanager",
+        f"-Dsecurity.ssl.rest.keystore-password={HIDDEN_CONTENT}",
+        "-D",
+        f"security.ssl.rest.truststore-password={HIDDEN_CONTENT}",
+        "-Drest.port=8081",
+        f"--token={HIDDEN_CONTENT}",
+        "--token",
+        HIDDEN_CONTENT,
+    ]
+    assert not any("hunter" in o or o in ("abc", "def") for o in options)
