@@ -2,20 +2,34 @@
 the store of their keyed state, and the factory ``state.backend.type`` names.
 
 Operators only see :class:`KeyedStateBackend`. ``hashmap`` (Flink's ``HashMapStateBackend``: objects on the
-heap, per key group) is the one backend today; a RocksDB backend with incremental checkpoints plugs in here
-by implementing the same protocol and registering its name in :data:`STATE_BACKENDS`.
+heap, per key group) and ``rocksdb`` (Flink's ``EmbeddedRocksDBStateBackend``: one embedded RocksDB per operator
+subtask, :mod:`strom.runtime.state.rocksdb`) implement it and are registered by name in :data:`STATE_BACKENDS`.
+Both snapshot into the same canonical key-group format, so either restores the other's checkpoints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from strom.api.state import StateDescriptor
+from strom.config import Configuration, StateBackendOptions
 from strom.exceptions import ConfigurationError
 from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
 
-__all__ = ["STATE_BACKENDS", "KeyedStateBackend", "create_keyed_state_backend", "validate_state_backend"]
+__all__ = [
+    "STATE_BACKENDS",
+    "KeyedStateBackend",
+    "KeyedStateBackendParameters",
+    "backend_parameters",
+    "create_keyed_state_backend",
+    "state_backend_options",
+    "validate_state_backend",
+]
 
 
 class KeyedStateBackend(Protocol):
@@ -36,21 +50,84 @@ class KeyedStateBackend(Protocol):
     def get_state(self, descriptor: StateDescriptor) -> Any:
         """The state object the descriptor describes (Value/List/Map/Reducing/Aggregating), created once."""
 
-    def get_table(self, name: str) -> dict[Any, Any]:
+    def get_table(self, name: str) -> MutableMapping[Any, Any]:
         """key → value of an internal state (the fast path of built-in operators such as reduce)."""
 
-    def get_namespaced_table(self, name: str) -> dict[Any, dict[Any, Any]]:
+    def get_namespaced_table(self, name: str) -> MutableMapping[Any, Any]:
         """key → namespace → value of a state outside the void namespace (window contents, timers)."""
 
     def snapshot(self) -> dict[int, bytes]:
-        """key group → bytes of every non-empty key group (the synchronous part of a checkpoint)."""
+        """key group → bytes of every non-empty key group, in the canonical format (``async_snapshot()()``)."""
+
+    def async_snapshot(self) -> Callable[[], dict[int, bytes]]:
+        """The synchronous part of a snapshot (task thread, O(key groups) or O(states)); the supplier it returns
+        produces the canonical key-group blobs off the task thread."""
 
     def restore(self, blobs: Mapping[int, bytes]) -> None:
         """Load the key groups this subtask owns from a checkpoint."""
 
 
-STATE_BACKENDS: dict[str, Callable[[int], KeyedStateBackend]] = {
-    "hashmap": lambda max_parallelism: HeapKeyedStateBackend(max_parallelism=max_parallelism),
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeyedStateBackendParameters:
+    """What a backend is created with (Flink's ``KeyedStateBackendParameters``)."""
+
+    max_parallelism: int
+    job_id: str = "job"
+    operator_id: str = "operator"
+    subtask_index: int = 0
+    attempt_number: int = 0
+    #: the ``state.backend.rocksdb.*`` / managed memory options of the job (key → value)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def backend_parameters(info: Any, operator_id: str) -> KeyedStateBackendParameters:
+    """The parameters of the keyed backend of operator ``operator_id`` in the task ``info`` (a ``TaskInfo``)."""
+    return KeyedStateBackendParameters(
+        max_parallelism=info.max_parallelism,
+        job_id=info.job_id,
+        operator_id=operator_id or info.task_name,
+        subtask_index=info.subtask_index,
+        attempt_number=info.attempt_number,
+        options=dict(info.state_backend_options),
+    )
+
+
+def _create_heap(params: KeyedStateBackendParameters) -> KeyedStateBackend:
+    return HeapKeyedStateBackend(max_parallelism=params.max_parallelism)
+
+
+def _safe(part: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in part)[:80] or "_"
+
+
+def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
+    """A RocksDB instance in ``<localdir>/job_<job>/op_<operator>_<subtask>/attempt_<n>``; the directories of
+    earlier attempts of this subtask (a restart, a crashed process) are removed first."""
+    from strom.runtime.state.rocksdb.rocksdb_keyed_state_backend import RocksDBKeyedStateBackend
+    from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import shared_resources
+    from strom.runtime.state.rocksdb.rocksdb_options import memory_configuration
+
+    options = params.options
+    root = str(options.get("state.backend.rocksdb.localdir") or "") or os.path.join(
+        tempfile.gettempdir(), "strom-rocksdb"
+    )
+    subtask_dir = os.path.join(
+        root, f"job_{_safe(params.job_id)}", f"op_{_safe(params.operator_id)}_{params.subtask_index}"
+    )
+    if os.path.isdir(subtask_dir):
+        shutil.rmtree(subtask_dir, ignore_errors=True)  # a fresh start: nothing of an earlier attempt is reused
+    path = os.path.join(subtask_dir, f"attempt_{params.attempt_number}")
+    os.makedirs(path, exist_ok=True)
+    return RocksDBKeyedStateBackend(
+        max_parallelism=params.max_parallelism,
+        path=path,
+        resources=shared_resources(memory_configuration(options)),
+    )
+
+
+STATE_BACKENDS: dict[str, Callable[[KeyedStateBackendParameters], KeyedStateBackend]] = {
+    "hashmap": _create_heap,
+    "rocksdb": _create_rocksdb,
 }
 
 
@@ -60,10 +137,23 @@ def validate_state_backend(name: str) -> str:
     if canonical not in STATE_BACKENDS:
         raise ConfigurationError(
             f"expected state.backend.type to be one of {', '.join(sorted(STATE_BACKENDS))}; got {name!r}; "
-            "hint: 'hashmap' keeps keyed state on the heap of the TaskManagers (a RocksDB backend comes later)"
+            "hint: 'hashmap' keeps keyed state on the heap of the TaskManagers, 'rocksdb' in an embedded RocksDB "
+            "on their local disk"
         )
     return canonical
 
 
-def create_keyed_state_backend(name: str, *, max_parallelism: int) -> KeyedStateBackend:
-    return STATE_BACKENDS[validate_state_backend(name)](max_parallelism)
+def state_backend_options(config: Configuration) -> dict[str, Any]:
+    """The options the configured backend's TaskManager side needs (``{}`` for ``hashmap``), checked here."""
+    if validate_state_backend(config.get(StateBackendOptions.STATE_BACKEND)) != "rocksdb":
+        return {}
+    from strom.runtime.state.rocksdb.rocksdb_options import state_backend_options as rocksdb_options
+
+    return rocksdb_options(config)
+
+
+def create_keyed_state_backend(
+    name: str, *, max_parallelism: int, parameters: KeyedStateBackendParameters | None = None
+) -> KeyedStateBackend:
+    params = parameters or KeyedStateBackendParameters(max_parallelism=max_parallelism)
+    return STATE_BACKENDS[validate_state_backend(name)](params)
