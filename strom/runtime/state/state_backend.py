@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
+import weakref
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -101,8 +103,9 @@ def _safe(part: str) -> str:
 
 
 def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
-    """A RocksDB instance in ``<localdir>/job_<job>/op_<operator>_<subtask>/attempt_<n>``; the directories of
-    earlier attempts of this subtask (a restart, a crashed process) are removed first."""
+    """A RocksDB instance in ``<localdir>/job_<job>/op_<operator>_<subtask>/attempt_<n>_<unique>``; directories of
+    earlier instances of this subtask that no backend of this process uses (a restart, a crashed process) are
+    removed first: a fresh start reuses nothing."""
     from strom.runtime.state.rocksdb.rocksdb_keyed_state_backend import RocksDBKeyedStateBackend
     from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import shared_resources
     from strom.runtime.state.rocksdb.rocksdb_options import memory_configuration
@@ -115,14 +118,23 @@ def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
         root, f"job_{_safe(params.job_id)}", f"op_{_safe(params.operator_id)}_{params.subtask_index}"
     )
     if os.path.isdir(subtask_dir):
-        shutil.rmtree(subtask_dir, ignore_errors=True)  # a fresh start: nothing of an earlier attempt is reused
-    path = os.path.join(subtask_dir, f"attempt_{params.attempt_number}")
+        for stale in os.listdir(subtask_dir):
+            if os.path.join(subtask_dir, stale) not in _LIVE_ROCKSDB_PATHS:
+                shutil.rmtree(os.path.join(subtask_dir, stale), ignore_errors=True)
+    path = os.path.join(subtask_dir, f"attempt_{params.attempt_number}_{uuid.uuid4().hex[:8]}")
     os.makedirs(path, exist_ok=True)
-    return RocksDBKeyedStateBackend(
+    backend = RocksDBKeyedStateBackend(
         max_parallelism=params.max_parallelism,
         path=path,
         resources=shared_resources(memory_configuration(options)),
     )
+    _LIVE_ROCKSDB_PATHS.add(path)
+    weakref.finalize(backend, _LIVE_ROCKSDB_PATHS.discard, path)
+    return backend
+
+
+#: directories of the RocksDB instances alive in this process (never removed as stale)
+_LIVE_ROCKSDB_PATHS: set[str] = set()
 
 
 STATE_BACKENDS: dict[str, Callable[[KeyedStateBackendParameters], KeyedStateBackend]] = {
