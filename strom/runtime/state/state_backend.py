@@ -9,9 +9,11 @@ Both snapshot into the same canonical key-group format, so either restores the o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+import time
 import uuid
 import weakref
 from collections.abc import Callable, Mapping, MutableMapping
@@ -117,10 +119,7 @@ def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
     subtask_dir = os.path.join(
         root, f"job_{_safe(params.job_id)}", f"op_{_safe(params.operator_id)}_{params.subtask_index}"
     )
-    if os.path.isdir(subtask_dir):
-        for stale in os.listdir(subtask_dir):
-            if os.path.join(subtask_dir, stale) not in _LIVE_ROCKSDB_PATHS:
-                shutil.rmtree(os.path.join(subtask_dir, stale), ignore_errors=True)
+    remove_stale_instances(root)
     path = os.path.join(subtask_dir, f"attempt_{params.attempt_number}_{uuid.uuid4().hex[:8]}")
     os.makedirs(path, exist_ok=True)
     backend = RocksDBKeyedStateBackend(
@@ -135,6 +134,33 @@ def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
 
 #: directories of the RocksDB instances alive in this process (never removed as stale)
 _LIVE_ROCKSDB_PATHS: set[str] = set()
+
+
+def remove_stale_instances(root: str) -> None:
+    """Remove the instance directories under ``root`` no process has open: RocksDB holds an ``fcntl`` lock on
+    its ``LOCK`` file while open, so one we can lock belongs to a closed or killed instance (of any job)."""
+    import fcntl
+    import glob
+
+    for path in glob.glob(os.path.join(root, "job_*", "op_*", "attempt_*")):
+        if path in _LIVE_ROCKSDB_PATHS:
+            continue  # ours: fcntl locks are per process, so trying would release RocksDB's own lock
+        try:
+            with open(os.path.join(path, "LOCK"), "r+") as lock:
+                fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except FileNotFoundError:  # never opened — or being created right now: removed only once a minute old
+            try:
+                if time.time() - os.path.getmtime(path) < 60:
+                    continue
+            except OSError:
+                continue
+        except OSError:
+            continue  # locked: open in another process
+        shutil.rmtree(path, ignore_errors=True)
+    parents = glob.glob(os.path.join(root, "job_*", "op_*")) + glob.glob(os.path.join(root, "job_*"))
+    for parent in sorted(parents, reverse=True):  # op_ directories before their job_ directory
+        with contextlib.suppress(OSError):
+            os.rmdir(parent)  # only when empty
 
 
 STATE_BACKENDS: dict[str, Callable[[KeyedStateBackendParameters], KeyedStateBackend]] = {

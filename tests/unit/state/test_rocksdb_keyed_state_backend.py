@@ -273,10 +273,17 @@ def test_the_factory_puts_each_subtask_in_its_directory_and_removes_it(tmp_path:
     )
     stale = tmp_path / "job_j1" / "op_op_1_2" / "attempt_0_dead"
     stale.mkdir(parents=True)
+    (stale / "LOCK").write_bytes(b"")  # a killed process's instance: its LOCK is no longer locked
+    other_job = tmp_path / "job_j0" / "op_x_0" / "attempt_0_dead"
+    other_job.mkdir(parents=True)
+    os.utime(other_job, (0, 0))  # never opened, long ago
     backend: Any = create_keyed_state_backend("rocksdb", max_parallelism=MAX_P, parameters=params)
-    assert not stale.exists()  # a fresh start reuses nothing
+    assert not stale.exists() and not (tmp_path / "job_j0").exists()  # a fresh start reuses nothing
     assert Path(backend.path).parent == stale.parent and os.path.isdir(backend.path)
+    second: Any = create_keyed_state_backend("rocksdb", max_parallelism=MAX_P, parameters=params)
+    assert os.path.isdir(backend.path)  # a live instance is never stale
     backend.dispose()
+    second.dispose()
     assert not os.path.exists(backend.path)
 
 
