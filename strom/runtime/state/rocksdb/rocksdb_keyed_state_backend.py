@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-from rocksdict import Rdict
+from rocksdict import Rdict, WriteOptions
 
 from strom.api.state import (
     AggregatingStateDescriptor,
@@ -75,6 +75,8 @@ _FORMAT_VERSION = 1
 _MAX_KEY_GROUPS = 1 << 15
 _MISSING: Any = object()
 _VOID = encode_namespace(None)
+#: keys whose encoded bytes are kept (equal keys encode equally, so a dict of them is a valid cache)
+_KEY_CACHE_SIZE = 1 << 16
 #: expired TTL entries a snapshot found, re-checked and deleted on the task thread per checkpoint (at most)
 CLEANUP_BUDGET = 1000
 
@@ -116,6 +118,10 @@ class RocksDBKeyedStateBackend:
         self.path = path
         self._options = column_family_options(resources)
         self.db = Rdict(path, self._options)
+        self._write_options = WriteOptions()
+        # no write-ahead log, as Flink's RocksDB backend: checkpoints make state durable, never the local instance
+        setattr(self._write_options, "disable_wal", True)  # noqa: B010 - a property at run time, a method in the stub
+        self.db.set_write_options(self._write_options)
         self._cfs: dict[str, Rdict] = {}
         self._states: dict[str, tuple[StateDescriptor, Any]] = {}
         self._kinds: dict[str, tuple[str, bool]] = {}
@@ -123,6 +129,7 @@ class RocksDBKeyedStateBackend:
         self._codecs: dict[str, ValueCodec] = {}
         self._key_obj: Any = _MISSING
         self._key_bytes = b""
+        self._key_cache: dict[Any, bytes] = {}
         self._ns_obj: Any = None
         self._ns_bytes = _VOID
         self._expired: collections.deque[tuple[str, bytes]] = collections.deque(maxlen=100 * CLEANUP_BUDGET)
@@ -149,7 +156,13 @@ class RocksDBKeyedStateBackend:
         """key group | current key | current namespace; both parts cached while the same objects stay current."""
         key = self.current_key
         if key is not self._key_obj:
-            self._key_bytes = self.key_bytes(key)
+            key_bytes = self._key_cache.get(key)
+            if key_bytes is None:
+                key_bytes = self.key_bytes(key)
+                if len(self._key_cache) >= _KEY_CACHE_SIZE:
+                    self._key_cache.clear()
+                self._key_cache[key] = key_bytes
+            self._key_bytes = key_bytes
             self._key_obj = key
         ns = self.current_namespace
         if ns is not self._ns_obj:
@@ -162,6 +175,7 @@ class RocksDBKeyedStateBackend:
         cf = self._cfs.get(name)
         if cf is None:
             cf = self._cfs[name] = self.db.create_column_family(name, self._options)
+            cf.set_write_options(self._write_options)
         return cf
 
     def kind_of(self, name: str) -> str:
