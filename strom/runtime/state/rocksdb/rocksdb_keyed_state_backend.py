@@ -265,8 +265,10 @@ class RocksDBKeyedStateBackend:
         ]
         kinds = dict(self._kinds)
         expired = self._expired
+        backend = self  # the instance stays open (not collected) until the supplier has read its iterators
 
         def supplier() -> dict[int, bytes]:
+            assert backend.db is not None
             groups: dict[int, dict[str, tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]]] = {}
             for name, kind, codec, policy, it in sources:
                 for kg, key, ns, stored in iter_stored(iter_entries(it), kind, codec):
