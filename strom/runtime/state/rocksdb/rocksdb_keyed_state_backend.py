@@ -149,20 +149,21 @@ class RocksDBKeyedStateBackend:
         return self.current_namespace
 
     def key_bytes(self, key: Any) -> bytes:
-        """key group | key of ``key`` (Flink's ``SerializedCompositeKeyBuilder.setKeyAndKeyGroup``)."""
-        return key_group_prefix(assign_to_key_group(key, self.max_parallelism)) + encode_key(key)
+        """key group | key of ``key`` (Flink's ``SerializedCompositeKeyBuilder.setKeyAndKeyGroup``), cached."""
+        cache = self._key_cache
+        found = cache.get(key)
+        if found is None:
+            found = key_group_prefix(assign_to_key_group(key, self.max_parallelism)) + encode_key(key)
+            if len(cache) >= _KEY_CACHE_SIZE:
+                cache.clear()
+            cache[key] = found
+        return found
 
     def composite_key(self) -> bytes:
         """key group | current key | current namespace; both parts cached while the same objects stay current."""
         key = self.current_key
         if key is not self._key_obj:
-            key_bytes = self._key_cache.get(key)
-            if key_bytes is None:
-                key_bytes = self.key_bytes(key)
-                if len(self._key_cache) >= _KEY_CACHE_SIZE:
-                    self._key_cache.clear()
-                self._key_cache[key] = key_bytes
-            self._key_bytes = key_bytes
+            self._key_bytes = self.key_bytes(key)
             self._key_obj = key
         ns = self.current_namespace
         if ns is not self._ns_obj:
