@@ -13,6 +13,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 import weakref
@@ -119,26 +120,44 @@ def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
     subtask_dir = os.path.join(
         root, f"job_{_safe(params.job_id)}", f"op_{_safe(params.operator_id)}_{params.subtask_index}"
     )
-    remove_stale_instances(root)
     path = os.path.join(subtask_dir, f"attempt_{params.attempt_number}_{uuid.uuid4().hex[:8]}")
-    os.makedirs(path, exist_ok=True)
-    backend = RocksDBKeyedStateBackend(
-        max_parallelism=params.max_parallelism,
-        path=path,
-        resources=shared_resources(memory_configuration(options)),
-    )
-    _LIVE_ROCKSDB_PATHS.add(path)
-    weakref.finalize(backend, _LIVE_ROCKSDB_PATHS.discard, path)
+    with _LIVE_LOCK:  # registered before it exists: another thread's clean-up never takes it for stale
+        _LIVE_ROCKSDB_PATHS.add(path)
+    try:
+        remove_stale_instances(root)
+        os.makedirs(path, exist_ok=True)
+        backend = RocksDBKeyedStateBackend(
+            max_parallelism=params.max_parallelism,
+            path=path,
+            resources=shared_resources(memory_configuration(options)),
+        )
+    except BaseException:
+        _forget(path)
+        raise
+    weakref.finalize(backend, _forget, path)
     return backend
 
 
-#: directories of the RocksDB instances alive in this process (never removed as stale)
+def _forget(path: str) -> None:
+    with _LIVE_LOCK:
+        _LIVE_ROCKSDB_PATHS.discard(path)
+
+
+#: directories of the RocksDB instances alive in this process (never removed as stale; TaskManagers may be threads)
 _LIVE_ROCKSDB_PATHS: set[str] = set()
+_LIVE_LOCK = threading.Lock()
+#: seconds a directory without an open instance is left alone (another process may be creating it)
+_GRACE_S = 60
 
 
 def remove_stale_instances(root: str) -> None:
     """Remove the instance directories under ``root`` no process has open: RocksDB holds an ``fcntl`` lock on
     its ``LOCK`` file while open, so one we can lock belongs to a closed or killed instance (of any job)."""
+    with _LIVE_LOCK:
+        _remove_stale_instances(root)
+
+
+def _remove_stale_instances(root: str) -> None:
     import fcntl
     import glob
 
@@ -150,7 +169,7 @@ def remove_stale_instances(root: str) -> None:
                 fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except FileNotFoundError:  # never opened — or being created right now: removed only once a minute old
             try:
-                if time.time() - os.path.getmtime(path) < 60:
+                if time.time() - os.path.getmtime(path) < _GRACE_S:
                     continue
             except OSError:
                 continue
@@ -160,7 +179,8 @@ def remove_stale_instances(root: str) -> None:
     parents = glob.glob(os.path.join(root, "job_*", "op_*")) + glob.glob(os.path.join(root, "job_*"))
     for parent in sorted(parents, reverse=True):  # op_ directories before their job_ directory
         with contextlib.suppress(OSError):
-            os.rmdir(parent)  # only when empty
+            if time.time() - os.path.getmtime(parent) > _GRACE_S:  # not one another process is filling right now
+                os.rmdir(parent)  # only when empty
 
 
 STATE_BACKENDS: dict[str, Callable[[KeyedStateBackendParameters], KeyedStateBackend]] = {

@@ -278,7 +278,7 @@ def test_the_factory_puts_each_subtask_in_its_directory_and_removes_it(tmp_path:
     other_job.mkdir(parents=True)
     os.utime(other_job, (0, 0))  # never opened, long ago
     backend: Any = create_keyed_state_backend("rocksdb", max_parallelism=MAX_P, parameters=params)
-    assert not stale.exists() and not (tmp_path / "job_j0").exists()  # a fresh start reuses nothing
+    assert not stale.exists() and not other_job.exists()  # a fresh start reuses nothing
     assert Path(backend.path).parent == stale.parent and os.path.isdir(backend.path)
     second: Any = create_keyed_state_backend("rocksdb", max_parallelism=MAX_P, parameters=params)
     assert os.path.isdir(backend.path)  # a live instance is never stale
