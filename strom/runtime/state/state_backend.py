@@ -145,7 +145,7 @@ def _forget(path: str) -> None:
 
 #: directories of the RocksDB instances alive in this process (never removed as stale; TaskManagers may be threads)
 _LIVE_ROCKSDB_PATHS: set[str] = set()
-_LIVE_LOCK = threading.Lock()
+_LIVE_LOCK = threading.RLock()  # re-entrant: a collected backend's finalizer may run (GC) while it is held
 #: seconds a directory without an open instance is left alone (another process may be creating it)
 _GRACE_S = 60
 
