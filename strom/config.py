@@ -55,6 +55,7 @@ __all__ = [
     "PipelineOptions",
     "RestOptions",
     "RestartStrategyOptions",
+    "RocksDBOptions",
     "SecurityOptions",
     "SparkOptions",
     "StateBackendOptions",
@@ -467,7 +468,69 @@ class StateBackendOptions:
         "state.backend.type",
         str,
         "hashmap",
-        "The state backend: 'hashmap' keeps keyed state as objects on the TaskManagers' heap, per key group.",
+        "The state backend: 'hashmap' keeps keyed state as objects on the TaskManagers' heap, per key group; "
+        "'rocksdb' keeps it in an embedded RocksDB per operator subtask on the TaskManagers' local disk "
+        "(Flink's EmbeddedRocksDBStateBackend). Checkpoints of either restore into the other.",
+    )
+
+
+class RocksDBOptions:
+    """The embedded RocksDB state backend (Flink's ``RocksDBOptions`` / ``RocksDBConfigurableOptions``) and the
+    managed memory that bounds it (Flink's ``TaskManagerOptions.MANAGED_MEMORY_*``)."""
+
+    LOCAL_DIRECTORIES: ConfigOption[str] = _opt(
+        "state.backend.rocksdb.localdir",
+        str,
+        "",
+        "Directory of the RocksDB instances of a TaskManager: one per job, operator and subtask below it, removed "
+        "when the subtask closes and on a fresh start. Empty: `strom-rocksdb` in the TaskManager's temp directory.",
+    )
+    TIMER_SERVICE_FACTORY: ConfigOption[str] = _opt(
+        "state.backend.rocksdb.timer-service.factory",
+        str,
+        "HEAP",
+        "Where timers of the RocksDB backend live: `HEAP` (on the heap, written into the snapshot with the keyed "
+        "state). Flink's default `ROCKSDB` (timers in a column family) is not built yet and is refused.",
+    )
+    USE_MANAGED_MEMORY: ConfigOption[bool] = _opt(
+        "state.backend.rocksdb.memory.managed",
+        bool,
+        True,
+        "Bound RocksDB's block cache and write buffers by the managed memory: one cache and write buffer manager "
+        "shared by every RocksDB instance of a TaskManager process, sized to its slots' shares.",
+    )
+    WRITE_BUFFER_RATIO: ConfigOption[float] = _opt(
+        "state.backend.rocksdb.memory.write-buffer-ratio",
+        float,
+        0.5,
+        "Fraction of the managed memory that write buffers (memtables) may take.",
+    )
+    HIGH_PRIORITY_POOL_RATIO: ConfigOption[float] = _opt(
+        "state.backend.rocksdb.memory.high-prio-pool-ratio",
+        float,
+        0.1,
+        "Flink's share of the cache for index and filter blocks; accepted, not used (rocksdict's LRU cache has one "
+        "pool).",
+    )
+    MANAGED_MEMORY_SIZE: ConfigOption[int] = _opt(
+        "taskmanager.memory.managed.size",
+        MemorySize,
+        "0 b",
+        "Managed memory of a TaskManager process (all its slots), which bounds RocksDB; 0: "
+        "`taskmanager.memory.managed.fraction` of `taskmanager.memory.process.size`.",
+    )
+    MANAGED_MEMORY_FRACTION: ConfigOption[float] = _opt(
+        "taskmanager.memory.managed.fraction",
+        float,
+        0.4,
+        "Managed memory as a fraction of `taskmanager.memory.process.size`, when "
+        "`taskmanager.memory.managed.size` is not set.",
+    )
+    PROCESS_MEMORY_SIZE: ConfigOption[int] = _opt(
+        "taskmanager.memory.process.size",
+        MemorySize,
+        "1728 mb",
+        "A TaskManager process's memory budget; strom uses it only to derive the managed memory (it sets no limit).",
     )
 
 

@@ -59,7 +59,7 @@ from strom.runtime.operators.keyed import StreamGroupedReduce
 from strom.runtime.operators.source import SourceOperator
 from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
 from strom.runtime.operators.typed_output import type_mismatch
-from strom.runtime.state.state_backend import validate_state_backend
+from strom.runtime.state.state_backend import state_backend_options, validate_state_backend
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -405,6 +405,7 @@ class StreamExecutionEnvironment:
             "max_buffers_per_channel": c.get(NetworkOptions.MAX_BUFFERS_PER_CHANNEL),
             "segment_size": c.get(NetworkOptions.SEGMENT_SIZE),
             "state_backend": validate_state_backend(c.get(StateBackendOptions.STATE_BACKEND)),
+            "state_backend_options": state_backend_options(c),
             "auto_watermark_interval_ms": millis(c.get(PipelineOptions.AUTO_WATERMARK_INTERVAL)),
             "job_parameters": c.get(PipelineOptions.GLOBAL_JOB_PARAMETERS),
             "yielded_output_tags": output_tags_created(),

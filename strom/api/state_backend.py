@@ -1,7 +1,8 @@
-"""State backends with PyFlink's names: ``HashMapStateBackend`` is the heap backend strom has;
-``EmbeddedRocksDBStateBackend`` is refused with a clear error until a RocksDB backend exists.
+"""State backends with PyFlink's names: ``HashMapStateBackend`` (keyed state on the heap) and
+``EmbeddedRocksDBStateBackend`` (keyed state in an embedded RocksDB per operator subtask).
 
-    env.set_state_backend(HashMapStateBackend())   # the same as state.backend.type: hashmap
+    env.set_state_backend(HashMapStateBackend())           # the same as state.backend.type: hashmap
+    env.set_state_backend(EmbeddedRocksDBStateBackend())   # the same as state.backend.type: rocksdb
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ class HashMapStateBackend(StateBackend):
 
 
 class EmbeddedRocksDBStateBackend(StateBackend):
-    """Flink's RocksDB backend: not built yet. Constructing one works (PyFlink programs import and build it);
-    ``set_state_backend`` refuses it."""
+    """Keyed state in an embedded RocksDB on the TaskManagers' local disk (``state.backend.type: rocksdb``);
+    its options are the ``state.backend.rocksdb.*`` keys. ``enable_incremental_checkpointing`` is accepted for
+    PyFlink programs; checkpoints are full (canonical) until incremental checkpoints exist."""
 
     type_name = "rocksdb"
 
@@ -43,13 +45,7 @@ class EmbeddedRocksDBStateBackend(StateBackend):
 
 
 def backend_type(state_backend: object) -> str:
-    """The ``state.backend.type`` of ``state_backend``; RocksDB and unknown backends are refused."""
-    if isinstance(state_backend, EmbeddedRocksDBStateBackend):
-        raise InvalidProgramError(
-            "expected a state backend strom has; got EmbeddedRocksDBStateBackend, which is not built yet (RocksDB "
-            "state with incremental checkpoints is on the roadmap); hint: env.set_state_backend(HashMapStateBackend()) "
-            "keeps keyed state on the heap and checkpoints it to the checkpoint storage"
-        )
+    """The ``state.backend.type`` of ``state_backend``; unknown backends are refused."""
     if not isinstance(state_backend, StateBackend) or not state_backend.type_name:
         raise InvalidProgramError(
             f"expected a StateBackend; got {state_backend!r:.60}; hint: env.set_state_backend(HashMapStateBackend())"

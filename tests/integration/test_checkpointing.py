@@ -74,9 +74,10 @@ def running_sums_job(
     )
 
 
-def chaos_env(mode: CheckpointingMode) -> StreamExecutionEnvironment:
+def chaos_env(mode: CheckpointingMode, backend: str = "hashmap") -> StreamExecutionEnvironment:
     config = Configuration(
         {
+            "state.backend.type": backend,
             "taskmanager.numberOfTaskSlots": 1,
             "minicluster.number-of-taskmanagers": 2,
             "heartbeat.interval": "250 ms",
@@ -95,13 +96,20 @@ def chaos_env(mode: CheckpointingMode) -> StreamExecutionEnvironment:
 @pytest.mark.processes  # kills TaskManagers
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("mode", [CheckpointingMode.EXACTLY_ONCE, CheckpointingMode.AT_LEAST_ONCE])
-def test_chaos_three_task_manager_kills(tmp_path: Path, mode: CheckpointingMode) -> None:
+@pytest.mark.parametrize(
+    ("mode", "backend"),
+    [
+        (CheckpointingMode.EXACTLY_ONCE, "hashmap"),
+        (CheckpointingMode.AT_LEAST_ONCE, "hashmap"),
+        (CheckpointingMode.EXACTLY_ONCE, "rocksdb"),
+    ],
+)
+def test_chaos_three_task_manager_kills(tmp_path: Path, mode: CheckpointingMode, backend: str) -> None:
     # 20 s of events: the three kills (each after a checkpoint of the restarted job) must land while the job runs —
     # a kill after the sources finished restarts nothing (a loaded CI machine once took 12 s for three)
     count = 2_000_000
     out = tmp_path / "out"
-    env = chaos_env(mode)
+    env = chaos_env(mode, backend)
     running_sums_job(env, count, out, records_per_second=100_000)
     client = env.execute_async("chaos")
     killed: list[int] = []
@@ -186,13 +194,26 @@ def committed_rows_ints(directory: Path) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-@pytest.mark.parametrize("new_parallelism", [3, 1])
-def test_savepoint_at_parallelism_2_restores_at_another_parallelism(tmp_path: Path, new_parallelism: int) -> None:
+@pytest.mark.parametrize(
+    ("new_parallelism", "before", "after"),
+    [
+        (3, "hashmap", "hashmap"),
+        (1, "hashmap", "hashmap"),
+        (3, "rocksdb", "rocksdb"),
+        (1, "rocksdb", "hashmap"),
+        (3, "hashmap", "rocksdb"),
+    ],
+)
+def test_savepoint_at_parallelism_2_restores_at_another_parallelism(
+    tmp_path: Path, new_parallelism: int, before: str, after: str
+) -> None:
     count = 200_000
     out = tmp_path / "out"
     savepoints = tmp_path / "savepoints"
 
-    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"taskmanager.numberOfTaskSlots": 2}))
+    env = StreamExecutionEnvironment.get_execution_environment(
+        Configuration({"taskmanager.numberOfTaskSlots": 2, "state.backend.type": before})
+    )
     env.set_parallelism(2)
     env.enable_checkpointing(200)
     running_sums_job(env, count, out, records_per_second=50_000)
@@ -208,7 +229,9 @@ def test_savepoint_at_parallelism_2_restores_at_another_parallelism(tmp_path: Pa
     assert client.get_job_execution_result().num_restarts == 0
     assert committed_rows(out) == first
 
-    env2 = StreamExecutionEnvironment.get_execution_environment(Configuration({"taskmanager.numberOfTaskSlots": 3}))
+    env2 = StreamExecutionEnvironment.get_execution_environment(
+        Configuration({"taskmanager.numberOfTaskSlots": 3, "state.backend.type": after})
+    )
     env2.set_parallelism(new_parallelism)
     env2.enable_checkpointing(200)
     running_sums_job(env2, count, out)

@@ -85,6 +85,8 @@ class TaskInfo:
     max_parallelism: int
     attempt_number: int
     state_backend: str = "hashmap"  # state.backend.type
+    #: state.backend.rocksdb.* and managed memory (key, value) pairs, for the RocksDB backend
+    state_backend_options: tuple[tuple[str, Any], ...] = ()
     auto_watermark_interval_ms: int = 200  # pipeline.auto-watermark-interval
     batch_size: int = 1024  # execution.batch-size
     batch_bytes: int = 1 << 20  # execution.batch-bytes

@@ -10,7 +10,7 @@ key and calls the function's ``on_timer``; what that emits carries the timer's t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from strom.api.functions import (
@@ -29,7 +29,7 @@ from strom.runtime.operators.collector import TimestampedCollector
 from strom.runtime.operators.simple import StreamFilter, StreamFlatMap, StreamMap
 from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService, batch_key_order
 from strom.runtime.operators.udf_loop import Loop, explain_key_error, process_loop, unopened
-from strom.runtime.state.state_backend import create_keyed_state_backend, key_type_of
+from strom.runtime.state.state_backend import backend_parameters, create_keyed_state_backend, key_type_of
 from strom.runtime.streamrecord import timestamps_of, with_timestamps
 
 __all__ = [
@@ -60,7 +60,9 @@ class _KeyedUdfOperator(AbstractUdfStreamOperator):
         if runtime_context.keyed_backend is None:
             info = runtime_context.info
             runtime_context.keyed_backend = create_keyed_state_backend(
-                info.state_backend, max_parallelism=info.max_parallelism, key_type=key_type_of(self.key_selector)
+                info.state_backend,
+                max_parallelism=info.max_parallelism,
+                parameters=backend_parameters(info, self.operator_id, key_type_of(self.key_selector)),
             )
         self.keyed_backend = runtime_context.keyed_backend
         super().setup(runtime_context, output)
@@ -89,7 +91,7 @@ class StreamGroupedReduce(_KeyedUdfOperator):
     def __init__(self, fn: object, key_selector: object) -> None:
         super().__init__(fn, key_selector)
         self._reduce: Callable[[Any, Any], Any] = as_callable(fn, ReduceFunction, "reduce", "reduce()")
-        self._table: dict[Any, Any] = {}
+        self._table: MutableMapping[Any, Any] = {}
         self.batch_results = False
 
     def open(self) -> None:

@@ -216,11 +216,13 @@ class InternalTimerService:
         for table_name, queue in zip(self._table_names(), (self._event, self._processing), strict=True):
             table = self.backend.get_namespaced_table(table_name)
             table.clear()
+            grouped: dict[Any, dict[Any, Any]] = {}
             for time, key, namespace in queue.items():
-                per_key = table.get(key)
+                per_key = grouped.get(key)
                 if per_key is None:
-                    per_key = table[key] = {}
+                    per_key = grouped[key] = {}
                 per_key[(namespace, time)] = True
+            table.update(grouped)  # one write per key (a RocksDB table stores what it is given)
 
     def remove_from_backend(self) -> None:
         """After the snapshot (and after reading restored timers): the tables leave the backend again."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from strom.runtime.operators.abstract_udf_stream_operator import AbstractUdfStreamOperator
 from strom.runtime.operators.base import StreamingRuntimeContext, StreamOperator
-from strom.runtime.state.state_backend import create_keyed_state_backend, key_type_of
+from strom.runtime.state.state_backend import backend_parameters, create_keyed_state_backend, key_type_of
 from strom.runtime.watermark.combined_watermark_status import IndexedCombinedWatermarkStatus
 
 __all__ = ["AbstractUdfTwoInputStreamOperator", "TwoInputStreamOperator", "ensure_keyed_backend"]
@@ -86,6 +86,8 @@ def ensure_keyed_backend(operator: StreamOperator, runtime_context: StreamingRun
         info = runtime_context.info
         selector = getattr(operator, "key_selector", None) or getattr(operator, "key_selector1", None)
         runtime_context.keyed_backend = create_keyed_state_backend(
-            info.state_backend, max_parallelism=info.max_parallelism, key_type=key_type_of(selector)
+            info.state_backend,
+            max_parallelism=info.max_parallelism,
+            parameters=backend_parameters(info, operator.operator_id, key_type_of(selector)),
         )
     operator.keyed_backend = runtime_context.keyed_backend

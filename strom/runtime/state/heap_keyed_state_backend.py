@@ -37,7 +37,7 @@ from strom.api.state import (
 from strom.api.typeinfo import TypeInformation
 from strom.exceptions import CheckpointError, InvalidProgramError
 from strom.runtime.state.heap_snapshot_strategy import HeapSnapshotStrategy
-from strom.runtime.state.key_groups import KeyGroupRange, key_group_assigner
+from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
 from strom.runtime.state.state_serialization import dump_state, load_state
 from strom.runtime.state.ttl import TtlPolicy, TtlValue, wall_clock_ms
 from strom.runtime.state.typed_state import typed_view
@@ -246,7 +246,7 @@ class HeapKeyedStateBackend:
                     "hint: the checkpoint was written by an incompatible strom version"
                 )
             if version == _STROM_0_1_KEY_GROUPS and key_group_range is not None:
-                self._check_placement(kg, payload["states"], key_group_range)
+                check_placement(kg, payload["states"], key_group_range, self.key_group_of)
             for name, restored in payload["meta"].items():
                 self._merge_kind(name, tuple(restored))
             for name, (flat, namespaced) in payload["states"].items():
@@ -260,20 +260,6 @@ class HeapKeyedStateBackend:
                             table[key] = per_ns
                         else:
                             existing.update(per_ns)
-
-    def _check_placement(self, kg: int, states: Mapping[str, Any], owned: KeyGroupRange) -> None:
-        """Keyed state of strom 0.1: every key must belong to this subtask under Flink's hash too."""
-        for flat, namespaced in states.values():
-            for key in (*flat, *namespaced):
-                now = self.key_group_of(key)
-                if now not in owned:
-                    raise CheckpointError(
-                        f"expected keyed state whose keys are in key groups by Flink's hash (strom 0.2 and later); "
-                        f"got key group {kg} written by strom 0.1, whose key {key!r:.60} now belongs to key group "
-                        f"{now}, outside this subtask's key groups {owned.start}-{owned.end}; hint: restore the "
-                        "checkpoint once at parallelism 1 and take a savepoint (it is written with the new key "
-                        "groups), then start from that savepoint at any parallelism"
-                    )
 
     def _merge_kind(self, name: str, restored: tuple[Any, ...]) -> None:
         known = self._kinds.get(name)

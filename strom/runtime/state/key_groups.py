@@ -18,11 +18,11 @@ import enum
 import pickle
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from strom.exceptions import InvalidProgramError
+from strom.exceptions import CheckpointError, InvalidProgramError
 from strom.runtime.state.key_hash import flink_key_hash, murmur_hash
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ __all__ = [
     "assign_key_to_parallel_operator",
     "assign_to_key_group",
     "check_parallelism",
+    "check_placement",
     "compute_key_group_range_for_operator_index",
     "compute_operator_index_for_key_group",
     "key_group_assigner",
@@ -164,3 +165,21 @@ def check_parallelism(parallelism: int, max_parallelism: int, where: str) -> Non
             f"parallelism of {where} must be between 1 and the max parallelism {max_parallelism}; "
             f"got {parallelism}; hint: raise it with set_max_parallelism(...)"
         )
+
+
+def check_placement(
+    key_group: int, states: Mapping[str, Any], owned: KeyGroupRange, key_group_of: KeyGroupAssigner
+) -> None:
+    """Keyed state of strom 0.1 (key group ``key_group`` by its own hash): every key of it must belong to ``owned``
+    by today's (Flink's) hash too, or the restore would lose it; else a :class:`CheckpointError` says how to move it."""
+    for flat, namespaced in states.values():
+        for key in (*flat, *namespaced):
+            now = key_group_of(key)
+            if now not in owned:
+                raise CheckpointError(
+                    f"expected keyed state whose keys are in key groups by Flink's hash (strom 0.2 and later); got "
+                    f"key group {key_group} written by strom 0.1, whose key {key!r:.60} now belongs to key group "
+                    f"{now}, outside this subtask's key groups {owned.start}-{owned.end}; hint: restore the "
+                    "checkpoint once at parallelism 1 and take a savepoint (it is written with the new key groups), "
+                    "then start from that savepoint at any parallelism"
+                )

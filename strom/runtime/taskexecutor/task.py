@@ -238,6 +238,7 @@ class Task:
             max_parallelism=tdd.max_parallelism,
             attempt_number=tdd.attempt_number,
             state_backend=str(cfg.get("state_backend", "hashmap")),
+            state_backend_options=tuple(dict(cfg.get("state_backend_options", {})).items()),
             auto_watermark_interval_ms=int(cfg.get("auto_watermark_interval_ms", 200)),
             batch_size=int(cfg["batch_size"]),
             batch_bytes=int(cfg.get("batch_bytes", 1 << 20)),

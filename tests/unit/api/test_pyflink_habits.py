@@ -112,8 +112,8 @@ def test_state_backends_and_runtime_modes() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_state_backend(HashMapStateBackend())
     assert env.get_configuration().get_string("state.backend.type", "") == "hashmap"
-    with pytest.raises(InvalidProgramError, match="EmbeddedRocksDBStateBackend, which is not built yet"):
-        env.set_state_backend(EmbeddedRocksDBStateBackend())
+    env.set_state_backend(EmbeddedRocksDBStateBackend())  # built now (issue 28): no longer refused
+    assert env.get_configuration().get_string("state.backend.type", "") == "rocksdb"
     assert env.get_runtime_mode() is RuntimeExecutionMode.STREAMING
     assert env.set_runtime_mode(RuntimeExecutionMode.BATCH).get_runtime_mode() is RuntimeExecutionMode.BATCH
     configured = StreamExecutionEnvironment.get_execution_environment(

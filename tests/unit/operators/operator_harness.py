@@ -70,6 +70,7 @@ class OperatorHarness:
         processing_time: int = 0,
         max_parallelism: int = 128,
         yielded_output_tags: bool = False,
+        state_backend: str = "hashmap",
     ) -> None:
         self.operator = operator
         self.now = processing_time
@@ -84,6 +85,7 @@ class OperatorHarness:
             attempt_number=0,
             auto_watermark_interval_ms=0,
             yielded_output_tags=yielded_output_tags,
+            state_backend=state_backend,
         )
         ctx = StreamingRuntimeContext(info, operator_name=operator.name)
         ctx.processing_time_service = self.pts

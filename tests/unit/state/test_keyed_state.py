@@ -60,8 +60,8 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def backend(clock: FakeClock) -> HeapKeyedStateBackend:
-    return HeapKeyedStateBackend(max_parallelism=128, ttl_time_provider=clock)
+def backend(clock: FakeClock, make_backend: Any) -> HeapKeyedStateBackend:
+    return make_backend(max_parallelism=128, ttl_time_provider=clock)  # type: ignore[no-any-return]
 
 
 def ttl(ms: int, update: UpdateType, visibility: StateVisibility) -> StateTtlConfig:

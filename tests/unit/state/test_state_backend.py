@@ -27,7 +27,9 @@ def test_hashmap_is_the_default_and_keeps_state_per_key() -> None:
 
 
 def test_an_unknown_backend_is_refused_when_the_job_is_built() -> None:
-    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"state.backend.type": "rocksdb"}))
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"state.backend.type": "forst"}))
     env.from_collection([1, 2]).key_by(lambda x: x).reduce(lambda a, b: a + b).print()
-    with pytest.raises(ConfigurationError, match=r"expected state\.backend\.type to be one of hashmap; got 'rocksdb'"):
+    with pytest.raises(
+        ConfigurationError, match=r"expected state\.backend\.type to be one of hashmap, rocksdb; got 'forst'"
+    ):
         env.get_job_graph()

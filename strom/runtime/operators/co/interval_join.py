@@ -35,7 +35,7 @@ made exclusive, which the operator turns into an inclusive bound one millisecond
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from strom.api.co_functions import ProcessJoinFunction
@@ -68,7 +68,7 @@ CLEANUP_NAMESPACE_LEFT = "CLEANUP_LEFT"
 CLEANUP_NAMESPACE_RIGHT = "CLEANUP_RIGHT"
 
 #: key -> timestamp -> [(value, has_been_joined), ...]
-Buffer = dict[Any, dict[int, list[tuple[Any, bool]]]]
+Buffer = MutableMapping[Any, dict[int, list[tuple[Any, bool]]]]
 
 
 class _JoinContext(ProcessJoinFunction.Context):
@@ -205,12 +205,13 @@ class IntervalJoinOperator(AbstractUdfTwoInputStreamOperator):
                 backend.current_key = k
                 per_key = ours.get(k)
                 if per_key is None:
-                    per_key = ours[k] = {}
+                    per_key = {}
                 bucket = per_key.get(t)
                 if bucket is None:
                     per_key[t] = [(v, False)]
                 else:
                     bucket.append((v, False))
+                ours[k] = per_key  # stored back: a RocksDB table hands out copies
                 candidates = others.get(k)
                 if candidates:
                     self._join(v, t, candidates, t + relative_lower, t + relative_upper, is_left=is_left)
@@ -272,6 +273,8 @@ class IntervalJoinOperator(AbstractUdfTwoInputStreamOperator):
             per_key.pop(stamp, None)
             if not per_key:
                 del buffer[timer.key]
+            else:
+                buffer[timer.key] = per_key  # stored back: a RocksDB table hands out copies
 
     def on_processing_time(self, timer: InternalTimer) -> None:
         """The interval join registers no processing-time timers."""

@@ -23,7 +23,7 @@ of the two when the graph is built. Both keep the same state under the same name
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, MutableMapping
 from typing import Any
 
 from strom.api.eventtime import LONG_MAX, LONG_MIN
@@ -111,8 +111,8 @@ class WindowOperator(_KeyedUdfOperator):
         backend = self.keyed_backend
         assert backend is not None and self.runtime_context is not None
         self.window_state: Any = backend.get_state(self._descriptor())
-        self._table: dict[Any, dict[Any, Any]] = backend.get_namespaced_table(CONTENTS)
-        self._merging_sets: dict[Any, Any] = backend.get_table(MERGING_WINDOW_SET)
+        self._table: MutableMapping[Any, MutableMapping[Any, Any]] = backend.get_namespaced_table(CONTENTS)
+        self._merging_sets: MutableMapping[Any, Any] = backend.get_table(MERGING_WINDOW_SET)
         self.timer_service: InternalTimerService = self.get_internal_timer_service("window-timers", self)
         self.ctx = WindowContext(self)
         try:

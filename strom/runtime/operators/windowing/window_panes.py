@@ -24,7 +24,7 @@ keys still waiting for it to fire (``pending``), and a key that gets an element 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any
 
 from strom.api.eventtime import LONG_MAX
@@ -81,7 +81,7 @@ class WindowPanes:
         return time, entries
 
     # -- snapshots -----------------------------------------------------------------------------------------------
-    def materialize(self, table: dict[Any, dict[Any, Any]], timers: _TimerQueue) -> None:
+    def materialize(self, table: MutableMapping[Any, MutableMapping[Any, Any]], timers: _TimerQueue) -> None:
         """Write the panes into ``table`` (key → window → pane) and the timers of the ``WindowOperator`` into
         ``timers`` (one per key, window and time), for a snapshot."""
         for window, panes in self.panes.items():
@@ -90,7 +90,7 @@ class WindowPanes:
                 if per_key is None:
                     table[key] = {window: pane}
                 else:
-                    per_key[window] = pane
+                    per_key[window] = pane  # a RocksDB table's per-key mapping writes through
         for time, action, window in self.queue.items():
             keys: Any = self.panes.get(window)
             if not keys:
@@ -100,12 +100,12 @@ class WindowPanes:
             for key in keys:
                 timers.add(time, key, window)
 
-    def dematerialize(self, table: dict[Any, dict[Any, Any]], timers: _TimerQueue) -> None:
+    def dematerialize(self, table: MutableMapping[Any, MutableMapping[Any, Any]], timers: _TimerQueue) -> None:
         """After the snapshot: the backend's copies go again (the aligned operator keeps its own)."""
         table.clear()
         timers.clear()
 
-    def absorb(self, table: dict[Any, dict[Any, Any]], timers: _TimerQueue) -> None:
+    def absorb(self, table: MutableMapping[Any, MutableMapping[Any, Any]], timers: _TimerQueue) -> None:
         """Take over the restored panes of ``table`` and the restored timers of ``timers`` (both emptied)."""
         for key, per_key in table.items():
             for window, pane in per_key.items():

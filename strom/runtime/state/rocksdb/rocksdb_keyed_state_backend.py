@@ -1,0 +1,423 @@
+"""Keyed state in an embedded RocksDB (Flink's ``RocksDBKeyedStateBackend``, ``state.backend.type: rocksdb``).
+
+One RocksDB instance per operator subtask, in its own directory; one column family per state (and per internal
+table of the built-in operators). Every RocksDB key starts with the key group (2 bytes, big-endian), then the key,
+then the namespace (:mod:`.rocksdb_key_serialization_utils`), so a key-group range is one contiguous scan. The
+entries per state kind are described in :mod:`.rocksdb_stored_forms`.
+
+Snapshots are in the canonical format every backend reads (the heap backend's per key group pickles): the
+synchronous part opens one iterator per column family — RocksDB pins the data as of that moment, O(number of
+states) — and the supplier it returns reads them into key-group blobs off the task thread. A restore writes the
+canonical blobs of the key groups this subtask owns, so checkpoints restore at any parallelism and into either
+backend.
+
+    >>> import tempfile
+    >>> from strom.api.state import ValueStateDescriptor
+    >>> backend = RocksDBKeyedStateBackend(max_parallelism=128, path=tempfile.mkdtemp())
+    >>> count = backend.get_state(ValueStateDescriptor("count"))
+    >>> backend.current_key = "a"
+    >>> count.update(1)
+    >>> dict(backend.get_table("count"))
+    {'a': 1}
+    >>> backend.dispose()
+"""
+
+from __future__ import annotations
+
+import collections
+import shutil
+import weakref
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any
+
+from rocksdict import Rdict, WriteOptions
+
+from strom.api.state import (
+    AggregatingStateDescriptor,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    StateDescriptor,
+    ValueStateDescriptor,
+)
+from strom.api.typeinfo import TypeInformation
+from strom.exceptions import CheckpointError, InvalidProgramError
+from strom.runtime.state.heap_keyed_state_backend import _describe_kind, _kind_of
+from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
+from strom.runtime.state.rocksdb.abstract_rocksdb_state import AbstractRocksDBState
+from strom.runtime.state.rocksdb.rocksdb_aggregating_state import RocksDBAggregatingState
+from strom.runtime.state.rocksdb.rocksdb_key_serialization_utils import (
+    encode_key,
+    encode_namespace,
+    key_group_prefix,
+)
+from strom.runtime.state.rocksdb.rocksdb_list_state import RocksDBListState
+from strom.runtime.state.rocksdb.rocksdb_map_state import RocksDBMapState
+from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import RocksDBSharedResources, column_family_options
+from strom.runtime.state.rocksdb.rocksdb_reducing_state import RocksDBReducingState
+from strom.runtime.state.rocksdb.rocksdb_stored_forms import (
+    iter_entries,
+    iter_stored,
+    read_stored,
+    remove_stored,
+    write_batch_stored,
+    write_stored,
+)
+from strom.runtime.state.rocksdb.rocksdb_tables import RocksDBNamespacedTable, RocksDBTable
+from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec, value_codec
+from strom.runtime.state.rocksdb.rocksdb_value_state import RocksDBValueState
+from strom.runtime.state.state_serialization import dump_state, load_state
+from strom.runtime.state.ttl import TtlPolicy, wall_clock_ms
+from strom.runtime.state.typed_state import typed_view
+
+__all__ = ["RocksDBKeyedStateBackend"]
+
+#: the canonical format (``heap_keyed_state_backend``): 2 places keys by Flink's hash; 1 was strom 0.1's
+_FORMAT_VERSION = 2
+_STROM_0_1_KEY_GROUPS = 1
+_MAX_KEY_GROUPS = 1 << 15
+_MISSING: Any = object()
+_VOID = encode_namespace(None)
+#: keys whose encoded bytes are kept (equal keys encode equally, so a dict of them is a valid cache)
+_KEY_CACHE_SIZE = 1 << 16
+#: expired TTL entries a snapshot found, re-checked and deleted on the task thread per checkpoint (at most)
+CLEANUP_BUDGET = 1000
+
+_STATE_CLASSES: dict[str, type[AbstractRocksDBState]] = {
+    cls.kind: cls
+    for cls in (RocksDBValueState, RocksDBListState, RocksDBMapState, RocksDBReducingState, RocksDBAggregatingState)
+}
+
+
+def _close(db: Rdict, path: str, remove: bool) -> None:
+    try:
+        db.close()
+    finally:
+        if remove:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+class RocksDBKeyedStateBackend:
+    """Keyed state of one operator of one subtask in a RocksDB instance at ``path`` (created fresh)."""
+
+    def __init__(
+        self,
+        *,
+        max_parallelism: int,
+        path: str,
+        resources: RocksDBSharedResources | None = None,
+        ttl_time_provider: Callable[[], int] | None = None,
+        remove_on_dispose: bool = True,
+        key_type: TypeInformation | None = None,
+    ) -> None:
+        if not 1 <= max_parallelism <= _MAX_KEY_GROUPS:
+            raise InvalidProgramError(
+                f"expected a max parallelism between 1 and {_MAX_KEY_GROUPS} for RocksDB state (2-byte key-group "
+                f"prefix, as Flink); got {max_parallelism}; hint: set_max_parallelism(...) lower"
+            )
+        self.max_parallelism = max_parallelism
+        #: key -> key group, as the KeyGroupStreamPartitioner routes keys of ``key_type`` (``None``: untyped)
+        self.key_group_of = key_group_assigner(max_parallelism, key_type)
+        self.ttl_time_provider: Callable[[], int] = ttl_time_provider or wall_clock_ms
+        self.current_key: Any = None
+        self.current_namespace: Any = None
+        self.path = path
+        self._options = column_family_options(resources)
+        self.db = Rdict(path, self._options)
+        self._write_options = WriteOptions()
+        # no write-ahead log, as Flink's RocksDB backend: checkpoints make state durable, never the local instance
+        setattr(self._write_options, "disable_wal", True)  # noqa: B010 - a property at run time, a method in the stub
+        self.db.set_write_options(self._write_options)
+        self._cfs: dict[str, Rdict] = {}
+        self._states: dict[str, tuple[StateDescriptor, Any]] = {}
+        self._kinds: dict[str, tuple[str, bool]] = {}
+        self._ttl: dict[str, TtlPolicy] = {}
+        self._codecs: dict[str, ValueCodec] = {}
+        self._key_obj: Any = _MISSING
+        self._key_bytes = b""
+        self._key_cache: dict[Any, bytes] = {}
+        self._ns_obj: Any = None
+        self._ns_bytes = _VOID
+        self._expired: collections.deque[tuple[str, bytes]] = collections.deque(maxlen=100 * CLEANUP_BUDGET)
+        self._finalizer = weakref.finalize(self, _close, self.db, path, remove_on_dispose)
+
+    # -- current key and namespace -------------------------------------------------------------------------
+    def set_current_key(self, key: Any) -> None:
+        self.current_key = key
+
+    def get_current_key(self) -> Any:
+        return self.current_key
+
+    def set_current_namespace(self, namespace: Any) -> None:
+        self.current_namespace = namespace
+
+    def get_current_namespace(self) -> Any:
+        return self.current_namespace
+
+    def key_bytes(self, key: Any) -> bytes:
+        """key group | key of ``key`` (Flink's ``SerializedCompositeKeyBuilder.setKeyAndKeyGroup``), cached."""
+        cache = self._key_cache
+        found = cache.get(key)
+        if found is None:
+            found = key_group_prefix(self.key_group_of(key)) + encode_key(key)
+            if len(cache) >= _KEY_CACHE_SIZE:
+                cache.clear()
+            cache[key] = found
+        return found
+
+    def composite_key(self) -> bytes:
+        """key group | current key | current namespace; both parts cached while the same objects stay current."""
+        key = self.current_key
+        if key is not self._key_obj:
+            self._key_bytes = self.key_bytes(key)
+            self._key_obj = key
+        ns = self.current_namespace
+        if ns is not self._ns_obj:
+            self._ns_bytes = encode_namespace(ns)
+            self._ns_obj = ns
+        return self._key_bytes + self._ns_bytes
+
+    # -- column families -------------------------------------------------------------------------------------
+    def column_family(self, name: str) -> Any:
+        cf = self._cfs.get(name)
+        if cf is None:
+            cf = self._cfs[name] = self.db.create_column_family(name, self._options)
+            cf.set_write_options(self._write_options)
+        return cf
+
+    def kind_of(self, name: str) -> str:
+        return self._kinds.get(name, ("table", False))[0]
+
+    def codec(self, name: str) -> ValueCodec:
+        codec = self._codecs.get(name)
+        if codec is None:
+            codec = self._codecs[name] = value_codec(None, ttl=self._kinds.get(name, ("table", False))[1], state=name)
+        return codec
+
+    # -- tables ----------------------------------------------------------------------------------------------
+    def get_table(self, name: str) -> MutableMapping[Any, Any]:
+        """The void-namespace entries of state ``name`` as a write-through ``key → stored form`` mapping."""
+        return RocksDBTable(self, name)
+
+    def get_namespaced_table(self, name: str) -> MutableMapping[Any, MutableMapping[Any, Any]]:
+        """The other namespaces of state ``name``: ``key → namespace → stored form``, write-through at both levels."""
+        return RocksDBNamespacedTable(self, name)
+
+    # -- registration ----------------------------------------------------------------------------------------
+    def get_state(self, descriptor: StateDescriptor) -> Any:
+        """The state object of ``descriptor`` (created on first use; the same object afterwards)."""
+        known = self._states.get(descriptor.name)
+        if known is not None:
+            if type(known[0]) is not type(descriptor):
+                raise InvalidProgramError(
+                    f"state '{descriptor.name}' was registered as {type(known[0]).__name__}; got a "
+                    f"{type(descriptor).__name__} of the same name; hint: use distinct state names"
+                )
+            return known[1]
+        kind = _kind_of(descriptor)
+        has_ttl = descriptor.ttl_config is not None
+        restored = self._kinds.get(descriptor.name)
+        if restored is not None and restored != (kind, has_ttl):
+            raise InvalidProgramError(
+                f"state '{descriptor.name}' was restored as {_describe_kind(*restored)}; got a descriptor for "
+                f"{_describe_kind(kind, has_ttl)}; hint: keep the state type and TTL setting of a state name "
+                "across restarts, or give the changed state a new name"
+            )
+        ttl = TtlPolicy(descriptor.ttl_config, self.ttl_time_provider) if descriptor.ttl_config else None
+        codec = value_codec(_value_type_info(descriptor), ttl=has_ttl, state=descriptor.name)
+        self._codecs[descriptor.name] = codec
+        self._kinds[descriptor.name] = (kind, has_ttl)
+        if ttl is not None:
+            self._ttl[descriptor.name] = ttl
+        state: Any = typed_view(_STATE_CLASSES[kind](self, descriptor, ttl, codec), descriptor)
+        self._states[descriptor.name] = (descriptor, state)
+        return state
+
+    def get_list_state(self, descriptor: ListStateDescriptor) -> Any:
+        return self._typed(descriptor, ListStateDescriptor)
+
+    def get_map_state(self, descriptor: MapStateDescriptor) -> Any:
+        return self._typed(descriptor, MapStateDescriptor)
+
+    def get_reducing_state(self, descriptor: ReducingStateDescriptor) -> Any:
+        return self._typed(descriptor, ReducingStateDescriptor)
+
+    def get_aggregating_state(self, descriptor: AggregatingStateDescriptor) -> Any:
+        return self._typed(descriptor, AggregatingStateDescriptor)
+
+    def _typed(self, descriptor: StateDescriptor, expected: type) -> Any:
+        if not isinstance(descriptor, expected):
+            raise InvalidProgramError(
+                f"expected a {expected.__name__}; got a {type(descriptor).__name__}; "
+                f"hint: use get_state(...) for any kind of descriptor"
+            )
+        return self.get_state(descriptor)
+
+    def num_keys(self) -> int:
+        keys: set[Any] = set()
+        for name, cf in self._cfs.items():
+            keys.update(key for _, key, _, _ in iter_stored(cf.items(), self.kind_of(name), self.codec(name)))
+        return len(keys)
+
+    # -- snapshot and restore --------------------------------------------------------------------------------
+    def async_snapshot(self) -> Callable[[], dict[int, bytes]]:
+        """Synchronous part: open one iterator per column family (RocksDB pins what they read as of now) and
+        delete expired TTL entries an earlier snapshot found; the returned supplier reads the iterators into
+        canonical key-group blobs (any thread)."""
+        self._cleanup_found_expired(CLEANUP_BUDGET)
+        now = self.ttl_time_provider() if self._ttl else 0
+        sources = [
+            (name, self.kind_of(name), self.codec(name), self._ttl.get(name), cf.iter())
+            for name, cf in sorted(self._cfs.items())
+        ]
+        kinds = dict(self._kinds)
+        expired = self._expired
+        backend = self  # the instance stays open (not collected) until the supplier has read its iterators
+
+        def supplier() -> dict[int, bytes]:
+            assert backend.db is not None
+            groups: dict[int, dict[str, tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]]] = {}
+            for name, kind, codec, policy, it in sources:
+                for kg, key, ns, stored in iter_stored(iter_entries(it), kind, codec):
+                    if policy is not None:
+                        fresh = policy.purge(kind, stored, now)
+                        if fresh is None or (kind in ("list", "map") and len(fresh) != len(stored)):
+                            expired.append((name, key_group_prefix(kg) + encode_key(key) + encode_namespace(ns)))
+                        if fresh is None:
+                            continue
+                        stored = fresh
+                    states = groups.setdefault(kg, {})
+                    flat, namespaced = states.setdefault(name, ({}, {}))
+                    if ns is None:
+                        flat[key] = stored
+                    else:
+                        namespaced.setdefault(key, {})[ns] = stored
+            out: dict[int, bytes] = {}
+            for kg in sorted(groups):
+                states = groups[kg]
+                meta = {name: kinds[name] for name in states if name in kinds}
+                out[kg] = dump_state(
+                    {"version": _FORMAT_VERSION, "meta": meta, "states": states}, states, "keyed state"
+                )
+            return out
+
+        return supplier
+
+    def snapshot(self) -> dict[int, bytes]:
+        """key group → canonical bytes of every non-empty key group (``async_snapshot()()``)."""
+        return self.async_snapshot()()
+
+    def _cleanup_found_expired(self, budget: int) -> None:
+        """Delete (after re-checking: the task may have written them since) expired entries snapshots found."""
+        expired = self._expired
+        for _ in range(min(budget, len(expired))):
+            name, prefix = expired.popleft()
+            policy = self._ttl.get(name)
+            cf = self._cfs.get(name)
+            if policy is None or cf is None:
+                continue
+            kind = self.kind_of(name)
+            codec = self.codec(name)
+            stored = read_stored(cf, kind, codec, prefix)
+            if stored is None:
+                continue
+            fresh = policy.purge(kind, stored, policy.clock())
+            if fresh is None:
+                remove_stored(cf, kind, prefix)
+            elif kind in ("list", "map") and len(fresh) != len(stored):
+                write_stored(cf, kind, codec, prefix, fresh)
+
+    def cleanup_expired_state(self) -> None:
+        """A full pass over every state with a TTL, deleting what has expired (Flink's full-snapshot cleanup run
+        on demand; the compaction filter's job, which rocksdict cannot host)."""
+        for name in list(self._ttl):
+            policy = self._ttl[name]
+            kind = self.kind_of(name)
+            codec = self.codec(name)
+            now = policy.clock()
+            for kg, key, ns, stored in list(iter_stored(self.column_family(name).items(), kind, codec)):
+                fresh = policy.purge(kind, stored, now)
+                if fresh is None or (kind in ("list", "map") and len(fresh) != len(stored)):
+                    self._expired.append((name, key_group_prefix(kg) + encode_key(key) + encode_namespace(ns)))
+        self._cleanup_found_expired(len(self._expired))
+
+    def restore(self, blobs: Mapping[int, bytes], key_group_range: KeyGroupRange | None = None) -> None:
+        """Write the key groups of a canonical snapshot in (from either backend, any parallelism). Keyed state of
+        strom 0.1 (another key hash) restores where its keys still belong, as the heap backend's."""
+        from rocksdict import WriteBatch
+
+        for kg, blob in blobs.items():
+            payload = load_state(blob, f"keyed state of key group {kg}")
+            version = payload.get("version") if isinstance(payload, dict) else None
+            if version not in (_FORMAT_VERSION, _STROM_0_1_KEY_GROUPS):
+                raise CheckpointError(
+                    f"expected keyed state of format version {_FORMAT_VERSION} for key group {kg}; got "
+                    f"{type(payload).__name__} {version if version is not None else ''}; "
+                    "hint: the checkpoint was written by an incompatible strom version"
+                )
+            if version == _STROM_0_1_KEY_GROUPS:
+                if key_group_range is not None:
+                    check_placement(kg, payload["states"], key_group_range, self.key_group_of)
+                self._restore_rehashed(payload)
+                continue
+            for name, restored in payload["meta"].items():
+                self._merge_kind(name, tuple(restored))
+            kgp = key_group_prefix(kg)
+            for name, (flat, namespaced) in payload["states"].items():
+                kind = self.kind_of(name)
+                codec = self.codec(name)
+                cf = self.column_family(name)
+                batch = WriteBatch(raw_mode=True)
+                batch.set_default_column_family(self.db.get_column_family_handle(name))
+                for key, stored in flat.items():
+                    write_batch_stored(batch, kind, codec, kgp + encode_key(key) + _VOID, stored)
+                for key, per_ns in namespaced.items():
+                    key_prefix = kgp + encode_key(key)
+                    for ns, stored in per_ns.items():
+                        write_batch_stored(batch, kind, codec, key_prefix + encode_namespace(ns), stored)
+                cf.write(batch)
+
+    def _restore_rehashed(self, payload: Mapping[str, Any]) -> None:
+        """strom 0.1's keyed state: each key under its key group by today's hash."""
+        from rocksdict import WriteBatch
+
+        for name, restored in payload["meta"].items():
+            self._merge_kind(name, tuple(restored))
+        for name, (flat, namespaced) in payload["states"].items():
+            kind, codec, cf = self.kind_of(name), self.codec(name), self.column_family(name)
+            batch = WriteBatch(raw_mode=True)
+            batch.set_default_column_family(self.db.get_column_family_handle(name))
+            for key, stored in flat.items():
+                write_batch_stored(batch, kind, codec, self.key_bytes(key) + _VOID, stored)
+            for key, per_ns in namespaced.items():
+                for ns, stored in per_ns.items():
+                    write_batch_stored(batch, kind, codec, self.key_bytes(key) + encode_namespace(ns), stored)
+            cf.write(batch)
+
+    def _merge_kind(self, name: str, restored: tuple[Any, ...]) -> None:
+        known = self._kinds.get(name)
+        if known is None:
+            self._kinds[name] = (str(restored[0]), bool(restored[1]))
+            self._codecs.pop(name, None)  # a table's codec made before knew no TTL
+        elif known != restored:
+            raise InvalidProgramError(
+                f"state '{name}' is registered as {_describe_kind(*known)}; got a checkpoint holding "
+                f"{_describe_kind(*restored)}; hint: keep the state type and TTL setting of a state name "
+                "across restarts, or give the changed state a new name"
+            )
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    def dispose(self) -> None:
+        """Close the RocksDB instance and delete its directory (idempotent; also when the backend is collected)."""
+        self._cfs.clear()
+        self._finalizer()
+
+
+def _value_type_info(descriptor: StateDescriptor) -> Any:
+    if isinstance(descriptor, MapStateDescriptor):
+        return descriptor.value_type_info
+    if isinstance(descriptor, AggregatingStateDescriptor):
+        return None  # the accumulator's type is declared, not converted: pickled
+    if isinstance(descriptor, ValueStateDescriptor | ListStateDescriptor | ReducingStateDescriptor):
+        return descriptor.get_type_info()
+    return None
