@@ -126,6 +126,7 @@ def back_pressure_info(vertex: VertexSnapshot) -> dict[str, Any]:
                 "subtask": s.subtask,
                 "attempt-number": s.attempt,
                 "backpressureLevel": _level(ratio),
+                "backpressure-level": _level(ratio),  # Flink writes both spellings; its dashboard reads this one
                 "ratio": ratio,
                 "idleRatio": s.metrics.get("idleTimeMsPerSecond", 0.0) / 1000.0,
                 "busyRatio": s.metrics.get("busyTimeMsPerSecond", 0.0) / 1000.0,
@@ -134,6 +135,7 @@ def back_pressure_info(vertex: VertexSnapshot) -> dict[str, Any]:
     return {
         "status": "ok",
         "backpressureLevel": _level(worst),
+        "backpressure-level": _level(worst),
         "end-timestamp": int(time.time() * 1000),
         "subtasks": subtasks,
     }
