@@ -166,6 +166,7 @@ class DispatcherRestEndpoint:
             ("GET", vertex + "/watermarks", self._watermarks),
             ("GET", vertex + "/taskmanagers", self._vertex_task_managers),
             ("GET", vertex + "/accumulators", self._vertex_accumulators),
+            ("GET", vertex + "/subtasktimes", self._subtasks_times),
             ("GET", vertex + "/subtasks/accumulators", self._subtasks_accumulators),
             ("GET", vertex + "/flamegraph", self._flame_graph),
             ("GET", "/taskmanagers", self._task_managers),
@@ -423,6 +424,9 @@ class DispatcherRestEndpoint:
     async def _vertex_task_managers(self, request: web.Request) -> web.Response:
         job, v = self._job_and_vertex(request)
         return _json(jm.vertex_task_managers(job, v, int(time.time() * 1000)))
+
+    async def _subtasks_times(self, request: web.Request) -> web.Response:
+        return _json(vm.subtasks_times(self._job_and_vertex(request)[1], int(time.time() * 1000)))
 
     async def _vertex_accumulators(self, request: web.Request) -> web.Response:
         return _json(vm.vertex_accumulators(self._job_and_vertex(request)[1]))

@@ -6,7 +6,8 @@
 - ``AggregatedTaskDetailsInfo``: min, max, avg, sum, median, p25, p75 and p95 over the subtasks of the I/O metrics
   and of the status durations, as Flink's ``MetricsStatistics`` computes them (integers; the percentiles by Apache
   Commons Math's ``Percentile`` with its default, legacy estimation).
-- ``JobVertexAccumulatorsInfo`` and ``SubtasksAllAccumulatorsInfo`` (strom has no user accumulators: empty lists).
+- ``SubtasksTimesInfo`` (``.../subtasktimes``, the Timeline tab), ``JobVertexAccumulatorsInfo`` and
+  ``SubtasksAllAccumulatorsInfo`` (strom has no user accumulators: empty lists).
 - ``VertexFlameGraph`` (``.../flamegraph``) from sampled Python stacks of the task threads.
 """
 
@@ -28,6 +29,7 @@ __all__ = [
     "status_duration",
     "subtask_times",
     "subtasks_accumulators",
+    "subtasks_times",
     "vertex_accumulators",
     "vertex_flame_graph",
 ]
@@ -135,6 +137,25 @@ def aggregated_task_details(subtasks: Sequence[SubtaskSnapshot], now: int) -> di
         "metrics": {name: metrics_statistics([v[name] for v in io]) for name in names},
         "status-duration": {state: metrics_statistics([d[state] for d in durations]) for state in DURATION_STATES},
     }
+
+
+def subtasks_times(v: VertexSnapshot, now: int) -> dict[str, Any]:
+    """``GET /jobs/:jobid/vertices/:vertexid/subtasktimes`` (``SubtasksTimesInfo``, the Timeline tab): per subtask
+    when its current attempt entered each state it reached, and its duration from SCHEDULED to its terminal state
+    (or now; -1 before it was scheduled)."""
+    subtasks = []
+    for s in v.subtasks:
+        start = s.state_timestamps.get("SCHEDULED", -1)
+        end = s.state_timestamps.get(s.state, now) if s.state in _TERMINAL else now
+        subtasks.append(
+            {
+                "subtask": s.subtask,
+                "host": s.endpoint.rsplit(":", 1)[0] if s.endpoint else "(unassigned)",
+                "duration": end - start if start >= 0 else -1,
+                "timestamps": dict(s.state_timestamps),
+            }
+        )
+    return {"id": v.id, "name": v.name, "now": now, "subtasks": subtasks}
 
 
 def vertex_accumulators(v: VertexSnapshot) -> dict[str, Any]:

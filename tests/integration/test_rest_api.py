@@ -239,6 +239,8 @@ def check_vertex_paths(job: Rest) -> None:
         check(t["metrics"], "IOMetricsInfo")
         assert t["status"] == "RUNNING" and t["status-counts"]["RUNNING"] == 1
     assert job.get(base + "/accumulators") == {"id": reduce["id"], "user-accumulators": []}
+    times = job.get(base + "/subtasktimes")["subtasks"]
+    assert [t["subtask"] for t in times] == [0, 1] and all(t["timestamps"]["RUNNING"] > 0 for t in times)
     assert [s["subtask"] for s in job.get(base + "/subtasks/accumulators")["subtasks"]] == [0, 1]
     graph = job.get(base + "/flamegraph?type=FULL")
     assert graph["endTimestamp"] > 0 and graph["data"]["name"] == "root" and graph["data"]["value"] > 0

@@ -136,6 +136,17 @@ def test_status_duration_per_subtask_and_aggregated() -> None:
     assert aggregated["metrics"]["accumulated-busy-time"]["max"] == 40
 
 
+def test_subtask_times_for_the_timeline() -> None:
+    from strom.web.vertex_messages import subtasks_times
+
+    done = timed(0, "FINISHED", {"SCHEDULED": 5, "DEPLOYING": 10, "FINISHED": 90}, {"SCHEDULED": 10, "DEPLOYING": 90})
+    body = subtasks_times(vertex(done), 100)
+    assert body["now"] == 100
+    assert body["subtasks"] == [
+        {"subtask": 0, "host": "h", "duration": 85, "timestamps": {"SCHEDULED": 5, "DEPLOYING": 10, "FINISHED": 90}}
+    ]
+
+
 def test_a_finished_subtask_ends_when_it_reached_its_terminal_state() -> None:
     done = timed(0, "FINISHED", {"DEPLOYING": 10, "RUNNING": 20, "FINISHED": 90}, {"DEPLOYING": 20, "RUNNING": 90})
     details = job_vertex_details(job(vertex(done)), vertex(done))
@@ -256,3 +267,10 @@ def test_thread_dump_and_flame_graph_from_python_stacks() -> None:
     assert a["value"] == 2 and sorted(c["name"] for c in a["children"]) == ["b (f:2)", "wait (t:3)"]
     assert vertex_flame_graph([("a (f:1)", "wait (t:3)")], "ON_CPU", 1)["data"]["value"] == 0
     assert vertex_flame_graph([("a (f:1)", "wait (t:3)")], "OFF_CPU", 1)["data"]["value"] == 1
+
+
+def test_the_end_of_input_watermark_is_not_listed() -> None:
+    from strom.web.metric_messages import watermarks
+
+    v = vertex(subtask(0, currentInputWatermark=float(2**63 - 1)), subtask(1, currentInputWatermark=5.0))
+    assert watermarks(v) == [{"id": "1.currentInputWatermark", "value": "5"}]
