@@ -53,6 +53,8 @@ EXPECTED_EMPTY = {
     r"^overview$": "the Running Application List of a cluster whose application finished (or the completed one)",
     r"^application/[a-z]+/[0-9a-f]{32}/overview$": "the application's other job list (running or completed)",
     r"^job/completed/[0-9a-f]{32}/checkpoints$": "the finished job does not checkpoint",
+    r"^job/completed/[0-9a-f]{32}/overview/[0-9a-f]{32}/watermarks$": "a finished task's input ended: it has no "
+    "watermark left to show (Flink drops a finished task's metrics)",
 }
 
 
