@@ -208,6 +208,14 @@ return [main.innerText.length, main.innerText.includes('No Data'), main.innerTex
 def visit(driver: Any, base: str, route: str, shots: Path | None) -> tuple[int, bool, str]:
     driver.get(f"{base}/#/{route}")
     time.sleep(2.5)  # the dashboard polls every few seconds; let it render its first answers
+    if route.endswith("/subtasks"):  # its second tab: status durations and I/O metrics aggregated over the subtasks
+        from selenium.webdriver.common.by import By
+
+        for tab in driver.find_elements(By.XPATH, "//div[normalize-space(text())='Aggregated Metrics']"):
+            tab.click()
+            time.sleep(1.5)
+            route += "+aggregated"
+            break
     if shots is not None:
         driver.save_screenshot(str(shots / (re.sub(r"[^A-Za-z0-9]+", "_", route)[:150] + ".png")))
     length, no_data, head = driver.execute_script(_MAIN_TEXT)
