@@ -12,7 +12,7 @@ jobs, each job's tabs, each vertex's tabs, the TaskManagers' and the JobManager'
 - each console error of the page;
 - each page whose main area shows no data (empty, or Flink's "No Data" placeholder).
 
-    PYTHONPATH=. python benchmarks/flink_dashboard_check.py [--web-dir DIR] [--screenshots DIR] [--keep]
+    PYTHONPATH=. python benchmarks/flink_dashboard_check.py [--web-dir DIR] [--screenshots DIR] [--routes REGEX]
 
 Exit status 0 when nothing was found. See docs/operations.md ("Flink's own dashboard").
 """
@@ -211,7 +211,8 @@ def visit(driver: Any, base: str, route: str, shots: Path | None) -> tuple[int, 
     if route.endswith("/subtasks"):  # its second tab: status durations and I/O metrics aggregated over the subtasks
         from selenium.webdriver.common.by import By
 
-        for tab in driver.find_elements(By.XPATH, "//div[normalize-space(text())='Aggregated Metrics']"):
+        tabs = "//*[@role='tab'][normalize-space(.)='Aggregated Metrics']"
+        for tab in driver.find_elements(By.XPATH, tabs):
             tab.click()
             time.sleep(1.5)
             route += "+aggregated"
@@ -226,6 +227,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--web-dir", type=Path, help="an unpacked web/ of Flink's dashboard (default: download)")
     parser.add_argument("--screenshots", type=Path, help="save a screenshot of every page here")
+    parser.add_argument("--routes", default="", help="only the dashboard routes this regular expression finds")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     from dashboard_pages import chromium
@@ -250,7 +252,8 @@ def main() -> int:
                 proxy = Proxy(web_dir, rest)
                 (Path(tmp) / kind).mkdir()
                 with serving(proxy) as base, chromium(Path(tmp) / kind) as driver:
-                    for route in pages(rest, {kind: client.get_job_id()}):
+                    routes = [r for r in pages(rest, {kind: client.get_job_id()}) if re.search(args.routes, r)]
+                    for route in routes:
                         length, no_data, head = visit(driver, base, route, args.screenshots)
                         for entry in driver.get_log("browser"):
                             message = str(entry["message"])
