@@ -8,6 +8,7 @@ rescale) connect ranges, as Flink's ``EdgeManagerBuildUtil.connectPointwise``.
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -25,17 +26,41 @@ class SlotAssignment:
     data_address: tuple[str, int]
 
 
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
 @dataclass(slots=True, kw_only=True)
 class Execution:
-    """One attempt to run an ExecutionVertex."""
+    """One attempt to run an ExecutionVertex.
+
+    As Flink's ``Execution``, it keeps when it entered each state (``state_timestamps``) and when it left it
+    (``state_end_timestamps``), epoch ms: the REST API's ``status-duration`` and subtask times read them. Every
+    change of :attr:`state` records both, whether checked (:meth:`transition`) or set directly (the JobMaster's
+    cancellations of attempts that never ran)."""
 
     vertex: ExecutionVertex
     attempt_number: int
     attempt_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    state: ExecutionState = ExecutionState.CREATED
+    _state: ExecutionState = ExecutionState.CREATED
     slot: SlotAssignment | None = None
     pid: int = 0
     failure_text: str = ""
+    state_timestamps: dict[ExecutionState, int] = field(default_factory=lambda: {ExecutionState.CREATED: _now_ms()})
+    state_end_timestamps: dict[ExecutionState, int] = field(default_factory=dict)
+
+    @property
+    def state(self) -> ExecutionState:
+        return self._state
+
+    @state.setter
+    def state(self, target: ExecutionState) -> None:
+        if target is self._state:
+            return
+        now = _now_ms()
+        self.state_end_timestamps[self._state] = now
+        self.state_timestamps[target] = now
+        self._state = target
 
     def transition(self, target: ExecutionState) -> bool:
         if self.state is target:

@@ -98,3 +98,6 @@ class TaskExecutionState:
     error_text: str = ""  # message (with the user's traceback) when FAILED
     error: BaseException | None = None
     pid: int = 0
+    #: the task's I/O metrics at its end, sent with a terminal state: a task that ends between two heartbeats
+    #: still shows its final record and byte counts (None: not terminal, or not sampled)
+    metrics: dict[str, float] | None = None

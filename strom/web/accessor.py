@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from strom.config import CheckpointingOptions, Configuration, StateBackendOptions, millis
+from strom.config import CheckpointingOptions, Configuration, PipelineOptions, StateBackendOptions, millis
 from strom.exceptions import StromError
 
 if TYPE_CHECKING:
@@ -63,7 +64,11 @@ class SubtaskSnapshot:
     state: str  # ExecutionState name
     task_manager_id: str  # "" while not deployed
     endpoint: str  # "host:port" of its TaskManager's data server; "" while not deployed
-    metrics: Mapping[str, float]  # the latest heartbeat's; empty before the first
+    metrics: Mapping[str, float]  # the latest heartbeat's (or, once ended, its final ones); empty before the first
+    attempt_id: str = ""
+    #: ExecutionState name -> epoch ms it entered / left that state (Flink's stateTimestamps / stateEndTimestamps)
+    state_timestamps: Mapping[str, int] = field(default_factory=dict)
+    state_end_timestamps: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,6 +141,9 @@ class JobSnapshot:
     checkpointing: CheckpointSettings | None  # None: checkpointing disabled
     checkpoints: tuple[CheckpointSnapshot, ...]
     batch: bool
+    restart_strategy: str = ""  # the restart strategy's name (Flink's RestartBackoffTimeStrategy class)
+    #: the job's global job parameters (``pipeline.global-job-parameters``)
+    user_config: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,6 +158,8 @@ class TaskManagerSnapshot:
     #: job id of each allocated slot
     allocated_jobs: tuple[str, ...]
     last_heartbeat_ms: int  # 0 before its first heartbeat
+    #: tasks (current attempts, not ended) in each allocated slot, in ``allocated_jobs``' order
+    slot_tasks: tuple[int, ...] = ()
 
 
 class DispatcherGateway:
@@ -181,8 +191,14 @@ class DispatcherGateway:
 
     def task_managers(self) -> list[TaskManagerSnapshot]:
         d = self._dispatcher
+        tasks: Counter[tuple[str, int]] = Counter()  # (TaskManager, slot index) -> tasks deployed there
+        for jm in list(d.job_masters.values()):
+            for ex in jm.graph.all_executions():
+                if ex.slot is not None and not ex.state.is_terminal:
+                    tasks[(ex.slot.tm_id, ex.slot.slot_index)] += 1
         out = []
         for reg in list(d.resource_manager.slot_manager.task_managers.values()):
+            slots = sorted(reg.allocated.items())
             out.append(
                 TaskManagerSnapshot(
                     id=reg.tm_id,
@@ -192,8 +208,9 @@ class DispatcherGateway:
                     num_slots=reg.num_slots,
                     free_slots=len(reg.free_slots()),
                     pid=reg.pid,
-                    allocated_jobs=tuple(job for job, _ in reg.allocated.values()),
+                    allocated_jobs=tuple(job for _, (job, _) in slots),
                     last_heartbeat_ms=d.task_manager_heartbeats.get(reg.tm_id, 0),
+                    slot_tasks=tuple(tasks[(reg.tm_id, index)] for index, _ in slots),
                 )
             )
         return out
@@ -211,14 +228,50 @@ class DispatcherGateway:
         data, size = await gateway.call("request_file_chunk", file_type, file_name, offset, length, timeout=30.0)
         return bytes(data), int(size)
 
+    async def request_task_manager_status_metrics(self, tm_id: str) -> dict[str, float]:
+        """The ``Status.JVM.*`` metrics of TaskManager ``tm_id``'s process, asked over RPC."""
+        gateway = self._dispatcher.resource_manager.gateway(tm_id)
+        return dict(await gateway.call("request_status_metrics", timeout=10.0))
+
+    async def request_task_manager_thread_dump(self, tm_id: str) -> list[tuple[str, str]]:
+        """(thread name, stack text) of every thread of TaskManager ``tm_id``'s process."""
+        gateway = self._dispatcher.resource_manager.gateway(tm_id)
+        return [(str(n), str(t)) for n, t in await gateway.call("request_thread_dump", timeout=10.0)]
+
+    async def request_thread_info_samples(
+        self, subtasks: list[SubtaskSnapshot], num_samples: int, delay_s: float
+    ) -> list[tuple[str, ...]]:
+        """Stacks of the task threads of ``subtasks`` (each asked of its TaskManager), all in one list."""
+        by_tm: dict[str, list[str]] = {}
+        for s in subtasks:
+            if s.task_manager_id and s.attempt_id and s.state == "RUNNING":
+                by_tm.setdefault(s.task_manager_id, []).append(s.attempt_id)
+        calls = [
+            self._dispatcher.resource_manager.gateway(tm).call(
+                "request_thread_info_samples", ids, num_samples, delay_s, timeout=30.0 + num_samples * delay_s
+            )
+            for tm, ids in by_tm.items()
+        ]
+        stacks: list[tuple[str, ...]] = []
+        for answer in await asyncio.gather(*calls, return_exceptions=True):
+            if isinstance(answer, BaseException):
+                continue  # a TaskManager that went away has no stacks to show
+            for samples in answer.values():
+                stacks.extend(tuple(stack) for stack in samples)
+        return stacks
+
     def job_manager_metrics(self) -> dict[str, float]:
         """The JobManager's own metrics (Flink's ``JobManagerMetricGroup``: ``numRegisteredTaskManagers``,
-        ``numRunningJobs``, ``taskSlotsTotal``, ``taskSlotsAvailable``), the values its Prometheus endpoint reports."""
+        ``numRunningJobs``, ``taskSlotsTotal``, ``taskSlotsAvailable``), the values its Prometheus endpoint reports,
+        and its process's ``Status.JVM.*`` figures."""
         from strom.runtime.metrics.job_metrics import job_manager_readings
+        from strom.runtime.metrics.process_metrics import status_metrics
         from strom.runtime.metrics.scope import JOB_MANAGER_SCOPE
 
         readings = job_manager_readings(self._dispatcher)
-        return {r.name: r.value for r in readings if r.logical_scope == JOB_MANAGER_SCOPE}
+        out = {r.name: r.value for r in readings if r.logical_scope == JOB_MANAGER_SCOPE}
+        out.update(status_metrics())  # Status.JVM.* of this process (strom.runtime.metrics.process_metrics)
+        return out
 
     async def request_job_manager_log_list(self) -> list[tuple[str, int, int]]:
         """(name, size, mtime ms) of the JobManager's own files in its log directory (none without a log file)."""
@@ -286,6 +339,9 @@ def _job_snapshot(jm: JobMaster) -> JobSnapshot:
                 task_manager_id=row["task_manager_id"],
                 endpoint=row["endpoint"],
                 metrics=row["metrics"],
+                attempt_id=row["attempt_id"],
+                state_timestamps=row["state_timestamps"],
+                state_end_timestamps=row["state_end_timestamps"],
             )
         )
     vertices = tuple(_vertex_snapshot(v, hex_of, rows[v.id]) for v in graph.topological_order())
@@ -311,6 +367,8 @@ def _job_snapshot(jm: JobMaster) -> JobSnapshot:
         checkpointing=settings,
         checkpoints=_checkpoints(jm, hex_of, settings),
         batch=bool(graph.config.get("batch_execution", False)),
+        restart_strategy=type(jm.restart_strategy).__name__,
+        user_config={str(k): str(v) for k, v in jm.configuration.get(PipelineOptions.GLOBAL_JOB_PARAMETERS).items()},
     )
 
 

@@ -10,7 +10,9 @@
                              for strom the Python interpreter: its version, the machine, its command line, and
                              ``sys.path``
 ``GET /jobmanager/metrics``  ``MetricCollectionResponseBody`` of ``numRegisteredTaskManagers``, ``numRunningJobs``,
-                             ``taskSlotsTotal``, ``taskSlotsAvailable`` (``?get=`` as every metrics path)
+                             ``taskSlotsTotal``, ``taskSlotsAvailable`` and the process's ``Status.JVM.*`` figures
+                             (:mod:`strom.runtime.metrics.process_metrics`; ``?get=`` as every metrics path)
+``GET /jobmanager/thread-dump`` ``ThreadDumpInfo``: every thread of the JobManager's process with its Python stack
 ``GET /jobmanager/logs`` ... its log files (:class:`~strom.web.log_messages.JobManagerLogHandlers`)
 ============================ ===================================================================================
 """
@@ -28,8 +30,10 @@ from aiohttp import web
 from strom.config import Configuration
 from strom.config_security import HIDDEN_CONTENT, hide_sensitive_arguments, is_sensitive_key
 from strom.config_units import format_duration
+from strom.runtime.thread_info import thread_dump
 from strom.web import metric_messages as mm
 from strom.web.accessor import DispatcherGateway
+from strom.web.job_messages import thread_dump_info
 from strom.web.log_messages import JobManagerLogHandlers
 
 __all__ = ["JobManagerHandlers", "cluster_configuration_info", "environment_info"]
@@ -81,6 +85,7 @@ class JobManagerHandlers:
             ("GET", "/jobmanager/config", self._config),
             ("GET", "/jobmanager/environment", self._environment_info),
             ("GET", "/jobmanager/metrics", self._metrics),
+            ("GET", "/jobmanager/thread-dump", self._thread_dump),
             *self.logs.routes(),
         ]
 
@@ -92,3 +97,6 @@ class JobManagerHandlers:
 
     async def _metrics(self, request: web.Request) -> web.Response:
         return web.json_response(mm.metric_collection(self.gateway.job_manager_metrics(), _get_list(request, "get")))
+
+    async def _thread_dump(self, request: web.Request) -> web.Response:
+        return web.json_response(thread_dump_info(thread_dump()))

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from strom.web.accessor import JobSnapshot, SubtaskSnapshot, TaskManagerSnapshot, VertexSnapshot
+from strom.web.vertex_messages import aggregated_task_details, status_duration, subtask_times
 
 __all__ = [
     "EXECUTION_STATES",
     "JOB_STATES",
     "cluster_overview",
     "dashboard_configuration",
+    "job_config_info",
     "job_details",
     "job_exceptions",
     "job_plan",
@@ -28,8 +30,11 @@ __all__ = [
     "jobs_overview",
     "jobs_with_status",
     "task_manager_details",
+    "task_manager_metrics_info",
     "task_managers_info",
+    "thread_dump_info",
     "vertex_state",
+    "vertex_task_managers",
 ]
 
 #: Flink's ExecutionState names, in its declaration order (every one appears in the count maps)
@@ -171,12 +176,17 @@ def io_metrics(subtasks: Sequence[SubtaskSnapshot]) -> dict[str, Any]:
 
 
 def _vertex_times(j: JobSnapshot, v: VertexSnapshot, now: int) -> tuple[int, int, int]:
-    """(start, end, duration): strom keeps no per-task timestamps, so a vertex that left CREATED counts from the
-    job's start and one whose subtasks all ended, to the job's end (-1 while unknown)."""
-    started = any(s.state != "CREATED" for s in v.subtasks)
-    start = j.start_time_ms if started else -1
+    """(start, end, duration) as Flink's ``JobDetailsInfo.JobVertexDetailsInfo``: the earliest start of its subtasks
+    and, once all ended, their latest end (-1 while unknown). A subtask without timestamps (a snapshot of an older
+    JobManager) counts from the job's start and to the job's end."""
+    times = [subtask_times(s, now) for s in v.subtasks]
+    starts = [t[0] for t in times if t[0] >= 0]
+    if any(s.state != "CREATED" and not s.state_timestamps for s in v.subtasks):
+        starts.append(j.start_time_ms)
+    start = min(starts, default=-1)
     ended = bool(v.subtasks) and all(s.state in ("FINISHED", "CANCELED", "FAILED") for s in v.subtasks)
-    end = j.end_time_ms if ended and j.end_time_ms >= 0 else -1
+    ends = [t[1] for t in times if t[1] >= 0] or ([j.end_time_ms] if j.end_time_ms >= 0 else [])
+    end = max(ends) if ended and ends else -1
     return start, end, _duration(start, end, now)
 
 
@@ -271,25 +281,26 @@ def job_exceptions(j: JobSnapshot, max_exceptions: int | None = None) -> dict[st
 
 
 def job_vertex_details(j: JobSnapshot, v: VertexSnapshot) -> dict[str, Any]:
-    """``GET /jobs/:jobid/vertices/:vertexid`` (``JobVertexDetailsInfo``)."""
+    """``GET /jobs/:jobid/vertices/:vertexid`` (``JobVertexDetailsInfo``): per subtask its times, I/O metrics and
+    ``status-duration``, and their aggregates (``AggregatedTaskDetailsInfo``)."""
     now = _now()
-    start, end, duration = _vertex_times(j, v, now)
     subtasks = []
     for s in v.subtasks:
-        entry: dict[str, Any] = {
-            "subtask": s.subtask,
-            "status": s.state,
-            "attempt": s.attempt,
-            "endpoint": s.endpoint or "(unassigned)",
-            "start-time": start if s.state != "CREATED" else -1,
-            "end-time": end,
-            "duration": duration if s.state != "CREATED" else -1,
-            "metrics": io_metrics([s]),
-            "taskmanager-id": s.task_manager_id or "(unassigned)",
-            "status-duration": {},
-        }
-        subtasks.append(entry)
-    metrics = io_metrics(v.subtasks)
+        start, end, duration = subtask_times(s, now)
+        subtasks.append(
+            {
+                "subtask": s.subtask,
+                "status": s.state,
+                "attempt": s.attempt,
+                "endpoint": s.endpoint or "(unassigned)",
+                "start-time": start,
+                "end-time": end,
+                "duration": duration,
+                "metrics": io_metrics([s]),
+                "taskmanager-id": s.task_manager_id or "(unassigned)",
+                "status-duration": status_duration(s, now),
+            }
+        )
     return {
         "id": v.id,
         "name": v.name,
@@ -297,41 +308,43 @@ def job_vertex_details(j: JobSnapshot, v: VertexSnapshot) -> dict[str, Any]:
         "maxParallelism": v.max_parallelism,
         "now": now,
         "subtasks": subtasks,
-        "aggregated": {
-            "metrics": {
-                name: {"min": value, "max": value, "avg": value, "sum": value}
-                for name, value in (
-                    ("read-bytes", metrics["read-bytes"]),
-                    ("write-bytes", metrics["write-bytes"]),
-                    ("read-records", metrics["read-records"]),
-                    ("write-records", metrics["write-records"]),
-                )
-            }
-            if len(v.subtasks) == 1
-            else _aggregated_io(v.subtasks),
-            "status-duration": {},
-        },
+        "aggregated": aggregated_task_details(v.subtasks, now),
     }
 
 
-def _aggregated_io(subtasks: Sequence[SubtaskSnapshot]) -> dict[str, dict[str, int]]:
-    """``AggregatedTaskDetailsInfo.metrics``: min/max/avg/sum of each I/O counter over the subtasks."""
-    out = {}
-    for key, metric in (
-        ("read-bytes", "numBytesIn"),
-        ("write-bytes", "numBytesOut"),
-        ("read-records", "numRecordsIn"),
-        ("write-records", "numRecordsOut"),
-    ):
-        values = [int(s.metrics.get(metric, 0.0)) for s in subtasks] or [0]
-        out[key] = {"min": min(values), "max": max(values), "avg": sum(values) // len(values), "sum": sum(values)}
-    return out
+def vertex_task_managers(j: JobSnapshot, v: VertexSnapshot, now: int) -> dict[str, Any]:
+    """``GET /jobs/:jobid/vertices/:vertexid/taskmanagers`` (``JobVertexTaskManagersInfo``): the vertex's subtasks
+    grouped by the TaskManager that runs them."""
+    by_tm: dict[str, list[SubtaskSnapshot]] = {}
+    for s in v.subtasks:
+        by_tm.setdefault(s.task_manager_id or "(unassigned)", []).append(s)
+    entries = []
+    for tm_id, subtasks in by_tm.items():
+        times = [subtask_times(s, now) for s in subtasks]
+        starts = [t[0] for t in times if t[0] >= 0]
+        start = min(starts, default=-1)
+        ended = all(t[1] >= 0 for t in times)
+        end = max((t[1] for t in times), default=-1) if ended else -1
+        counts = Counter(s.state for s in subtasks)
+        entries.append(
+            {
+                "endpoint": subtasks[0].endpoint or "(unassigned)",
+                "status": vertex_state(subtasks),
+                "start-time": start,
+                "end-time": end,
+                "duration": -1 if start < 0 else (end if end >= 0 else now) - start,
+                "metrics": io_metrics(subtasks),
+                "status-counts": {state: counts[state] for state in EXECUTION_STATES},
+                "taskmanager-id": tm_id,
+                "aggregated": aggregated_task_details(subtasks, now),
+            }
+        )
+    return {"id": v.id, "name": v.name, "now": now, "taskmanagers": entries}
 
 
 def _task_manager_info(t: TaskManagerSnapshot) -> dict[str, Any]:
     """``TaskManagerInfo``. A TaskManager's resource is its slots (Flink's default: one CPU core per slot); strom
-    reserves no memory per slot (0 MB). Hardware strom does not measure is -1, Flink's "unknown"; the JVM memory
-    configuration has no counterpart in a Python process and is left out."""
+    reserves no memory per slot (0 MB). Hardware strom does not measure is -1, Flink's "unknown"."""
     free: dict[str, Any] = {
         "cpuCores": float(t.free_slots),
         "taskHeapMemory": 0,
@@ -349,6 +362,7 @@ def _task_manager_info(t: TaskManagerSnapshot) -> dict[str, Any]:
         "timeSinceLastHeartbeat": t.last_heartbeat_ms,
         "slotsNumber": t.num_slots,
         "freeSlots": t.free_slots,
+        "assignedTasks": sum(t.slot_tasks),
         "totalResource": dict(free, cpuCores=float(t.num_slots)),
         "freeResource": free,
         "hardware": {"cpuCores": -1, "physicalMemory": -1, "freeMemory": -1, "managedMemory": -1},
@@ -361,10 +375,85 @@ def task_managers_info(tms: Iterable[TaskManagerSnapshot]) -> dict[str, Any]:
     return {"taskmanagers": [_task_manager_info(t) for t in tms]}
 
 
-def task_manager_details(t: TaskManagerSnapshot) -> dict[str, Any]:
-    """``GET /taskmanagers/:id`` (``TaskManagerDetailsInfo``). strom's TaskManagers are Python processes: the
-    JVM memory figures Flink reports are not measured, so they are absent from ``metrics`` (an empty object)."""
+#: ``TaskExecutorMemoryConfiguration``: a Python TaskManager has no JVM memory budget, every component is 0
+MEMORY_CONFIGURATION = dict.fromkeys(
+    ("frameworkHeap", "taskHeap", "frameworkOffHeap", "taskOffHeap", "networkMemory", "managedMemory",
+     "jvmMetaspace", "jvmOverhead", "totalFlinkMemory", "totalProcessMemory"),
+    0,
+)  # fmt: skip
+
+
+def task_manager_metrics_info(status: Mapping[str, float]) -> dict[str, Any]:
+    """``TaskManagerMetricsInfo`` from a process's ``Status.JVM.*`` metrics (absent ones read 0, as Flink's)."""
+
+    def get(name: str) -> int:
+        return int(status.get(name, 0.0))
+
+    collectors = sorted(
+        {k.split(".")[3] for k in status if k.startswith("Status.JVM.GarbageCollector.") and k.count(".") == 4}
+    )
+    return {
+        "heapUsed": get("Status.JVM.Memory.Heap.Used"),
+        "heapCommitted": get("Status.JVM.Memory.Heap.Committed"),
+        "heapMax": get("Status.JVM.Memory.Heap.Max"),
+        "nonHeapUsed": get("Status.JVM.Memory.NonHeap.Used"),
+        "nonHeapCommitted": get("Status.JVM.Memory.NonHeap.Committed"),
+        "nonHeapMax": get("Status.JVM.Memory.NonHeap.Max"),
+        "directCount": get("Status.JVM.Memory.Direct.Count"),
+        "directUsed": get("Status.JVM.Memory.Direct.MemoryUsed"),
+        "directMax": get("Status.JVM.Memory.Direct.TotalCapacity"),
+        "mappedCount": get("Status.JVM.Memory.Mapped.Count"),
+        "mappedUsed": get("Status.JVM.Memory.Mapped.MemoryUsed"),
+        "mappedMax": get("Status.JVM.Memory.Mapped.TotalCapacity"),
+        "memorySegmentsAvailable": get("Status.Network.AvailableMemorySegments"),
+        "memorySegmentsTotal": get("Status.Network.TotalMemorySegments"),
+        "nettyShuffleMemorySegmentsAvailable": get("Status.Shuffle.Netty.AvailableMemorySegments"),
+        "nettyShuffleMemorySegmentsUsed": get("Status.Shuffle.Netty.UsedMemorySegments"),
+        "nettyShuffleMemorySegmentsTotal": get("Status.Shuffle.Netty.TotalMemorySegments"),
+        "nettyShuffleMemoryAvailable": get("Status.Shuffle.Netty.AvailableMemory"),
+        "nettyShuffleMemoryUsed": get("Status.Shuffle.Netty.UsedMemory"),
+        "nettyShuffleMemoryTotal": get("Status.Shuffle.Netty.TotalMemory"),
+        "garbageCollectors": [
+            {
+                "name": name,
+                "count": get(f"Status.JVM.GarbageCollector.{name}.Count"),
+                "time": get(f"Status.JVM.GarbageCollector.{name}.Time"),
+            }
+            for name in collectors
+        ],
+    }
+
+
+def task_manager_details(t: TaskManagerSnapshot, status: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """``GET /taskmanagers/:id`` (``TaskManagerDetailsInfo``): ``metrics`` from the process's ``Status.JVM.*``
+    figures (:mod:`strom.runtime.metrics.process_metrics`), the memory configuration all 0 (no JVM budget)."""
     out = _task_manager_info(t)
-    out["allocatedSlots"] = [{"jobId": job, "resource": {"cpuCores": 1.0}} for job in t.allocated_jobs]
-    out["metrics"] = {}
+    out["allocatedSlots"] = [
+        {"jobId": job, "assignedTasks": n, "resource": {"cpuCores": 1.0}}
+        for job, n in zip(t.allocated_jobs, t.slot_tasks or (0,) * len(t.allocated_jobs), strict=True)
+    ]
+    out["memoryConfiguration"] = dict(MEMORY_CONFIGURATION)
+    out["metrics"] = task_manager_metrics_info(status or {})
     return out
+
+
+def thread_dump_info(threads: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """``ThreadDumpInfo`` (``/jobmanager/thread-dump``, ``/taskmanagers/:id/thread-dump``)."""
+    return {"threadInfos": [{"threadName": name, "stringifiedThreadInfo": text} for name, text in threads]}
+
+
+def job_config_info(j: JobSnapshot) -> dict[str, Any]:
+    """``GET /jobs/:jobid/config`` (``JobConfigInfo``): the job's execution config as Flink's
+    ``ArchivedExecutionConfig`` writes it, ``user-config`` its global job parameters."""
+    parallelism = max((v.parallelism for v in j.vertices), default=1)
+    return {
+        "jid": j.job_id,
+        "name": j.name,
+        "execution-config": {
+            "execution-mode": "PIPELINED",
+            "restart-strategy": j.restart_strategy,
+            "job-parallelism": parallelism,
+            "object-reuse-mode": False,
+            "user-config": dict(j.user_config),
+        },
+    }

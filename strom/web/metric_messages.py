@@ -126,6 +126,7 @@ def back_pressure_info(vertex: VertexSnapshot) -> dict[str, Any]:
                 "subtask": s.subtask,
                 "attempt-number": s.attempt,
                 "backpressureLevel": _level(ratio),
+                "backpressure-level": _level(ratio),  # Flink writes both spellings; its dashboard reads this one
                 "ratio": ratio,
                 "idleRatio": s.metrics.get("idleTimeMsPerSecond", 0.0) / 1000.0,
                 "busyRatio": s.metrics.get("busyTimeMsPerSecond", 0.0) / 1000.0,
@@ -134,15 +135,22 @@ def back_pressure_info(vertex: VertexSnapshot) -> dict[str, Any]:
     return {
         "status": "ok",
         "backpressureLevel": _level(worst),
+        "backpressure-level": _level(worst),
         "end-timestamp": int(time.time() * 1000),
         "subtasks": subtasks,
     }
 
 
+#: a watermark at or past Flink's ``Long.MAX_VALUE``: the end of input (a finished source's or task's last one)
+_END_OF_INPUT = float(2**63 - 1)
+
+
 def watermarks(vertex: VertexSnapshot) -> list[dict[str, str]]:
-    """``GET /jobs/:jobid/vertices/:vertexid/watermarks``."""
+    """``GET /jobs/:jobid/vertices/:vertexid/watermarks``: ``<subtask>.currentInputWatermark`` of the subtasks that
+    report one, but not the end-of-input watermark (``Long.MAX_VALUE``) of a subtask whose input ended: it is no
+    time Flink's dashboard can show (its date pipe fails on it), and Flink drops a finished task's metrics."""
     return [
         {"id": f"{s.subtask}.currentInputWatermark", "value": _format(s.metrics["currentInputWatermark"])}
         for s in vertex.subtasks
-        if "currentInputWatermark" in s.metrics
+        if "currentInputWatermark" in s.metrics and s.metrics["currentInputWatermark"] < _END_OF_INPUT
     ]

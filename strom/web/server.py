@@ -18,15 +18,18 @@ import json
 import logging
 import re
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 
+from strom.web import application_messages as am
 from strom.web import checkpoint_messages as cm
 from strom.web import dashboard
 from strom.web import job_messages as jm
 from strom.web import metric_messages as mm
+from strom.web import vertex_messages as vm
 from strom.web.accessor import DispatcherGateway, JobSnapshot, RestHandlerError, VertexSnapshot
 from strom.web.auth import bearer_token_matches
 from strom.web.job_log_messages import JobLogRecordHandler
@@ -40,6 +43,10 @@ log = logging.getLogger(__name__)
 
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: a flame graph's samples per task thread and their spacing (Flink's rest.flamegraph.num-samples / .delay-between-
+#: samples default to 100 and 50 ms; fewer here, as it samples while the request waits)
+FLAME_GRAPH_SAMPLES = 20
+FLAME_GRAPH_DELAY_S = 0.02
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
@@ -132,15 +139,23 @@ class DispatcherRestEndpoint:
             ("GET", "/config", self._config),
             *self.job_manager_handlers.routes(),  # /jobmanager/config, /metrics, /logs, ... (job_manager_messages)
             ("GET", "/overview", self._overview),
+            ("GET", "/applications/overview", self._applications_overview),
+            ("GET", "/applications/{applicationid}", self._application),
+            ("GET", "/applications/{applicationid}/exceptions", self._application_exceptions),
             ("GET", "/jobs", self._jobs),
             ("GET", "/jobs/overview", self._jobs_overview),
             ("GET", job, self._job_details),
             ("PATCH", job, self._cancel),
             ("GET", job + "/plan", self._plan),
+            ("GET", job + "/config", self._job_config),
             ("GET", job + "/exceptions", self._exceptions),
             ("GET", job + "/checkpoints", self._checkpoints),
             ("GET", job + "/checkpoints/config", self._checkpoint_config),
             ("GET", job + "/checkpoints/details/{checkpointid}", self._checkpoint_details),
+            ("GET", job + "/checkpoints/details/{checkpointid}/subtasks/{vertexid}", self._checkpoint_subtasks),
+            *[("GET", job + "/rescales/" + p, self._rescales) for p in ("overview", "summary", "history")],
+            ("GET", job + "/rescales/details/{rescaleid}", self._rescales),
+            ("GET", job + "/rescales/config", self._rescales_config),
             ("POST", job + "/savepoints", self._trigger_savepoint),
             ("GET", job + "/savepoints/{triggerid}", self._savepoint_status),
             ("POST", job + "/stop", self._stop),
@@ -149,9 +164,15 @@ class DispatcherRestEndpoint:
             ("GET", vertex + "/subtasks/metrics", self._subtask_metrics),
             ("GET", vertex + "/backpressure", self._backpressure),
             ("GET", vertex + "/watermarks", self._watermarks),
+            ("GET", vertex + "/taskmanagers", self._vertex_task_managers),
+            ("GET", vertex + "/accumulators", self._vertex_accumulators),
+            ("GET", vertex + "/subtasktimes", self._subtasks_times),
+            ("GET", vertex + "/subtasks/accumulators", self._subtasks_accumulators),
+            ("GET", vertex + "/flamegraph", self._flame_graph),
             ("GET", "/taskmanagers", self._task_managers),
             ("GET", "/taskmanagers/{tmid}", self._task_manager),
             ("GET", "/taskmanagers/{tmid}/metrics", self._task_manager_metrics),
+            ("GET", "/taskmanagers/{tmid}/thread-dump", self._task_manager_thread_dump),
             *self.log_handlers.routes(),  # /logs, /log, /logs/:filename, /stdout (strom.web.log_messages)
             *self.job_log_handler.routes(),  # strom's own /jobs/:jobid/log-records (strom.web.job_log_messages)
             *self.extra_routes,
@@ -215,12 +236,44 @@ class DispatcherRestEndpoint:
     async def _task_managers(self, request: web.Request) -> web.Response:
         return _json(jm.task_managers_info(self.gateway.task_managers()))
 
+    async def _task_manager_status(self, tm_id: str) -> dict[str, float]:
+        try:
+            return await self.gateway.request_task_manager_status_metrics(tm_id)
+        except Exception as exc:  # gone, or an older TaskManager: its metrics are unknown, not an error
+            log.debug("status metrics of TaskManager %s: %r", tm_id, exc)
+            return {}
+
     async def _task_manager(self, request: web.Request) -> web.Response:
-        return _json(jm.task_manager_details(self._task_manager_snapshot(request)))
+        tm = self._task_manager_snapshot(request)
+        return _json(jm.task_manager_details(tm, await self._task_manager_status(tm.id)))
 
     async def _task_manager_metrics(self, request: web.Request) -> web.Response:
-        self._task_manager_snapshot(request)
-        return _json(mm.metric_collection({}, _get_list(request, "get")))  # no TaskManager-level metrics yet
+        tm = self._task_manager_snapshot(request)
+        return _json(mm.metric_collection(await self._task_manager_status(tm.id), _get_list(request, "get")))
+
+    async def _task_manager_thread_dump(self, request: web.Request) -> web.Response:
+        tm = self._task_manager_snapshot(request)
+        return _json(jm.thread_dump_info(await self.gateway.request_task_manager_thread_dump(tm.id)))
+
+    # -- applications (Flink 2.x: each strom job is a single-job application under the job's id) ----------
+    async def _applications_overview(self, request: web.Request) -> web.Response:
+        return _json(am.applications_overview(self.gateway.jobs()))
+
+    def _application_job(self, request: web.Request) -> JobSnapshot:
+        app_id = _hex_id(request, "applicationid", "an application id")
+        if app_id not in self.gateway.job_ids():
+            raise RestHandlerError(
+                f"expected the id of an application of this cluster; got {app_id!r}; hint: GET "
+                "/applications/overview lists them",
+                404,
+            )
+        return self.gateway.job(app_id)
+
+    async def _application(self, request: web.Request) -> web.Response:
+        return _json(am.application_details(self._application_job(request)))
+
+    async def _application_exceptions(self, request: web.Request) -> web.Response:
+        return _json(am.application_exceptions(self._application_job(request)))
 
     # -- jobs ----------------------------------------------------------------------------------------
     async def _jobs(self, request: web.Request) -> web.Response:
@@ -231,6 +284,22 @@ class DispatcherRestEndpoint:
 
     async def _job_details(self, request: web.Request) -> web.Response:
         return _json(jm.job_details(self._job(request)))
+
+    async def _job_config(self, request: web.Request) -> web.Response:
+        return _json(jm.job_config_info(self._job(request)))
+
+    async def _rescales(self, request: web.Request) -> web.Response:
+        job = self._job(request)
+        raise RestHandlerError(  # Flink's RescalesUnavailableException: rescale history needs its adaptive scheduler
+            f"The job `{job.job_id}` has not enabled the `Adaptive` scheduler, or it has been enabled but the value "
+            "of configuration option `web.adaptive-scheduler.rescale-history-size` has not been set to greater "
+            "than `0`.",
+            404,
+        )
+
+    async def _rescales_config(self, request: web.Request) -> web.Response:
+        job = self._job(request)
+        raise RestHandlerError(f"AdaptiveScheduler is not enabled for this job ({job.job_id}).", 404)
 
     async def _plan(self, request: web.Request) -> web.Response:
         return _json({"plan": jm.job_plan(self._job(request))})
@@ -272,6 +341,18 @@ class DispatcherRestEndpoint:
         for c in job.checkpoints:
             if c.id == int(raw):
                 return _json(cm.checkpoint_statistics(job, c))
+        raise RestHandlerError(f"Could not find checkpointing statistics for checkpoint {raw}", 404)
+
+    async def _checkpoint_subtasks(self, request: web.Request) -> web.Response:
+        job, v = self._job_and_vertex(request)
+        if job.checkpointing is None:
+            raise RestHandlerError(f"Checkpointing is not enabled for job {job.job_id}", 404)
+        raw = request.match_info["checkpointid"]
+        if not raw.isdigit():
+            raise RestHandlerError(f"expected a checkpoint id as a whole number; got {raw!r}", 400)
+        for c in job.checkpoints:
+            if c.id == int(raw):
+                return _json(cm.task_checkpoint_statistics_with_subtasks(job, c, v.id))
         raise RestHandlerError(f"Could not find checkpointing statistics for checkpoint {raw}", 404)
 
     async def _body(self, request: web.Request) -> dict[str, Any]:
@@ -339,3 +420,33 @@ class DispatcherRestEndpoint:
 
     async def _watermarks(self, request: web.Request) -> web.Response:
         return _json(mm.watermarks(self._job_and_vertex(request)[1]))
+
+    async def _vertex_task_managers(self, request: web.Request) -> web.Response:
+        job, v = self._job_and_vertex(request)
+        return _json(jm.vertex_task_managers(job, v, int(time.time() * 1000)))
+
+    async def _subtasks_times(self, request: web.Request) -> web.Response:
+        return _json(vm.subtasks_times(self._job_and_vertex(request)[1], int(time.time() * 1000)))
+
+    async def _vertex_accumulators(self, request: web.Request) -> web.Response:
+        return _json(vm.vertex_accumulators(self._job_and_vertex(request)[1]))
+
+    async def _subtasks_accumulators(self, request: web.Request) -> web.Response:
+        return _json(vm.subtasks_accumulators(self._job_and_vertex(request)[1]))
+
+    async def _flame_graph(self, request: web.Request) -> web.Response:
+        """Flink's ``JobVertexFlameGraphHandler``, sampling on request: ``FLAME_GRAPH_SAMPLES`` stacks of each
+        running task thread of the vertex (or of ``subtaskindex``), ``FLAME_GRAPH_DELAY_S`` apart."""
+        _, v = self._job_and_vertex(request)
+        try:
+            graph_type = vm.parse_flame_graph_type(request.query.get("type"))
+        except ValueError as exc:
+            raise RestHandlerError(str(exc), 400) from None
+        subtasks = list(v.subtasks)
+        raw = request.query.get("subtaskindex")
+        if raw is not None:
+            if not raw.isdigit():
+                raise RestHandlerError(f"expected subtaskindex as a whole number; got {raw!r}", 400)
+            subtasks = [s for s in subtasks if s.subtask == int(raw)]
+        stacks = await self.gateway.request_thread_info_samples(subtasks, FLAME_GRAPH_SAMPLES, FLAME_GRAPH_DELAY_S)
+        return _json(vm.vertex_flame_graph(stacks, graph_type, int(time.time() * 1000)))

@@ -17,6 +17,16 @@ from rest_schemas import check
 from standalone_cluster import Cluster, http_get, running_cluster
 
 JM_METRICS = {"numRegisteredTaskManagers", "numRunningJobs", "taskSlotsTotal", "taskSlotsAvailable"}
+#: the JobManager process's own figures under Flink's Status.JVM names (strom/runtime/metrics/process_metrics.py)
+STATUS_METRICS = {
+    "Status.JVM.Memory.Heap.Used",
+    "Status.JVM.Memory.Heap.Committed",
+    "Status.JVM.Memory.Heap.Max",
+    "Status.JVM.CPU.Time",
+    "Status.JVM.CPU.Load",
+    "Status.JVM.Threads.Count",
+    *(f"Status.JVM.GarbageCollector.Generation{g}.{m}" for g in range(3) for m in ("Count", "Time")),
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +54,7 @@ def test_config_environment_and_metrics_have_flink_s_shapes(cluster: Cluster) ->
     assert all(isinstance(p, str) for p in environment["classpath"]) and environment["classpath"]
 
     ids = cluster.get("/jobmanager/metrics")
-    assert {m["id"] for m in ids} == JM_METRICS and all(set(m) == {"id"} for m in ids)
+    assert {m["id"] for m in ids} == JM_METRICS | STATUS_METRICS and all(set(m) == {"id"} for m in ids)
     metrics = cluster.get("/jobmanager/metrics?get=" + ",".join(sorted(JM_METRICS)) + ",noSuchMetric")
     for m in metrics:
         check(m, "Metric")
@@ -57,6 +67,9 @@ def test_config_environment_and_metrics_have_flink_s_shapes(cluster: Cluster) ->
         "taskSlotsAvailable": str(overview["slots-available"]),
     }
     assert got["numRegisteredTaskManagers"] == "1" and got["taskSlotsTotal"] == "2"
+    status = {m["id"]: float(m["value"]) for m in cluster.get("/jobmanager/metrics?get=" + ",".join(STATUS_METRICS))}
+    assert set(status) == STATUS_METRICS and status["Status.JVM.Memory.Heap.Used"] > 0
+    assert status["Status.JVM.Threads.Count"] >= 1 and 0.0 <= status["Status.JVM.CPU.Load"] <= 1.0
 
 
 @pytest.mark.timeout(120)
@@ -102,7 +115,7 @@ def test_the_dashboard_s_job_manager_page(cluster: Cluster, tmp_path: Path) -> N
         assert [r["cells"] for r in rows] == [[e["key"], e["value"]] for e in config]
         metrics = wait_for("the metrics", lambda: read(driver, "table.jm-metrics tbody tr"))
         shown = {r["cells"][0]: r["cells"][1] for r in metrics}
-        assert set(shown) == JM_METRICS
+        assert set(shown) == JM_METRICS | STATUS_METRICS
         rest = {m["id"]: m["value"] for m in cluster.get("/jobmanager/metrics?get=" + ",".join(sorted(JM_METRICS)))}
         assert shown["numRegisteredTaskManagers"] == rest["numRegisteredTaskManagers"] == "1"
         assert shown["taskSlotsTotal"] == rest["taskSlotsTotal"]

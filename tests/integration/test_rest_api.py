@@ -24,6 +24,24 @@ from rest_schemas import EXECUTION_STATES, JOB_STATES, check, is_hex32
 from strom import DataGeneratorSource, StreamExecutionEnvironment
 from strom.client.job_client import JobClient
 
+DURATION_STATES = {"CREATED", "SCHEDULED", "DEPLOYING", "INITIALIZING", "RUNNING"}
+AGGREGATED_METRICS = {
+    "read-bytes",
+    "write-bytes",
+    "read-records",
+    "write-records",
+    "accumulated-backpressured-time",
+    "accumulated-busy-time",
+    "accumulated-idle-time",
+}
+JVM_METRICS = (
+    "Status.JVM.Memory.Heap.Used",
+    "Status.JVM.Memory.Heap.Max",
+    "Status.JVM.CPU.Load",
+    "Status.JVM.CPU.Time",
+    "Status.JVM.Threads.Count",
+)
+
 
 class Rest:
     def __init__(self, client: JobClient) -> None:
@@ -120,6 +138,19 @@ def check_cluster_paths_have_flinks_shapes(job: Rest) -> None:
     assert mine["state"] == "RUNNING" and mine["name"] == "rest-reads"
     assert mine["tasks"]["total"] == 4 and mine["tasks"]["running"] == 4
     assert job.get("/v1/overview")["taskmanagers"] == 2  # Flink serves /v1/ too
+    # Flink 2.x's applications (its dashboard's landing page): each strom job is a single-job application
+    apps = job.get("/applications/overview")["applications"]
+    mine_app = next(a for a in apps if a["id"] == job.job_id)
+    assert mine_app["status"] == "RUNNING" and mine_app["jobs"] == {"RUNNING": 1} and mine_app["name"] == "rest-reads"
+    app = job.get(f"/applications/{job.job_id}")
+    assert app["status"] == "RUNNING" and [j["jid"] for j in app["jobs"]] == [job.job_id]
+    assert job.get(f"/applications/{job.job_id}/exceptions") == {"exceptionHistory": {"entries": []}}
+    # the JobManager process's own figures under Flink's Status.JVM names, and its thread dump
+    jm_metrics = {m["id"]: float(m["value"]) for m in job.get("/jobmanager/metrics?get=" + ",".join(JVM_METRICS))}
+    assert set(jm_metrics) == set(JVM_METRICS) and jm_metrics["Status.JVM.Memory.Heap.Used"] > 0
+    assert any(m["id"].startswith("Status.JVM.GarbageCollector.") for m in job.get("/jobmanager/metrics"))
+    dump = job.get("/jobmanager/thread-dump")["threadInfos"]
+    assert dump and all(set(t) == {"threadName", "stringifiedThreadInfo"} for t in dump)
 
 
 def check_job_details_and_plan(job: Rest) -> None:
@@ -143,6 +174,10 @@ def check_job_details_and_plan(job: Rest) -> None:
     (edge,) = plan["nodes"][1]["inputs"]
     check(edge, "PlanInput")
     assert edge["id"] == source["id"] and edge["ship_strategy"] == "HASH"
+    config = job.get(f"/jobs/{job.job_id}/config")
+    assert config["jid"] == job.job_id and config["name"] == "rest-reads"
+    assert config["execution-config"]["job-parallelism"] == 2 and config["execution-config"]["user-config"] == {}
+    assert source["start-time"] > 0 and source["start-time"] >= details["start-time"]
 
 
 def check_checkpoint_paths(job: Rest) -> None:
@@ -166,10 +201,16 @@ def check_checkpoint_paths(job: Rest) -> None:
     for task in details["tasks"].values():
         check(task, "TaskCheckpointStatistics")
         assert task["num_acknowledged_subtasks"] == 2
+    for vid in vertex_ids:
+        per_subtask = job.get(f"/jobs/{job.job_id}/checkpoints/details/{latest['id']}/subtasks/{vid}")
+        check(per_subtask, "TaskCheckpointStatistics")
+        assert [s["index"] for s in per_subtask["subtasks"]] == [0, 1]
+        assert all(s["status"] == "completed" for s in per_subtask["subtasks"])
+        check(per_subtask["summary"]["state_size"], "StatsSummaryDto")
     config = job.get(f"/jobs/{job.job_id}/checkpoints/config")
     check(config, "CheckpointConfigInfo")
     check(config["externalization"], "ExternalizedCheckpointInfo")
-    assert config["mode"] == "EXACTLY_ONCE" and config["interval"] == 200 and config["state_backend"] == "hashmap"
+    assert config["mode"] == "exactly_once" and config["interval"] == 200 and config["state_backend"] == "hashmap"
 
 
 def check_vertex_paths(job: Rest) -> None:
@@ -182,6 +223,28 @@ def check_vertex_paths(job: Rest) -> None:
         check(s, "SubtaskExecutionAttemptDetailsInfo")
         check(s["metrics"], "IOMetricsInfo")
         assert s["status"] == "RUNNING" and s["taskmanager-id"].startswith("tm-")
+        durations = s["status-duration"]
+        assert set(durations) == DURATION_STATES and durations["RUNNING"] > 0 and durations["DEPLOYING"] >= 0
+        assert s["start-time"] > 0 and s["duration"] > 0
+    aggregated = details["aggregated"]
+    assert set(aggregated["status-duration"]) == DURATION_STATES
+    assert set(aggregated["metrics"]) == AGGREGATED_METRICS
+    for stats in (*aggregated["status-duration"].values(), *aggregated["metrics"].values()):
+        assert set(stats) == {"min", "max", "avg", "sum", "median", "p25", "p75", "p95"}
+    assert aggregated["status-duration"]["RUNNING"]["min"] > 0
+    assert aggregated["metrics"]["read-records"]["sum"] > 0
+    tms = job.get(base + "/taskmanagers")
+    assert tms["id"] == reduce["id"] and sorted(t["taskmanager-id"] for t in tms["taskmanagers"]) == ["tm-1", "tm-2"]
+    for t in tms["taskmanagers"]:
+        check(t["metrics"], "IOMetricsInfo")
+        assert t["status"] == "RUNNING" and t["status-counts"]["RUNNING"] == 1
+    assert job.get(base + "/accumulators") == {"id": reduce["id"], "user-accumulators": []}
+    times = job.get(base + "/subtasktimes")["subtasks"]
+    assert [t["subtask"] for t in times] == [0, 1] and all(t["timestamps"]["RUNNING"] > 0 for t in times)
+    assert [s["subtask"] for s in job.get(base + "/subtasks/accumulators")["subtasks"]] == [0, 1]
+    graph = job.get(base + "/flamegraph?type=FULL")
+    assert graph["endTimestamp"] > 0 and graph["data"]["name"] == "root" and graph["data"]["value"] > 0
+    assert job.get(base + "/flamegraph?type=on_cpu&subtaskindex=1")["data"]["name"] == "root"
     ids = [m["id"] for m in job.get(base + "/metrics")]
     assert "0.numRecordsIn" in ids and "1.backPressuredTimeMsPerSecond" in ids
     (metric,) = job.get(base + "/metrics?get=0.numRecordsIn,0.noSuchMetric")
@@ -196,8 +259,10 @@ def check_vertex_paths(job: Rest) -> None:
     bp = job.get(base + "/backpressure")
     check(bp, "JobVertexBackPressureInfo")
     assert bp["status"] == "ok" and bp["backpressureLevel"] in ("ok", "low", "high")
+    assert bp["backpressure-level"] == bp["backpressureLevel"]  # the spelling Flink's dashboard reads
     for s in bp["subtasks"]:
         check(s, "SubtaskBackPressureInfo")
+        assert s["backpressure-level"] == s["backpressureLevel"]
     watermarks = job.get(base + "/watermarks")
     assert isinstance(watermarks, list)  # <subtask>.currentInputWatermark where a task reports it
     for w in watermarks:
@@ -210,11 +275,18 @@ def check_task_manager_paths(job: Rest) -> None:
     for tm in tms:
         check(tm, "TaskManagerInfo")
         assert tm["slotsNumber"] == 1 and tm["freeSlots"] == 0 and tm["timeSinceLastHeartbeat"] > 0
+        assert tm["assignedTasks"] == 2  # a source and a reduce subtask share each TaskManager's slot
     details = job.get(f"/taskmanagers/{tms[0]['id']}")
     check(details, "TaskManagerInfo")
     check(details, "TaskManagerDetailsInfo")
-    assert details["allocatedSlots"] == [{"jobId": job.job_id, "resource": {"cpuCores": 1.0}}]
-    assert job.get(f"/taskmanagers/{tms[0]['id']}/metrics") == []  # no TaskManager-level metrics yet
+    assert details["allocatedSlots"] == [{"jobId": job.job_id, "assignedTasks": 2, "resource": {"cpuCores": 1.0}}]
+    assert set(details["memoryConfiguration"]) >= {"frameworkHeap", "taskHeap", "managedMemory", "jvmMetaspace"}
+    assert details["metrics"]["heapUsed"] > 0 and details["metrics"]["garbageCollectors"]
+    # the TaskManager process's own figures (its RSS, not the JobManager's), under Flink's Status.JVM names
+    tm_metrics = job.get(f"/taskmanagers/{tms[0]['id']}/metrics?get=" + ",".join(JVM_METRICS))
+    assert {m["id"] for m in tm_metrics} == set(JVM_METRICS)
+    dump = job.get(f"/taskmanagers/{tms[0]['id']}/thread-dump")["threadInfos"]
+    assert any(t["threadName"].startswith("Keyed Reduce") for t in dump)
     logs = job.get(f"/taskmanagers/{tms[0]['id']}/logs")
     check(logs, "LogListInfo")
     assert [f["name"] for f in logs["logs"]] == [f"taskmanager-{tms[0]['id']}.log"]  # test_task_manager_logs.py
@@ -244,6 +316,9 @@ def check_unknown_ids_answer_404_in_flinks_shape(job: Rest) -> None:
         assert status == 404, (path, status, body)
         check(body, "ErrorResponseBody")
         assert body["errors"] and all(isinstance(e, str) for e in body["errors"])
+    for path in ("overview", "summary", "history", "config", "details/1"):  # as Flink without its adaptive scheduler
+        status, body = job.call("GET", f"/jobs/{job.job_id}/rescales/{path}", token=None)
+        assert status == 404 and ("Adaptive" in body["errors"][0] or "AdaptiveScheduler" in body["errors"][0])
     status, body = job.call("GET", "/jobs/not-a-job-id", token=None)
     assert status == 400 and body["errors"]
     status, body = job.call("PATCH", f"/jobs/{other}?mode=cancel")
@@ -372,5 +447,29 @@ def test_exceptions_carry_the_python_traceback() -> None:
             "truncated": True,
         }
         assert rest.get("/overview")["jobs-failed"] == 1
+    finally:
+        client.close()
+
+
+@pytest.mark.timeout(180)
+def test_a_finished_job_shows_its_final_counts() -> None:
+    """Tasks that end between two heartbeats send their final metrics with their terminal state."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    env.from_source(DataGeneratorSource(lambda i: i, 1000), source_name="numbers").rebalance().map(lambda v: v).name(
+        "identity"
+    ).add_sink(lambda _: None)
+    client = env.execute_async("rest-finished")
+    try:
+        rest = Rest(client)
+        wait_for("the job's end", lambda: rest.get(f"/jobs/{rest.job_id}")["state"] == "FINISHED")
+        source, mapped = rest.get(f"/jobs/{rest.job_id}")["vertices"]
+        assert source["metrics"]["write-records"] == 1000 and mapped["metrics"]["read-records"] == 1000
+        assert source["end-time"] >= source["start-time"] > 0 and source["status"] == "FINISHED"
+        details = rest.get(f"/jobs/{rest.job_id}/vertices/{mapped['id']}")
+        assert details["aggregated"]["metrics"]["read-records"]["sum"] == 1000
+        assert all(s["end-time"] > 0 and s["status-duration"]["RUNNING"] >= 0 for s in details["subtasks"])
+        (app,) = [a for a in rest.get("/applications/overview")["applications"] if a["id"] == rest.job_id]
+        assert app["status"] == "FINISHED" and app["end-time"] > 0
     finally:
         client.close()

@@ -35,7 +35,8 @@ def task_metrics_rows(graph: ExecutionGraph, task_metrics: dict[str, dict[str, f
 
 def execution_rows(graph: ExecutionGraph, task_metrics: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
     """Every current execution attempt, in the graph's vertex order: where it runs, its state and its latest
-    metrics (empty before its first report) — for the REST API."""
+    metrics (empty before its first report), and when it entered and left each state (epoch ms) — for the REST
+    API."""
     out = []
     for ex in graph.all_executions():
         jv = ex.vertex.job_vertex.job_vertex
@@ -45,10 +46,13 @@ def execution_rows(graph: ExecutionGraph, task_metrics: dict[str, dict[str, floa
                 "job_vertex_id": jv.id,
                 "subtask_index": ex.vertex.subtask_index,
                 "attempt_number": ex.attempt_number,
+                "attempt_id": ex.attempt_id,
                 "state": ex.state.value,
                 "task_manager_id": slot.tm_id if slot is not None else "",
                 "endpoint": f"{slot.data_address[0]}:{slot.data_address[1]}" if slot is not None else "",
                 "metrics": dict(task_metrics.get(ex.attempt_id, {})),
+                "state_timestamps": {s.value: t for s, t in ex.state_timestamps.items()},
+                "state_end_timestamps": {s.value: t for s, t in ex.state_end_timestamps.items()},
             }
         )
     return out

@@ -471,6 +471,8 @@ class JobMaster:
         if ex is None or ex.vertex.current_execution is not ex:
             return  # unknown, or an attempt of the graph before the last restart
         target = ExecutionState(tes.state)
+        if tes.metrics is not None:
+            self._task_metrics[ex.attempt_id] = tes.metrics  # its final counts: it may have ended between heartbeats
         if tes.pid:
             ex.pid = tes.pid
             self._pids[ex.vertex.name] = tes.pid

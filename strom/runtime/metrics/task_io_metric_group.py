@@ -49,6 +49,7 @@ class TaskIOMetricGroup:
         self.gate: InputGate | None = None
         self.head_operator: Any = None
         self._last_time = time.monotonic()
+        self._created = self._last_time
         self._last: dict[str, float] = dict.fromkeys((*_COUNTERS, "idle", "backPressured"), 0.0)
         # (time, counters) of past samples within the meter time span, oldest first
         self._history: deque[tuple[float, dict[str, float]]] = deque([(self._last_time, dict(self._last))])
@@ -90,6 +91,8 @@ class TaskIOMetricGroup:
         out["busyTimeMsPerSecond"] = max(0.0, 1000.0 - idle_ms - bp_ms)
         out["accumulatedIdleTimeMs"] = idle * 1000.0
         out["accumulatedBackPressuredTimeMs"] = bp * 1000.0
+        # Flink's accumulated busy time: the task's time neither idle nor back-pressured (since its creation)
+        out["accumulatedBusyTimeMs"] = max(0.0, now - self._created - idle - bp) * 1000.0
         gate = self.gate
         out["inPoolUsage"] = gate.in_pool_usage() if gate is not None else 0.0
         out["inputQueueLength"] = float(gate.statistics().queued_buffers) if gate is not None else 0.0

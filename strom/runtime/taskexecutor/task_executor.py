@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import logging
 import os
@@ -21,6 +22,7 @@ from typing import Any
 from strom.exceptions import ClusterError, TaskCancelledError
 from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState
+from strom.runtime.metrics.process_metrics import status_metrics
 from strom.runtime.metrics.prometheus import PrometheusReporter, PrometheusSettings, Reading
 from strom.runtime.network.connection_manager import NettyConnectionManager
 from strom.runtime.network.partition_manager import ResultPartitionManager
@@ -34,6 +36,7 @@ from strom.runtime.taskexecutor.log_forwarder import LogForwarder
 from strom.runtime.taskexecutor.slot_table import TaskSlotTable
 from strom.runtime.taskexecutor.task import Task
 from strom.runtime.taskexecutor.thread_switching import DEFAULT_SWITCH_INTERVAL_MS, TaskThreadSwitching
+from strom.runtime.thread_info import sample_stacks, thread_dump
 
 __all__ = ["TaskExecutor"]
 
@@ -57,6 +60,9 @@ _FENCED_METHODS = frozenset(
         "request_metrics_url",
         "request_log_list",  # read-only: the REST API's TaskManager log files
         "request_file_chunk",
+        "request_status_metrics",  # read-only: the REST API's TaskManager metrics, thread dump and flame graph
+        "request_thread_dump",
+        "request_thread_info_samples",
     }
 )
 #: calls that deploy or commit: checked against a freshly read lease, not only the registered token
@@ -336,6 +342,17 @@ class TaskExecutor:
                     log.exception("TaskManager %s: sampling the metrics of %s failed", self.tm_id, task.name)
         return report
 
+    def _final_metrics(self, attempt_id: str) -> dict[str, float] | None:
+        """The I/O metrics of a task that just ended (on the loop, as the heartbeat's sample)."""
+        task = self.tasks.get(attempt_id)
+        if task is None:
+            return None
+        try:
+            return task.metrics.sample()
+        except Exception:  # a metric must never cost the state update
+            log.exception("TaskManager %s: sampling the final metrics of %s failed", self.tm_id, task.name)
+            return None
+
     def _metric_readings(self) -> list[Reading]:
         """A Prometheus scrape (the reporter's thread): the metrics of the running tasks."""
         out: list[Reading] = []
@@ -348,6 +365,33 @@ class TaskExecutor:
     def request_metrics_url(self) -> str:
         """Where this TaskManager serves its Prometheus metrics (``""``: no reporter configured)."""
         return self.metrics_url
+
+    # -- RPC: what the REST API shows of this process (Flink's requestThreadDump, requestThreadInfoSamples, the
+    # TaskManager's status metrics); read-only --------------------------------------------------------------------
+    @rpc_method
+    def request_status_metrics(self) -> dict[str, float]:
+        """This process's ``Status.JVM.*`` metrics (:mod:`strom.runtime.metrics.process_metrics`)."""
+        return status_metrics()
+
+    @rpc_method
+    def request_thread_dump(self) -> list[tuple[str, str]]:
+        """(thread name, stack text) of every thread of this process."""
+        return thread_dump()
+
+    @rpc_method
+    async def request_thread_info_samples(
+        self, attempt_ids: list[str], num_samples: int, delay_s: float
+    ) -> dict[str, list[tuple[str, ...]]]:
+        """Stacks of the task threads of ``attempt_ids`` that run here, sampled off the loop (attempt -> stacks)."""
+        threads = {}
+        for attempt_id in attempt_ids:
+            task = self.tasks.get(attempt_id)
+            if task is not None and task.thread.ident is not None and task.thread.is_alive():
+                threads[attempt_id] = task.thread.ident
+        if not threads:
+            return {}
+        n, delay = max(1, min(int(num_samples), 1000)), max(0.0, min(float(delay_s), 1.0))
+        return await asyncio.to_thread(sample_stacks, threads, n, delay)
 
     # -- RPC: log files (Flink's requestLogList, requestFileUploadByType / ByName), read off the loop ------------
     @rpc_method
@@ -553,6 +597,7 @@ class TaskExecutor:
 
     async def _report(self, state: TaskExecutionState) -> None:
         if ExecutionState(state.state).is_terminal:
+            state = dataclasses.replace(state, metrics=self._final_metrics(state.execution_attempt_id))
             self.slot_table.remove_task(state.execution_attempt_id)
             if self._log_forwarder is not None:  # the task's last log lines reach the JobManager before its end
                 await self._log_forwarder.send_now()

@@ -340,7 +340,7 @@ export class JobPage {
       }),
       h("h2", null, "Configuration"),
       facts([
-        ["Mode", cfg.mode],
+        ["Mode", String(cfg.mode).toUpperCase()], // Flink writes "exactly_once"
         ["Interval", duration(cfg.interval)],
         ["Timeout", duration(cfg.timeout)],
         ["Minimum pause", duration(cfg.min_pause)],

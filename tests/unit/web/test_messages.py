@@ -169,7 +169,7 @@ def test_checkpointing_statistics_latest_history_and_discarded() -> None:
 
 def test_checkpoint_config() -> None:
     body = checkpoint_config(SETTINGS)
-    assert body["mode"] == "EXACTLY_ONCE" and body["externalization"] == {
+    assert body["mode"] == "exactly_once" and body["externalization"] == {
         "enabled": False,
         "delete_on_cancellation": True,
     }
