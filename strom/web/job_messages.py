@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from strom.config_security import HIDDEN_CONTENT, is_sensitive_key
 from strom.web.accessor import JobSnapshot, SubtaskSnapshot, TaskManagerSnapshot, VertexSnapshot
 from strom.web.vertex_messages import aggregated_task_details, status_duration, subtask_times
 
@@ -444,7 +445,8 @@ def thread_dump_info(threads: Iterable[tuple[str, str]]) -> dict[str, Any]:
 
 def job_config_info(j: JobSnapshot) -> dict[str, Any]:
     """``GET /jobs/:jobid/config`` (``JobConfigInfo``): the job's execution config as Flink's
-    ``ArchivedExecutionConfig`` writes it, ``user-config`` its global job parameters."""
+    ``ArchivedExecutionConfig`` writes it, ``user-config`` its global job parameters (secrets hidden, as Flink's
+    ``hideSensitiveValues``)."""
     parallelism = max((v.parallelism for v in j.vertices), default=1)
     return {
         "jid": j.job_id,
@@ -454,6 +456,6 @@ def job_config_info(j: JobSnapshot) -> dict[str, Any]:
             "restart-strategy": j.restart_strategy,
             "job-parallelism": parallelism,
             "object-reuse-mode": False,
-            "user-config": dict(j.user_config),
+            "user-config": {k: HIDDEN_CONTENT if is_sensitive_key(k) else v for k, v in j.user_config.items()},
         },
     }

@@ -214,9 +214,10 @@ def test_applications_are_the_jobs() -> None:
 
 def test_job_config_vertex_task_managers_and_accumulators() -> None:
     v = vertex(subtask(0), subtask(1))
-    j = job(v, user_config={"k": "v"})
+    j = job(v, user_config={"k": "v", "db.password": "hunter2"})
     config = job_config_info(j)
-    assert config["jid"] == j.job_id and config["execution-config"]["user-config"] == {"k": "v"}
+    assert config["jid"] == j.job_id
+    assert config["execution-config"]["user-config"] == {"k": "v", "db.password": "******"}  # Flink hides secrets
     assert config["execution-config"]["job-parallelism"] == 2
     tms = vertex_task_managers(j, v, 2000)
     assert tms["id"] == v.id and [t["taskmanager-id"] for t in tms["taskmanagers"]] == ["tm-1"]
