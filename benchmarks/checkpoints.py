@@ -210,7 +210,10 @@ def _result(client: JobClient, name: str, timeout_s: float) -> JobExecutionResul
 def _env(
     config: dict[str, Any], parallelism: int, interval_ms: int | None, ckpt_dir: str
 ) -> StreamExecutionEnvironment:
-    env = StreamExecutionEnvironment.get_execution_environment(Configuration(config))
+    # every checkpoint's statistics: the figures below are taken over all of them, not the last 10
+    env = StreamExecutionEnvironment.get_execution_environment(
+        Configuration({"web.checkpoints.history": 100_000, **config})
+    )
     env.set_parallelism(parallelism)
     if interval_ms:
         env.enable_checkpointing(interval_ms)  # EXACTLY_ONCE, aligned

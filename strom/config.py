@@ -60,6 +60,7 @@ __all__ = [
     "SparkOptions",
     "StateBackendOptions",
     "TaskManagerOptions",
+    "WebOptions",
     "millis",
 ]
 
@@ -305,6 +306,18 @@ class DeploymentOptions:
         True,
         "With execution.target 'remote': whether execute() waits for the job's end (true) or returns once the "
         "cluster accepted it (false, `strom run -d`). Flink's key; strom's default is true, as execute() behaves.",
+    )
+
+
+class WebOptions:
+    """What the JobManager keeps for its REST API and dashboard (Flink's ``WebOptions``)."""
+
+    CHECKPOINTS_HISTORY_SIZE: ConfigOption[int] = _opt(
+        "web.checkpoints.history",
+        int,
+        10,
+        "Checkpoints whose statistics the JobManager keeps in full per job (`GET /jobs/:id/checkpoints` history, "
+        "`JobClient.get_checkpoint_statistics()`); the counts and the latest of each kind are kept whatever it is.",
     )
 
 

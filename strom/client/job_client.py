@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from strom.exceptions import ClusterError, JobCancelledError, JobExecutionError
+from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsCounts
 from strom.runtime.execution_state import JobStatus
 
 if TYPE_CHECKING:
@@ -67,8 +68,11 @@ class JobExecutionResult:
     task_pids: dict[str, int] = field(default_factory=dict)
     #: how often the job was restarted after failures
     num_restarts: int = 0
-    #: the job's checkpoint history (id, status, trigger time, duration, size, per-subtask alignment)
+    #: the job's last checkpoints (``web.checkpoints.history``, 10 by default; id, status, trigger time, duration,
+    #: size, per-subtask alignment), oldest first
     checkpoints: list[CheckpointStats] = field(default_factory=list)
+    #: how many checkpoints the job triggered, completed, failed and restored over its whole life
+    checkpoint_counts: CheckpointStatsCounts = field(default_factory=CheckpointStatsCounts)
 
     def get_job_id(self) -> str:
         return self.job_id
@@ -171,15 +175,16 @@ class JobClient:
         return urls
 
     def get_checkpoint_statistics(self) -> list[CheckpointStats]:
-        """The checkpoint history of the running job, oldest first (Flink's checkpoint statistics)."""
+        """The job's last checkpoints (``web.checkpoints.history``, 10 by default), oldest first (Flink's checkpoint
+        statistics history)."""
         if self._result is not None:
-            return list(self._result.checkpoints)
+            return list(self._result.checkpoints.history)
         d = self._cluster.dispatcher
         assert d is not None
         try:
-            return list(self._cluster.run(d.request_checkpoint_statistics(self.job_id), timeout=10.0))
+            return list(self._cluster.run(d.request_checkpoint_statistics(self.job_id), timeout=10.0).history)
         except ClusterError:
-            return list(self._result.checkpoints) if self._result is not None else []
+            return list(self._result.checkpoints.history) if self._result is not None else []
 
     def trigger_savepoint(self, path: str) -> str:
         """Take a savepoint into the directory ``path``; returns the savepoint's own directory."""
@@ -228,7 +233,8 @@ class JobClient:
                 net_runtime_ms=r.net_runtime_ms,
                 task_pids=r.task_pids,
                 num_restarts=r.num_restarts,
-                checkpoints=list(r.checkpoints),
+                checkpoints=list(r.checkpoints.history),
+                checkpoint_counts=r.checkpoints.counts,
             )
         if r.status is JobStatus.CANCELED:
             raise JobCancelledError(f"job '{r.job_name}' ({r.job_id}) was cancelled", job_id=r.job_id)

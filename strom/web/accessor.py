@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from strom.config import CheckpointingOptions, Configuration, PipelineOptions, StateBackendOptions, millis
 from strom.exceptions import StromError
+from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsSnapshot
 
 if TYPE_CHECKING:
     from strom.graph.job_graph import JobVertex
@@ -139,11 +140,14 @@ class JobSnapshot:
     vertices: tuple[VertexSnapshot, ...]
     exceptions: tuple[ExceptionSnapshot, ...]
     checkpointing: CheckpointSettings | None  # None: checkpointing disabled
+    #: the checkpoints known in detail: the last ``web.checkpoints.history`` and the latest of each kind
     checkpoints: tuple[CheckpointSnapshot, ...]
     batch: bool
     restart_strategy: str = ""  # the restart strategy's name (Flink's RestartBackoffTimeStrategy class)
     #: the job's global job parameters (``pipeline.global-job-parameters``)
     user_config: Mapping[str, str] = field(default_factory=dict)
+    #: the JobMaster's bounded checkpoint statistics: counts, latest ids, history ids, summary figures, restore
+    checkpoint_stats: CheckpointStatsSnapshot = field(default_factory=CheckpointStatsSnapshot)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -346,6 +350,7 @@ def _job_snapshot(jm: JobMaster) -> JobSnapshot:
         )
     vertices = tuple(_vertex_snapshot(v, hex_of, rows[v.id]) for v in graph.topological_order())
     settings = _checkpoint_settings(jm.configuration) if jm.checkpoints is not None else None
+    stats = jm.checkpoint_statistics()
     return JobSnapshot(
         job_id=jm.job_id,
         name=graph.job_name,
@@ -365,7 +370,8 @@ def _job_snapshot(jm: JobMaster) -> JobSnapshot:
             for e in jm.exception_history
         ),
         checkpointing=settings,
-        checkpoints=_checkpoints(jm, hex_of, settings),
+        checkpoints=_checkpoints(jm, stats, hex_of, settings),
+        checkpoint_stats=stats,
         batch=bool(graph.config.get("batch_execution", False)),
         restart_strategy=type(jm.restart_strategy).__name__,
         user_config={str(k): str(v) for k, v in jm.configuration.get(PipelineOptions.GLOBAL_JOB_PARAMETERS).items()},
@@ -408,15 +414,17 @@ def _checkpoint_settings(c: Configuration) -> CheckpointSettings:
 
 
 def _checkpoints(
-    jm: JobMaster, hex_of: dict[str, str], settings: CheckpointSettings | None
+    jm: JobMaster, stats: CheckpointStatsSnapshot, hex_of: dict[str, str], settings: CheckpointSettings | None
 ) -> tuple[CheckpointSnapshot, ...]:
+    latest = (stats.latest_completed, stats.latest_savepoint, stats.latest_failed)
+    known = {st.checkpoint_id: st for st in (*stats.history, *(x for x in latest if x is not None))}
     out = []
-    for st in jm.checkpoint_statistics():
+    for st in (known[c] for c in sorted(known)):
         subtasks = []
-        for attempt_id, stats in st.subtasks.items():
+        for attempt_id, figures in st.subtasks.items():
             where = jm.vertex_of_attempt(attempt_id)
             if where is not None:
-                subtasks.append((hex_of[where[0]], where[1], dict(stats)))
+                subtasks.append((hex_of[where[0]], where[1], dict(figures)))
         out.append(
             CheckpointSnapshot(
                 id=st.checkpoint_id,

@@ -6,8 +6,8 @@ Flink 2.x's ``rest_v1_dispatcher.yml``.
 What strom measures per acknowledged subtask: state size, synchronous and asynchronous durations, alignment
 duration and the in-flight bytes an unaligned checkpoint persisted. strom does not count the bytes processed
 during alignment (``processed_data``, ``alignment_buffered``: 0) and writes full, not incremental, snapshots
-(``checkpointed_size`` = ``state_size``). Restores are not reported (``latest.restored`` null, ``counts.restored``
-0).
+(``checkpointed_size`` = ``state_size``). Counts, latest entries and the restore come from the JobMaster's bounded
+:class:`~strom.runtime.checkpoint.checkpoint_stats_tracker.CheckpointStatsTracker`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from strom.runtime.checkpoint.checkpoint_stats_tracker import RestoredCheckpoint
+from strom.runtime.checkpoint.coordinator import CheckpointStats
 from strom.web.accessor import CheckpointSettings, CheckpointSnapshot, JobSnapshot
 
 __all__ = [
@@ -138,47 +140,58 @@ def _discarded_ids(job: JobSnapshot) -> set[int]:
 
 
 def checkpointing_statistics(job: JobSnapshot) -> dict[str, Any]:
-    """``GET /jobs/:jobid/checkpoints``: counts, a summary of the completed ones, the latest of each kind and the
-    history (newest first, without per-task details, as Flink's)."""
-    history = list(job.checkpoints)
+    """``GET /jobs/:jobid/checkpoints``: counts over the job's life, a summary of its last completed checkpoints,
+    the latest of each kind, the restore and the last ``web.checkpoints.history`` checkpoints (newest first, without
+    per-task details, as Flink's ``CheckpointingStatistics``)."""
+    stats = job.checkpoint_stats
     discarded = _discarded_ids(job)
-    completed = [c for c in history if c.status == "COMPLETED"]
-    failed = [c for c in history if c.status == "FAILED"]
+    by_id = {c.id: c for c in job.checkpoints}
+    history_ids = {c.checkpoint_id for c in stats.history}
 
-    def latest(cs: Sequence[CheckpointSnapshot]) -> dict[str, Any] | None:
-        if not cs:
-            return None
-        c = max(cs, key=lambda x: x.id)
+    def entry(c: CheckpointSnapshot) -> dict[str, Any]:
         return checkpoint_statistics(job, c, with_tasks=False, discarded=c.id in discarded)
 
-    sizes = [float(c.state_size) for c in completed]
-    persisted = [float(sum(_persisted(s) for _, _, s in c.subtasks)) for c in completed]
+    def latest(st: CheckpointStats | None) -> dict[str, Any] | None:
+        c = by_id.get(st.checkpoint_id) if st is not None else None
+        return entry(c) if c is not None else None
+
+    figures = stats.summary_figures
+    counts = stats.counts
     return {
         "counts": {
-            "restored": 0,
-            "total": len(history),
-            "in_progress": sum(1 for c in history if c.status == "IN_PROGRESS"),
-            "completed": len(completed),
-            "failed": len(failed),
+            "restored": counts.restored,
+            "total": counts.total,
+            "in_progress": counts.in_progress,
+            "completed": counts.completed,
+            "failed": counts.failed,
         },
         "summary": {
-            "checkpointed_size": stats_summary(sizes),
-            "state_size": stats_summary(sizes),
-            "end_to_end_duration": stats_summary([float(_end_to_end(c)) for c in completed]),
-            "alignment_buffered": stats_summary([0.0 for _ in completed]),
-            "processed_data": stats_summary([0.0 for _ in completed]),
-            "persisted_data": stats_summary(persisted),
+            "checkpointed_size": stats_summary([f[0] for f in figures]),
+            "state_size": stats_summary([f[0] for f in figures]),
+            "end_to_end_duration": stats_summary([f[1] for f in figures]),
+            "alignment_buffered": stats_summary([0.0 for _ in figures]),
+            "processed_data": stats_summary([0.0 for _ in figures]),
+            "persisted_data": stats_summary([f[2] for f in figures]),
         },
         "latest": {
-            "completed": latest([c for c in completed if not c.is_savepoint]),
-            "savepoint": latest([c for c in completed if c.is_savepoint]),
-            "failed": latest(failed),
-            "restored": None,
+            "completed": latest(stats.latest_completed),
+            "savepoint": latest(stats.latest_savepoint),
+            "failed": latest(stats.latest_failed),
+            "restored": _restored(stats.latest_restored),
         },
-        "history": [
-            checkpoint_statistics(job, c, with_tasks=False, discarded=c.id in discarded)
-            for c in sorted(history, key=lambda x: x.id, reverse=True)
-        ],
+        "history": [entry(c) for c in sorted(job.checkpoints, key=lambda x: x.id, reverse=True) if c.id in history_ids],
+    }
+
+
+def _restored(restored: RestoredCheckpoint | None) -> dict[str, Any] | None:
+    """Flink's ``RestoredCheckpointStatistics``."""
+    if restored is None:
+        return None
+    return {
+        "id": restored.checkpoint_id,
+        "restore_timestamp": restored.restore_timestamp_ms,
+        "is_savepoint": restored.is_savepoint,
+        "external_path": restored.external_path,
     }
 
 

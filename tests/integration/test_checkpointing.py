@@ -163,7 +163,8 @@ class Noting(MapFunction, CheckpointedFunction, CheckpointListener):
 @pytest.mark.timeout(90)
 def test_checkpoint_that_is_never_acknowledged_times_out_and_the_next_completes(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
-    env = StreamExecutionEnvironment.get_execution_environment()
+    # every checkpoint's statistics kept, not only the last 10 (web.checkpoints.history): checkpoint 2 is looked at
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"web.checkpoints.history": 1000}))
     env.set_parallelism(1)
     env.enable_checkpointing(100)
     cfg = env.get_checkpoint_config()
@@ -336,7 +337,13 @@ class _HandleSerializer(BatchSerializer):
 @pytest.mark.timeout(120)
 def test_unpicklable_in_flight_records_abort_an_unaligned_checkpoint_not_the_job(tmp_path: Path) -> None:
     env = StreamExecutionEnvironment.get_execution_environment(
-        Configuration({"taskmanager.numberOfTaskSlots": 2, "minicluster.number-of-taskmanagers": 1})
+        Configuration(
+            {
+                "taskmanager.numberOfTaskSlots": 2,
+                "minicluster.number-of-taskmanagers": 1,
+                "web.checkpoints.history": 100_000,  # every failed checkpoint's reason is looked at
+            }
+        )
     )
     env.set_parallelism(2)
     env.set_buffer_timeout(0)  # output queues stay short: the in-flight records are mostly on the input side

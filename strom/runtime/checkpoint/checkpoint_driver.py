@@ -27,10 +27,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from strom.exceptions import CheckpointError
+from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsSnapshot, RestoredCheckpoint
 from strom.runtime.checkpoint.coordinator import (
     CheckpointCoordinator,
     CheckpointCoordinatorConfiguration,
-    CheckpointStats,
     CoordinatorAction,
     DisposeCheckpoint,
     FailJob,
@@ -122,6 +122,7 @@ class CheckpointDriver:
         listener: CheckpointDriverListener,
         restored: bool = False,
         first_checkpoint_id: int = 1,
+        restored_from: CheckpointMetadata | None = None,
     ) -> None:
         self.job_id = job_id
         #: the owner of the driver's tasks (periodic trigger, state writes, finalization, disposal)
@@ -148,6 +149,10 @@ class CheckpointDriver:
         #: Flink's ``lastCheckpointRestoreTimestamp``: when the job last started from a checkpoint or savepoint
         #: (-1: never); after a failover, when the restored attempts all run
         self.last_restore_timestamp_ms = _now_ms() if restored else -1
+        if restored_from is not None:
+            self._report_restored(
+                restored_from.checkpoint_id, restored_from.is_savepoint, restored_from.external_pointer
+            )
         self._restoring = False  # failed over: the next start of the periodic trigger follows a restore
 
     # -- periodic triggering ----------------------------------------------------------------------------
@@ -155,6 +160,10 @@ class CheckpointDriver:
         """All tasks run: trigger every ``interval_ms`` (Flink's ``CheckpointCoordinatorDeActivator``)."""
         if self._restoring and self._has_restore_point:
             self.last_restore_timestamp_ms = _now_ms()
+            latest = self.coordinator.latest_completed
+            if latest is not None:  # a failover restores the latest completed checkpoint
+                metadata = self._metadata.get(latest.checkpoint_id)
+                self._report_restored(latest.checkpoint_id, False, metadata.external_pointer if metadata else "")
         self._restoring = False
         if self.config.interval_ms > 0 and self._periodic is None and not self._closed:
             self._periodic = self.task_group.create_task(
@@ -233,8 +242,13 @@ class CheckpointDriver:
         self._coordinator_writes.clear()
 
     # -- statistics --------------------------------------------------------------------------------------
-    def statistics(self) -> list[CheckpointStats]:
-        return [self.coordinator.history[c] for c in sorted(self.coordinator.history)]
+    def statistics(self) -> CheckpointStatsSnapshot:
+        """The job's checkpoint statistics, bounded (``web.checkpoints.history``)."""
+        return self.coordinator.stats.snapshot()
+
+    def _report_restored(self, checkpoint_id: int, is_savepoint: bool, external_path: str) -> None:
+        restored = RestoredCheckpoint(checkpoint_id, self.last_restore_timestamp_ms, is_savepoint, external_path)
+        self.coordinator.stats.report_restored(restored)
 
     # -- actions ---------------------------------------------------------------------------------------
     def _run(self, actions: list[CoordinatorAction]) -> None:

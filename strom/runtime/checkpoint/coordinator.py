@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsTracker
+
 __all__ = [
     "CheckpointCoordinator",
     "CheckpointCoordinatorConfiguration",
@@ -43,6 +45,7 @@ class CheckpointCoordinatorConfiguration:
     tolerable_failures: int = 0
     exactly_once: bool = True
     unaligned: bool = False  # checkpoints (never savepoints) let barriers overtake in-flight data
+    history_size: int = 10  # web.checkpoints.history: the checkpoints whose statistics are kept in full
 
 
 # -- actions ------------------------------------------------------------------------------------------------
@@ -145,7 +148,8 @@ class CheckpointCoordinator:
         self.latest_completed: CompletedCheckpoint | None = None
         self.last_completion_ms: int | None = None
         self.consecutive_failures = 0
-        self.history: dict[int, CheckpointStats] = {}
+        #: the statistics of the job's checkpoints, bounded (Flink's ``CheckpointStatsTracker``)
+        self.stats = CheckpointStatsTracker(config.history_size)
 
     # -- trigger ------------------------------------------------------------------------------------------------
     def trigger(
@@ -174,13 +178,15 @@ class CheckpointCoordinator:
             tasks_to_ack=tasks_to_ack,
             not_yet_acknowledged=set(tasks_to_ack),
         )
-        self.history[cid] = CheckpointStats(
-            checkpoint_id=cid,
-            status="IN_PROGRESS",
-            is_savepoint=is_savepoint,
-            trigger_timestamp_ms=now_ms,
-            duration_ms=None,
-            state_size=0,
+        self.stats.report(
+            CheckpointStats(
+                checkpoint_id=cid,
+                status="IN_PROGRESS",
+                is_savepoint=is_savepoint,
+                trigger_timestamp_ms=now_ms,
+                duration_ms=None,
+                state_size=0,
+            )
         )
         return [
             TriggerTasks(cid, now_ms, is_savepoint, tasks_to_trigger),
@@ -248,14 +254,16 @@ class CheckpointCoordinator:
             self.consecutive_failures = 0
             for older in sorted(c for c in self.pending if c < checkpoint_id and not self.pending[c].is_savepoint):
                 actions += self._abort(self.pending[older], f"subsumed by checkpoint {checkpoint_id}", counts=False)
-        self.history[checkpoint_id] = CheckpointStats(
-            checkpoint_id=checkpoint_id,
-            status="COMPLETED",
-            is_savepoint=p.is_savepoint,
-            trigger_timestamp_ms=p.timestamp_ms,
-            duration_ms=now_ms - p.timestamp_ms,
-            state_size=int(sum(s.get("state_size", 0) for s in p.stats.values())),
-            subtasks=p.stats,
+        self.stats.report(
+            CheckpointStats(
+                checkpoint_id=checkpoint_id,
+                status="COMPLETED",
+                is_savepoint=p.is_savepoint,
+                trigger_timestamp_ms=p.timestamp_ms,
+                duration_ms=now_ms - p.timestamp_ms,
+                state_size=int(sum(s.get("state_size", 0) for s in p.stats.values())),
+                subtasks=p.stats,
+            )
         )
         return [NotifyCheckpointComplete(checkpoint_id, p.tasks_to_ack), *actions]
 
@@ -274,15 +282,17 @@ class CheckpointCoordinator:
 
     def _abort(self, p: PendingCheckpoint, reason: str, *, counts: bool) -> list[CoordinatorAction]:
         self.pending.pop(p.checkpoint_id, None)
-        self.history[p.checkpoint_id] = CheckpointStats(
-            checkpoint_id=p.checkpoint_id,
-            status="FAILED",
-            is_savepoint=p.is_savepoint,
-            trigger_timestamp_ms=p.timestamp_ms,
-            duration_ms=None,
-            state_size=0,
-            failure_reason=reason,
-            subtasks=p.stats,
+        self.stats.report(
+            CheckpointStats(
+                checkpoint_id=p.checkpoint_id,
+                status="FAILED",
+                is_savepoint=p.is_savepoint,
+                trigger_timestamp_ms=p.timestamp_ms,
+                duration_ms=None,
+                state_size=0,
+                failure_reason=reason,
+                subtasks=p.stats,
+            )
         )
         actions: list[CoordinatorAction] = [
             NotifyCheckpointAborted(p.checkpoint_id, p.tasks_to_ack, reason),

@@ -16,6 +16,7 @@ from typing import Any
 
 from strom.exceptions import RpcError
 from strom.graph.job_graph import JobGraph
+from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsSnapshot
 from strom.runtime.checkpoint.storage import verify_state_files
 from strom.runtime.deployment import TaskExecutionState
 from strom.runtime.dispatcher.job_logs import JobLogBuffers
@@ -191,7 +192,7 @@ class Dispatcher:
     async def request_task_metrics(self, job_id: str) -> list[dict[str, Any]]:
         return self.job_master(job_id).task_metrics_snapshot()
 
-    async def request_checkpoint_statistics(self, job_id: str) -> list[Any]:
+    async def request_checkpoint_statistics(self, job_id: str) -> CheckpointStatsSnapshot:
         return self.job_master(job_id).checkpoint_statistics()
 
     async def trigger_savepoint(self, job_id: str, target_dir: str) -> str:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from strom.exceptions import UserFunctionError
-from strom.runtime.checkpoint.coordinator import CheckpointStats
+from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsSnapshot
 from strom.runtime.execution_state import JobStatus
 
 __all__ = [
@@ -34,7 +34,8 @@ class JobResult:
     #: "vertex name (i/n)" -> pid of the TaskManager process that ran it
     task_pids: dict[str, int] = field(default_factory=dict)
     num_restarts: int = 0
-    checkpoints: list[CheckpointStats] = field(default_factory=list)
+    #: the job's checkpoint statistics (bounded: counts, the latest of each kind, the last few in full)
+    checkpoints: CheckpointStatsSnapshot = field(default_factory=CheckpointStatsSnapshot)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -24,12 +24,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from strom.config import CheckpointingOptions, Configuration, millis
+from strom.config import CheckpointingOptions, Configuration, WebOptions, millis
 from strom.exceptions import CheckpointError, ClusterError, CorruptStateError, TaskManagerStartError, UserFunctionError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.checkpoint_driver import CheckpointDriver
-from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration, CheckpointStats
+from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsSnapshot
+from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration
 from strom.runtime.checkpoint.metadata import CheckpointMetadata
 from strom.runtime.checkpoint.plan_calculator import DefaultCheckpointPlanCalculator
 from strom.runtime.checkpoint.state_assignment import check_savepoint_matches, restore_descriptors
@@ -200,6 +201,7 @@ class JobMaster:
             tolerable_failures=c.get(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER),
             exactly_once=mode == "EXACTLY_ONCE",
             unaligned=unaligned,
+            history_size=max(1, c.get(WebOptions.CHECKPOINTS_HISTORY_SIZE)),
         )
         configured = c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY)
         base = configured or (default_dir() if default_dir else "")
@@ -222,6 +224,7 @@ class JobMaster:
             listener=self,
             restored=self.restore_from is not None,
             first_checkpoint_id=first_id,
+            restored_from=self.restore_from,
         )
         self.scheduler.checkpointing = CheckpointingSettings(exactly_once=config.exactly_once)
         self.scheduler.temporary_dir = "" if configured else base
@@ -429,8 +432,9 @@ class JobMaster:
                     await asyncio.wait_for(self._task_ended.wait(), 1.0)
         self._check_terminal()
 
-    def checkpoint_statistics(self) -> list[CheckpointStats]:
-        return self.checkpoints.statistics() if self.checkpoints is not None else []
+    def checkpoint_statistics(self) -> CheckpointStatsSnapshot:
+        """The job's checkpoint statistics (bounded: counts, the latest of each kind, the last few in full)."""
+        return self.checkpoints.statistics() if self.checkpoints is not None else CheckpointStatsSnapshot()
 
     def on_global_failure(self, reason: str) -> None:
         """The checkpoint driver's verdict: too many checkpoints failed."""

@@ -10,7 +10,6 @@ state and run on its loop.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from strom.runtime.execution_state import JobStatus
@@ -19,7 +18,7 @@ from strom.runtime.metrics.prometheus import Reading
 from strom.runtime.metrics.scope import JOB_MANAGER_JOB_SCOPE, JOB_MANAGER_SCOPE, job_manager_job_variables
 
 if TYPE_CHECKING:
-    from strom.runtime.checkpoint.coordinator import CheckpointStats
+    from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsSnapshot
     from strom.runtime.dispatcher.dispatcher import Dispatcher
     from strom.runtime.jobmaster.jobmaster import JobMaster
 
@@ -32,17 +31,14 @@ __all__ = [
 ]
 
 
-def checkpoint_metrics(history: Iterable[CheckpointStats], restore_timestamp_ms: int = -1) -> dict[str, float]:
-    """Flink's checkpoint metrics of a job with checkpoint ``history`` (savepoints included, as Flink counts
-    them); the ``last...`` ones are -1 until a checkpoint completed, as Flink's."""
-    stats = sorted(history, key=lambda s: s.checkpoint_id)
-    completed = [s for s in stats if s.status == "COMPLETED"]
-    failed = sum(1 for s in stats if s.status == "FAILED")
-    in_progress = sum(1 for s in stats if s.status == "IN_PROGRESS")
-    last = completed[-1] if completed else None
-    duration = float(last.duration_ms or 0) if last is not None else -1.0
+def checkpoint_metrics(stats: CheckpointStatsSnapshot, restore_timestamp_ms: int = -1) -> dict[str, float]:
+    """Flink's checkpoint metrics of a job (savepoints included, as Flink counts them); the ``last...`` ones are
+    -1 until a checkpoint completed, as Flink's."""
+    completed = [c for c in (stats.latest_completed, stats.latest_savepoint) if c is not None]
+    last = max(completed, key=lambda c: c.checkpoint_id) if completed else None
+    counts = stats.counts
     return {
-        "lastCheckpointDuration": duration,
+        "lastCheckpointDuration": float(last.duration_ms or 0) if last is not None else -1.0,
         "lastCheckpointSize": float(last.state_size) if last is not None else -1.0,
         "lastCheckpointFullSize": float(last.state_size) if last is not None else -1.0,
         "lastCompletedCheckpointId": float(last.checkpoint_id) if last is not None else -1.0,
@@ -50,10 +46,10 @@ def checkpoint_metrics(history: Iterable[CheckpointStats], restore_timestamp_ms:
             float(last.trigger_timestamp_ms + (last.duration_ms or 0)) if last is not None else -1.0
         ),
         "lastCheckpointRestoreTimestamp": float(restore_timestamp_ms),
-        "numberOfInProgressCheckpoints": float(in_progress),
-        "numberOfCompletedCheckpoints": float(len(completed)),
-        "numberOfFailedCheckpoints": float(failed),
-        "totalNumberOfCheckpoints": float(len(stats)),
+        "numberOfInProgressCheckpoints": float(counts.in_progress),
+        "numberOfCompletedCheckpoints": float(counts.completed),
+        "numberOfFailedCheckpoints": float(counts.failed),
+        "totalNumberOfCheckpoints": float(counts.total),
     }
 
 

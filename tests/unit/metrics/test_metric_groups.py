@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from strom.metrics import Counter, Distribution, Meter, MetricGroup
+from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsSnapshot, CheckpointStatsTracker
 from strom.runtime.checkpoint.coordinator import CheckpointStats
 from strom.runtime.metrics.job_metrics import checkpoint_metrics
 from strom.runtime.metrics.metric_group import GenericMetricGroup, MetricRegistry
@@ -134,7 +135,7 @@ def stats(cid: int, status: str, *, size: int = 100, duration: int | None = 10, 
 
 @pytest.mark.timeout(10)
 def test_checkpoint_metrics_follow_flinks_names_and_defaults() -> None:
-    none = checkpoint_metrics([])
+    none = checkpoint_metrics(CheckpointStatsSnapshot())
     assert none["lastCheckpointDuration"] == -1 and none["lastCompletedCheckpointId"] == -1
     assert none["numberOfCompletedCheckpoints"] == 0 and none["lastCheckpointRestoreTimestamp"] == -1
     history = [
@@ -143,7 +144,12 @@ def test_checkpoint_metrics_follow_flinks_names_and_defaults() -> None:
         stats(3, "COMPLETED", size=30, duration=7, ts=2000),
         stats(4, "IN_PROGRESS", duration=None),
     ]
-    m = checkpoint_metrics(history, restore_timestamp_ms=1234)
+    tracker = CheckpointStatsTracker()
+    for st in history:  # as the coordinator reports them: triggered, then completed or failed
+        tracker.report(stats(st.checkpoint_id, "IN_PROGRESS", duration=None, ts=st.trigger_timestamp_ms))
+        if st.status != "IN_PROGRESS":
+            tracker.report(st)
+    m = checkpoint_metrics(tracker.snapshot(), restore_timestamp_ms=1234)
     assert m == {
         "lastCheckpointDuration": 7.0,
         "lastCheckpointSize": 30.0,

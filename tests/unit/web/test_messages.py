@@ -6,6 +6,8 @@ import asyncio
 
 import pytest
 
+from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsTracker, RestoredCheckpoint
+from strom.runtime.checkpoint.coordinator import CheckpointStats
 from strom.web.accessor import (
     CheckpointSettings,
     CheckpointSnapshot,
@@ -155,9 +157,36 @@ def test_checkpointing_statistics_latest_history_and_discarded() -> None:
             subtasks=((v.id, 0, {"state_size": 10.0 * cid}),),
         )
 
-    body = checkpointing_statistics(job(v, checkpoints=(cp(1, "COMPLETED"), cp(2, "FAILED"), cp(3, "COMPLETED"),
-                                                        cp(4, "COMPLETED", True), cp(5, "IN_PROGRESS"))))  # fmt: skip
-    assert body["counts"] == {"restored": 0, "total": 5, "in_progress": 1, "completed": 3, "failed": 1}
+    checkpoints = (
+        cp(1, "COMPLETED"),
+        cp(2, "FAILED"),
+        cp(3, "COMPLETED"),
+        cp(4, "COMPLETED", True),
+        cp(5, "IN_PROGRESS"),
+    )
+    tracker = CheckpointStatsTracker()  # fed as the coordinator feeds it: triggered, then completed or failed
+    for c in checkpoints:
+        for status in dict.fromkeys(("IN_PROGRESS", c.status)):
+            tracker.report(
+                CheckpointStats(
+                    checkpoint_id=c.id,
+                    status=status,
+                    is_savepoint=c.is_savepoint,
+                    trigger_timestamp_ms=c.trigger_timestamp_ms,
+                    duration_ms=c.duration_ms if status == "COMPLETED" else None,
+                    state_size=c.state_size if status == "COMPLETED" else 0,
+                    failure_reason=c.failure_reason,
+                )
+            )
+    tracker.report_restored(RestoredCheckpoint(7, 1234, True, "/sp/savepoint-7"))
+    body = checkpointing_statistics(job(v, checkpoints=checkpoints, checkpoint_stats=tracker.snapshot()))
+    assert body["counts"] == {"restored": 1, "total": 5, "in_progress": 1, "completed": 3, "failed": 1}
+    assert body["latest"]["restored"] == {
+        "id": 7,
+        "restore_timestamp": 1234,
+        "is_savepoint": True,
+        "external_path": "/sp/savepoint-7",
+    }
     assert [h["id"] for h in body["history"]] == [5, 4, 3, 2, 1]
     assert body["latest"]["completed"]["id"] == 3 and body["latest"]["completed"]["discarded"] is False
     assert body["history"][-1]["discarded"] is True  # only the newest (num-retained 1) is kept
