@@ -83,13 +83,20 @@ def java_bytes_hash(b: bytes) -> int:
     n = len(b)
     cached = _POWERS.get(n)
     if cached is None:
+        if n > _CACHED_LENGTHS:  # a long key: Horner's rule (the powers of every length would be quadratic)
+            h = 1
+            for x in b:
+                h = (31 * h + _SIGNED[x]) & _M32
+            return _int32(h)
         cached = _POWERS[n] = (pow(31, n, 1 << 32), [pow(31, n - 1 - i, 1 << 32) for i in range(n)])
     top, powers = cached
     return _int32(top + sum(map(mul, map(_SIGNED.__getitem__, b), powers)))
 
 
 _SIGNED = [x - 256 if x > 127 else x for x in range(256)]
+#: the powers of 31 per pickle length up to :data:`_CACHED_LENGTHS` bytes (keys are short: names, ids, tuples)
 _POWERS: dict[int, tuple[int, list[int]]] = {}
+_CACHED_LENGTHS = 256
 
 
 def _long_hash(v: int) -> int:

@@ -84,3 +84,20 @@ def test_keyed_state_of_strom_0_1_restores_where_its_keys_still_belong() -> None
     half = KeyGroupRange(0, 63) if old_group < 64 else KeyGroupRange(64, 127)
     with pytest.raises(CheckpointError, match="restore the checkpoint once at parallelism 1"):
         HeapKeyedStateBackend(max_parallelism=128).restore({old_group: blob}, half)
+
+
+def test_the_bytes_hash_of_short_and_long_keys_is_javas() -> None:
+    import random
+
+    from strom.runtime.state.key_hash import java_bytes_hash
+
+    def arrays_hash_code(b: bytes) -> int:  # Arrays.hashCode(byte[]), as Java writes it
+        h = 1
+        for x in b:
+            h = (31 * h + (x - 256 if x > 127 else x)) & 0xFFFFFFFF
+        return h - (1 << 32) if h & 0x80000000 else h
+
+    rng = random.Random(7)
+    for n in (0, 1, 2, 31, 255, 256, 257, 5000):
+        data = bytes(rng.randrange(256) for _ in range(n))
+        assert java_bytes_hash(data) == arrays_hash_code(data), n
