@@ -230,13 +230,16 @@ def check_prometheus(cluster: Cluster, jobs: dict[str, str]) -> None:
 
 
 # -- the dashboard -----------------------------------------------------------------------------------------------
-def job_rows(driver: webdriver.Chrome, section: str) -> list[tuple[str, str, str]]:
-    return sorted((r["cells"][0], r["cells"][1], r["cells"][-1]) for r in read(driver, f"{section} tbody tr"))
-
-
-def rest_rows(cluster: Cluster, running: bool) -> list[tuple[str, str, str]]:
+def job_rows(driver: webdriver.Chrome, section: str) -> list[tuple[str, str, str, str]]:
     return sorted(
-        (j["name"], j["jid"], j["state"])
+        (r["cells"][0], r["cells"][1], r["cells"][-2], r["cells"][-1]) for r in read(driver, f"{section} tbody tr")
+    )
+
+
+def rest_rows(cluster: Cluster, running: bool) -> list[tuple[str, str, str, str]]:
+    """A running job counts its running tasks, a completed one its finished tasks (not "0 / 8" running)."""
+    return sorted(
+        (j["name"], j["jid"], f"{j['tasks']['running' if running else 'finished']} / {j['tasks']['total']}", j["state"])
         for j in cluster.get("/jobs/overview")["jobs"]
         if (j["state"] == "RUNNING") == running
     )

@@ -11,19 +11,20 @@ const TERMINAL = new Set(["FINISHED", "CANCELED", "FAILED"]);
 
 export const badge = (state) => h("span", { class: `badge status-${state}` }, state);
 
-function jobRows(jobs) {
+// running jobs count their running tasks, completed ones their finished tasks (a completed job runs none)
+function jobRows(jobs, taskState) {
   return jobs.map((j) => [
     h("a", { href: `#/jobs/${encodeURIComponent(j.jid)}`, class: "job-link", dataset: { jid: j.jid } }, j.name),
     h("code", null, j.jid),
     time(j["start-time"]),
     time(j["end-time"]),
     duration(j.duration),
-    `${count(j.tasks.running)} / ${count(j.tasks.total)}`,
+    `${count(j.tasks[taskState])} / ${count(j.tasks.total)}`,
     badge(j.state),
   ]);
 }
 
-const JOB_COLUMNS = ["Job name", "Job id", "Start time", "End time", "Duration", "Tasks running", "Status"];
+const jobColumns = (tasks) => ["Job name", "Job id", "Start time", "End time", "Duration", tasks, "Status"];
 
 export class OverviewPage {
   mount(container) {
@@ -58,8 +59,8 @@ export class OverviewPage {
     const newest = (a, b) => b["start-time"] - a["start-time"];
     const running = jobs.jobs.filter((j) => !TERMINAL.has(j.state)).sort(newest);
     const completed = jobs.jobs.filter((j) => TERMINAL.has(j.state)).sort(newest);
-    fill(this.running, table(JOB_COLUMNS, jobRows(running), { empty: "No running jobs.", className: "jobs" }));
-    fill(this.completed, table(JOB_COLUMNS, jobRows(completed), { empty: "No completed jobs.", className: "jobs" }));
+    fill(this.running, table(jobColumns("Tasks running"), jobRows(running, "running"), { empty: "No running jobs.", className: "jobs" }));
+    fill(this.completed, table(jobColumns("Tasks finished"), jobRows(completed, "finished"), { empty: "No completed jobs.", className: "jobs" }));
   }
 }
 
