@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from strom.exceptions import ClusterError, JobCancelledError, JobExecutionError
 from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsCounts
 from strom.runtime.execution_state import JobStatus
+from strom.runtime.operators.user_traceback import add_source_lines
 
 if TYPE_CHECKING:
     from strom.deploy.active_cluster import ActiveCluster
@@ -238,11 +239,8 @@ class JobClient:
             )
         if r.status is JobStatus.CANCELED:
             raise JobCancelledError(f"job '{r.job_name}' ({r.job_id}) was cancelled", job_id=r.job_id)
-        err = JobExecutionError(
-            f"job '{r.job_name}' ({r.job_id}) failed: {r.failure_text}",
-            job_id=r.job_id,
-            cause_text=r.failure_text,
-        )
+        text = add_source_lines(r.failure_text)
+        err = JobExecutionError(f"job '{r.job_name}' ({r.job_id}) failed: {text}", job_id=r.job_id, cause_text=text)
         if r.failure is not None:
             raise err from r.failure
         raise err

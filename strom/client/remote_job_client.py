@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from strom.client.job_client import JobClient, JobExecutionResult
 from strom.exceptions import ClusterError, JobCancelledError, JobExecutionError
 from strom.runtime.execution_state import JobStatus
+from strom.runtime.operators.user_traceback import add_source_lines
 
 if TYPE_CHECKING:
     from strom.deploy.standalone.rest_client import RestClusterClient
@@ -152,7 +153,7 @@ class RemoteJobClient(JobClient):
             )
         if status == "CANCELED":
             raise JobCancelledError(f"job '{self.job_name}' ({self.job_id}) was cancelled", job_id=self.job_id)
-        text = str(outcome.get("failure-cause", {}).get("stack-trace") or status)
+        text = add_source_lines(str(outcome.get("failure-cause", {}).get("stack-trace") or status))
         raise JobExecutionError(
             f"job '{self.job_name}' ({self.job_id}) failed: {text}", job_id=self.job_id, cause_text=text
         )

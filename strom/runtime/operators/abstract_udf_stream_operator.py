@@ -67,7 +67,7 @@ class AbstractUdfStreamOperator(StreamOperator):
             out = loop(it, batch)
         except Exception as exc:
             v = batch[n - length_hint(it) - 1]  # the iterator stands right after the failing record
-            raise self.user_error(explain_key_error(exc, v, key_of), batch, v) from exc
+            raise self.keyed_user_error(exc, batch, v, key_of) from exc
         self._records_in += n
         if out is None:
             collector = self._collector
@@ -78,6 +78,13 @@ class AbstractUdfStreamOperator(StreamOperator):
             if self.output_grows:
                 budget.observe(out, n)
             self.output.emit(out)
+
+    def keyed_user_error(self, exc: Exception, batch: list[Any], record: Any, key_of: KeyOf | None) -> BaseException:
+        """:meth:`user_error` for a keyed loop: an unhashable key (a ``TypeError`` of the state or the function
+        when routing needed no hash, one consumer) is the key selector's error, said in one line."""
+        explained = explain_key_error(exc, record, key_of)
+        role = f"the key selector (key_by) of operator '{self.name}'" if explained is not exc else ""
+        return self.user_error(explained, batch, record, role=role)
 
     def initialize_state(self, restore: OperatorRestoreState | None) -> None:
         super().initialize_state(restore)

@@ -20,7 +20,7 @@ record; errors that already are a ``UserFunctionError`` (from a chained operator
 from __future__ import annotations
 
 import enum
-import traceback
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from strom.api.functions import RuntimeContext
 from strom.exceptions import InvalidProgramError, UserFunctionError
 from strom.runtime.operators.batch_budget import BatchBudget
+from strom.runtime.operators.user_traceback import format_user_traceback
 from strom.runtime.streamrecord import short_repr
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
@@ -340,7 +341,7 @@ class StreamOperator(ABC):
             where = f" on input record #{pos} ({short_repr(record)})" if idx >= 0 else f" near input #{pos}"
         subtask = f"subtask {info.subtask_index + 1}/{info.parallelism}" if info else "subtask ?"
         attempt = info.attempt_number if info else 0
-        tb = "".join(traceback.format_exception(exc))
+        tb = format_user_traceback(exc, internal=logging.getLogger("strom").isEnabledFor(logging.DEBUG))
         who = role or f"the user function of operator '{self.name}'"
         msg = f"{type(exc).__name__}: {exc} — raised by {who} ({subtask}, attempt {attempt}){where}"
         return UserFunctionError(

@@ -116,7 +116,7 @@ class StreamGroupedReduce(_KeyedUdfOperator):
                 table[k] = new
                 append(new)
         except Exception as exc:
-            raise self.user_error(self._explain(exc, v), batch, v) from exc
+            raise self.keyed_user_error(exc, batch, v, self._key) from exc
         self._records_in += len(batch)
         if self.batch_results:
             return

@@ -21,9 +21,12 @@ __all__ = ["TypedOutput", "type_mismatch"]
 
 
 def type_mismatch(exc: Exception, record: Any, type_info: TypeInformation, where: str) -> str:
-    """The message of a record that does not fit its declared type."""
+    """The message of a record that does not fit its declared type (the value's type named once)."""
+    name = f"({type(record).__name__})"
+    of_type = "" if name in str(exc) else f" {name}"
     return (
-        f"expected the records {where} to fit the declared type {type_info!r}; got {short_repr(record)}: {exc}; "
+        f"expected the records {where} to fit the declared type {type_info!r}; got {short_repr(record)}{of_type}: "
+        f"{exc}; "
         "hint: return values of the declared type, or declare the type the function returns (output_type=...)"
     )
 

@@ -14,7 +14,6 @@ Anything the enumerator raises is a global failure of the job naming the source.
 from __future__ import annotations
 
 import logging
-import traceback
 from typing import Any
 
 import cloudpickle
@@ -26,6 +25,7 @@ from strom.runtime.operators.coordination import (
     OperatorCoordinatorContext,
     OperatorCoordinatorProvider,
 )
+from strom.runtime.operators.user_traceback import format_user_traceback
 from strom.runtime.source.coordinator_context import SourceCoordinatorContext
 from strom.runtime.source.event import ReaderRegistrationEvent, RequestSplitEvent, SourceEventWrapper
 
@@ -153,5 +153,5 @@ class SourceCoordinator(OperatorCoordinator):
             "(on the JobManager)",
             operator=name,
             parallelism=self.operator_context.current_parallelism(),
-            user_traceback="".join(traceback.format_exception(exc)),
+            user_traceback=format_user_traceback(exc, internal=logging.getLogger("strom").isEnabledFor(logging.DEBUG)),
         )

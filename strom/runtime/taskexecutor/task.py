@@ -67,7 +67,9 @@ def describe_failure(exc: BaseException, *, internal_traceback: bool = False) ->
     unexpected error: its full traceback.
     """
     if isinstance(exc, UserFunctionError):
-        return f"{exc}\n\nUser function traceback (most recent call last):\n{exc.user_traceback}"
+        if not exc.user_traceback:  # an error of strom's own check (a record not of the declared type)
+            return str(exc)
+        return f"{exc}\n\nUser function traceback (most recent call last):\n{exc.user_traceback.rstrip()}"
     if not isinstance(exc, StromError):
         return "".join(traceback.format_exception(exc))
     lines = [_one_line(exc)]

@@ -177,7 +177,7 @@ class WindowOperator(_KeyedUdfOperator):
                 backend.current_key = k
                 self._process_element(k, v, LONG_MIN if t is None else t, t)
         except Exception as exc:
-            raise self.user_error(self._explain(exc, v), batch, v) from exc
+            raise self.keyed_user_error(exc, batch, v, self._key) from exc
 
     def _process_element(self, key: Any, value: Any, timestamp: int, record_ts: int | None) -> None:
         windows = self.assigner.assign_windows(value, timestamp, self)
