@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test test-fast check lint typecheck bench bench-windows bench-checkpoints bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service clean
+.PHONY: demo test test-fast check lint typecheck api-docs bench bench-windows bench-checkpoints bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -47,7 +47,16 @@ lint: $(STAMP)
 typecheck: $(SPARK_STAMP)
 	$(BIN)/mypy
 
-check: lint typecheck test  # exactly what .ci/run runs
+# the API reference, generated from the docstrings by pdoc (reST docstrings) into build/api/ (not checked in; open
+# build/api/index.html); -W error: a module that fails to import fails the build. tests/unit/test_api_reference.py
+# builds part of it and checks that every public DataStream/KeyedStream method has a docstring with an example
+API_MODULES := strom strom.datastream strom.datastream.connectors strom.datastream.formats strom.common strom.state \
+	strom.connectors strom.exceptions strom.config
+api-docs: $(STAMP)
+	rm -rf build/api
+	$(BIN)/python -W error -m pdoc --docformat restructuredtext -o build/api $(API_MODULES)
+
+check: lint typecheck api-docs test  # exactly what .ci/run runs
 
 bench: $(STAMP)  # data-plane benchmarks; rewrites docs/benchmarks.md (a few minutes; run on a quiet machine)
 	$(BIN)/python benchmarks/bench.py --write-docs

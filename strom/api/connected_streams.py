@@ -33,6 +33,18 @@ IN2 = TypeVar("IN2")
 
 
 class ConnectedStreams(Generic[IN1, IN2]):
+    """Two streams, of types ``IN1`` and ``IN2``, into one operator that knows which input each element came from
+    (Flink's ``ConnectedStreams``, from :meth:`DataStream.connect`).
+
+    >>> from strom import CoMapFunction
+    >>> class Either(CoMapFunction):
+    ...     def map1(self, value):
+    ...         return ("order", value)
+    ...     def map2(self, value):
+    ...         return ("payment", value)
+    >>> both = env.from_collection([1]).connect(env.from_collection([2.5])).map(Either())
+    """
+
     def __init__(self, first: DataStream[IN1], second: DataStream[IN2]) -> None:
         self.first = first
         self.second = second
@@ -57,10 +69,32 @@ class ConnectedStreams(Generic[IN1, IN2]):
         return self.first._two_input(name, self.second.get_transformation(), operator, output_type, name)
 
     def map(self, func: CoMapFunction[IN1, IN2, Any], output_type: Any = None) -> DataStream[Any]:
+        """One output per element of either input (Flink's ``CoMap``): a :class:`CoMapFunction`'s ``map1`` for the first
+        input's elements, ``map2`` for the second's; keyed (after :meth:`key_by`), both may use the key's state.
+
+        >>> from strom import CoMapFunction
+        >>> class Either(CoMapFunction):
+        ...     def map1(self, value):
+        ...         return str(value)
+        ...     def map2(self, value):
+        ...         return value
+        >>> strings = env.from_collection([1]).connect(env.from_collection(["a"])).map(Either())
+        """
         _check(func, CoMapFunction, "map", "map1(value) and map2(value)")
         return self._two_input("Co-Map", CoStreamMap(func, *self._key_selectors()), output_type)
 
     def flat_map(self, func: CoFlatMapFunction[IN1, IN2, Any], output_type: Any = None) -> DataStream[Any]:
+        """Zero or more outputs per element of either input (Flink's ``CoFlatMap``): a :class:`CoFlatMapFunction`'s
+        ``flat_map1`` / ``flat_map2`` yield them.
+
+        >>> from strom import CoFlatMapFunction
+        >>> class Words(CoFlatMapFunction):
+        ...     def flat_map1(self, value):
+        ...         yield from value.split()
+        ...     def flat_map2(self, value):
+        ...         yield value
+        >>> words = env.from_collection(["to be"]).connect(env.from_collection(["or"])).flat_map(Words())
+        """
         _check(func, CoFlatMapFunction, "flat_map", "flat_map1(value) and flat_map2(value)")
         return self._two_input("Co-Flat Map", CoStreamFlatMap(func, *self._key_selectors()), output_type)
 
@@ -69,6 +103,19 @@ class ConnectedStreams(Generic[IN1, IN2]):
         func: CoProcessFunction[IN1, IN2, Any] | KeyedCoProcessFunction[Any, IN1, IN2, Any],
         output_type: Any = None,
     ) -> Any:
+        """A :class:`CoProcessFunction` per element of either input (Flink's ``CoProcess``: ``process_element1`` /
+        ``process_element2``, side outputs); on inputs keyed alike (:meth:`key_by`) a :class:`KeyedCoProcessFunction`,
+        with keyed state and timers shared by both inputs' elements of a key.
+
+        >>> from strom import KeyedCoProcessFunction
+        >>> class Match(KeyedCoProcessFunction):
+        ...     def process_element1(self, order, ctx):
+        ...         yield "order", order
+        ...     def process_element2(self, payment, ctx):
+        ...         yield "paid", payment
+        >>> orders, payments = env.from_collection([(1, "tea")]), env.from_collection([(1, 2.5)])
+        >>> matched = orders.connect(payments).key_by(lambda o: o[0], lambda p: p[0]).process(Match())
+        """
         keyed = self._keyed_inputs()
         if isinstance(func, KeyedCoProcessFunction):
             if keyed is None:

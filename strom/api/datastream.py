@@ -93,14 +93,34 @@ K = TypeVar("K")
 
 
 class DataStream(Generic[T]):
+    """A stream of records of type ``T`` (Flink's ``DataStream``): each method appends an operator, a partitioning or a
+    sink to the program and returns the stream after it; nothing runs until ``env.execute()``.
+
+    The examples build programs only and take ``env`` from ``StreamExecutionEnvironment.get_execution_environment()``.
+
+    >>> words = env.from_collection(["to be", "or not"]).flat_map(str.split).name("split")
+    >>> words.get_name()
+    'split'
+    """
+
     def __init__(self, env: StreamExecutionEnvironment, transformation: Transformation) -> None:
         self._env = env
         self._transformation = transformation
 
     def get_transformation(self) -> Transformation:
+        """The transformation behind this stream (Flink's ``getTransformation``), a node of the StreamGraph.
+
+        >>> env.from_collection([1, 2]).map(str).get_transformation().name
+        'Map'
+        """
         return self._transformation
 
     def get_execution_environment(self) -> StreamExecutionEnvironment:
+        """The environment this stream belongs to (Flink's ``getExecutionEnvironment``).
+
+        >>> env.from_collection([1]).get_execution_environment() is env
+        True
+        """
         return self._env
 
     # -- operator properties -----------------------------------------------------------------------
@@ -114,46 +134,93 @@ class DataStream(Generic[T]):
         return t
 
     def name(self, name: str) -> DataStream[T]:
+        """Name this operator (Flink's ``name``) in logs, metrics, the plan and the web UI. Call it on an operator, not
+        on a ``key_by``, ``rebalance`` or ``union``.
+
+        >>> env.from_collection([1, 2]).map(lambda x: x * 10).name("times ten").get_name()
+        'times ten'
+        """
         self._physical("name()").name = name
         return self
 
     def get_name(self) -> str:
+        """The operator's name (Flink's ``getName``): given by :meth:`name`, or a default (``Map``, ``Filter``).
+
+        >>> env.from_collection([1, 2]).filter(bool).get_name()
+        'Filter'
+        """
         return self._transformation.name
 
     def set_description(self, description: str) -> DataStream[T]:
-        """A longer description of the operator (kept with it, as Flink's, for plans and the web UI)."""
+        """A longer description of the operator (Flink's ``setDescription``), kept with it for plans and the web UI.
+
+        >>> counts = env.from_collection(["1"]).map(int).set_description("parses the click counts of the raw log")
+        """
         self._physical("set_description()").description = description
         return self
 
     def uid(self, uid: str) -> DataStream[T]:
+        """A stable ID of this operator (Flink's ``uid``): a savepoint's state is matched to operators by it, so a
+        changed program still restores. Give one to every stateful operator.
+
+        >>> sums = env.from_collection([("a", 1)]).key_by(lambda t: t[0]).sum(1).uid("sum-per-key")
+        """
         self._physical("uid()").uid = uid
         return self
 
     def set_parallelism(self, parallelism: int) -> DataStream[T]:
+        """Run this operator as ``parallelism`` subtasks (Flink's ``setParallelism``; default: the environment's).
+
+        >>> parsed = env.from_collection(["1", "2"]).map(int).set_parallelism(2)
+        """
         self._physical("set_parallelism()").set_parallelism(parallelism)
         return self
 
     def set_max_parallelism(self, max_parallelism: int) -> DataStream[T]:
+        """The operator's maximum parallelism, 1 to 32768 (Flink's ``setMaxParallelism``): the number of key groups its
+        keyed state is split into, the highest parallelism a savepoint of it can be rescaled to.
+
+        >>> sums = env.from_collection([("a", 1)]).key_by(lambda t: t[0]).sum(1).set_max_parallelism(128)
+        """
         if not isinstance(max_parallelism, int) or not 1 <= max_parallelism <= 32768:
             raise InvalidProgramError(f"max parallelism must be an int in [1, 32768]; got {max_parallelism!r}")
         self._physical("set_max_parallelism()").max_parallelism = max_parallelism
         return self
 
     def disable_chaining(self) -> DataStream[T]:
+        """Keep this operator out of every operator chain (Flink's ``disableChaining``): it runs as a task of its own
+        and its records travel through the network stack.
+
+        >>> squares = env.from_collection([1, 2]).map(lambda x: x * x).disable_chaining()
+        """
         self._physical("disable_chaining()").chaining_strategy = ChainingStrategy.NEVER
         return self
 
     def start_new_chain(self) -> DataStream[T]:
+        """Begin a new operator chain here (Flink's ``startNewChain``): not chained to its predecessor; its successors
+        may chain to it.
+
+        >>> kept = env.from_collection([1, -2]).map(abs).start_new_chain().filter(lambda x: x > 1)
+        """
         self._physical("start_new_chain()").chaining_strategy = ChainingStrategy.HEAD
         return self
 
     def slot_sharing_group(self, name: str) -> DataStream[T]:
+        """Put this operator into the slot sharing group ``name`` (Flink's ``slotSharingGroup``; default ``"default"``):
+        only subtasks of one group share a TaskManager slot.
+
+        >>> heavy = env.from_collection([1, 2]).map(lambda x: x**2).slot_sharing_group("heavy")
+        """
         self._physical("slot_sharing_group()").slot_sharing_group = name
         return self
 
     def set_serializer(self, serializer: BatchSerializer) -> DataStream[T]:
         """Encode this stream's batches with ``serializer`` where they cross TaskManagers (default:
-        :class:`~strom.api.serialization.PickleBatchSerializer`, pickle protocol 5)."""
+        :class:`~strom.api.serialization.PickleBatchSerializer`, pickle protocol 5).
+
+        >>> from strom import PickleBatchSerializer
+        >>> lines = env.from_collection([1, 2]).map(str).set_serializer(PickleBatchSerializer())
+        """
         if not isinstance(serializer, BatchSerializer):
             raise InvalidProgramError(
                 f"expected a strom.BatchSerializer for set_serializer(); got {type(serializer).__name__}; "
@@ -203,23 +270,51 @@ class DataStream(Generic[T]):
         return isinstance(value, DataStream)
 
     def get_type(self) -> TypeInformation:
-        """The declared type of this stream's records (``Types.PICKLED_BYTE_ARRAY()`` when none was declared)."""
+        """The declared type of this stream's records (``Types.PICKLED_BYTE_ARRAY()`` when none was declared).
+
+        >>> env.from_collection(["a"]).map(len, Types.INT()).get_type() == Types.INT()
+        True
+        """
         return self._transformation.output_type or Types.PICKLED_BYTE_ARRAY()
 
     def map(
         self, func: MapFunction[T, Any] | Callable[[T], Any], output_type: TypeInformation | None = None
     ) -> DataStream[Any]:
+        """One output per record: ``func(value)`` (Flink's ``map``). ``func`` is a :class:`MapFunction` or a callable;
+        with ``output_type`` the results are of that declared type (converted at the operator's output).
+
+        >>> doubled = env.from_collection([1, 2, 3]).map(lambda x: x * 2)  # 2, 4, 6
+        >>> pairs = env.from_collection(["a"]).map(lambda w: (w, 1), Types.TUPLE([Types.STRING(), Types.INT()]))
+        """
         return self._one_input("Map", StreamMap(func), output_type)
 
     def flat_map(
         self, func: FlatMapFunction[T, Any] | Callable[[T], Iterable[Any]], output_type: TypeInformation | None = None
     ) -> DataStream[Any]:
+        """Zero or more outputs per record: every element of ``func(value)`` (Flink's ``flatMap``). ``func`` is a
+        :class:`FlatMapFunction` (its ``flat_map`` yields) or a callable returning an iterable.
+
+        >>> words = env.from_collection(["to be", "or not"]).flat_map(str.split)  # to, be, or, not
+        """
         return self._one_input("Flat Map", StreamFlatMap(func), output_type)
 
     def filter(self, func: FilterFunction[T] | Callable[[T], bool]) -> DataStream[T]:
+        """The records for which ``func(value)`` is true (Flink's ``filter``); the stream keeps its type.
+
+        >>> evens = env.from_collection([1, 2, 3, 4]).filter(lambda x: x % 2 == 0)  # 2, 4
+        """
         return self._one_input("Filter", StreamFilter(func), same_type=True)
 
     def process(self, func: ProcessFunction[T, Any], output_type: TypeInformation | None = None) -> DataStream[Any]:
+        """A :class:`ProcessFunction` per record (Flink's ``process``): ``process_element(value, ctx)`` yields outputs,
+        reads the record's timestamp and emits to side outputs (``ctx.output(tag, v)``). Timers and keyed state need a
+        keyed stream: ``key_by(...).process(KeyedProcessFunction)``.
+
+        >>> class Split(ProcessFunction):
+        ...     def process_element(self, value, ctx):
+        ...         yield from value.split()
+        >>> words = env.from_collection(["to be"]).process(Split())
+        """
         if isinstance(func, KeyedProcessFunction):
             raise InvalidProgramError(
                 "a KeyedProcessFunction needs a keyed stream; got a DataStream; hint: key_by(...).process(...)"
@@ -227,13 +322,29 @@ class DataStream(Generic[T]):
         return self._one_input("Process", ProcessOperator(func), output_type)
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy[T]) -> DataStream[T]:
-        """Give every record an event timestamp and the stream watermarks, by ``watermark_strategy``."""
+        """Give every record an event timestamp and the stream watermarks, by ``watermark_strategy`` (Flink's
+        ``assignTimestampsAndWatermarks``).
+
+        >>> strategy = WatermarkStrategy.for_bounded_out_of_orderness(5_000).with_timestamp_assigner(lambda e, ts: e[1])
+        >>> timed = env.from_collection([("ann", 1_000), ("bob", 2_000)]).assign_timestamps_and_watermarks(strategy)
+        """
         return self._one_input(
             "Timestamps/Watermarks", TimestampsAndWatermarksOperator(watermark_strategy), same_type=True
         )
 
     def get_side_output(self, output_tag: OutputTag) -> DataStream[Any]:
-        """The records this operator emitted to ``output_tag`` (``ctx.output(tag, v)``, late window data)."""
+        """The records this operator emitted to ``output_tag`` (``ctx.output(tag, v)``, late window data; Flink's
+        ``getSideOutput``).
+
+        >>> small = OutputTag("small", Types.INT())
+        >>> class Route(ProcessFunction):
+        ...     def process_element(self, value, ctx):
+        ...         if value < 10:
+        ...             ctx.output(small, value)
+        ...         else:
+        ...             yield value
+        >>> smalls = env.from_collection([3, 42]).process(Route()).get_side_output(small)  # 3
+        """
         if not isinstance(output_tag, OutputTag):
             raise InvalidProgramError(
                 f"get_side_output() expects an OutputTag; got a {type(output_tag).__name__}; hint: OutputTag('late')"
@@ -244,19 +355,31 @@ class DataStream(Generic[T]):
         return DataStream(self._env, side)
 
     def window_all(self, window_assigner: WindowAssigner[Any, Any]) -> AllWindowedStream[T]:
-        """Windows over the whole (non-keyed) stream, evaluated by one operator instance."""
+        """Windows over the whole (non-keyed) stream, evaluated by one operator instance (Flink's ``windowAll``).
+
+        >>> from strom import TumblingProcessingTimeWindows
+        >>> per_second = env.from_collection([3, 1]).window_all(TumblingProcessingTimeWindows.of(1_000)).reduce(max)
+        """
         keyed = self.key_by(_null_key)
         return AllWindowedStream(keyed, window_assigner)
 
     def count_window_all(self, size: int, slide: int | None = None) -> AllWindowedStream[T]:
-        """Windows of ``size`` records over the whole stream, every ``slide`` records if given."""
+        """Windows of ``size`` records over the whole stream, every ``slide`` records if given (Flink's
+        ``countWindowAll``).
+
+        >>> sums = env.from_collection(range(9)).count_window_all(3).reduce(lambda a, b: a + b)  # 3, 12, 21
+        """
         return _count_window(self.window_all(GlobalWindows.create()), size, slide)
 
     def key_by(
         self, key_selector: KeySelector[T, K] | Callable[[T], K], key_type: TypeInformation | None = None
     ) -> KeyedStream[T, K]:
-        """Partition by key. With ``key_type`` the keys are converted to that type (``Types.FLOAT()`` keys are
-        32-bit floats) before they are hashed and handed to keyed functions."""
+        """Partition by key (Flink's ``keyBy``). With ``key_type`` the keys are converted to that type
+        (``Types.FLOAT()`` keys are 32-bit floats) before they are hashed and handed to keyed functions.
+
+        >>> per_user = env.from_collection([("ann", 3), ("bob", 1)]).key_by(lambda click: click[0])
+        >>> per_price = env.from_collection([(1.5, "tea")]).key_by(lambda t: t[0], Types.FLOAT())
+        """
         key_selector = typed_key_selector(key_selector, key_type)
         declared = key_type_of(key_selector)  # None: keys hash as PyFlink's pickled keys
         selector = key_selector_callable(key_selector)
@@ -264,6 +387,11 @@ class DataStream(Generic[T]):
         return KeyedStream(self._env, PartitionTransformation(self._transformation, partitioner), key_selector)
 
     def union(self, *streams: DataStream[T]) -> DataStream[T]:
+        """This stream and ``streams`` (of the same type) as one (Flink's ``union``); each input's order is kept, not
+        the order across inputs.
+
+        >>> both = env.from_collection([1, 2]).union(env.from_collection([3]))  # 1, 2, 3 in some interleaving
+        """
         for s in streams:
             if not isinstance(s, DataStream):
                 raise InvalidProgramError(f"union() expects DataStreams; got a {type(s).__name__}")
@@ -273,12 +401,28 @@ class DataStream(Generic[T]):
 
     def join(self, other: DataStream[Any]) -> JoinedStreams[T, Any]:
         """A window join with ``other``: ``.where(key).equal_to(other_key).window(assigner).apply(join_function)``
-        pairs the elements of both streams with equal keys in the same window (Flink's ``JoinedStreams``)."""
+        pairs the elements of both streams with equal keys in the same window (Flink's ``JoinedStreams``).
+
+        >>> from strom import TumblingEventTimeWindows
+        >>> clicks, views = env.from_collection([("ann", 1)]), env.from_collection([("ann", "home")])
+        >>> pairs = (
+        ...     clicks.join(views).where(lambda c: c[0]).equal_to(lambda v: v[0])
+        ...     .window(TumblingEventTimeWindows.of(60_000)).apply(lambda c, v: (c[0], c[1], v[1]))
+        ... )
+        """
         return JoinedStreams(self, other)
 
     def co_group(self, other: DataStream[Any]) -> CoGroupedStreams[T, Any]:
         """A window co-group with ``other``: ``.where(key).equal_to(other_key).window(assigner).apply(fn)`` calls
-        ``fn(first, second)`` with both sides of each key and window (Flink's ``CoGroupedStreams``)."""
+        ``fn(first, second)`` with both sides of each key and window (Flink's ``CoGroupedStreams``).
+
+        >>> from strom import TumblingEventTimeWindows
+        >>> clicks, views = env.from_collection([("ann", 1)]), env.from_collection([("ann", "home")])
+        >>> counts = (
+        ...     clicks.co_group(views).where(lambda c: c[0]).equal_to(lambda v: v[0])
+        ...     .window(TumblingEventTimeWindows.of(60_000)).apply(lambda cs, vs: [(len(cs), len(vs))])
+        ... )
+        """
         return CoGroupedStreams(self, other)
 
     # -- partitioning ------------------------------------------------------------------------------
@@ -286,15 +430,32 @@ class DataStream(Generic[T]):
         return DataStream(self._env, PartitionTransformation(self._transformation, partitioner))
 
     def forward(self) -> DataStream[T]:
+        """Each record to the next operator's subtask of the same index (Flink's ``forward``; equal parallelism).
+
+        >>> out = env.from_collection([1, 2]).map(abs).forward().map(str)
+        """
         return self._partition(ForwardPartitioner())
 
     def rebalance(self) -> DataStream[T]:
+        """Records round-robin over all of the next operator's subtasks (Flink's ``rebalance``): evens out skew.
+
+        >>> spread = env.from_collection([1, 2, 3]).rebalance().map(lambda x: x * x).set_parallelism(2)
+        """
         return self._partition(RebalancePartitioner())
 
     def rescale(self) -> DataStream[T]:
+        """Records round-robin over a subset of the next operator's subtasks (Flink's ``rescale``): each upstream
+        subtask feeds its share of the downstream ones only, with fewer channels than :meth:`rebalance`.
+
+        >>> spread = env.from_collection([1, 2, 3]).rescale().map(str).set_parallelism(2)
+        """
         return self._partition(RescalePartitioner())
 
     def shuffle(self) -> DataStream[T]:
+        """Each record to a uniformly random subtask of the next operator (Flink's ``shuffle``).
+
+        >>> spread = env.from_collection([1, 2, 3]).shuffle().map(str).set_parallelism(2)
+        """
         return self._partition(ShufflePartitioner())
 
     @overload
@@ -305,7 +466,12 @@ class DataStream(Generic[T]):
 
     def broadcast(self, *descriptors: MapStateDescriptor) -> DataStream[T] | BroadcastStream[T]:
         """Send every record to every instance of the next operator. With ``MapStateDescriptor`` s: a
-        :class:`BroadcastStream` for the broadcast state pattern, to ``connect`` a stream with."""
+        :class:`BroadcastStream` for the broadcast state pattern, to ``connect`` a stream with.
+
+        >>> everywhere = env.from_collection([1, 2]).broadcast().map(str).set_parallelism(2)
+        >>> rules_state = MapStateDescriptor("rules", Types.STRING(), Types.INT())
+        >>> rules = env.from_collection([("ann", 10)]).broadcast(rules_state)
+        """
         partitioned = PartitionTransformation(self._transformation, BroadcastPartitioner())
         if descriptors:
             return BroadcastStream(self._env, partitioned, descriptors)
@@ -319,7 +485,16 @@ class DataStream(Generic[T]):
 
     def connect(self, other: DataStream[Any] | BroadcastStream[Any]) -> Any:
         """Two streams into one operator that knows which input each element came from: co-map, co-flat-map,
-        co-process; or, with a :class:`BroadcastStream`, the broadcast state pattern."""
+        co-process; or, with a :class:`BroadcastStream`, the broadcast state pattern.
+
+        >>> from strom import CoMapFunction
+        >>> class Tag(CoMapFunction):
+        ...     def map1(self, value):
+        ...         return ("click", value)
+        ...     def map2(self, value):
+        ...         return ("view", value)
+        >>> tagged = env.from_collection([1]).connect(env.from_collection(["home"])).map(Tag())
+        """
         if isinstance(other, BroadcastStream):
             if other.get_execution_environment() is not self._env:
                 raise InvalidProgramError("connect() expects streams of the same environment; got another one")
@@ -335,6 +510,11 @@ class DataStream(Generic[T]):
     def partition_custom(
         self, partitioner: Callable[[Any, int], int], key_selector: KeySelector[T, Any] | Callable[[T], Any]
     ) -> DataStream[T]:
+        """Each record to the subtask ``partitioner(key, num_partitions)`` picks for its key, ``key_selector(value)``
+        (Flink's ``partitionCustom``); ``partitioner`` may be a :class:`Partitioner` (``partition(key, n)``).
+
+        >>> by_parity = env.from_collection([1, 2, 3]).partition_custom(lambda key, n: key % n, lambda x: x % 2)
+        """
         part: Any = getattr(partitioner, "partition", None)
         if not callable(part):
             if not callable(partitioner):
@@ -354,19 +534,33 @@ class DataStream(Generic[T]):
     def print(self, sink_identifier: str | None = None) -> DataStreamSink[T]:
         """Each record on stdout, prefixed ``N> `` (the subtask) when the sink runs in parallel; records of a
         declared type as Flink prints them (a ``Types.TUPLE`` as ``(a,5)``, a row as ``+I[a,5]``), others with
-        ``str()``."""
+        ``str()``.
+
+        >>> shown = env.from_collection(["a", "b"]).map(str.upper).print()  # A, B on stdout
+        """
         declared = self._transformation.output_type
         formatter = declared.formatter() if declared is not None and not declared.is_pickled() else None
         function = PrintSinkFunction(sink_identifier or "", formatter=formatter)
         return self._sink("Print to Std. Out", PrintSinkOperator(function))
 
     def add_sink(self, sink_function: SinkFunction[T] | Callable[[T], None] | Sink[T]) -> DataStreamSink[T]:
-        """A sink function per record, or a :class:`Sink` (as PyFlink's ``add_sink(JdbcSink.sink(...))``)."""
+        """A sink function per record (Flink's ``addSink``), or a :class:`Sink` (as PyFlink's
+        ``add_sink(JdbcSink.sink(...))``).
+
+        >>> logged = env.from_collection(["a"]).add_sink(lambda value: print("got", value))
+        """
         if isinstance(sink_function, Sink):
             return self.sink_to(sink_function)
         return self._sink("Sink: Unnamed", StreamSink(sink_function))
 
     def sink_to(self, sink: Sink[T]) -> DataStreamSink[T]:
+        """Write this stream to ``sink``, a :class:`Sink` of the unified sink API (Flink's ``sinkTo``), such as
+        ``FileSink`` or ``JdbcSink.sink(...)``. A function per record goes to :meth:`add_sink`.
+
+        >>> from strom.connectors import FileSink, SimpleStringEncoder
+        >>> files = FileSink.for_row_format("/tmp/out", SimpleStringEncoder()).build()
+        >>> written = env.from_collection(["a", "b"]).sink_to(files).name("to files")
+        """
         if not isinstance(sink, Sink):
             raise InvalidProgramError(
                 f"sink_to() expects a strom Sink; got a {type(sink).__name__}; hint: use add_sink() for functions"
@@ -377,7 +571,12 @@ class DataStream(Generic[T]):
         return self._sink("Sink: Writer", SinkWriterOperator(sink))
 
     def execute_and_collect(self, job_execution_name: str | None = None, limit: int | None = None) -> CloseableIterator:
-        """Run the job and iterate this stream's records (use it as a context manager)."""
+        """Run the job and iterate this stream's records (Flink's ``executeAndCollect``; use it as a context manager).
+
+        >>> with env.from_collection([1, 2, 3]).map(lambda x: x * 2).execute_and_collect() as results:  # doctest: +SKIP
+        ...     print(sorted(results))
+        [2, 4, 6]
+        """
         sink_id = uuid.uuid4().hex
         # one collecting subtask, as Flink's CollectStreamSink: the client sees each upstream channel's order
         self._sink("Sink: Collect", CollectSinkOperator(sink_id)).set_parallelism(1)
@@ -389,6 +588,13 @@ class DataStreamSink(DataStream[T]):
 
 
 class KeyedStream(DataStream[T], Generic[T, K]):
+    """A stream partitioned by key (Flink's ``KeyedStream``, from :meth:`DataStream.key_by`): the functions applied to
+    it see each record's key as current (keyed state, timers), and its aggregations keep one running value per key.
+
+    >>> per_word = env.from_collection([("a", 1), ("b", 2), ("a", 3)]).key_by(lambda t: t[0])
+    >>> totals = per_word.sum(1)  # ('a', 1), ('b', 2), ('a', 4)
+    """
+
     def __init__(
         self,
         env: StreamExecutionEnvironment,
@@ -408,59 +614,129 @@ class KeyedStream(DataStream[T], Generic[T, K]):
     def map(
         self, func: MapFunction[T, Any] | Callable[[T], Any], output_type: TypeInformation | None = None
     ) -> DataStream[Any]:
-        """As :meth:`DataStream.map`; the function may use keyed state (the record's key is current)."""
+        """As :meth:`DataStream.map`; the function may use keyed state (the record's key is current).
+
+        >>> ones = env.from_collection(["a", "b", "a"]).key_by(lambda w: w).map(lambda w: (w, 1))
+        """
         return self._one_input("Map", KeyedStreamMap(func, self.key_selector), output_type)
 
     def flat_map(
         self, func: FlatMapFunction[T, Any] | Callable[[T], Iterable[Any]], output_type: TypeInformation | None = None
     ) -> DataStream[Any]:
-        """As :meth:`DataStream.flat_map`; the function may use keyed state (the record's key is current)."""
+        """As :meth:`DataStream.flat_map`; the function may use keyed state (the record's key is current).
+
+        >>> letters = env.from_collection(["ab", "c"]).key_by(len).flat_map(list)  # a, b, c
+        """
         return self._one_input("Flat Map", KeyedStreamFlatMap(func, self.key_selector), output_type)
 
     def filter(self, func: FilterFunction[T] | Callable[[T], bool]) -> DataStream[T]:
-        """As :meth:`DataStream.filter`; the function may use keyed state (the record's key is current)."""
+        """As :meth:`DataStream.filter`; the function may use keyed state (the record's key is current).
+
+        >>> active = env.from_collection([("a", 0), ("b", 2)]).key_by(lambda t: t[0]).filter(lambda t: t[1] > 0)
+        """
         return self._one_input("Filter", KeyedStreamFilter(func, self.key_selector), same_type=True)
 
     def reduce(self, func: ReduceFunction[T] | Callable[[T, T], T]) -> DataStream[T]:
+        """Each record combined with its key's previous result, every result emitted (Flink's rolling ``reduce``).
+        ``func`` is a :class:`ReduceFunction` or a callable ``(accumulated, value) -> accumulated`` of the record type.
+
+        >>> keyed = env.from_collection([("a", 1), ("a", 2)]).key_by(lambda t: t[0])
+        >>> totals = keyed.reduce(lambda acc, t: (acc[0], acc[1] + t[1]))  # ('a', 1), ('a', 3)
+        """
         return self._keyed("Keyed Reduce", StreamGroupedReduce(func, self.key_selector))
 
     def sum(self, field: int | str = 0) -> DataStream[T]:
+        """A rolling sum of ``field`` per key (Flink's ``sum``). ``field``: a tuple index or an attribute (dict key)
+        name; the other fields stay those of the key's first record.
+
+        >>> keyed = env.from_collection([("a", 1), ("a", 2)]).key_by(lambda t: t[0])
+        >>> totals = keyed.sum(1)  # ('a', 1), ('a', 3)
+        """
         return self._keyed("Keyed Aggregation", StreamGroupedReduce(SumAggregator(field), self.key_selector))
 
     def min(self, field: int | str = 0) -> DataStream[T]:
+        """A rolling minimum of ``field`` per key (Flink's ``min``): only ``field`` changes, the other fields stay those
+        of the key's first record; :meth:`min_by` emits the whole record holding the minimum.
+
+        >>> keyed = env.from_collection([("a", 5, "x"), ("a", 3, "y")]).key_by(lambda t: t[0])
+        >>> lowest = keyed.min(1)  # ('a', 5, 'x'), ('a', 3, 'x')
+        """
         agg = ComparableAggregator(field, "min", by=False)
         return self._keyed("Keyed Aggregation", StreamGroupedReduce(agg, self.key_selector))
 
     def max(self, field: int | str = 0) -> DataStream[T]:
+        """A rolling maximum of ``field`` per key (Flink's ``max``): only ``field`` changes, the other fields stay those
+        of the key's first record; :meth:`max_by` emits the whole record holding the maximum.
+
+        >>> keyed = env.from_collection([("a", 3, "x"), ("a", 5, "y")]).key_by(lambda t: t[0])
+        >>> highest = keyed.max(1)  # ('a', 3, 'x'), ('a', 5, 'x')
+        """
         agg = ComparableAggregator(field, "max", by=False)
         return self._keyed("Keyed Aggregation", StreamGroupedReduce(agg, self.key_selector))
 
     def min_by(self, field: int | str = 0) -> DataStream[T]:
+        """Per key, the record with the smallest ``field`` so far, the first on ties (Flink's ``minBy``).
+
+        >>> keyed = env.from_collection([("a", 5, "x"), ("a", 3, "y")]).key_by(lambda t: t[0])
+        >>> lowest = keyed.min_by(1)  # ('a', 5, 'x'), ('a', 3, 'y')
+        """
         agg = ComparableAggregator(field, "min", by=True)
         return self._keyed("Keyed Aggregation", StreamGroupedReduce(agg, self.key_selector))
 
     def max_by(self, field: int | str = 0) -> DataStream[T]:
+        """Per key, the record with the largest ``field`` so far, the first on ties (Flink's ``maxBy``).
+
+        >>> keyed = env.from_collection([("a", 3, "x"), ("a", 5, "y")]).key_by(lambda t: t[0])
+        >>> highest = keyed.max_by(1)  # ('a', 3, 'x'), ('a', 5, 'y')
+        """
         agg = ComparableAggregator(field, "max", by=True)
         return self._keyed("Keyed Aggregation", StreamGroupedReduce(agg, self.key_selector))
 
     def process(self, func: Any, output_type: TypeInformation | None = None) -> DataStream[Any]:
+        """A :class:`KeyedProcessFunction` per record, its key current (Flink's ``process`` on a ``KeyedStream``): keyed
+        state, event- and processing-time timers (``on_timer``), side outputs. A :class:`ProcessFunction` runs as on a
+        :class:`DataStream`.
+
+        >>> from strom import ValueStateDescriptor
+        >>> class Count(KeyedProcessFunction):
+        ...     def open(self, runtime_context):
+        ...         self.n = runtime_context.get_state(ValueStateDescriptor("n", Types.LONG()))
+        ...     def process_element(self, value, ctx):
+        ...         self.n.update((self.n.value() or 0) + 1)
+        ...         yield ctx.get_current_key(), self.n.value()
+        >>> counts = env.from_collection(["a", "b", "a"]).key_by(lambda w: w).process(Count())
+        """
         if isinstance(func, ProcessFunction):
             return self._one_input("Process", ProcessOperator(func), output_type)
         return self._one_input("KeyedProcess", KeyedProcessOperator(func, self.key_selector), output_type)
 
     def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream[T]:
-        """Group each key's records into windows (tumbling, sliding, session, global)."""
+        """Group each key's records into windows (tumbling, sliding, session, global; Flink's ``window``).
+
+        >>> from strom import TumblingEventTimeWindows
+        >>> keyed = env.from_collection([("a", 1), ("a", 2)]).key_by(lambda t: t[0])
+        >>> per_minute = keyed.window(TumblingEventTimeWindows.of(60_000)).reduce(lambda a, b: (a[0], a[1] + b[1]))
+        """
         return WindowedStream(self, window_assigner)
 
     def count_window(self, size: int, slide: int | None = None) -> WindowedStream[T]:
-        """Windows of ``size`` records per key; with ``slide``, one every ``slide`` records (Flink's rules:
-        a purging count trigger on global windows, or a count evictor with a count trigger)."""
+        """Windows of ``size`` records per key (Flink's ``countWindow``); with ``slide``, one every ``slide`` records
+        (Flink's rules: a purging count trigger on global windows, or a count evictor with a count trigger).
+
+        >>> keyed = env.from_collection([("a", 1), ("a", 2)]).key_by(lambda t: t[0])
+        >>> per_ten = keyed.count_window(10).reduce(lambda a, b: (a[0], a[1] + b[1]))
+        """
         return _count_window(self.window(GlobalWindows.create()), size, slide)
 
     def interval_join(self, other: KeyedStream[Any, K]) -> IntervalJoin[T, Any, K]:
         """Join with the keyed stream ``other`` over a time interval: ``.between(lower, upper).process(fn)``
         pairs elements of equal keys with ``this.ts + lower <= other.ts <= this.ts + upper`` (Flink's
-        ``KeyedStream.intervalJoin``; event time only)."""
+        ``KeyedStream.intervalJoin``; event time only).
+
+        >>> clicks = env.from_collection([("ann", 1)]).key_by(lambda c: c[0])
+        >>> views = env.from_collection([("ann", "home")]).key_by(lambda v: v[0])
+        >>> joined = clicks.interval_join(views).between(-5_000, 5_000).process(lambda c, v, ctx: [(c[0], v[1])])
+        """
         from strom.api.interval_join import IntervalJoin
 
         return IntervalJoin(self, other)

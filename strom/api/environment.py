@@ -123,6 +123,13 @@ class StreamExecutionEnvironment:
         return self._config
 
     def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
+        """The default parallelism of the job's operators (Flink's ``setParallelism``, ``parallelism.default``); an
+        operator's own :meth:`DataStream.set_parallelism` wins.
+
+        >>> env = env.set_parallelism(2)
+        >>> env.get_parallelism()
+        2
+        """
         if not isinstance(parallelism, int) or isinstance(parallelism, bool) or parallelism < 1:
             raise InvalidProgramError(f"parallelism must be a positive int; got {parallelism!r}")
         self._config.set(CoreOptions.DEFAULT_PARALLELISM, parallelism)
@@ -137,12 +144,24 @@ class StreamExecutionEnvironment:
         return local_parallelism()
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
+        """The default maximum parallelism, 1 to 32768 (Flink's ``setMaxParallelism``, ``pipeline.max-parallelism``):
+        the number of key groups of keyed state, the highest parallelism a savepoint can be rescaled to.
+
+        >>> env.set_max_parallelism(128).get_max_parallelism()
+        128
+        """
         if not isinstance(max_parallelism, int) or not 1 <= max_parallelism <= 32768:
             raise InvalidProgramError(f"max parallelism must be an int in [1, 32768]; got {max_parallelism!r}")
         self._config.set(CoreOptions.MAX_PARALLELISM, max_parallelism)
         return self
 
     def get_max_parallelism(self) -> int:
+        """The default maximum parallelism (Flink's ``getMaxParallelism``; ``pipeline.max-parallelism``, 128 unless
+        set).
+
+        >>> env.set_max_parallelism(256).get_max_parallelism()
+        256
+        """
         return self._config.get(CoreOptions.MAX_PARALLELISM)
 
     def set_buffer_timeout(self, timeout_millis: int | timedelta | str) -> StreamExecutionEnvironment:
@@ -170,9 +189,20 @@ class StreamExecutionEnvironment:
         return self
 
     def get_checkpoint_config(self) -> CheckpointConfig:
+        """The checkpointing settings of this environment (Flink's ``CheckpointConfig``), a view over its configuration.
+
+        >>> env.get_checkpoint_config().set_checkpoint_interval(10_000)
+        >>> env.get_checkpoint_interval()
+        10000
+        """
         return CheckpointConfig(self._config)
 
     def disable_operator_chaining(self) -> StreamExecutionEnvironment:
+        """Run every operator as a task of its own (Flink's ``disableOperatorChaining``): records between operators
+        travel through the network stack.
+
+        >>> env = env.disable_operator_chaining()
+        """
         self._config.set(PipelineOptions.OPERATOR_CHAINING, False)
         return self
 
@@ -258,15 +288,35 @@ class StreamExecutionEnvironment:
         return self
 
     def get_checkpoint_interval(self) -> int:
+        """The checkpoint interval in milliseconds (Flink's ``getCheckpointInterval``; 0: checkpointing is off).
+
+        >>> env.enable_checkpointing(5_000).get_checkpoint_interval()
+        5000
+        """
         return self.get_checkpoint_config().get_checkpoint_interval()
 
     def get_checkpointing_mode(self) -> CheckpointingMode:
+        """EXACTLY_ONCE (aligned barriers) or AT_LEAST_ONCE (Flink's ``getCheckpointingMode``).
+
+        >>> env.enable_checkpointing(5_000).get_checkpointing_mode().name
+        'EXACTLY_ONCE'
+        """
         return self.get_checkpoint_config().get_checkpointing_mode()
 
     def is_chaining_enabled(self) -> bool:
+        """Whether operators are chained into tasks (Flink's ``isChainingEnabled``, ``pipeline.operator-chaining``).
+
+        >>> env.disable_operator_chaining().is_chaining_enabled()
+        False
+        """
         return bool(self._config.get(PipelineOptions.OPERATOR_CHAINING))
 
     def is_unaligned_checkpoints_enabled(self) -> bool:
+        """Whether checkpoint barriers may overtake buffered records (Flink's unaligned checkpoints).
+
+        >>> env.enable_checkpointing(5_000).is_unaligned_checkpoints_enabled()
+        False
+        """
         return self.get_checkpoint_config().is_unaligned_checkpoints_enabled()
 
     def get_default_local_parallelism(self) -> int:
@@ -277,11 +327,18 @@ class StreamExecutionEnvironment:
         """Nothing to release: every ``execute()`` starts and stops its own cluster."""
 
     def set_state_backend(self, state_backend: StateBackend) -> StreamExecutionEnvironment:
-        """``HashMapStateBackend()`` (the heap backend, ``state.backend.type: hashmap``); RocksDB is refused."""
+        """Where keyed state lives (Flink's ``setStateBackend``): ``HashMapStateBackend()`` (the heap,
+        ``state.backend.type: hashmap``) or ``EmbeddedRocksDBStateBackend()`` (``rocksdb``)."""
         self._config.set(StateBackendOptions.STATE_BACKEND, backend_type(state_backend))
         return self
 
     def get_state_backend(self) -> StateBackend:
+        """Where keyed state lives (Flink's ``getStateBackend``): a ``HashMapStateBackend``, whatever
+        :meth:`set_state_backend` or ``state.backend.type`` chose.
+
+        >>> type(env.get_state_backend()).__name__
+        'HashMapStateBackend'
+        """
         return HashMapStateBackend()
 
     def add_jars(self, *jars_path: str) -> StreamExecutionEnvironment:
@@ -343,6 +400,11 @@ class StreamExecutionEnvironment:
         return self
 
     def get_runtime_mode(self) -> RuntimeExecutionMode:
+        """STREAMING, BATCH or AUTOMATIC (Flink's ``execution.runtime-mode``, set by :meth:`set_runtime_mode`).
+
+        >>> env.get_runtime_mode().name
+        'STREAMING'
+        """
         try:
             return RuntimeExecutionMode.of(self._config.get(ExecutionOptions.RUNTIME_MODE))
         except ValueError as exc:
@@ -375,6 +437,13 @@ class StreamExecutionEnvironment:
                 op.watermark_strategy = _for_batch(op.watermark_strategy)
 
     def get_stream_graph(self, job_name: str | None = None, *, clear: bool = False) -> StreamGraph:
+        """The program as Flink's ``StreamGraph`` (one node per operator, edges with their partitioners), without
+        running it; ``clear``: forget the operators built so far, as ``execute()`` does.
+
+        >>> _ = env.from_collection([1, 2]).map(str).name("to text").print()
+        >>> sorted(node.name for node in env.get_stream_graph().nodes.values())
+        ['Print to Std. Out', 'Source: Collection Source', 'to text']
+        """
         c = self._config
         if self._batch_execution():
             self._apply_batch_execution()
@@ -394,6 +463,13 @@ class StreamExecutionEnvironment:
         return self.get_stream_graph().get_execution_plan()
 
     def get_job_graph(self, job_name: str | None = None, *, clear: bool = False) -> JobGraph:
+        """The program as Flink's ``JobGraph``: the stream graph with chained operators merged into job vertices and the
+        runtime settings, as it is submitted.
+
+        >>> _ = env.set_parallelism(1).from_collection([1, 2]).map(str).print()
+        >>> len(env.get_job_graph().vertices)
+        1
+        """
         graph = self.get_stream_graph(job_name, clear=clear)
         c = self._config
         runtime_config: dict[str, object] = {

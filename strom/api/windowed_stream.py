@@ -95,6 +95,13 @@ class _WindowedStreamBase(Generic[T]):
 
     # -- configuration -------------------------------------------------------------------------------
     def trigger(self, trigger: Trigger[Any, Any]) -> _WindowedStreamBase[T]:
+        """When a window fires (Flink's ``trigger``), instead of the assigner's default trigger (event time: at the
+        watermark past the window's end; processing time: at the clock's).
+
+        >>> from strom import CountTrigger, GlobalWindows
+        >>> keyed = env.from_collection([("a", 1)]).key_by(lambda t: t[0])
+        >>> per_100 = keyed.window(GlobalWindows.create()).trigger(CountTrigger.of(100)).reduce(lambda a, b: a)
+        """
         if not isinstance(trigger, Trigger):
             raise InvalidProgramError(
                 f"expected a Trigger; got {type(trigger).__name__}; hint: CountTrigger.of(100), "
@@ -104,6 +111,13 @@ class _WindowedStreamBase(Generic[T]):
         return self
 
     def evictor(self, evictor: Evictor[Any, Any]) -> _WindowedStreamBase[T]:
+        """Remove elements from a window before (or after) its function runs (Flink's ``evictor``); the window then
+        keeps its elements instead of a running reduce or aggregate.
+
+        >>> from strom import CountEvictor, TumblingEventTimeWindows
+        >>> keyed = env.from_collection([("a", 1)]).key_by(lambda t: t[0])
+        >>> last_10 = keyed.window(TumblingEventTimeWindows.of(60_000)).evictor(CountEvictor.of(10)).reduce(max)
+        """
         if not isinstance(evictor, Evictor):
             raise InvalidProgramError(
                 f"expected an Evictor; got {type(evictor).__name__}; hint: CountEvictor.of(10), TimeEvictor.of(...)"
@@ -133,6 +147,12 @@ class _WindowedStreamBase(Generic[T]):
         return self
 
     def get_execution_environment(self) -> Any:
+        """The environment of the windowed stream (Flink's ``getExecutionEnvironment``).
+
+        >>> from strom import GlobalWindows
+        >>> env.from_collection([1]).key_by(str).window(GlobalWindows.create()).get_execution_environment() is env
+        True
+        """
         return self._input.get_execution_environment()
 
     def get_input_type(self) -> Any:
@@ -169,9 +189,31 @@ class _WindowedStreamBase(Generic[T]):
         return self._build("Window(Aggregate)", "aggregate", window_function, output_type, aggregate=aggregate_function)
 
     def apply(self, window_function: Any, output_type: TypeInformation | None = None) -> DataStream[Any]:
+        """Call a :class:`WindowFunction` with all of a window's elements when it fires (Flink's ``apply``):
+        ``apply(key, window, inputs)`` yields the outputs (an :class:`AllWindowFunction`'s ``apply(window, inputs)`` on
+        :meth:`DataStream.window_all`). :meth:`reduce` and :meth:`aggregate` keep less state.
+
+        >>> from strom import TumblingEventTimeWindows, WindowFunction
+        >>> class Count(WindowFunction):
+        ...     def apply(self, key, window, inputs):
+        ...         yield key, window.end, len(list(inputs))
+        >>> keyed = env.from_collection([("a", 1)]).key_by(lambda t: t[0])
+        >>> counts = keyed.window(TumblingEventTimeWindows.of(60_000)).apply(Count())
+        """
         return self._build("Window(Apply)", "list", window_function, output_type)
 
     def process(self, process_window_function: Any, output_type: TypeInformation | None = None) -> DataStream[Any]:
+        """Call a :class:`ProcessWindowFunction` with all of a window's elements when it fires (Flink's ``process``):
+        ``process(key, context, elements)`` yields the outputs and reads ``context.window()``, the watermark and
+        per-window state (``process(context, elements)`` of a :class:`ProcessAllWindowFunction` on ``window_all``).
+
+        >>> from strom import ProcessWindowFunction, TumblingEventTimeWindows
+        >>> class Count(ProcessWindowFunction):
+        ...     def process(self, key, context, elements):
+        ...         yield key, context.window().start, len(list(elements))
+        >>> keyed = env.from_collection([("a", 1)]).key_by(lambda t: t[0])
+        >>> counts = keyed.window(TumblingEventTimeWindows.of(60_000)).process(Count())
+        """
         return self._build("Window(Process)", "list", process_window_function, output_type)
 
     def _build(
