@@ -31,7 +31,7 @@ from strom.api.execution_config import ExecutionConfig
 from strom.api.execution_mode import RuntimeExecutionMode
 from strom.api.output_tag import output_tags_created
 from strom.api.source import Boundedness, Source
-from strom.api.state_backend import HashMapStateBackend, StateBackend, backend_type
+from strom.api.state_backend import EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend, backend_type
 from strom.api.transformations import SourceTransformation, Transformation, operator_of
 from strom.api.typeinfo import TypeInformation
 from strom.client.executor_service_loader import DEFAULT_EXECUTOR_SERVICE_LOADER
@@ -333,13 +333,16 @@ class StreamExecutionEnvironment:
         return self
 
     def get_state_backend(self) -> StateBackend:
-        """Where keyed state lives (Flink's ``getStateBackend``): a ``HashMapStateBackend``, whatever
-        :meth:`set_state_backend` or ``state.backend.type`` chose.
+        """Where keyed state lives (Flink's ``getStateBackend``): the backend :meth:`set_state_backend` or
+        ``state.backend.type`` chose (``HashMapStateBackend`` by default).
 
         >>> type(env.get_state_backend()).__name__
         'HashMapStateBackend'
         """
-        return HashMapStateBackend()
+        chosen = validate_state_backend(self._config.get(StateBackendOptions.STATE_BACKEND))
+        return (
+            EmbeddedRocksDBStateBackend() if chosen == EmbeddedRocksDBStateBackend.type_name else HashMapStateBackend()
+        )
 
     def add_jars(self, *jars_path: str) -> StreamExecutionEnvironment:
         """Accepted and ignored: strom runs no JVM, so there is nothing to put JARs on (Kafka and other

@@ -251,3 +251,12 @@ def test_checkpoint_config_getters_read_what_the_setters_wrote() -> None:
     cfg.enable_unaligned_checkpoints()
     cfg.disable_unaligned_checkpoints()
     assert not cfg.is_unaligned_checkpoints_enabled()
+
+
+def test_get_state_backend_says_which_backend_was_chosen() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    assert env.get_state_backend() == HashMapStateBackend()
+    env.set_state_backend(EmbeddedRocksDBStateBackend())
+    assert env.get_state_backend() == EmbeddedRocksDBStateBackend()
+    rocksdb = StreamExecutionEnvironment.get_execution_environment(Configuration({"state.backend.type": "rocksdb"}))
+    assert rocksdb.get_state_backend() == EmbeddedRocksDBStateBackend()
