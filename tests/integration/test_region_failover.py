@@ -133,6 +133,23 @@ def test_a_failing_subtask_restarts_only_its_region_exactly_once(tmp_path: Path)
     assert all(a == (1 if i == FAILING_SUBTASK else 0) for (_, i), a in final.items()), final
 
 
+@pytest.mark.timeout(180)
+def test_full_restarts_every_subtask(tmp_path: Path) -> None:
+    env = _env()
+    env.get_configuration().set_string("jobmanager.execution.failover-strategy", "full")
+    out = tmp_path / "out"
+    _pipeline(env, out, 6_000, FailOnceAfterACheckpoint(tmp_path / "failed"))
+    client = env.execute_async("full failover")
+    result = client.get_job_execution_result()
+    assert (tmp_path / "failed").exists(), "subtask 2 never failed"
+    assert result.num_restarts == 1
+    jm = client._cluster.dispatcher.job_masters[client.get_job_id()]  # type: ignore[attr-defined]
+    assert sorted(r["attempt_number"] for r in jm.execution_snapshot()) == [1] * 12
+    (entry,) = jm.exception_history
+    assert entry.task_name == "Map (3/4)" and entry.restarted_tasks == ()
+    assert Counter(tuple(r) for r in committed_rows(out)) == _expected_rows()
+
+
 KILLED_SUBTASK = 1
 
 
@@ -162,6 +179,7 @@ def _kill_region_of(client: JobClient, subtask: int, progress: dict[str, Any]) -
         now = _sink_records(client)
         if now.get(subtask, (0, 0.0))[0] == 1:
             progress["back"] = now
+            progress["exceptions"] = _get(client, f"/jobs/{client.get_job_id()}/exceptions")
             return
         time.sleep(0.05)
 
@@ -192,5 +210,11 @@ def test_a_killed_task_manager_restarts_only_its_region_while_the_others_produce
     assert all(a == (1 if i == KILLED_SUBTASK else 0) for (_, i), a in final.items()), final
     (entry,) = jm.exception_history
     assert str(progress["killed"]) in entry.text
+    # the root names the first lost subtask of the region, the other two of it are its concurrent exceptions
+    (rest,) = progress["exceptions"]["exceptionHistory"]["entries"]
+    assert rest["taskName"] == entry.task_name and rest["taskName"].endswith("(2/4)")
+    assert sorted(c["taskName"] for c in rest["concurrentExceptions"]) == sorted(
+        {"Map (2/4)", "Sink: Writer (2/4)", "Source: events (2/4)"} - {entry.task_name}
+    )
     assert sorted(entry.restarted_tasks) == ["Map (2/4)", "Sink: Writer (2/4)", "Source: events (2/4)"]
     assert Counter(tuple(r) for r in committed_rows(out)) == _expected_rows()

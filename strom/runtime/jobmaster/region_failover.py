@@ -30,7 +30,7 @@ from strom.graph.pipelined_regions import ExecutionVertexID
 from strom.runtime.execution_state import ExecutionState, JobStatus
 from strom.runtime.jobmaster.job_result import ExceptionHistoryEntry, last_line
 from strom.runtime.scheduler.failover_strategy import FailoverStrategy
-from strom.runtime.scheduler.restart_strategy import describe_exhausted
+from strom.runtime.scheduler.restart_strategy import NoRestartBackoffTimeStrategy, describe_exhausted
 
 if TYPE_CHECKING:
     from strom.runtime.jobmaster.jobmaster import JobMaster
@@ -115,8 +115,10 @@ class RegionFailover:
         )
         strategy = jm.restart_strategy
         strategy.notify_failure(error if error is not None else text, int(time.monotonic() * 1000))
-        if not strategy.can_restart():
-            jm.fail_job(f"{text}\n\n{describe_exhausted(strategy)}", error)
+        if not strategy.can_restart():  # the job fails, worded as the global failover words it
+            if jm.num_restarts or not isinstance(strategy, NoRestartBackoffTimeStrategy):
+                text = f"{text}\n\n{describe_exhausted(strategy)}"
+            jm.fail_job(text, error)
             return True
         log.warning(
             "job %s fails over (restart #%d, region of %d of %d subtasks): %s",
