@@ -32,22 +32,24 @@ def event(i: int) -> tuple[int, int]:
 
 
 class FailOnceAfterACheckpoint(MapFunction, CheckpointListener):
-    """Subtask 2 raises once, on its first record after a checkpoint covering its records completed (a marker file
-    keeps its restarted attempt from failing again)."""
+    """Subtask 2 (or each of ``subtasks``) raises once, on its first record after a checkpoint covering its records
+    completed (a marker file per subtask keeps its restarted attempt from failing again)."""
 
-    def __init__(self, marker: Path) -> None:
+    def __init__(self, marker: Path, subtasks: tuple[int, ...] = (FAILING_SUBTASK,)) -> None:
         self.marker = marker
+        self.subtasks = subtasks
         self.seen = 0
         self.checkpointed = False
 
     def open(self, runtime_context: Any) -> None:
         self.subtask = runtime_context.get_index_of_this_subtask()
+        self.marker_file = self.marker if self.subtasks == (FAILING_SUBTASK,) else self.marker / str(self.subtask)
 
     def map(self, value: tuple[int, int]) -> tuple[int, int]:
         self.seen += 1
-        if self.subtask == FAILING_SUBTASK and self.checkpointed and not self.marker.exists():
-            self.marker.write_text("failed once")
-            raise RuntimeError("failing on purpose, once")
+        if self.subtask in self.subtasks and self.checkpointed and not self.marker_file.exists():
+            self.marker_file.write_text("failed once")
+            raise RuntimeError(f"failing on purpose, once, in subtask {self.subtask}")
         return value
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
@@ -147,6 +149,25 @@ def test_full_restarts_every_subtask(tmp_path: Path) -> None:
     assert sorted(r["attempt_number"] for r in jm.execution_snapshot()) == [1] * 12
     (entry,) = jm.exception_history
     assert entry.task_name == "Map (3/4)" and entry.restarted_tasks == ()
+    assert Counter(tuple(r) for r in committed_rows(out)) == _expected_rows()
+
+
+@pytest.mark.timeout(180)
+def test_two_failing_regions_restart_each_on_its_own_and_count_twice(tmp_path: Path) -> None:
+    env = _env()
+    out = tmp_path / "out"
+    (tmp_path / "failed").mkdir()
+    _pipeline(env, out, 6_000, FailOnceAfterACheckpoint(tmp_path / "failed", subtasks=(0, 3)))
+    client = env.execute_async("two region failovers")
+    result = client.get_job_execution_result()
+    assert sorted(p.name for p in (tmp_path / "failed").iterdir()) == ["0", "3"]
+    assert result.num_restarts == 2  # the restart strategy is told of each failure (Flink's ExecutionFailureHandler)
+    jm = client._cluster.dispatcher.job_masters[client.get_job_id()]  # type: ignore[attr-defined]
+    final = {(r["job_vertex_id"], r["subtask_index"]): r["attempt_number"] for r in jm.execution_snapshot()}
+    assert all(a == (1 if i in (0, 3) else 0) for (_, i), a in final.items()), final
+    assert sorted(e.task_name for e in jm.exception_history) == ["Map (1/4)", "Map (4/4)"]
+    for e in jm.exception_history:
+        assert sorted(t[-5:] for t in e.restarted_tasks) == [e.task_name[-5:]] * 3
     assert Counter(tuple(r) for r in committed_rows(out)) == _expected_rows()
 
 
