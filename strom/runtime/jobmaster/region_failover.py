@@ -123,7 +123,7 @@ class RegionFailover:
         log.warning(
             "job %s fails over (restart #%d, region of %d of %d subtasks): %s",
             jm.job_id,
-            jm.num_restarts + 1,
+            jm.num_restarts + len(self._pending) + 1,
             len(tasks),
             len(self.strategy.all_tasks()),
             summary or last_line(text),
@@ -169,6 +169,8 @@ class RegionFailover:
         attempts = [ex for ex in pending.attempts if ex.vertex.current_execution is ex]
         if jm.graph.state is not JobStatus.RUNNING or jm.suspended or not attempts:
             return
+        if jm.ha is not None and not jm.ha.is_leader_now():
+            return  # HA: not the leader any more; the new leader deploys
         jm.num_restarts += 1
         new = jm.graph.reset_vertices_for_restart(frozenset(vertex_id(ex) for ex in attempts))
         restored = jm.restore_from.checkpoint_id if jm.restore_from is not None else None
@@ -201,6 +203,8 @@ class RegionFailover:
                 replacement[allocation_id] = SlotAssignment(
                     tm_id=o.tm_id, slot_index=o.slot_index, allocation_id=o.allocation_id, data_address=o.data_address
                 )
+        if jm.graph.state.is_globally_terminal:
+            await jm.rm.release_job(jm.job_id)  # the job ended while the new slots came: they are not used
         if jm.graph.state is not JobStatus.RUNNING:
             return
         for ex in new:
