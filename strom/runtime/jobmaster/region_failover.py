@@ -4,13 +4,15 @@ failure that is not global), while every other subtask keeps running and the job
 
 Per failure, as Flink's ``ExecutionFailureHandler``: the failover strategy names the subtasks to restart, the
 restart strategy is told of the failure once (``notify_failure``) and asked whether and after which backoff the
-restart may happen; each restart counts in ``num_restarts``; the exception history gets one entry naming the failed
-subtask, the other subtasks of the restart set that failed too as its concurrent exceptions, and the restarted
-subtasks. Then: pending checkpoints are aborted and the periodic trigger pauses (it resumes once every task runs
-again), the coordinators hear of the failed attempts, the subtasks are cancelled, and once all of them ended and
-the backoff passed, they get new attempts — in the slots they had, or in new slots where their TaskManager is gone
-— each restoring its share of the latest completed checkpoint (its key groups, operator state, source splits);
-their source coordinators are reset to that checkpoint for them.
+restart may happen; a failure that starts a new restart attempt counts in ``num_restarts`` and gets an entry of the
+exception history naming the failed subtask, the other subtasks of the restart set that failed too as its
+concurrent exceptions, and the restarted subtasks — one the restart strategy merged into its pending attempt
+(``exponential-delay``, Flink 1.19) counts none and joins the latest entry's concurrent exceptions. Then: pending
+checkpoints are aborted and the periodic trigger pauses (it resumes once every task runs again), the coordinators
+hear of the failed attempts, the subtasks are cancelled, and once all of them ended and the backoff passed, they get
+new attempts — in the slots they had, or in new slots where their TaskManager is gone — each restoring its share of
+the latest completed checkpoint (its key groups, operator state, source splits); their source coordinators are
+reset to that checkpoint for them.
 
 When the restart set is the whole job (``full``, or a job that is one region), the JobMaster's global failover
 runs instead (job status RESTARTING, all slots released), as before.
@@ -18,6 +20,7 @@ runs instead (job status RESTARTING, all slots released), as before.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import time
@@ -105,25 +108,20 @@ class RegionFailover:
         live = [ex for ex in attempts if ex is not None]
         if any(ex.slot is None for ex in live):
             return False  # a subtask still waits for its slot (an earlier restart): the global failover starts over
-        concurrent = tuple(
-            exception_entry(ex.failure_text or text, None, ex) for ex in failed[1:] if vertex_id(ex) in tasks
-        )
-        jm.exception_history.append(
-            exception_entry(
-                text, error, failed[0], concurrent=concurrent, restarted=tuple(ex.vertex.name for ex in live)
-            )
-        )
         strategy = jm.restart_strategy
-        strategy.notify_failure(error if error is not None else text, int(time.monotonic() * 1000))
+        new_attempt = strategy.notify_failure(error if error is not None else text, int(time.monotonic() * 1000))
+        self._archive(failed, text, error, live, new_attempt)
         if not strategy.can_restart():  # the job fails, worded as the global failover words it
             if jm.num_restarts or not isinstance(strategy, NoRestartBackoffTimeStrategy):
                 text = f"{text}\n\n{describe_exhausted(strategy)}"
             jm.fail_job(text, error)
             return True
+        if new_attempt:  # Flink's numberOfRestarts: a failure merged into the pending restart adds none
+            jm.num_restarts += 1
         log.warning(
             "job %s fails over (restart #%d, region of %d of %d subtasks): %s",
             jm.job_id,
-            jm.num_restarts + len(self._pending) + 1,
+            jm.num_restarts,
             len(tasks),
             len(self.strategy.all_tasks()),
             summary or last_line(text),
@@ -136,6 +134,29 @@ class RegionFailover:
         jm.cancel_executions(live)
         self.check_cancelled()
         return True
+
+    def _archive(
+        self, failed: list[Execution], text: str, error: BaseException | None, live: list[Execution], root: bool
+    ) -> None:
+        """The exception history (Flink's ``archiveFromFailureHandlingResult``): a failure that starts a new restart
+        attempt is a root entry — the other failed subtasks of its restart set its concurrent exceptions; one the
+        restart strategy merged into the pending attempt (``exponential-delay``) joins the latest root entry's
+        concurrent exceptions."""
+        history = self.jm.exception_history
+        restarting = {vertex_id(ex) for ex in live}
+        others = tuple(
+            exception_entry(ex.failure_text or text, None, ex) for ex in failed[1:] if vertex_id(ex) in restarting
+        )
+        if root or not history:
+            restarted = tuple(ex.vertex.name for ex in live)
+            history.append(exception_entry(text, error, failed[0], concurrent=others, restarted=restarted))
+            return
+        latest = history[-1]
+        history[-1] = dataclasses.replace(
+            latest,
+            concurrent=(*latest.concurrent, exception_entry(text, error, failed[0]), *others),
+            restarted_tasks=(*latest.restarted_tasks, *(ex.vertex.name for ex in live)),
+        )
 
     def handle_task_manager_lost(self, lost: list[Execution], message: str) -> bool:
         """A lost TaskManager fails every region that had a subtask on it — each a failure of its own, as each of
@@ -171,16 +192,9 @@ class RegionFailover:
             return
         if jm.ha is not None and not jm.ha.is_leader_now():
             return  # HA: not the leader any more; the new leader deploys
-        jm.num_restarts += 1
         new = jm.graph.reset_vertices_for_restart(frozenset(vertex_id(ex) for ex in attempts))
         restored = jm.restore_from.checkpoint_id if jm.restore_from is not None else None
-        log.info(
-            "job %s: restart #%d of %d subtasks, restoring checkpoint %s",
-            jm.job_id,
-            jm.num_restarts,
-            len(new),
-            restored,
-        )
+        log.info("job %s: restarting %d subtasks, restoring checkpoint %s", jm.job_id, len(new), restored)
         jm.subtasks_reset(new, restored)
         try:
             await self._assign_slots(attempts, new)

@@ -16,12 +16,12 @@ from strom.runtime.jobmaster.jobmaster import JobMaster
 from strom.runtime.resourcemanager.resource_manager import ResourceManager
 
 
-def _job(strategy: str, keyed: bool = False, attempts: int = 5) -> Any:
+def _job(strategy: str, keyed: bool = False, attempts: int = 5, restart: str = "fixed-delay") -> Any:
     env = StreamExecutionEnvironment.get_execution_environment(
         Configuration(
             {
                 "jobmanager.execution.failover-strategy": strategy,
-                "restart-strategy.type": "fixed-delay",
+                "restart-strategy.type": restart,
                 "restart-strategy.fixed-delay.attempts": attempts,
             }
         )
@@ -127,3 +127,29 @@ def test_an_exhausted_restart_strategy_fails_the_job() -> None:
     assert jm.status is JobStatus.FAILING
     assert len(jm.exception_history) == 4
     assert "allows no further restart" in jm.graph.failure_text
+
+
+def test_exponential_delay_merges_a_failure_before_its_pending_restart_into_one_attempt() -> None:
+    def act(jm: JobMaster) -> None:
+        _fail(jm, 1, 0)
+        _fail(jm, 1, 3)  # another region, before the first restart happened
+
+    jm = _run(_job("region", restart="exponential-delay"), act)
+    assert jm.status is JobStatus.RUNNING
+    assert jm.num_restarts == 1  # Flink 1.19's numberOfRestarts: the merged failure is no new attempt
+    (entry,) = jm.exception_history
+    assert entry.task_name == "Map (1/4)"
+    assert [c.task_name for c in entry.concurrent] == ["Map (4/4)"]
+    assert sorted(t[-5:] for t in entry.restarted_tasks) == ["(1/4)"] * 3 + ["(4/4)"] * 3
+    for (_, subtask), state in _states(jm).items():
+        assert (state is ExecutionState.RUNNING) == (subtask in (1, 2))
+
+
+def test_fixed_delay_counts_each_region_failure() -> None:
+    def act(jm: JobMaster) -> None:
+        _fail(jm, 1, 0)
+        _fail(jm, 1, 3)
+
+    jm = _run(_job("region"), act)
+    assert jm.num_restarts == 2
+    assert [e.task_name for e in jm.exception_history] == ["Map (1/4)", "Map (4/4)"]
