@@ -121,6 +121,11 @@ def test_a_failing_subtask_restarts_only_its_region_exactly_once(tmp_path: Path)
     for (name, subtask), (attempt, _) in attempts.items():
         assert attempt == (1 if subtask == FAILING_SUBTASK else 0), (name, subtask, attempts)
     assert result.num_restarts == 1
+    # checkpoints go on for the whole job after the region restart: one completed that every subtask acknowledged
+    failed_at_ms = (tmp_path / "failed").stat().st_mtime * 1000
+    after = [c for c in result.checkpoints if c.status == "COMPLETED" and c.trigger_timestamp_ms > failed_at_ms]
+    assert after, [(c.checkpoint_id, c.status, c.failure_reason) for c in result.checkpoints]
+    assert len(after[0].subtasks) == 12, sorted(after[0].subtasks)
     rows = Counter(tuple(r) for r in committed_rows(out))
     assert rows == _expected_rows()
     # the exception history names the failed subtask and the restarted region
