@@ -49,6 +49,7 @@ __all__ = [
     "DeploymentOptions",
     "ExecutionOptions",
     "HeartbeatOptions",
+    "JobManagerOptions",
     "MemorySize",
     "MetricOptions",
     "NetworkOptions",
@@ -719,6 +720,22 @@ class RestartStrategyOptions:
         int,
         2_147_483_647,
         "Restarts `exponential-delay` allows before its backoff is reset; one more fails the job.",
+    )
+
+
+class JobManagerOptions:
+    """Options of the JobManager's scheduling (Flink's ``JobManagerOptions``)."""
+
+    EXECUTION_FAILOVER_STRATEGY: ConfigOption[str] = _opt(
+        "jobmanager.execution.failover-strategy",
+        str,
+        "region",
+        "Which tasks a task failure restarts, case-insensitive: `region` (Flink's default) restarts only the "
+        "pipelined region of the failed task — the subtasks linked to it by data exchanges (a keyBy joins all "
+        "of its producers and consumers; forward edges and independent pipelines keep regions apart) — while the "
+        "other regions keep running; `full` restarts every task of the job. Either way the restart strategy "
+        "decides whether and when, counting each failure once, and the restarted tasks restore the latest "
+        "completed checkpoint.",
     )
 
 

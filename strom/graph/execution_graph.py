@@ -11,8 +11,10 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from strom.graph.job_graph import DistributionPattern, JobEdge, JobGraph, JobVertex
+from strom.graph.pipelined_regions import ExecutionVertexID, PipelinedRegions
 from strom.runtime.execution_state import ExecutionState, JobStatus, check_job_transition, check_transition
 
 __all__ = ["Execution", "ExecutionGraph", "ExecutionJobVertex", "ExecutionVertex", "pointwise_wiring"]
@@ -161,6 +163,15 @@ class ExecutionGraph:
         for ejv in self.job_vertices.values():
             for ev in ejv.task_vertices:
                 self._new_execution(ev)
+
+    def reset_vertices_for_restart(self, vertices: frozenset[ExecutionVertexID]) -> list[Execution]:
+        """Region failover: the given subtasks get new attempts (CREATED, no slot); the others run on."""
+        return [self._new_execution(self.job_vertices[vid].task_vertices[i]) for vid, i in sorted(vertices)]
+
+    @cached_property
+    def pipelined_regions(self) -> PipelinedRegions:
+        """The pipelined regions of this graph, computed once (its wiring does not change)."""
+        return PipelinedRegions.of(self)
 
     # -- queries -----------------------------------------------------------------------------------
     def all_executions(self) -> list[Execution]:

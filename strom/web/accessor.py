@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from strom.graph.job_graph import JobVertex
     from strom.runtime.dispatcher.dispatcher import Dispatcher
     from strom.runtime.dispatcher.job_logs import JobLogRecord
+    from strom.runtime.jobmaster.job_result import ExceptionHistoryEntry
     from strom.runtime.jobmaster.jobmaster import JobMaster
     from strom.runtime.log_files import LogFiles
 
@@ -98,6 +99,8 @@ class ExceptionSnapshot:
     task_name: str
     task_manager_id: str
     endpoint: str
+    #: the other failures of the subtasks the same restart covered (Flink's ``concurrentExceptions``)
+    concurrent: tuple[ExceptionSnapshot, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -358,23 +361,25 @@ def _job_snapshot(jm: JobMaster) -> JobSnapshot:
         start_time_ms=jm.start_time_ms,
         end_time_ms=jm.end_time_ms,
         vertices=vertices,
-        exceptions=tuple(
-            ExceptionSnapshot(
-                timestamp_ms=e.timestamp_ms,
-                exception_name=e.exception_name,
-                stacktrace=e.text,
-                task_name=e.task_name,
-                task_manager_id=e.task_manager_id,
-                endpoint=e.endpoint,
-            )
-            for e in jm.exception_history
-        ),
+        exceptions=tuple(_exception_snapshot(e) for e in jm.exception_history),
         checkpointing=settings,
         checkpoints=_checkpoints(jm, stats, hex_of, settings),
         checkpoint_stats=stats,
         batch=bool(graph.config.get("batch_execution", False)),
         restart_strategy=type(jm.restart_strategy).__name__,
         user_config={str(k): str(v) for k, v in jm.configuration.get(PipelineOptions.GLOBAL_JOB_PARAMETERS).items()},
+    )
+
+
+def _exception_snapshot(e: ExceptionHistoryEntry) -> ExceptionSnapshot:
+    return ExceptionSnapshot(
+        timestamp_ms=e.timestamp_ms,
+        exception_name=e.exception_name,
+        stacktrace=e.text,
+        task_name=e.task_name,
+        task_manager_id=e.task_manager_id,
+        endpoint=e.endpoint,
+        concurrent=tuple(_exception_snapshot(c) for c in e.concurrent),
     )
 
 

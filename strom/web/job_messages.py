@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from strom.config_security import HIDDEN_CONTENT, is_sensitive_key
-from strom.web.accessor import JobSnapshot, SubtaskSnapshot, TaskManagerSnapshot, VertexSnapshot
+from strom.web.accessor import ExceptionSnapshot, JobSnapshot, SubtaskSnapshot, TaskManagerSnapshot, VertexSnapshot
 from strom.web.vertex_messages import aggregated_task_details, status_duration, subtask_times
 
 __all__ = [
@@ -258,24 +258,30 @@ def job_details(j: JobSnapshot) -> dict[str, Any]:
     }
 
 
+def _exception_info(e: ExceptionSnapshot) -> dict[str, Any]:
+    """One failure (Flink's ``ExceptionInfo``): the root of an entry or one of its concurrent exceptions."""
+    entry: dict[str, Any] = {
+        "exceptionName": e.exception_name,
+        "stacktrace": e.stacktrace,
+        "timestamp": e.timestamp_ms,
+        "failureLabels": {},
+    }
+    if e.task_name:
+        entry["taskName"] = e.task_name
+    if e.endpoint:
+        entry["endpoint"] = e.endpoint
+    if e.task_manager_id:
+        entry["taskManagerId"] = e.task_manager_id
+    return entry
+
+
 def job_exceptions(j: JobSnapshot, max_exceptions: int | None = None) -> dict[str, Any]:
     """``GET /jobs/:jobid/exceptions`` (``JobExceptionsInfoWithHistory`` of Flink 2.x: the history only, newest
     first). ``stacktrace`` is strom's failure text, which carries the user's Python traceback."""
     entries = []
     for e in reversed(j.exceptions):
-        entry: dict[str, Any] = {
-            "exceptionName": e.exception_name,
-            "stacktrace": e.stacktrace,
-            "timestamp": e.timestamp_ms,
-            "failureLabels": {},
-            "concurrentExceptions": [],
-        }
-        if e.task_name:
-            entry["taskName"] = e.task_name
-        if e.endpoint:
-            entry["endpoint"] = e.endpoint
-        if e.task_manager_id:
-            entry["taskManagerId"] = e.task_manager_id
+        entry = _exception_info(e)
+        entry["concurrentExceptions"] = [_exception_info(c) for c in e.concurrent]
         entries.append(entry)
     limit = len(entries) if max_exceptions is None else max(0, max_exceptions)
     return {"exceptionHistory": {"entries": entries[:limit], "truncated": limit < len(entries)}}

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from strom.config import CheckpointingOptions, Configuration, WebOptions, millis
+from strom.exceptions import CheckpointError
 from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsTracker
 
 __all__ = [
@@ -46,6 +48,38 @@ class CheckpointCoordinatorConfiguration:
     exactly_once: bool = True
     unaligned: bool = False  # checkpoints (never savepoints) let barriers overtake in-flight data
     history_size: int = 10  # web.checkpoints.history: the checkpoints whose statistics are kept in full
+
+    @classmethod
+    def from_configuration(cls, c: Configuration) -> CheckpointCoordinatorConfiguration | None:
+        """The job's ``execution.checkpointing.*`` settings, checked (Flink's ``CheckpointCoordinatorConfiguration``
+        built from a ``CheckpointConfig``); ``None`` when checkpointing is off."""
+        interval = millis(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL))
+        if interval <= 0:
+            return None
+        mode = c.get(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE).upper()
+        if mode not in ("EXACTLY_ONCE", "AT_LEAST_ONCE"):
+            raise CheckpointError(
+                f"expected EXACTLY_ONCE or AT_LEAST_ONCE for execution.checkpointing.mode; got {mode!r}; "
+                "hint: env.enable_checkpointing(interval_ms, CheckpointingMode.EXACTLY_ONCE)"
+            )
+        unaligned = c.get(CheckpointingOptions.ENABLE_UNALIGNED)
+        max_concurrent = c.get(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS)
+        if unaligned and (mode != "EXACTLY_ONCE" or max_concurrent > 1):
+            raise CheckpointError(
+                "expected EXACTLY_ONCE mode and at most 1 concurrent checkpoint with unaligned checkpoints; "
+                f"got {mode} and {max_concurrent}; hint: unaligned checkpoints exist to make exactly-once "
+                "barriers fast under backpressure — use EXACTLY_ONCE with max concurrent checkpoints 1"
+            )
+        return cls(
+            interval_ms=interval,
+            timeout_ms=millis(c.get(CheckpointingOptions.CHECKPOINTING_TIMEOUT)),
+            min_pause_ms=millis(c.get(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS)),
+            max_concurrent=max_concurrent,
+            tolerable_failures=c.get(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER),
+            exactly_once=mode == "EXACTLY_ONCE",
+            unaligned=unaligned,
+            history_size=max(1, c.get(WebOptions.CHECKPOINTS_HISTORY_SIZE)),
+        )
 
 
 # -- actions ------------------------------------------------------------------------------------------------

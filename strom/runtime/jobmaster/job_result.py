@@ -40,8 +40,9 @@ class JobResult:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExceptionHistoryEntry:
-    """One global failure of the job — a restart or its end (Flink's ``RootExceptionHistoryEntry``), for the REST
-    API's exception history: the failure text carries the user's traceback."""
+    """One failure of the job — a restart of a region or of the whole job, or its end (Flink's
+    ``RootExceptionHistoryEntry``), for the REST API's exception history: the failure text carries the user's
+    traceback."""
 
     timestamp_ms: int
     exception_name: str
@@ -50,6 +51,10 @@ class ExceptionHistoryEntry:
     task_name: str = ""
     task_manager_id: str = ""
     endpoint: str = ""
+    #: the other subtasks of the restarted set that failed with it (Flink's ``concurrentExceptions``)
+    concurrent: tuple[ExceptionHistoryEntry, ...] = ()
+    #: the subtasks a region failover restarted ("name (i/n)"); empty: the whole job restarted (or ended)
+    restarted_tasks: tuple[str, ...] = ()
 
 
 def last_line(text: str) -> str:

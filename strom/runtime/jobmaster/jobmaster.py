@@ -2,8 +2,10 @@
 drives its checkpoints, restarts it after failures, fails or cancels it as a whole, and holds its operator
 coordinators (source split enumerators, collect sinks: :mod:`strom.runtime.operators.coordination`).
 
-Everything runs on the JobManager's event loop. A task failure, the loss of a TaskManager that ran a task
-or too many failed checkpoints is a *global failure*: when the restart strategy allows, every task is
+Everything runs on the JobManager's event loop. A task failure or the loss of a TaskManager that ran a task first
+goes to the region failover (:mod:`strom.runtime.jobmaster.region_failover`), which restarts only the failed
+subtasks' pipelined regions when the failover strategy (``region``) names less than the whole job. Otherwise, and
+for too many failed checkpoints, it is a *global failure*: when the restart strategy allows, every task is
 cancelled and, after the strategy's backoff, the whole graph is deployed again with new attempts, each
 restoring its share of the latest completed checkpoint (Flink's restart-all failover). Otherwise the job
 fails; its result carries the root cause with the user's traceback. The coordinators live on across restarts:
@@ -24,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from strom.config import CheckpointingOptions, Configuration, WebOptions, millis
+from strom.config import CheckpointingOptions, Configuration
 from strom.exceptions import CheckpointError, ClusterError, CorruptStateError, TaskManagerStartError, UserFunctionError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
@@ -51,11 +53,13 @@ from strom.runtime.jobmaster.job_result import (
     task_failure_summary,
 )
 from strom.runtime.jobmaster.operator_coordinator_holder import OperatorCoordinatorHolder
+from strom.runtime.jobmaster.region_failover import RegionFailover, exception_entry
 from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways, TaskCheckpointGateway
 from strom.runtime.operators.coordination import OperatorEventDelivery
 from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
 from strom.runtime.resourcemanager.resource_manager import ResourceManager, task_manager_lost_message
 from strom.runtime.scheduler.default_scheduler import DefaultScheduler
+from strom.runtime.scheduler.failover_strategy import failover_strategy_from_configuration
 from strom.runtime.scheduler.restart_strategy import (
     NoRestartBackoffTimeStrategy,
     RestartBackoffTimeStrategy,
@@ -119,6 +123,8 @@ class JobMaster:
             log.info("job %s: %s", self.job_id, describe_unbounded(self.restart_strategy))
         self.num_restarts = 0
         self._restart_scheduled = False
+        strategy = failover_strategy_from_configuration(self.configuration, self.graph.pipelined_regions)
+        self.region_failover = RegionFailover(self, strategy)
         #: HA: the leadership term (:class:`strom.runtime.highavailability.services.LeaderSession`); None without
         self.ha: Any = None
         #: HA: leadership was lost; the job is left as it is for the new leader (no cancel, clean-up or deploy)
@@ -174,35 +180,11 @@ class JobMaster:
                 self.job_graph,
                 ignore_unclaimed=self.configuration.get(CheckpointingOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE),
             )
-        interval = millis(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL))
-        if interval <= 0:
+        config = CheckpointCoordinatorConfiguration.from_configuration(c)
+        if config is None:
             self.scheduler.checkpointing = None
             self.scheduler.temporary_dir = _client_temporary_dir(default_dir)
             return
-        mode = c.get(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE).upper()
-        if mode not in ("EXACTLY_ONCE", "AT_LEAST_ONCE"):
-            raise CheckpointError(
-                f"expected EXACTLY_ONCE or AT_LEAST_ONCE for execution.checkpointing.mode; got {mode!r}; "
-                "hint: env.enable_checkpointing(interval_ms, CheckpointingMode.EXACTLY_ONCE)"
-            )
-        unaligned = c.get(CheckpointingOptions.ENABLE_UNALIGNED)
-        max_concurrent = c.get(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS)
-        if unaligned and (mode != "EXACTLY_ONCE" or max_concurrent > 1):
-            raise CheckpointError(
-                "expected EXACTLY_ONCE mode and at most 1 concurrent checkpoint with unaligned checkpoints; "
-                f"got {mode} and {max_concurrent}; hint: unaligned checkpoints exist to make exactly-once "
-                "barriers fast under backpressure — use EXACTLY_ONCE with max concurrent checkpoints 1"
-            )
-        config = CheckpointCoordinatorConfiguration(
-            interval_ms=interval,
-            timeout_ms=millis(c.get(CheckpointingOptions.CHECKPOINTING_TIMEOUT)),
-            min_pause_ms=millis(c.get(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS)),
-            max_concurrent=max_concurrent,
-            tolerable_failures=c.get(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER),
-            exactly_once=mode == "EXACTLY_ONCE",
-            unaligned=unaligned,
-            history_size=max(1, c.get(WebOptions.CHECKPOINTS_HISTORY_SIZE)),
-        )
         configured = c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY)
         base = configured or (default_dir() if default_dir else "")
         if not base:
@@ -304,14 +286,17 @@ class JobMaster:
             subtask = self.graph.executions[attempt_id].vertex.subtask_index
             await holder.handle_event_from_operator(subtask, attempt_id, delivery.event)
 
-    def _coordinators_attempts_failed(self, reason: str) -> None:
-        for vertex_id, op_ids in self._coordinators_of.items():
-            for ev in self.graph.job_vertices[vertex_id].task_vertices:
-                ex = ev.current_execution
-                for op_id in op_ids:
-                    self.coordinators[op_id].execution_attempt_failed(
-                        ev.subtask_index, ex.attempt_id if ex is not None else None, reason
-                    )
+    def subtasks_failed(self, executions: list[Execution], reason: str) -> None:
+        """The coordinators of these attempts' operators hear that the attempts failed."""
+        for ex in executions:
+            for op_id in self._coordinators_of.get(ex.vertex.job_vertex.job_vertex.id, ()):
+                self.coordinators[op_id].execution_attempt_failed(ex.vertex.subtask_index, ex.attempt_id, reason)
+
+    def subtasks_reset(self, executions: list[Execution], restored: int | None) -> None:
+        """Region failover: the coordinators reset these subtasks to the checkpoint they restore."""
+        for ex in executions:
+            for op_id in self._coordinators_of.get(ex.vertex.job_vertex.job_vertex.id, ()):
+                self.coordinators[op_id].subtask_reset(ex.vertex.subtask_index, restored)
 
     async def _reset_coordinators_for_restart(self) -> None:
         """Before the new attempts deploy: each subtask is reset to the checkpoint it restores (a coordinator
@@ -369,6 +354,11 @@ class JobMaster:
             )
             return fut
         return self.checkpoints.trigger_checkpoint(is_savepoint=True, target_dir=target_dir)
+
+    @property
+    def terminating(self) -> bool:
+        """The savepoint of a stop-with-savepoint is taken: every task is told to stop."""
+        return self._terminating
 
     @property
     def stopping_with_savepoint(self) -> bool:
@@ -520,21 +510,15 @@ class JobMaster:
         Flink's root cause names the lost TaskManager)."""
         lost = self._task_manager_of_data_address(lost_data_connection(tes.error_text or ""))
         if lost is None:
-            self.handle_global_failure(
-                f"task '{ex.vertex.name}' failed:\n{tes.error_text}",
-                tes.error,
-                summary=task_failure_summary(ex.vertex.name, tes.error_text, tes.error),
-                execution=ex,
-            )
-            return
-        tm_id, pid = lost
-        cause = f"task '{ex.vertex.name}' lost its data connection to it"
-        self.handle_global_failure(
-            task_manager_lost_message(tm_id, pid, f"{cause}:\n{tes.error_text}"),
-            tes.error,
-            summary=task_manager_lost_message(tm_id, pid, cause),
-            execution=ex,
-        )
+            text = f"task '{ex.vertex.name}' failed:\n{tes.error_text}"
+            summary = task_failure_summary(ex.vertex.name, tes.error_text, tes.error)
+        else:
+            tm_id, pid = lost
+            cause = f"task '{ex.vertex.name}' lost its data connection to it"
+            text = task_manager_lost_message(tm_id, pid, f"{cause}:\n{tes.error_text}")
+            summary = task_manager_lost_message(tm_id, pid, cause)
+        if not self.region_failover.handle_task_failures([ex], text, tes.error, summary=summary):
+            self.handle_global_failure(text, tes.error, summary=summary, execution=ex)
 
     def _task_manager_of_data_address(self, address: tuple[str, int] | None) -> tuple[str, int] | None:
         """(TaskManager id, pid) of the TaskManager serving data at ``address`` to this job's tasks, if any."""
@@ -587,22 +571,12 @@ class JobMaster:
         g.failure_text = text
         g.failure = error
         g.transition_state(JobStatus.RESTARTING)
-        self._coordinators_attempts_failed("the job fails over")
-        self._cancel_executions()
+        self.subtasks_failed(g.all_executions(), "the job fails over")
+        self.cancel_executions()
         self._check_terminal()
 
     def _record_exception(self, text: str, error: BaseException | None, ex: Execution | None) -> None:
-        slot = ex.slot if ex is not None else None
-        self.exception_history.append(
-            ExceptionHistoryEntry(
-                timestamp_ms=int(time.time() * 1000),
-                exception_name=type(error).__qualname__ if error is not None else "JobFailure",
-                text=text,
-                task_name=ex.vertex.name if ex is not None else "",
-                task_manager_id=slot.tm_id if slot is not None else "",
-                endpoint=f"{slot.data_address[0]}:{slot.data_address[1]}" if slot is not None else "",
-            )
-        )
+        self.exception_history.append(exception_entry(text, error, ex))
 
     def _retained_before(self, checkpoint_id: int) -> str:
         """Which retained checkpoints of this job a restore could use instead of a damaged one."""
@@ -650,7 +624,7 @@ class JobMaster:
             g.transition_state(JobStatus.FAILED)
             self._job_terminated(JobStatus.FAILED, force=True)
             return
-        self._cancel_executions()
+        self.cancel_executions()
         self._check_terminal()
 
     def cancel(self) -> None:
@@ -660,26 +634,28 @@ class JobMaster:
         if g.state.is_globally_terminal or g.state in (JobStatus.CANCELLING, JobStatus.FAILING):
             return
         g.transition_state(JobStatus.CANCELLING)
-        self._cancel_executions()
+        self.cancel_executions()
         self._check_terminal()
 
     def task_manager_lost(self, tm_id: str, message: str) -> None:
         lost = [ex for ex in self.graph.all_executions() if ex.slot and ex.slot.tm_id == tm_id]
+        failed = []  # those that ran: a cancelled one (its region restarts already) counts as cancelled
         for ex in lost:
             if not ex.state.is_terminal:
-                ex.state = ExecutionState.CANCELED if self._terminating else ExecutionState.FAILED
+                cancelled = self._terminating or ex.state is ExecutionState.CANCELING
+                ex.state = ExecutionState.CANCELED if cancelled else ExecutionState.FAILED
                 ex.failure_text = message
-        if lost and self._terminating:
-            self._check_terminal()
-            return
-        if lost and not self.graph.state.is_globally_terminal:
-            if self.graph.state is JobStatus.RUNNING:
+                failed += [] if cancelled else [ex]
+        region_restart = self.region_failover.restarting
+        if lost and not self._terminating and self.graph.state is JobStatus.RUNNING and (failed or not region_restart):
+            if not self.region_failover.handle_task_manager_lost(failed, message):
                 self.handle_global_failure(message, None)
-            else:
-                self._check_terminal()
+        elif lost:
+            self._check_terminal()
 
-    def _cancel_executions(self) -> None:
-        for ex in self.graph.all_executions():
+    def cancel_executions(self, executions: list[Execution] | None = None) -> None:
+        """Cancel these attempts (default: every current attempt)."""
+        for ex in self.graph.all_executions() if executions is None else executions:
             if ex.state.is_terminal:
                 continue
             if ex.slot is None or ex.state in (ExecutionState.CREATED, ExecutionState.SCHEDULED):
@@ -706,6 +682,7 @@ class JobMaster:
 
     def _check_terminal(self) -> None:
         self._task_ended.set()
+        self.region_failover.check_cancelled()
         if not self.graph.is_all_terminal():
             return
         state = self.graph.state

@@ -1,0 +1,110 @@
+"""Failover strategies: which subtasks a task failure restarts (Flink's ``FailoverStrategy`` with
+``RestartPipelinedRegionFailoverStrategy`` and ``RestartAllFailoverStrategy``), chosen by
+``jobmanager.execution.failover-strategy`` (``region``, the default, or ``full``).
+
+Pure functions of the pipelined regions (:mod:`strom.graph.pipelined_regions`): the scheduler asks
+:meth:`FailoverStrategy.get_tasks_needing_restart` for a failed subtask and restarts what comes back. The region
+strategy involves regions as Flink's ``getRegionsToRestart``:
+
+1. the region of the failed subtask;
+2. for an involved region, the region producing any of its inputs that is not available again — a pipelined
+   partition is consumed once, so every producer region outside it (none while every exchange is pipelined: a
+   pipelined exchange never leaves its region);
+3. for an involved region, every region consuming its results.
+
+Whether a restart happens at all, and when, is the restart strategy's answer, asked once per failure.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import deque
+
+from strom.config import Configuration, JobManagerOptions
+from strom.exceptions import ConfigurationError
+from strom.graph.pipelined_regions import ExecutionVertexID, PipelinedRegions
+
+__all__ = [
+    "FailoverStrategy",
+    "RestartAllFailoverStrategy",
+    "RestartPipelinedRegionFailoverStrategy",
+    "failover_strategy_from_configuration",
+]
+
+
+class FailoverStrategy(ABC):
+    """Which subtasks to restart when one fails (Flink's ``FailoverStrategy``)."""
+
+    NAME: str
+
+    def __init__(self, regions: PipelinedRegions) -> None:
+        self.regions = regions
+
+    @abstractmethod
+    def get_tasks_needing_restart(self, failed: ExecutionVertexID) -> frozenset[ExecutionVertexID]: ...
+
+    def all_tasks(self) -> frozenset[ExecutionVertexID]:
+        return frozenset(self.regions.region_of)
+
+
+class RestartAllFailoverStrategy(FailoverStrategy):
+    """``full``: every subtask of the job restarts (Flink's ``RestartAllFailoverStrategy``)."""
+
+    NAME = "full"
+
+    def get_tasks_needing_restart(self, failed: ExecutionVertexID) -> frozenset[ExecutionVertexID]:
+        return self.all_tasks()
+
+
+class RestartPipelinedRegionFailoverStrategy(FailoverStrategy):
+    """``region``: the failed subtask's pipelined region and the regions involved with it (see the module)."""
+
+    NAME = "region"
+
+    def __init__(self, regions: PipelinedRegions) -> None:
+        super().__init__(regions)
+        producers: dict[int, set[int]] = {i: set() for i in range(len(regions.regions))}
+        for producer, consumers in regions.consumers.items():
+            for consumer in consumers:
+                producers[consumer].add(producer)
+        self._producers = producers
+
+    def get_regions_to_restart(self, failed_region: int) -> list[int]:
+        visited = {failed_region}
+        queue = deque([failed_region])
+        involved: list[int] = []
+        while queue:
+            region = queue.popleft()
+            involved.append(region)
+            # a pipelined partition cannot be consumed again: a producer region outside re-runs too
+            for other in sorted(self._producers[region] | self.regions.consumers[region]):
+                if other not in visited:
+                    visited.add(other)
+                    queue.append(other)
+        return involved
+
+    def get_tasks_needing_restart(self, failed: ExecutionVertexID) -> frozenset[ExecutionVertexID]:
+        region_of = self.regions.region_of
+        if failed not in region_of:
+            raise KeyError(f"expected a subtask of the job; got {failed!r}")
+        tasks: set[ExecutionVertexID] = set()
+        for region in self.get_regions_to_restart(region_of[failed]):
+            tasks |= self.regions.regions[region]
+        return frozenset(tasks)
+
+
+_STRATEGIES: dict[str, type[FailoverStrategy]] = {
+    "region": RestartPipelinedRegionFailoverStrategy,
+    "full": RestartAllFailoverStrategy,
+}
+
+
+def failover_strategy_from_configuration(config: Configuration, regions: PipelinedRegions) -> FailoverStrategy:
+    name = config.get(JobManagerOptions.EXECUTION_FAILOVER_STRATEGY).strip().lower()
+    strategy = _STRATEGIES.get(name)
+    if strategy is None:
+        raise ConfigurationError(
+            f"expected `region` or `full` for {JobManagerOptions.EXECUTION_FAILOVER_STRATEGY.key}; got {name!r}; "
+            "hint: `region` restarts only the failed task's pipelined region, `full` the whole job"
+        )
+    return strategy(regions)
