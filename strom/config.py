@@ -320,6 +320,12 @@ class WebOptions:
         "Checkpoints whose statistics the JobManager keeps in full per job (`GET /jobs/:id/checkpoints` history, "
         "`JobClient.get_checkpoint_statistics()`); the counts and the latest of each kind are kept whatever it is.",
     )
+    EXCEPTION_HISTORY_SIZE: ConfigOption[int] = _opt(
+        "web.exception-history-size",
+        int,
+        16,
+        "Failures the JobManager keeps per job for `GET /jobs/:id/exceptions` (the newest; older ones are dropped).",
+    )
 
 
 class RestOptions:

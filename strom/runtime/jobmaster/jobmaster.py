@@ -20,13 +20,14 @@ queue (:class:`SubtaskGateways`); checkpoints snapshot the coordinators before t
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
-from strom.config import CheckpointingOptions, Configuration
+from strom.config import CheckpointingOptions, Configuration, WebOptions
 from strom.exceptions import CheckpointError, ClusterError, CorruptStateError, TaskManagerStartError, UserFunctionError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
@@ -136,7 +137,10 @@ class JobMaster:
         self.start_time_ms = int(time.time() * 1000)
         self.end_time_ms = -1
         #: every global failure, oldest first (Flink's exception history)
-        self.exception_history: list[ExceptionHistoryEntry] = []
+        #: the newest failures (``web.exception-history-size``, Flink's 16): bounded, whatever the job's age
+        self.exception_history: collections.deque[ExceptionHistoryEntry] = collections.deque(
+            maxlen=max(1, self.configuration.get(WebOptions.EXCEPTION_HISTORY_SIZE))
+        )
         #: checkpoint id -> its directory, for every checkpoint and savepoint that completed
         self.checkpoint_paths: dict[int, str] = {}
         self._pids: dict[str, int] = {}
