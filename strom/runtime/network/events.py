@@ -14,6 +14,7 @@ __all__ = [
     "RuntimeEvent",
     "WatermarkEvent",
     "WatermarkStatusEvent",
+    "is_priority_event",
 ]
 
 
@@ -57,6 +58,12 @@ class CheckpointBarrier(RuntimeEvent):
     checkpoint_id: int
     timestamp_ms: int
     options: CheckpointOptions
+
+
+def is_priority_event(event: object) -> bool:
+    """An event that overtakes the data queued ahead of it, in the producer's subpartition and in the consumer's
+    input channel (Flink's ``EventAnnouncement``/priority events): the barrier of an unaligned checkpoint."""
+    return type(event) is CheckpointBarrier and event.options.unaligned
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,12 @@
 """Input channels: ``LocalInputChannel`` (same TaskManager, batch objects handed over) and
 ``RemoteInputChannel`` (another TaskManager, serialized buffers over a credit-based TCP connection).
+
+Priority events (an unaligned checkpoint's barrier, Flink's ``PRIORITIZED_EVENT_BUFFER``) overtake the buffers
+queued in the channel: :meth:`InputChannel.poll_priority` takes one from the head, and
+:meth:`InputChannel.take_overtaken` hands over the data buffers it overtook there (pickled batches) — the channel's
+input state for that checkpoint, as Flink's ``RemoteInputChannel.checkpointStarted`` persists them. The buffers stay
+queued and are processed after the barrier as usual. A local channel has no queue of its own: the producer's
+subpartition put the barrier at its head, and what it overtook there is the producer's output state.
 """
 
 from __future__ import annotations
@@ -11,9 +18,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from strom.api.serialization import BatchSerializer
+from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.exceptions import ClusterError, SerializationError, TaskCancelledError
-from strom.runtime.network.messages import DATA_BUFFER
+from strom.runtime.network.messages import DATA_BUFFER, PRIORITY_EVENT_BUFFER
 from strom.runtime.network.result_partition import (
     PartitionReleasedError,
     PipelinedSubpartition,
@@ -50,12 +57,23 @@ class InputChannel(ABC):
     @abstractmethod
     def release(self) -> None: ...
 
+    def poll_priority(self) -> Any | None:
+        """The priority event at the head of the channel, or ``None`` if the head holds none (task thread)."""
+        return None
+
+    def take_overtaken(self) -> list[bytes]:
+        """The data buffers (pickled batches) the priority event polled last overtook in this channel's queue."""
+        return []
+
     def queued(self) -> int:
         """Buffers received and not yet consumed (for metrics)."""
         return 0
 
     def _notify(self) -> None:
         self.gate.notify_channel_non_empty(self.channel_index)
+
+    def _notify_priority(self) -> None:
+        self.gate.notify_priority_event(self.channel_index)
 
 
 class LocalInputChannel(InputChannel):
@@ -84,6 +102,7 @@ class LocalInputChannel(InputChannel):
             return
         self._sp = sp
         sp.listener = self._notify
+        sp.priority_listener = self._notify_priority
         if sp.is_available():
             self._notify()
 
@@ -103,6 +122,15 @@ class LocalInputChannel(InputChannel):
                 return sp.partition.serializer.deserialize(buf.data)
         return buf
 
+    def poll_priority(self) -> Any | None:
+        sp = self._sp
+        if sp is None or self._error is not None:
+            return None
+        event = sp.poll_priority()
+        if event is not None:
+            self.num_buffers_in += 1
+        return event
+
     def has_more(self) -> bool:
         sp = self._sp
         return self._error is not None or (sp is not None and sp.is_available())
@@ -110,6 +138,7 @@ class LocalInputChannel(InputChannel):
     def release(self) -> None:
         if self._sp is not None:
             self._sp.listener = None
+            self._sp.priority_listener = None
 
 
 class RemoteInputChannel(InputChannel):
@@ -142,6 +171,10 @@ class RemoteInputChannel(InputChannel):
         self._cancel_request = cancel_request
         self._lock = threading.Lock()
         self._received: deque[tuple[int, bytes | memoryview]] = deque()
+        self._num_priority = 0  # priority events at the head of _received
+        #: per priority event queued, in order: the data buffers it overtook (the serializer's bytes)
+        self._overtaking: deque[list[bytes | memoryview]] = deque()
+        self._overtaken: list[bytes | memoryview] = []  # those of the priority event polled last
         self._error: BaseException | None = None
         self._released = False
 
@@ -150,6 +183,9 @@ class RemoteInputChannel(InputChannel):
 
     # -- network thread ----------------------------------------------------------------------------
     def on_buffer(self, kind: int, payload: bytes | memoryview) -> None:
+        if kind == PRIORITY_EVENT_BUFFER:
+            self._on_priority_event(payload)
+            return
         with self._lock:
             if self._released:
                 return
@@ -157,6 +193,17 @@ class RemoteInputChannel(InputChannel):
             first = len(self._received) == 1
         if first:
             self._notify()
+
+    def _on_priority_event(self, payload: bytes | memoryview) -> None:
+        """Behind the priority events already there, ahead of every buffer queued: those it overtakes."""
+        with self._lock:
+            if self._released:
+                return
+            received = self._received
+            self._overtaking.append([p for k, p in received if k == DATA_BUFFER])
+            received.insert(self._num_priority, (PRIORITY_EVENT_BUFFER, payload))
+            self._num_priority += 1
+        self._notify_priority()
 
     def on_error(self, error: BaseException) -> None:
         with self._lock:
@@ -176,6 +223,9 @@ class RemoteInputChannel(InputChannel):
             if not self._received:
                 return None
             kind, payload = self._received.popleft()
+            if kind == PRIORITY_EVENT_BUFFER:
+                self._num_priority -= 1
+                self._overtaken = self._overtaking.popleft()
         self.num_buffers_in += 1
         self.num_bytes_in += len(payload)
         if kind == DATA_BUFFER:
@@ -191,6 +241,23 @@ class RemoteInputChannel(InputChannel):
                 self._recycle(self)
         return pickle.loads(payload)  # an event of the runtime, from an authenticated peer
 
+    def poll_priority(self) -> Any | None:
+        with self._lock:
+            if self._error is not None or not self._num_priority:
+                return None
+            _, payload = self._received.popleft()
+            self._num_priority -= 1
+            self._overtaken = self._overtaking.popleft()
+        self.num_buffers_in += 1
+        self.num_bytes_in += len(payload)
+        return pickle.loads(payload)
+
+    def take_overtaken(self) -> list[bytes]:
+        overtaken, self._overtaken = self._overtaken, []
+        if type(self.serializer) is PickleBatchSerializer:  # its bytes are a pickled batch already
+            return [bytes(p) for p in overtaken]
+        return [pickle.dumps(self.serializer.deserialize(p), protocol=5) for p in overtaken]
+
     def has_more(self) -> bool:
         with self._lock:
             return bool(self._received) or self._error is not None
@@ -201,4 +268,6 @@ class RemoteInputChannel(InputChannel):
                 return
             self._released = True
             self._received.clear()
+            self._num_priority = 0
+            self._overtaking.clear()
         self._cancel_request(self)

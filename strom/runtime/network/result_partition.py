@@ -30,7 +30,7 @@ from typing import Any
 from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.exceptions import SerializationError, TaskCancelledError
 from strom.runtime.metrics.timer_gauge import TimerGauge
-from strom.runtime.network.events import END_OF_PARTITION, EndOfPartitionEvent, RuntimeEvent
+from strom.runtime.network.events import END_OF_PARTITION, EndOfPartitionEvent, RuntimeEvent, is_priority_event
 from strom.runtime.streamrecord import short_repr
 
 __all__ = [
@@ -80,6 +80,7 @@ class PipelinedSubpartition:
         "consumed",
         "index",
         "listener",
+        "priority_listener",
         "remote",
     )
 
@@ -91,6 +92,8 @@ class PipelinedSubpartition:
         self._finished = False
         self.consumed = False
         self.listener: Callable[[], None] | None = None
+        #: a local reader's hook for a priority event put at the head (else ``listener`` is called)
+        self.priority_listener: Callable[[], None] | None = None
         #: read by the data server for another TaskManager: data buffers are serialized as they are added
         self.remote = False
 
@@ -140,7 +143,7 @@ class PipelinedSubpartition:
                 if isinstance(b, _DATA_BUFFER)
             ]
             self._buffers.appendleft(event)
-            listener = self.listener
+            listener = self.priority_listener or self.listener
         if listener is not None:
             listener()  # the view may be waiting for credit with data queued: an event needs none
         return overtaken
@@ -164,6 +167,13 @@ class PipelinedSubpartition:
             self.consumed = True
             p._subpartition_consumed()
         return buf
+
+    def poll_priority(self) -> Any | None:
+        """The priority event at the head (see :meth:`add_priority`), or ``None`` if the head holds none."""
+        with self._partition._cond:
+            if self._partition.released or not self._buffers or not is_priority_event(self._buffers[0]):
+                return None
+            return self._buffers.popleft()
 
     def head_is_event(self) -> bool:
         with self._partition._cond:

@@ -55,6 +55,8 @@ class FakeInputGate:
         self._picks: Iterator[int] = iter(picks)
         self.block_calls: list[int] = []
         self.unblock_calls = 0
+        #: per channel: the buffers (pickled) its next priority event overtook in the channel's queue
+        self.overtaken: dict[int, list[bytes]] = {}
 
     def push(self, channel: int, *items: Any) -> None:
         self.queues[channel].extend(items)
@@ -68,6 +70,9 @@ class FakeInputGate:
         if isinstance(buf, EndOfPartitionEvent):
             self.finished.add(c)
         return c, buf
+
+    def take_overtaken(self, channel_index: int) -> list[bytes]:
+        return self.overtaken.pop(channel_index, [])
 
     def block(self, channel_index: int) -> None:
         self.block_calls.append(channel_index)

@@ -143,3 +143,50 @@ def test_an_ended_channel_counts_as_aligned() -> None:
     assert cgate.poll_next() == (1, EOP)
     assert task.triggered_ids == [1] and gate.blocked == set()
     assert cgate.poll_next() == (0, [1])
+
+
+def test_the_buffers_an_unaligned_barrier_overtook_in_its_channel_are_that_channels_state_at_once() -> None:
+    gate = FakeInputGate([[], [], []])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    # the first barrier overtook two queued buffers of channel 1: they are its state, though not processed yet
+    gate.overtaken[1] = [pickle.dumps([20]), pickle.dumps([21])]
+    gate.push(1, barrier(7, unaligned=True), [20], [21])
+    assert _drain(cgate) == [(1, [20]), (1, [21])]  # processed after the barrier as usual, not recorded again
+    gate.push(0, [1])
+    assert _drain(cgate) == [(0, [1])]  # recorded: channel 0 still owes the barrier
+    assert task.triggered_ids == [7]
+    assert cgate.recording == frozenset({0, 2})
+    # channel 0's barrier overtook one buffer: after what channel 0 delivered since the checkpoint began
+    gate.overtaken[0] = [pickle.dumps([2])]
+    gate.push(0, barrier(7, unaligned=True), [2])
+    gate.push(2, barrier(7, unaligned=True))
+    assert _drain(cgate) == [(0, [2])]
+    state = task.channel_states[7]
+    recorded = {c: [pickle.loads(b) for b in blobs] for c, blobs in state.items()}
+    assert recorded == {0: [[1], [2]], 1: [[20], [21]], 2: []}
+    assert gate.overtaken == {} and task.aborted == []
+
+
+def test_an_unaligned_barrier_on_a_single_channel_completes_its_state_with_what_it_overtook() -> None:
+    gate = FakeInputGate([[]])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    gate.overtaken[0] = [pickle.dumps([5])]
+    gate.push(0, barrier(2, unaligned=True), [5])
+    assert _drain(cgate) == [(0, [5])]
+    assert task.triggered_ids == [2]
+    assert {c: [pickle.loads(b) for b in bs] for c, bs in task.channel_states[2].items()} == {0: [[5]]}
+
+
+def test_the_overtaken_buffers_of_a_stale_unaligned_barrier_are_dropped() -> None:
+    gate = FakeInputGate([[], []])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    gate.push(0, barrier(3, unaligned=True))
+    gate.push(1, barrier(3, unaligned=True))
+    assert _drain(cgate) == []
+    gate.overtaken[0] = [pickle.dumps([9])]
+    gate.push(0, barrier(2, unaligned=True))  # older than 3: ignored, and so is what it overtook
+    assert _drain(cgate) == []
+    assert task.triggered_ids == [3] and list(task.channel_states) == [3] and gate.overtaken == {}

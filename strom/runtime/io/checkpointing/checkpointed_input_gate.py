@@ -8,8 +8,11 @@ checkpoint barriers and cancel markers to itself. Those go through the pure hand
 unaligned per checkpoint) or :class:`BarrierTracker` (AT_LEAST_ONCE) — and the gate carries out the actions it
 returns: block and unblock channels, time the alignment, trigger or abort the checkpoint on its
 :class:`CheckpointableTask`, and, for an unaligned checkpoint, record the data buffers that arrive on a channel
-before its barrier (the input channel state) and hand them over once every barrier is in. In Flink the input
-channels persist that state themselves (``ChannelStatePersister``); strom's channels stay unaware of checkpoints.
+before its barrier (the input channel state) and hand them over once every barrier is in. An unaligned barrier
+is a priority event: it overtakes the buffers queued in its input channel (the gate polls it first), and those
+buffers — :meth:`~strom.runtime.network.input_gate.InputGate.take_overtaken` — join the channel's state at once
+(Flink's ``RemoteInputChannel.checkpointStarted`` and ``ChannelStatePersister``), so the checkpoint never waits
+for backpressured data to be processed. They are processed after the barrier as usual.
 
 A barrier or cancel marker costs its task no unit of work of its own: :meth:`CheckpointedInputGate.poll_next`
 goes on to the next buffer (Flink hands them on to the network input, which ignores them). A gate of a job
@@ -145,9 +148,11 @@ class CheckpointedInputGate:
         """``True`` if the event was the gate's alone (a barrier or a cancel marker)."""
         handler = self._handler
         if isinstance(event, CheckpointBarrier):
+            unaligned = event.options.unaligned
+            overtaken = self.gate.take_overtaken(channel) if unaligned else []
             if handler is not None:
                 self._barriers[event.checkpoint_id] = event
-                self._act(handler.on_barrier(channel, event.checkpoint_id, event.options.unaligned))
+                self._act(handler.on_barrier(channel, event.checkpoint_id, unaligned), (channel, overtaken))
             return True
         if isinstance(event, CancelCheckpointMarker):
             if handler is not None:
@@ -173,7 +178,9 @@ class CheckpointedInputGate:
             )
 
     # -- the handler's actions ---------------------------------------------------------------------------
-    def _act(self, actions: list[BarrierHandlerAction]) -> None:
+    def _act(self, actions: list[BarrierHandlerAction], overtaken: tuple[int, list[bytes]] | None = None) -> None:
+        """``overtaken``: the barrier's channel and the buffers it overtook there (part of that channel's state if
+        the barrier starts or continues an unaligned checkpoint)."""
         for action in actions:
             if isinstance(action, BlockChannel):
                 if self._alignment_start is None:
@@ -182,9 +189,12 @@ class CheckpointedInputGate:
             elif isinstance(action, UnblockAllChannels):
                 self.gate.unblock_all()
             elif isinstance(action, TriggerCheckpoint):
-                self._trigger(action)
+                self._trigger(action, overtaken)
             elif isinstance(action, StopRecording):
                 self._recording = self._recording - {action.channel}
+                state = self._channel_state.get(action.channel)  # None: the recording was aborted
+                if state is not None and overtaken is not None and overtaken[0] == action.channel:
+                    state += overtaken[1]
             elif isinstance(action, ChannelStateComplete):
                 inputs, self._channel_state = self._channel_state, {}
                 self._recording = frozenset()
@@ -196,7 +206,7 @@ class CheckpointedInputGate:
                 self._forget_barriers(action.checkpoint_id)
                 self._task.abort_checkpoint_on_barrier(action.checkpoint_id, action.reason, action.counts)
 
-    def _trigger(self, action: TriggerCheckpoint) -> None:
+    def _trigger(self, action: TriggerCheckpoint, overtaken: tuple[int, list[bytes]] | None) -> None:
         start, self._alignment_start = self._alignment_start, None
         alignment_ms = (time.monotonic() - start) * 1000.0 if start is not None else 0.0
         barrier = self._barriers.get(action.checkpoint_id)
@@ -205,6 +215,8 @@ class CheckpointedInputGate:
             self._recording_checkpoint = action.checkpoint_id
             self._recording = action.record_channels
             self._channel_state = {c: [] for c in action.record_channels}
+            if overtaken is not None and overtaken[1]:
+                self._channel_state[overtaken[0]] = list(overtaken[1])
         if barrier is not None:
             self._task.trigger_checkpoint_on_barrier(barrier, alignment_ms)
 
