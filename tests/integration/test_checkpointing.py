@@ -36,6 +36,7 @@ from strom import (
     MapFunction,
     StreamExecutionEnvironment,
 )
+from strom.common import Duration
 from strom.connectors.file_system import RollingPolicy
 from strom.exceptions import CorruptStateError, JobExecutionError
 
@@ -266,6 +267,25 @@ def test_unaligned_checkpoints_persist_in_flight_data_and_recover_exactly_once(t
     client = env.execute_async("unaligned")
     completed_checkpoints(client, 1, where=lambda c: _persisted(c) > 0)  # one that stored in-flight buffers
     kill_a_task_manager(client, seed=3)
+    result = client.get_job_execution_result()
+    assert result.num_restarts >= 1
+    assert Counter(committed_rows(out)) == Counter(expected_rows(count))
+
+
+@pytest.mark.processes  # kills a TaskManager
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_aligned_checkpoints_that_time_out_switch_to_unaligned_and_recover_exactly_once(tmp_path: Path) -> None:
+    """execution.checkpointing.aligned-checkpoint-timeout: barriers start aligned; under backpressure the alignment
+    times out and the checkpoint goes on unaligned, persisting in-flight data; a kill then restores exactly-once."""
+    count = 100_000
+    out = tmp_path / "out"
+    env = unaligned_env(2, tmp_path / "checkpoints")
+    env.get_checkpoint_config().set_aligned_checkpoint_timeout(Duration.of_millis(20))
+    throttled_sums_job(env, count, out)
+    client = env.execute_async("aligned checkpoint timeout")
+    completed_checkpoints(client, 1, where=lambda c: _persisted(c) > 0)  # one switched to unaligned
+    kill_a_task_manager(client, seed=5)
     result = client.get_job_execution_result()
     assert result.num_restarts >= 1
     assert Counter(committed_rows(out)) == Counter(expected_rows(count))

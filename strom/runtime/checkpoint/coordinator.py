@@ -43,6 +43,8 @@ class CheckpointCoordinatorConfiguration:
     tolerable_failures: int = 0
     exactly_once: bool = True
     unaligned: bool = False  # checkpoints (never savepoints) let barriers overtake in-flight data
+    #: with ``unaligned``: > 0 starts checkpoints aligned, switched to unaligned in a task after this alignment time
+    aligned_timeout_ms: int = 0
 
 
 # -- actions ------------------------------------------------------------------------------------------------

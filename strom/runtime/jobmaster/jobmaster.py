@@ -193,6 +193,7 @@ class JobMaster:
             tolerable_failures=c.get(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER),
             exactly_once=mode == "EXACTLY_ONCE",
             unaligned=unaligned,
+            aligned_timeout_ms=millis(c.get(CheckpointingOptions.ALIGNED_CHECKPOINT_TIMEOUT)) if unaligned else 0,
         )
         configured = c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY)
         base = configured or (default_dir() if default_dir else "")

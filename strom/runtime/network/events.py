@@ -49,6 +49,14 @@ class CheckpointOptions:
     unaligned: bool = False
     #: where the tasks write their state (a picklable CheckpointStorageLocation)
     location: object = None
+    #: an aligned barrier that may time out (Flink's ``CheckpointOptions.forTimeoutableAlignedCheckpoint``): a task
+    #: whose alignment lasts longer — or whose first barrier comes later after the trigger — switches to unaligned
+    aligned_timeout_ms: int = 0
+
+    def to_unaligned(self) -> CheckpointOptions:
+        """The options of a timed-out alignment: the checkpoint goes on unaligned (still marked timeoutable, so that
+        downstream tasks turn the aligned barriers still queued in their other channels into priority events)."""
+        return CheckpointOptions(self.is_savepoint, self.exactly_once, True, self.location, self.aligned_timeout_ms)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.exceptions import ClusterError, SerializationError, TaskCancelledError
-from strom.runtime.network.messages import DATA_BUFFER, PRIORITY_EVENT_BUFFER
+from strom.runtime.network.events import CheckpointBarrier
+from strom.runtime.network.messages import DATA_BUFFER, END_OF_PARTITION_BUFFER, EVENT_BUFFER, PRIORITY_EVENT_BUFFER
 from strom.runtime.network.result_partition import (
     PartitionReleasedError,
     PipelinedSubpartition,
@@ -65,6 +66,10 @@ class InputChannel(ABC):
         """The data buffers (pickled batches) the priority event polled last overtook in this channel's queue."""
         return []
 
+    @abstractmethod
+    def convert_to_priority(self, checkpoint_id: int) -> None:
+        """Make the (aligned) barrier of ``checkpoint_id`` a priority event, now if queued, else when it comes."""
+
     def queued(self) -> int:
         """Buffers received and not yet consumed (for metrics)."""
         return 0
@@ -91,6 +96,7 @@ class LocalInputChannel(InputChannel):
         self._manager = partition_manager
         self._sp: PipelinedSubpartition | None = None
         self._error: BaseException | None = None
+        self._overtaken: list[list[Any]] = []  # what the converted barrier polled last overtook
 
     def request_subpartition(self) -> None:
         self._manager.request_local(self.partition_id, self.subpartition_index, self._on_subpartition)
@@ -118,7 +124,9 @@ class LocalInputChannel(InputChannel):
             raise TaskCancelledError(f"upstream partition {self.partition_id} was released: {exc}") from exc
         if buf is not None:
             self.num_buffers_in += 1
-            if type(buf) is SerializedBatch:  # serialized for a remote reader that went away before it sent it
+            if type(buf) is CheckpointBarrier and buf.options.unaligned:
+                self._overtaken = sp.take_converted(buf.checkpoint_id)
+            elif type(buf) is SerializedBatch:  # serialized for a remote reader that went away before it sent it
                 return sp.partition.serializer.deserialize(buf.data)
         return buf
 
@@ -129,7 +137,16 @@ class LocalInputChannel(InputChannel):
         event = sp.poll_priority()
         if event is not None:
             self.num_buffers_in += 1
+            self._overtaken = sp.take_converted(event.checkpoint_id)
         return event
+
+    def take_overtaken(self) -> list[bytes]:
+        overtaken, self._overtaken = self._overtaken, []
+        return [pickle.dumps(b, protocol=5) for b in overtaken]
+
+    def convert_to_priority(self, checkpoint_id: int) -> None:
+        if self._sp is not None:
+            self._sp.convert_to_priority(checkpoint_id)
 
     def has_more(self) -> bool:
         sp = self._sp
@@ -175,6 +192,7 @@ class RemoteInputChannel(InputChannel):
         #: per priority event queued, in order: the data buffers it overtook (the serializer's bytes)
         self._overtaking: deque[list[bytes | memoryview]] = deque()
         self._overtaken: list[bytes | memoryview] = []  # those of the priority event polled last
+        self._convert_on_arrival = -1  # a checkpoint whose aligned barrier becomes a priority event when it comes
         self._error: BaseException | None = None
         self._released = False
 
@@ -183,8 +201,8 @@ class RemoteInputChannel(InputChannel):
 
     # -- network thread ----------------------------------------------------------------------------
     def on_buffer(self, kind: int, payload: bytes | memoryview) -> None:
-        if kind == PRIORITY_EVENT_BUFFER:
-            self._on_priority_event(payload)
+        if kind != DATA_BUFFER:
+            self._on_event(kind, payload)
             return
         with self._lock:
             if self._released:
@@ -194,15 +212,53 @@ class RemoteInputChannel(InputChannel):
         if first:
             self._notify()
 
-    def _on_priority_event(self, payload: bytes | memoryview) -> None:
-        """Behind the priority events already there, ahead of every buffer queued: those it overtakes."""
+    def _on_event(self, kind: int, payload: bytes | memoryview) -> None:
+        """A priority event goes behind the priority events already there, ahead of every buffer queued: those
+        it overtakes. An aligned barrier to convert (:meth:`convert_to_priority`) goes in as one."""
         with self._lock:
             if self._released:
                 return
             received = self._received
-            self._overtaking.append([p for k, p in received if k == DATA_BUFFER])
-            received.insert(self._num_priority, (PRIORITY_EVENT_BUFFER, payload))
-            self._num_priority += 1
+            priority = kind == PRIORITY_EVENT_BUFFER
+            if self._convert_on_arrival >= 0 and kind != END_OF_PARTITION_BUFFER:
+                event = pickle.loads(payload)
+                if type(event) is CheckpointBarrier and event.checkpoint_id >= self._convert_on_arrival:
+                    if event.checkpoint_id == self._convert_on_arrival and not priority:
+                        options = event.options.to_unaligned()
+                        payload = pickle.dumps(CheckpointBarrier(event.checkpoint_id, event.timestamp_ms, options))
+                        kind, priority = PRIORITY_EVENT_BUFFER, True
+                    self._convert_on_arrival = -1
+            if priority:
+                self._overtaking.append([p for k, p in received if k == DATA_BUFFER])
+                received.insert(self._num_priority, (kind, payload))
+                self._num_priority += 1
+            else:
+                received.append((kind, payload))
+                first = len(received) == 1
+        if priority:
+            self._notify_priority()
+        elif first:
+            self._notify()
+
+    def convert_to_priority(self, checkpoint_id: int) -> None:
+        with self._lock:
+            if self._released:
+                return
+            received = self._received
+            for i, (kind, payload) in enumerate(received):
+                if kind != EVENT_BUFFER:
+                    continue
+                event = pickle.loads(payload)
+                if type(event) is CheckpointBarrier and event.checkpoint_id == checkpoint_id:
+                    self._overtaking.append([p for k, p in list(received)[:i] if k == DATA_BUFFER])
+                    del received[i]
+                    unaligned = CheckpointBarrier(checkpoint_id, event.timestamp_ms, event.options.to_unaligned())
+                    received.insert(self._num_priority, (PRIORITY_EVENT_BUFFER, pickle.dumps(unaligned, protocol=5)))
+                    self._num_priority += 1
+                    break
+            else:
+                self._convert_on_arrival = checkpoint_id
+                return
         self._notify_priority()
 
     def on_error(self, error: BaseException) -> None:

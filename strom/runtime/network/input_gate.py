@@ -118,6 +118,12 @@ class InputGate:
             self.notify_channel_non_empty(idx)
         return idx, event
 
+    def convert_to_priority(self, channel_index: int, checkpoint_id: int) -> None:
+        """An aligned checkpoint switched to unaligned: its barrier on ``channel_index`` becomes a priority event
+        (now if queued, else when it arrives), overtaking the buffers ahead of it (Flink's
+        ``InputChannel.convertToPriorityEvent``)."""
+        self.channels[channel_index].convert_to_priority(checkpoint_id)
+
     def take_overtaken(self, channel_index: int) -> list[bytes]:
         """The data buffers (pickled batches) the priority event just polled from the channel overtook there."""
         return self.channels[channel_index].take_overtaken()

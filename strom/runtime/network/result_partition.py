@@ -30,7 +30,13 @@ from typing import Any
 from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.exceptions import SerializationError, TaskCancelledError
 from strom.runtime.metrics.timer_gauge import TimerGauge
-from strom.runtime.network.events import END_OF_PARTITION, EndOfPartitionEvent, RuntimeEvent, is_priority_event
+from strom.runtime.network.events import (
+    END_OF_PARTITION,
+    CheckpointBarrier,
+    EndOfPartitionEvent,
+    RuntimeEvent,
+    is_priority_event,
+)
 from strom.runtime.streamrecord import short_repr
 
 __all__ = [
@@ -74,6 +80,8 @@ _DATA_BUFFER = (list, SerializedBatch)
 class PipelinedSubpartition:
     __slots__ = (
         "_buffers",
+        "_convert_id",
+        "_converted",
         "_data_buffers",
         "_finished",
         "_partition",
@@ -90,6 +98,8 @@ class PipelinedSubpartition:
         self._buffers: deque[Any] = deque()
         self._data_buffers = 0
         self._finished = False
+        self._convert_id = -1  # a checkpoint whose aligned barrier becomes a priority event when added
+        self._converted: dict[int, list[Any]] = {}  # per converted barrier: the data buffers it overtook
         self.consumed = False
         self.listener: Callable[[], None] | None = None
         #: a local reader's hook for a priority event put at the head (else ``listener`` is called)
@@ -123,11 +133,62 @@ class PipelinedSubpartition:
                 self._data_buffers += 1
             elif isinstance(buffer, EndOfPartitionEvent):
                 self._finished = True
+            elif self._convert_id >= 0 and type(buffer) is CheckpointBarrier and self._convert_on_add(buffer):
+                listener = self.priority_listener or self.listener
+                if listener is not None:
+                    listener()
+                return
             self._buffers.append(buffer)
             notify = len(self._buffers) == 1
             listener = self.listener
         if notify and listener is not None:
             listener()
+
+    def convert_to_priority(self, checkpoint_id: int) -> None:
+        """The consumer's aligned checkpoint switched to unaligned: the barrier of ``checkpoint_id`` goes to the
+        head, now if queued, else when added; the data buffers it overtakes are the consumer's input state for
+        that checkpoint (:meth:`take_converted`)."""
+        with self._partition._cond:
+            for i, b in enumerate(self._buffers):
+                if type(b) is CheckpointBarrier and b.checkpoint_id == checkpoint_id:
+                    del self._buffers[i]
+                    self._convert_id = checkpoint_id
+                    self._convert_on_add(b, ahead=i)
+                    break
+            else:
+                self._convert_id = checkpoint_id
+                return
+            listener = self.priority_listener or self.listener
+        if listener is not None:
+            listener()
+
+    def _convert_on_add(self, barrier: CheckpointBarrier, ahead: int | None = None) -> bool:
+        """Under the lock: put ``barrier`` at the head as a priority event if it is the one to convert; it overtakes
+        the first ``ahead`` buffers queued (all of them when it is being added)."""
+        if barrier.checkpoint_id < self._convert_id:
+            return False
+        converted = barrier.checkpoint_id == self._convert_id
+        self._convert_id = -1
+        if converted:
+            p = self._partition
+            queued = list(self._buffers)[:ahead]
+            self._converted[barrier.checkpoint_id] = [
+                p.serializer.deserialize(b.data) if isinstance(b, SerializedBatch) else b
+                for b in queued
+                if isinstance(b, _DATA_BUFFER)
+            ]
+            options = barrier.options.to_unaligned()
+            buffers = self._buffers
+            head = 0  # behind the priority events already at the head: they keep their order
+            while head < len(buffers) and is_priority_event(buffers[head]):
+                head += 1
+            buffers.insert(head, CheckpointBarrier(barrier.checkpoint_id, barrier.timestamp_ms, options))
+        return converted
+
+    def take_converted(self, checkpoint_id: int) -> list[Any]:
+        """The data buffers the converted barrier of ``checkpoint_id`` overtook (empty if it was not converted)."""
+        with self._partition._cond:
+            return self._converted.pop(checkpoint_id, [])
 
     def add_priority(self, event: RuntimeEvent) -> list[list[Any]]:
         """Put ``event`` at the head of the queue, ahead of every queued buffer (an unaligned checkpoint's

@@ -146,3 +146,77 @@ def test_a_local_channel_polls_the_barrier_its_producer_put_at_the_head_first() 
     assert gate.poll_next() == (0, _barrier(5))
     assert gate.take_overtaken(0) == []
     assert _drain(gate) == [(1, [100]), (0, [1]), (0, [2])]
+
+
+def _timeoutable(cid: int) -> CheckpointBarrier:
+    return CheckpointBarrier(cid, 1000 + cid, CheckpointOptions(aligned_timeout_ms=50))
+
+
+def test_a_remote_channel_converts_a_queued_aligned_barrier_into_a_priority_event() -> None:
+    gate = InputGate(0, lambda: None)
+    ch = _remote(gate, 0)
+    gate.set_channels([ch])
+    _data(ch, [1])
+    _data(ch, [2])
+    ch.on_buffer(m.EVENT_BUFFER, pickle.dumps(_timeoutable(6)))
+    _data(ch, [3])
+    gate.convert_to_priority(0, 6)
+    polled = gate.poll_next()
+    assert polled is not None and polled[1].checkpoint_id == 6
+    assert polled[1].options.unaligned and polled[1].options.aligned_timeout_ms == 50
+    assert [pickle.loads(b) for b in gate.take_overtaken(0)] == [[1], [2]]
+    assert _drain(gate) == [(0, [1]), (0, [2]), (0, [3])]
+
+
+def test_a_remote_channel_converts_the_aligned_barrier_when_it_arrives() -> None:
+    gate = InputGate(0, lambda: None)
+    ch = _remote(gate, 0)
+    gate.set_channels([ch])
+    _data(ch, [1])
+    gate.convert_to_priority(0, 6)  # not here yet
+    _data(ch, [2])
+    ch.on_buffer(m.EVENT_BUFFER, pickle.dumps(_timeoutable(5)))  # an older one: not converted
+    ch.on_buffer(m.EVENT_BUFFER, pickle.dumps(_timeoutable(6)))
+    _data(ch, [3])
+    polled = gate.poll_next()
+    assert polled is not None and polled[1].checkpoint_id == 6 and polled[1].options.unaligned
+    assert [pickle.loads(b) for b in gate.take_overtaken(0)] == [[1], [2]]
+    assert _drain(gate) == [(0, [1]), (0, [2]), (0, _timeoutable(5)), (0, [3])]
+    ch.on_buffer(m.EVENT_BUFFER, pickle.dumps(_timeoutable(6)))  # converted once only
+    assert _drain(gate) == [(0, _timeoutable(6))]
+
+
+def _local_gate() -> tuple[ResultPartition, InputGate]:
+    manager = ResultPartitionManager()
+    partition = ResultPartition(PID, 1, pool_size=8, max_buffers_per_subpartition=8)
+    manager.register_result_partition(partition)
+    gate = InputGate(0, lambda: None)
+    local = LocalInputChannel(gate, 0, PID, 0, manager)
+    gate.set_channels([local])
+    local.request_subpartition()
+    return partition, gate
+
+
+def test_a_local_channel_converts_the_aligned_barrier_queued_in_its_subpartition() -> None:
+    partition, gate = _local_gate()
+    partition.emit(0, [1])
+    partition.broadcast_event(_timeoutable(2))
+    partition.emit(0, [2])
+    gate.convert_to_priority(0, 2)
+    polled = gate.poll_next()
+    assert polled is not None and polled[1].checkpoint_id == 2 and polled[1].options.unaligned
+    assert [pickle.loads(b) for b in gate.take_overtaken(0)] == [[1]]  # the consumer's state, pickled
+    assert _drain(gate) == [(0, [1]), (0, [2])]
+
+
+def test_a_local_channel_converts_the_aligned_barrier_when_its_producer_adds_it() -> None:
+    partition, gate = _local_gate()
+    partition.emit(0, [1])
+    gate.convert_to_priority(0, 3)
+    partition.emit(0, [2])
+    partition.broadcast_event(_timeoutable(3))
+    partition.emit(0, [3])
+    polled = gate.poll_next()
+    assert polled is not None and polled[1].checkpoint_id == 3 and polled[1].options.unaligned
+    assert [pickle.loads(b) for b in gate.take_overtaken(0)] == [[1], [2]]
+    assert _drain(gate) == [(0, [1]), (0, [2]), (0, [3])]
