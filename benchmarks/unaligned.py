@@ -41,6 +41,7 @@ CONFIGS: list[tuple[str, str, str, int | None]] = [
     ("aligned", "after", "aligned", None),
     ("unaligned, sender side only (before)", "before", "unaligned", None),
     ("unaligned, receiver side too (after)", "after", "unaligned", None),
+    ("aligned-checkpoint-timeout 100 ms (after)", "after", "unaligned", 100),
 ]
 
 

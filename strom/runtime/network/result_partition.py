@@ -77,6 +77,10 @@ class SerializedBatch:
 _DATA_BUFFER = (list, SerializedBatch)
 
 
+def _is_aligned_barrier(buffer: Any, checkpoint_id: int) -> bool:
+    return type(buffer) is CheckpointBarrier and buffer.checkpoint_id == checkpoint_id and not buffer.options.unaligned
+
+
 class PipelinedSubpartition:
     __slots__ = (
         "_buffers",
@@ -150,7 +154,7 @@ class PipelinedSubpartition:
         that checkpoint (:meth:`take_converted`)."""
         with self._partition._cond:
             for i, b in enumerate(self._buffers):
-                if type(b) is CheckpointBarrier and b.checkpoint_id == checkpoint_id:
+                if type(b) is CheckpointBarrier and b.checkpoint_id == checkpoint_id and not b.options.unaligned:
                     del self._buffers[i]
                     self._convert_id = checkpoint_id
                     self._convert_on_add(b, ahead=i)
@@ -184,6 +188,31 @@ class PipelinedSubpartition:
                 head += 1
             buffers.insert(head, CheckpointBarrier(barrier.checkpoint_id, barrier.timestamp_ms, options))
         return converted
+
+    def timeout_aligned_barrier(self, checkpoint_id: int) -> list[list[Any]] | None:
+        """The producer's aligned checkpoint timeout fired: its barrier, if still queued here, goes to the head as a
+        priority event; returns the data buffers it overtook (the producer's output state), ``None`` if it had left."""
+        p = self._partition
+        with p._cond:
+            buffers = self._buffers
+            i = next((i for i, b in enumerate(buffers) if _is_aligned_barrier(b, checkpoint_id)), -1)
+            if i < 0:
+                return None
+            b = buffers[i]
+            overtaken = [
+                p.serializer.deserialize(x.data) if isinstance(x, SerializedBatch) else x
+                for x in list(buffers)[:i]
+                if isinstance(x, _DATA_BUFFER)
+            ]
+            del buffers[i]
+            head = 0
+            while head < len(buffers) and is_priority_event(buffers[head]):
+                head += 1
+            buffers.insert(head, CheckpointBarrier(checkpoint_id, b.timestamp_ms, b.options.to_unaligned()))
+            listener = self.priority_listener or self.listener
+        if listener is not None:
+            listener()
+        return overtaken
 
     def take_converted(self, checkpoint_id: int) -> list[Any]:
         """The data buffers the converted barrier of ``checkpoint_id`` overtook (empty if it was not converted)."""
@@ -223,10 +252,13 @@ class PipelinedSubpartition:
                 self._data_buffers -= 1
                 p._in_use -= 1
                 p._cond.notify()
+                return buf
             done = isinstance(buf, EndOfPartitionEvent)
         if done:
             self.consumed = True
             p._subpartition_consumed()
+        elif p._watched and type(buf) is CheckpointBarrier:
+            p._barrier_left(self.index, buf.checkpoint_id)
         return buf
 
     def poll_priority(self) -> Any | None:
@@ -287,6 +319,9 @@ class ResultPartition:
         self.producer_name = "?"  # the operator writing it (set by its RecordWriter), for error messages
         self.num_bytes_out = 0  # serialized bytes sent to remote consumers (counted by the data server)
         self.observed_bytes_per_record = 0.0  # of the last buffer serialized for a remote reader
+        #: timeoutable aligned barriers watched until they left every subpartition: checkpoint -> (subpartitions
+        #: still holding it, called with the checkpoint id once none does)
+        self._watched: dict[int, tuple[set[int], Callable[[int], None]]] = {}
 
     def _subpartition_consumed(self) -> None:
         with self._cond:
@@ -337,6 +372,39 @@ class ResultPartition:
     def broadcast_event(self, event: RuntimeEvent) -> None:
         for sp in self.subpartitions:
             sp.add(event, is_event=True)
+
+    def broadcast_watched_barrier(self, barrier: CheckpointBarrier, on_all_sent: Callable[[int], None]) -> None:
+        """Broadcast an aligned barrier that may time out; ``on_all_sent(checkpoint_id)`` runs (on the reader's
+        thread: it must only hand off) once every subpartition handed it to its reader."""
+        with self._cond:
+            self._watched[barrier.checkpoint_id] = (set(range(len(self.subpartitions))), on_all_sent)
+        self.broadcast_event(barrier)
+
+    def unwatch(self, checkpoint_id: int) -> None:
+        with self._cond:
+            self._watched.pop(checkpoint_id, None)
+
+    def _barrier_left(self, subpartition: int, checkpoint_id: int) -> None:
+        with self._cond:
+            watched = self._watched.get(checkpoint_id)
+            if watched is None:
+                return
+            watched[0].discard(subpartition)
+            if watched[0]:
+                return
+            del self._watched[checkpoint_id]
+        watched[1](checkpoint_id)
+
+    def timeout_aligned_barrier(self, checkpoint_id: int) -> dict[int, list[list[Any]]]:
+        """The aligned checkpoint timeout fired at the producer (Flink's ``ResultPartition.alignedBarrierTimeout``):
+        the barrier still queued in a subpartition overtakes its data; returns what it overtook per subpartition."""
+        self.unwatch(checkpoint_id)
+        out: dict[int, list[list[Any]]] = {}
+        for sp in self.subpartitions:
+            overtaken = sp.timeout_aligned_barrier(checkpoint_id)
+            if overtaken:
+                out[sp.index] = overtaken
+        return out
 
     def broadcast_priority_event(self, event: RuntimeEvent) -> list[list[list[Any]]]:
         """``event`` overtakes the queued data of every subpartition; returns each one's overtaken buffers."""

@@ -220,3 +220,31 @@ def test_a_local_channel_converts_the_aligned_barrier_when_its_producer_adds_it(
     assert polled is not None and polled[1].checkpoint_id == 3 and polled[1].options.unaligned
     assert [pickle.loads(b) for b in gate.take_overtaken(0)] == [[1], [2]]
     assert _drain(gate) == [(0, [1]), (0, [2]), (0, [3])]
+
+
+def test_a_watched_aligned_barrier_reports_once_it_left_every_subpartition() -> None:
+    partition = ResultPartition(PID, 2, pool_size=8, max_buffers_per_subpartition=8)
+    sent: list[int] = []
+    partition.emit(0, [1])
+    partition.broadcast_watched_barrier(_timeoutable(4), sent.append)
+    assert partition.subpartitions[1].poll() == _timeoutable(4)
+    assert sent == []
+    assert partition.subpartitions[0].poll() == [1]
+    assert partition.subpartitions[0].poll() == _timeoutable(4)
+    assert sent == [4]
+
+
+def test_the_producers_aligned_checkpoint_timeout_makes_the_queued_barrier_overtake_the_data_ahead() -> None:
+    partition = ResultPartition(PID, 2, pool_size=8, max_buffers_per_subpartition=8)
+    sent: list[int] = []
+    partition.emit(0, [1])
+    partition.emit(0, [2])
+    partition.broadcast_watched_barrier(_timeoutable(4), sent.append)
+    partition.emit(0, [3])
+    assert partition.subpartitions[1].poll() == _timeoutable(4)  # this one left in time: nothing to overtake
+    assert partition.timeout_aligned_barrier(4) == {0: [[1], [2]]}  # the producer's output state
+    head = partition.subpartitions[0].poll()
+    assert head is not None and head.checkpoint_id == 4 and head.options.unaligned
+    assert [partition.subpartitions[0].poll() for _ in range(3)] == [[1], [2], [3]]
+    assert sent == []  # written by the timeout, not reported as sent
+    assert partition.timeout_aligned_barrier(4) == {}
