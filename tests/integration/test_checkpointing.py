@@ -293,13 +293,13 @@ def test_aligned_checkpoints_that_time_out_switch_to_unaligned_and_recover_exact
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("new_parallelism", [3, 1])
+@pytest.mark.parametrize(("new_parallelism", "timeout_ms"), [(3, 0), (1, 0), (3, 20)])
 def test_an_unaligned_checkpoint_under_backpressure_restores_at_another_parallelism_exactly_once(
-    tmp_path: Path, new_parallelism: int
+    tmp_path: Path, new_parallelism: int, timeout_ms: int
 ) -> None:
     """Flink 1.13+'s rescaling of in-flight data: an unaligned checkpoint taken at p=2 under backpressure (in-flight
     buffers persisted) restores at p=3 and p=1; the running sums — which depend on every key's records arriving in
-    order — come out exactly once."""
+    order — come out exactly once. With an aligned checkpoint timeout, one that switched to unaligned does too."""
     from strom import ExternalizedCheckpointRetention
 
     count = 60_000
@@ -308,6 +308,7 @@ def test_an_unaligned_checkpoint_under_backpressure_restores_at_another_parallel
     env.get_checkpoint_config().set_externalized_checkpoint_retention(
         ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
     )
+    env.get_checkpoint_config().set_aligned_checkpoint_timeout(timeout_ms)
     throttled_sums_job(env, count, out)
     client = env.execute_async("unaligned, retained")
     completed_checkpoints(client, 2, where=lambda c: _persisted(c) > 0)
