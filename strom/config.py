@@ -626,6 +626,15 @@ class CheckpointingOptions:
         "Unaligned checkpoints (exactly-once only): barriers overtake in-flight buffers, which are stored as "
         "channel state.",
     )
+    ALIGNED_CHECKPOINT_TIMEOUT: ConfigOption[timedelta] = _opt(
+        "execution.checkpointing.aligned-checkpoint-timeout",
+        timedelta,
+        "0 ms",
+        "With unaligned checkpoints enabled: 0 starts every checkpoint unaligned; a positive duration starts them "
+        "aligned, and a task whose alignment (or the delay of its first barrier since the trigger) takes longer "
+        "switches that checkpoint to unaligned.",
+        deprecated_keys=("execution.checkpointing.alignment-timeout",),
+    )
     SAVEPOINT_PATH: ConfigOption[str] = _opt(
         "execution.savepoint.path",
         str,

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from strom.api._time import duration_argument
+from strom.api.time import Duration
 from strom.config import CheckpointingOptions, ConfigOption, millis
 from strom.exceptions import InvalidProgramError
 from strom.runtime.checkpoint.storage import ExternalizedCheckpointRetention
@@ -170,3 +171,25 @@ class CheckpointConfig:
 
     def is_unaligned_checkpoints_enabled(self) -> bool:
         return self._config.get(CheckpointingOptions.ENABLE_UNALIGNED)
+
+    def set_aligned_checkpoint_timeout(self, alignment_timeout: int | timedelta | str) -> None:
+        """With unaligned checkpoints: start each checkpoint aligned and switch it to unaligned in a task whose
+        alignment takes longer than ``alignment_timeout`` (milliseconds, a ``timedelta``/``Duration`` or
+        ``"200 ms"``); 0 (the default) starts every checkpoint unaligned."""
+        self._set_duration(
+            CheckpointingOptions.ALIGNED_CHECKPOINT_TIMEOUT,
+            alignment_timeout,
+            "an aligned checkpoint timeout",
+            "Duration.of_millis(200) starts checkpoints aligned and switches them to unaligned after 200 ms",
+        )
+
+    def get_aligned_checkpoint_timeout(self) -> Duration:
+        return Duration.of_millis(millis(self._config.get(CheckpointingOptions.ALIGNED_CHECKPOINT_TIMEOUT)))
+
+    def set_alignment_timeout(self, alignment_timeout: int | timedelta | str) -> None:
+        """Flink's deprecated name of :meth:`set_aligned_checkpoint_timeout`."""
+        self.set_aligned_checkpoint_timeout(alignment_timeout)
+
+    def get_alignment_timeout(self) -> Duration:
+        """Flink's deprecated name of :meth:`get_aligned_checkpoint_timeout`."""
+        return self.get_aligned_checkpoint_timeout()

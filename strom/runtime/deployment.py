@@ -14,6 +14,7 @@ __all__ = [
     "InputChannelDeploymentDescriptor",
     "InputGateDeploymentDescriptor",
     "OperatorRestoreDescriptor",
+    "RescaledChannel",
     "ResultPartitionDeploymentDescriptor",
     "TaskDeploymentDescriptor",
     "TaskExecutionState",
@@ -53,6 +54,21 @@ class CheckpointingSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RescaledChannel:
+    """One old channel (producer → consumer) of an unaligned checkpoint whose in-flight data a subtask restored at
+    another parallelism takes (a piece of Flink's ``InflightDataRescalingDescriptor``): the old consumer's buffers of
+    ``consumer_channel``, then the old producer's of ``producer_key`` (partition, subpartition); on a keyed edge only
+    the records whose key group the subtask owns now (``serialized_filter``: the edge's partitioner)."""
+
+    logical_input: int  # the input of the head operator the records feed (0, or 1 for a two-input task's second)
+    consumer_state: Any  # StateHandle of the old consumer's channel state, or None
+    consumer_channel: int
+    producer_state: Any  # StateHandle of the old producer's channel state, or None
+    producer_key: tuple[int, int]
+    serialized_filter: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OperatorRestoreDescriptor:
     """Where one operator of a restored subtask finds its state (Flink's ``JobManagerTaskRestore`` /
     ``TaskStateSnapshot`` for one operator): the state handles of the key groups it owns now and the
@@ -63,6 +79,8 @@ class OperatorRestoreDescriptor:
     operator: tuple[Any, ...] = ()  # StateHandle | None per old subtask
     old_parallelism: int = 1
     channel: Any = None  # StateHandle of this subtask's in-flight buffers (unaligned checkpoint, head operator)
+    #: restored at another parallelism: the old channels whose in-flight data this subtask takes (``channel`` None)
+    rescaled_channels: tuple[RescaledChannel, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -36,6 +36,7 @@ from strom import (
     MapFunction,
     StreamExecutionEnvironment,
 )
+from strom.common import Duration
 from strom.connectors.file_system import RollingPolicy
 from strom.exceptions import CorruptStateError, JobExecutionError
 
@@ -74,12 +75,14 @@ def running_sums_job(
     )
 
 
-def chaos_env(mode: CheckpointingMode, backend: str = "hashmap") -> StreamExecutionEnvironment:
+def chaos_env(
+    mode: CheckpointingMode, backend: str = "hashmap", *, task_managers: int = 2
+) -> StreamExecutionEnvironment:
     config = Configuration(
         {
             "state.backend.type": backend,
             "taskmanager.numberOfTaskSlots": 1,
-            "minicluster.number-of-taskmanagers": 2,
+            "minicluster.number-of-taskmanagers": task_managers,
             "heartbeat.interval": "250 ms",
             "heartbeat.timeout": "1 s",
             "restart-strategy.type": "fixed-delay",
@@ -252,7 +255,7 @@ class Throttled(MapFunction):
 
 
 def unaligned_env(parallelism: int, directory: Path) -> StreamExecutionEnvironment:
-    env = chaos_env(CheckpointingMode.EXACTLY_ONCE)
+    env = chaos_env(CheckpointingMode.EXACTLY_ONCE, task_managers=max(2, parallelism))
     env.set_parallelism(parallelism)
     cfg = env.get_checkpoint_config()
     cfg.enable_unaligned_checkpoints()
@@ -295,26 +298,58 @@ def test_unaligned_checkpoints_persist_in_flight_data_and_recover_exactly_once(t
     assert Counter(committed_rows(out)) == Counter(expected_rows(count))
 
 
-@pytest.mark.timeout(120)
-def test_an_unaligned_checkpoint_does_not_restore_at_another_parallelism(tmp_path: Path) -> None:
-    from strom import CheckpointError, ExternalizedCheckpointRetention
+@pytest.mark.processes  # kills a TaskManager
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_aligned_checkpoints_that_time_out_switch_to_unaligned_and_recover_exactly_once(tmp_path: Path) -> None:
+    """execution.checkpointing.aligned-checkpoint-timeout: barriers start aligned; under backpressure the alignment
+    times out and the checkpoint goes on unaligned, persisting in-flight data; a kill then restores exactly-once."""
+    count = 100_000
+    out = tmp_path / "out"
+    env = unaligned_env(2, tmp_path / "checkpoints")
+    env.get_checkpoint_config().set_aligned_checkpoint_timeout(Duration.of_millis(20))
+    throttled_sums_job(env, count, out)
+    client = env.execute_async("aligned checkpoint timeout")
+    completed_checkpoints(client, 1, where=lambda c: _persisted(c) > 0)  # one switched to unaligned
+    kill_a_task_manager(client, seed=5)
+    result = client.get_job_execution_result()
+    assert result.num_restarts >= 1
+    assert Counter(committed_rows(out)) == Counter(expected_rows(count))
 
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize(("new_parallelism", "timeout_ms"), [(3, 0), (1, 0), (3, 20)])
+def test_an_unaligned_checkpoint_under_backpressure_restores_at_another_parallelism_exactly_once(
+    tmp_path: Path, new_parallelism: int, timeout_ms: int
+) -> None:
+    """Flink 1.13+'s rescaling of in-flight data: an unaligned checkpoint taken at p=2 under backpressure (in-flight
+    buffers persisted) restores at p=3 and p=1; the running sums — which depend on every key's records arriving in
+    order — come out exactly once. With an aligned checkpoint timeout, one that switched to unaligned does too."""
+    from strom import ExternalizedCheckpointRetention
+
+    count = 60_000
     out = tmp_path / "out"
     env = unaligned_env(2, tmp_path / "checkpoints")
     env.get_checkpoint_config().set_externalized_checkpoint_retention(
         ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
     )
-    throttled_sums_job(env, 1_000_000, out)
+    env.get_checkpoint_config().set_aligned_checkpoint_timeout(timeout_ms)
+    throttled_sums_job(env, count, out)
     client = env.execute_async("unaligned, retained")
-    completed_checkpoints(client, 1)
+    completed_checkpoints(client, 2, where=lambda c: _persisted(c) > 0)
     client.cancel()
-    retained = sorted((tmp_path / "checkpoints").glob("*/chk-*/_metadata"))
+    done = [c for c in client.get_checkpoint_statistics() if c.status == "COMPLETED"]
+    assert _persisted(done[-1]) > 0, "the retained checkpoint holds in-flight data"
+    retained = sorted((tmp_path / "checkpoints").glob(f"*/chk-{done[-1].checkpoint_id}/_metadata"))
     assert retained, "RETAIN_ON_CANCELLATION keeps the last checkpoint"
+    assert len(committed_rows(out)) < count, "the checkpoint should be taken mid-way"
 
-    env2 = unaligned_env(3, tmp_path / "checkpoints2")
-    throttled_sums_job(env2, 1_000, tmp_path / "out2")
-    with pytest.raises(CheckpointError, match="savepoints are always aligned"):
-        env2.execute("rescaled", savepoint_path=str(retained[-1].parent))
+    env2 = unaligned_env(new_parallelism, tmp_path / "checkpoints2")
+    throttled_sums_job(env2, count, out)
+    result = env2.execute("rescaled", savepoint_path=str(retained[-1].parent))
+    assert result.num_restarts == 0
+    assert Counter(committed_rows(out)) == Counter(expected_rows(count))
 
 
 class _Handle:

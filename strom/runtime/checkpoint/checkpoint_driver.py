@@ -296,11 +296,14 @@ class CheckpointDriver:
                 name=f"coordinator states {cid}",
                 awaited=True,
             )
+        unaligned = self.config.unaligned and not action.is_savepoint  # savepoints are always aligned
+        timeout = self.config.aligned_timeout_ms if unaligned else 0
         options = CheckpointOptions(
             is_savepoint=action.is_savepoint,
             exactly_once=self.config.exactly_once,
-            unaligned=self.config.unaligned and not action.is_savepoint,  # savepoints are always aligned
+            unaligned=unaligned and timeout == 0,
             location=location,
+            aligned_timeout_ms=timeout,
         )
         message = TriggerCheckpointMessage(checkpoint_id=cid, timestamp_ms=action.timestamp_ms, options=options)
         for attempt_id in action.executions:

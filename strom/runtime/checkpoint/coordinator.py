@@ -48,6 +48,8 @@ class CheckpointCoordinatorConfiguration:
     exactly_once: bool = True
     unaligned: bool = False  # checkpoints (never savepoints) let barriers overtake in-flight data
     history_size: int = 10  # web.checkpoints.history: the checkpoints whose statistics are kept in full
+    #: with ``unaligned``: > 0 starts checkpoints aligned, switched to unaligned in a task after this alignment time
+    aligned_timeout_ms: int = 0
 
     @classmethod
     def from_configuration(cls, c: Configuration) -> CheckpointCoordinatorConfiguration | None:
@@ -79,6 +81,7 @@ class CheckpointCoordinatorConfiguration:
             exactly_once=mode == "EXACTLY_ONCE",
             unaligned=unaligned,
             history_size=max(1, c.get(WebOptions.CHECKPOINTS_HISTORY_SIZE)),
+            aligned_timeout_ms=millis(c.get(CheckpointingOptions.ALIGNED_CHECKPOINT_TIMEOUT)) if unaligned else 0,
         )
 
 

@@ -219,7 +219,8 @@ class JobMaster:
         """The state each operator of ``ex``'s subtask restores (``None``: the job starts from no checkpoint)."""
         if self.restore_from is None:
             return None
-        return restore_descriptors(self.restore_from, ex.vertex.job_vertex.job_vertex, ex.vertex.subtask_index)
+        job_vertex = ex.vertex.job_vertex.job_vertex
+        return restore_descriptors(self.restore_from, self.job_graph, job_vertex, ex.vertex.subtask_index)
 
     # -- start -------------------------------------------------------------------------------------
     async def start(self) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 from strom.exceptions import AuthenticationError, ClusterError, FrameError, SerializationError
 from strom.runtime.network import messages as m
 from strom.runtime.network.credit import CreditAnnouncement, CreditError, CreditSender
-from strom.runtime.network.events import EndOfPartitionEvent
+from strom.runtime.network.events import EndOfPartitionEvent, is_priority_event
 from strom.runtime.network.input_channel import RemoteInputChannel
 from strom.runtime.network.input_gate import InputGate
 from strom.runtime.network.partition_manager import ResultPartitionManager, SubpartitionCallback
@@ -146,7 +146,10 @@ class _ServerConnection:
                     self._send_error(rid, str(exc))
                     return
             else:
-                kind = m.END_OF_PARTITION_BUFFER if isinstance(buf, EndOfPartitionEvent) else m.EVENT_BUFFER
+                if isinstance(buf, EndOfPartitionEvent):
+                    kind = m.END_OF_PARTITION_BUFFER
+                else:
+                    kind = m.PRIORITY_EVENT_BUFFER if is_priority_event(buf) else m.EVENT_BUFFER
                 data = pickle.dumps(buf, protocol=5)
             seq = sender.on_send(kind != m.DATA_BUFFER)
             partition.num_bytes_out += len(data)

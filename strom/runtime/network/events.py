@@ -14,6 +14,7 @@ __all__ = [
     "RuntimeEvent",
     "WatermarkEvent",
     "WatermarkStatusEvent",
+    "is_priority_event",
 ]
 
 
@@ -48,6 +49,14 @@ class CheckpointOptions:
     unaligned: bool = False
     #: where the tasks write their state (a picklable CheckpointStorageLocation)
     location: object = None
+    #: an aligned barrier that may time out (Flink's ``CheckpointOptions.forTimeoutableAlignedCheckpoint``): a task
+    #: whose alignment lasts longer — or whose first barrier comes later after the trigger — switches to unaligned
+    aligned_timeout_ms: int = 0
+
+    def to_unaligned(self) -> CheckpointOptions:
+        """The options of a timed-out alignment: the checkpoint goes on unaligned (still marked timeoutable, so that
+        downstream tasks turn the aligned barriers still queued in their other channels into priority events)."""
+        return CheckpointOptions(self.is_savepoint, self.exactly_once, True, self.location, self.aligned_timeout_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +66,12 @@ class CheckpointBarrier(RuntimeEvent):
     checkpoint_id: int
     timestamp_ms: int
     options: CheckpointOptions
+
+
+def is_priority_event(event: object) -> bool:
+    """An event that overtakes the data queued ahead of it, in the producer's subpartition and in the consumer's
+    input channel (Flink's ``EventAnnouncement``/priority events): the barrier of an unaligned checkpoint."""
+    return type(event) is CheckpointBarrier and event.options.unaligned
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,10 @@
 Channels report "I have data" with :meth:`InputGate.notify_channel_non_empty` (from any thread); the
 task thread takes buffers with :meth:`poll_next`, channel by channel in arrival order, so no channel
 starves. ``on_available`` wakes the task's mailbox loop when the gate goes from empty to non-empty.
+
+A channel with a priority event at its head (an unaligned checkpoint's barrier) reports it with
+:meth:`InputGate.notify_priority_event`; :meth:`poll_next` takes those first, ahead of every channel's data and
+whether or not the channel is blocked (Flink's ``SingleInputGate`` priority queue of channels).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ class InputGate:
         self._on_available = on_available
         self._lock = threading.Lock()
         self._available: deque[int] = deque()
+        self._priority: deque[int] = deque()  # channels that reported a priority event at their head
         self._queued: list[bool] = []
         self._finished: list[bool] = []
         self._num_finished = 0
@@ -65,15 +70,30 @@ class InputGate:
         if was_empty:
             self._on_available()
 
+    def notify_priority_event(self, channel_index: int) -> None:
+        with self._lock:
+            self._priority.append(channel_index)
+        self._on_available()
+
     # -- task thread -------------------------------------------------------------------------------
     def poll_next(self) -> tuple[int, Any] | None:
         """The next buffer (a batch or an event) with its channel index, or ``None`` if none is ready."""
         while True:
             with self._lock:
-                if not self._available:
+                if self._priority:
+                    idx = self._priority.popleft()
+                    priority = True
+                elif not self._available:
                     return None
-                idx = self._available.popleft()
-                self._queued[idx] = False
+                else:
+                    idx = self._available.popleft()
+                    self._queued[idx] = False
+                    priority = False
+            if priority:
+                polled = self._poll_priority(idx)
+                if polled is None:
+                    continue
+                return polled
             if idx in self._blocked:
                 self._deferred.add(idx)  # its data stays in its (bounded) channel queue until unblocked
                 continue
@@ -88,6 +108,25 @@ class InputGate:
             elif ch.has_more():
                 self.notify_channel_non_empty(idx)
             return idx, buf
+
+    def _poll_priority(self, idx: int) -> tuple[int, Any] | None:
+        ch = self.channels[idx]
+        event = ch.poll_priority()  # None: the channel's data path took it already
+        if event is None:
+            return None
+        if ch.has_more():
+            self.notify_channel_non_empty(idx)
+        return idx, event
+
+    def convert_to_priority(self, channel_index: int, checkpoint_id: int) -> None:
+        """An aligned checkpoint switched to unaligned: its barrier on ``channel_index`` becomes a priority event
+        (now if queued, else when it arrives), overtaking the buffers ahead of it (Flink's
+        ``InputChannel.convertToPriorityEvent``)."""
+        self.channels[channel_index].convert_to_priority(checkpoint_id)
+
+    def take_overtaken(self, channel_index: int) -> list[bytes]:
+        """The data buffers (pickled batches) the priority event just polled from the channel overtook there."""
+        return self.channels[channel_index].take_overtaken()
 
     # -- barrier alignment (task thread) ----------------------------------------------------------------
     def block(self, channel_index: int) -> None:
@@ -106,7 +145,7 @@ class InputGate:
 
     def has_available(self) -> bool:
         with self._lock:
-            return bool(self._available)
+            return bool(self._available) or bool(self._priority)
 
     def is_finished(self) -> bool:
         return self._num_finished == len(self.channels)

@@ -35,6 +35,7 @@ __all__ = [
     "ERROR_RESPONSE",
     "EVENT_BUFFER",
     "PARTITION_REQUEST",
+    "PRIORITY_EVENT_BUFFER",
     "decode_add_credit",
     "decode_buffer_header",
     "decode_partition_id",
@@ -57,7 +58,10 @@ CANCEL_REQUEST = 4
 DATA_BUFFER = 0
 EVENT_BUFFER = 1
 END_OF_PARTITION_BUFFER = 2
-_BUFFER_KINDS = (DATA_BUFFER, EVENT_BUFFER, END_OF_PARTITION_BUFFER)
+#: an event that overtakes the buffers queued ahead of it at the receiver too (Flink's ``PRIORITIZED_EVENT_BUFFER``:
+#: an unaligned checkpoint's barrier)
+PRIORITY_EVENT_BUFFER = 3
+_BUFFER_KINDS = (DATA_BUFFER, EVENT_BUFFER, END_OF_PARTITION_BUFFER, PRIORITY_EVENT_BUFFER)
 
 BUFFER_HEADER = struct.Struct("!BIIIB")
 REQUEST_HEADER = struct.Struct("!BIII")

@@ -30,7 +30,13 @@ from typing import Any
 from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.exceptions import SerializationError, TaskCancelledError
 from strom.runtime.metrics.timer_gauge import TimerGauge
-from strom.runtime.network.events import END_OF_PARTITION, EndOfPartitionEvent, RuntimeEvent
+from strom.runtime.network.events import (
+    END_OF_PARTITION,
+    CheckpointBarrier,
+    EndOfPartitionEvent,
+    RuntimeEvent,
+    is_priority_event,
+)
 from strom.runtime.streamrecord import short_repr
 
 __all__ = [
@@ -71,15 +77,22 @@ class SerializedBatch:
 _DATA_BUFFER = (list, SerializedBatch)
 
 
+def _is_aligned_barrier(buffer: Any, checkpoint_id: int) -> bool:
+    return type(buffer) is CheckpointBarrier and buffer.checkpoint_id == checkpoint_id and not buffer.options.unaligned
+
+
 class PipelinedSubpartition:
     __slots__ = (
         "_buffers",
+        "_convert_id",
+        "_converted",
         "_data_buffers",
         "_finished",
         "_partition",
         "consumed",
         "index",
         "listener",
+        "priority_listener",
         "remote",
     )
 
@@ -89,8 +102,12 @@ class PipelinedSubpartition:
         self._buffers: deque[Any] = deque()
         self._data_buffers = 0
         self._finished = False
+        self._convert_id = -1  # a checkpoint whose aligned barrier becomes a priority event when added
+        self._converted: dict[int, list[Any]] = {}  # per converted barrier: the data buffers it overtook
         self.consumed = False
         self.listener: Callable[[], None] | None = None
+        #: a local reader's hook for a priority event put at the head (else ``listener`` is called)
+        self.priority_listener: Callable[[], None] | None = None
         #: read by the data server for another TaskManager: data buffers are serialized as they are added
         self.remote = False
 
@@ -120,11 +137,87 @@ class PipelinedSubpartition:
                 self._data_buffers += 1
             elif isinstance(buffer, EndOfPartitionEvent):
                 self._finished = True
+            elif self._convert_id >= 0 and type(buffer) is CheckpointBarrier and self._convert_on_add(buffer):
+                listener = self.priority_listener or self.listener
+                if listener is not None:
+                    listener()
+                return
             self._buffers.append(buffer)
             notify = len(self._buffers) == 1
             listener = self.listener
         if notify and listener is not None:
             listener()
+
+    def convert_to_priority(self, checkpoint_id: int) -> None:
+        """The consumer's aligned checkpoint switched to unaligned: the barrier of ``checkpoint_id`` goes to the
+        head, now if queued, else when added; the data buffers it overtakes are the consumer's input state for
+        that checkpoint (:meth:`take_converted`)."""
+        with self._partition._cond:
+            for i, b in enumerate(self._buffers):
+                if type(b) is CheckpointBarrier and b.checkpoint_id == checkpoint_id and not b.options.unaligned:
+                    del self._buffers[i]
+                    self._convert_id = checkpoint_id
+                    self._convert_on_add(b, ahead=i)
+                    break
+            else:
+                self._convert_id = checkpoint_id
+                return
+            listener = self.priority_listener or self.listener
+        if listener is not None:
+            listener()
+
+    def _convert_on_add(self, barrier: CheckpointBarrier, ahead: int | None = None) -> bool:
+        """Under the lock: put ``barrier`` at the head as a priority event if it is the one to convert; it overtakes
+        the first ``ahead`` buffers queued (all of them when it is being added)."""
+        if barrier.checkpoint_id < self._convert_id:
+            return False
+        converted = barrier.checkpoint_id == self._convert_id
+        self._convert_id = -1
+        if converted:
+            p = self._partition
+            queued = list(self._buffers)[:ahead]
+            self._converted[barrier.checkpoint_id] = [
+                p.serializer.deserialize(b.data) if isinstance(b, SerializedBatch) else b
+                for b in queued
+                if isinstance(b, _DATA_BUFFER)
+            ]
+            options = barrier.options.to_unaligned()
+            buffers = self._buffers
+            head = 0  # behind the priority events already at the head: they keep their order
+            while head < len(buffers) and is_priority_event(buffers[head]):
+                head += 1
+            buffers.insert(head, CheckpointBarrier(barrier.checkpoint_id, barrier.timestamp_ms, options))
+        return converted
+
+    def timeout_aligned_barrier(self, checkpoint_id: int) -> list[list[Any]] | None:
+        """The producer's aligned checkpoint timeout fired: its barrier, if still queued here, goes to the head as a
+        priority event; returns the data buffers it overtook (the producer's output state), ``None`` if it had left."""
+        p = self._partition
+        with p._cond:
+            buffers = self._buffers
+            i = next((i for i, b in enumerate(buffers) if _is_aligned_barrier(b, checkpoint_id)), -1)
+            if i < 0:
+                return None
+            b = buffers[i]
+            overtaken = [
+                p.serializer.deserialize(x.data) if isinstance(x, SerializedBatch) else x
+                for x in list(buffers)[:i]
+                if isinstance(x, _DATA_BUFFER)
+            ]
+            del buffers[i]
+            head = 0
+            while head < len(buffers) and is_priority_event(buffers[head]):
+                head += 1
+            buffers.insert(head, CheckpointBarrier(checkpoint_id, b.timestamp_ms, b.options.to_unaligned()))
+            listener = self.priority_listener or self.listener
+        if listener is not None:
+            listener()
+        return overtaken
+
+    def take_converted(self, checkpoint_id: int) -> list[Any]:
+        """The data buffers the converted barrier of ``checkpoint_id`` overtook (empty if it was not converted)."""
+        with self._partition._cond:
+            return self._converted.pop(checkpoint_id, [])
 
     def add_priority(self, event: RuntimeEvent) -> list[list[Any]]:
         """Put ``event`` at the head of the queue, ahead of every queued buffer (an unaligned checkpoint's
@@ -140,7 +233,7 @@ class PipelinedSubpartition:
                 if isinstance(b, _DATA_BUFFER)
             ]
             self._buffers.appendleft(event)
-            listener = self.listener
+            listener = self.priority_listener or self.listener
         if listener is not None:
             listener()  # the view may be waiting for credit with data queued: an event needs none
         return overtaken
@@ -159,11 +252,21 @@ class PipelinedSubpartition:
                 self._data_buffers -= 1
                 p._in_use -= 1
                 p._cond.notify()
+                return buf
             done = isinstance(buf, EndOfPartitionEvent)
         if done:
             self.consumed = True
             p._subpartition_consumed()
+        elif p._watched and type(buf) is CheckpointBarrier:
+            p._barrier_left(self.index, buf.checkpoint_id)
         return buf
+
+    def poll_priority(self) -> Any | None:
+        """The priority event at the head (see :meth:`add_priority`), or ``None`` if the head holds none."""
+        with self._partition._cond:
+            if self._partition.released or not self._buffers or not is_priority_event(self._buffers[0]):
+                return None
+            return self._buffers.popleft()
 
     def head_is_event(self) -> bool:
         with self._partition._cond:
@@ -216,6 +319,9 @@ class ResultPartition:
         self.producer_name = "?"  # the operator writing it (set by its RecordWriter), for error messages
         self.num_bytes_out = 0  # serialized bytes sent to remote consumers (counted by the data server)
         self.observed_bytes_per_record = 0.0  # of the last buffer serialized for a remote reader
+        #: timeoutable aligned barriers watched until they left every subpartition: checkpoint -> (subpartitions
+        #: still holding it, called with the checkpoint id once none does)
+        self._watched: dict[int, tuple[set[int], Callable[[int], None]]] = {}
 
     def _subpartition_consumed(self) -> None:
         with self._cond:
@@ -266,6 +372,39 @@ class ResultPartition:
     def broadcast_event(self, event: RuntimeEvent) -> None:
         for sp in self.subpartitions:
             sp.add(event, is_event=True)
+
+    def broadcast_watched_barrier(self, barrier: CheckpointBarrier, on_all_sent: Callable[[int], None]) -> None:
+        """Broadcast an aligned barrier that may time out; ``on_all_sent(checkpoint_id)`` runs (on the reader's
+        thread: it must only hand off) once every subpartition handed it to its reader."""
+        with self._cond:
+            self._watched[barrier.checkpoint_id] = (set(range(len(self.subpartitions))), on_all_sent)
+        self.broadcast_event(barrier)
+
+    def unwatch(self, checkpoint_id: int) -> None:
+        with self._cond:
+            self._watched.pop(checkpoint_id, None)
+
+    def _barrier_left(self, subpartition: int, checkpoint_id: int) -> None:
+        with self._cond:
+            watched = self._watched.get(checkpoint_id)
+            if watched is None:
+                return
+            watched[0].discard(subpartition)
+            if watched[0]:
+                return
+            del self._watched[checkpoint_id]
+        watched[1](checkpoint_id)
+
+    def timeout_aligned_barrier(self, checkpoint_id: int) -> dict[int, list[list[Any]]]:
+        """The aligned checkpoint timeout fired at the producer (Flink's ``ResultPartition.alignedBarrierTimeout``):
+        the barrier still queued in a subpartition overtakes its data; returns what it overtook per subpartition."""
+        self.unwatch(checkpoint_id)
+        out: dict[int, list[list[Any]]] = {}
+        for sp in self.subpartitions:
+            overtaken = sp.timeout_aligned_barrier(checkpoint_id)
+            if overtaken:
+                out[sp.index] = overtaken
+        return out
 
     def broadcast_priority_event(self, event: RuntimeEvent) -> list[list[list[Any]]]:
         """``event`` overtakes the queued data of every subpartition; returns each one's overtaken buffers."""

@@ -19,9 +19,10 @@ from typing import Any
 import cloudpickle
 
 from strom.exceptions import StromError, TaskCancelledError, UserFunctionError
+from strom.runtime.checkpoint.channel_state_rescaling import redistribute
 from strom.runtime.checkpoint.snapshot import OperatorRestoreState
 from strom.runtime.checkpoint.storage import read_state
-from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
+from strom.runtime.deployment import OperatorRestoreDescriptor, TaskDeploymentDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, check_transition
 from strom.runtime.metrics.operator_metrics import register_task_metrics
 from strom.runtime.metrics.task_io_metric_group import TaskIOMetricGroup
@@ -377,8 +378,38 @@ class Task:
                 what="in-flight data (channel state)",
             )
             invokable.recovered_channel_state = ChannelState.from_bytes(blob)
+        elif head is not None and head.rescaled_channels:
+            invokable.recovered_channel_state = self._rescaled_channel_state(head, head_id)
         for op, state in zip(invokable.chain.operators, states, strict=True):
             op.initialize_state(state)
+
+    def _rescaled_channel_state(self, head: OperatorRestoreDescriptor, head_id: str) -> ChannelState:
+        """Restored at another parallelism: this subtask's share of the old channels' in-flight data, as its input
+        channel state (each old subtask's file read once, checksums verified)."""
+        cache: dict[Any, ChannelState] = {}
+
+        def read(handle: Any) -> tuple[dict[tuple[int, int], list[bytes]], dict[int, list[bytes]]]:
+            state = cache.get(handle)
+            if state is None:
+                blob = read_state(
+                    handle, operator_id=head_id, checkpoint_id=head.checkpoint_id, what="in-flight data (channel state)"
+                )
+                state = cache[handle] = ChannelState.from_bytes(blob)
+            return state.output, state.input
+
+        first: dict[int, int] = {}  # logical input -> its first channel in this subtask's gate
+        offset = 0
+        for gd in self.tdd.input_gates:
+            first.setdefault(max(gd.type_number - 1, 0), offset)
+            offset += len(gd.channels)
+        inputs = redistribute(
+            head.rescaled_channels,
+            read,
+            subtask_index=self.tdd.subtask_index,
+            parallelism=self.tdd.parallelism,
+            first_channel=first.__getitem__,
+        )
+        return ChannelState(input=inputs)
 
     # -- cancellation (any thread) -----------------------------------------------------------------
     def stop_execution(self) -> None:

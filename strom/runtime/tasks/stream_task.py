@@ -133,8 +133,12 @@ class StreamTask:
         return self.input_processor.process_input()
 
     def idle_wait(self) -> float:
-        """The longest wait for mail or input after ``process_input`` found nothing."""
-        return _IDLE_WAIT
+        """The longest wait for mail or input after ``process_input`` found nothing (less while an aligned
+        checkpoint may time out: the switch to unaligned happens as the task polls)."""
+        processor = self.input_processor
+        if processor is None:
+            return _IDLE_WAIT
+        return processor.gate.seconds_until_alignment_timeout(_IDLE_WAIT)
 
     # -- end of data -------------------------------------------------------------------------------
     def end_data(self) -> None:

@@ -15,10 +15,17 @@ the task's output subpartitions, which are copied as output channel state. The i
 that arrive on the other input channels before their barrier — is recorded by the task and handed over with
 :meth:`complete_channel_state`; only then is the checkpoint written. Both go into one channel-state file per
 subtask, restored by :class:`ChannelState` before the task reads anything new.
+
+An aligned barrier that may time out (``CheckpointOptions.aligned_timeout_ms``, Flink's aligned checkpoint timeout)
+goes out in order, watched: the checkpoint is written once it left every output subpartition, or — when the timeout
+since the trigger passes first — it overtakes the data still ahead of it there (Flink's
+``ResultPartition.alignedBarrierTimeout``), which is persisted as output channel state. Such a checkpoint always
+writes a channel-state file (empty if nothing was overtaken), as an unaligned one does.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import pickle
 import threading
@@ -76,6 +83,16 @@ class ChannelState:
 
 
 @dataclass(slots=True)
+class _PendingTimeoutable:
+    barrier: CheckpointBarrier
+    snapshots: dict[str, OperatorSnapshot]
+    sync_ms: float
+    alignment_ms: float
+    timer: threading.Timer | None = None
+    waiting: set[int] = field(default_factory=set)  # partitions whose subpartitions still hold the barrier
+
+
+@dataclass(slots=True)
 class _PendingUnaligned:
     barrier: CheckpointBarrier
     snapshots: dict[str, OperatorSnapshot]
@@ -106,6 +123,7 @@ class SubtaskCheckpointCoordinator:
         self._in_flight = 0
         self._unaligned: dict[int, _PendingUnaligned] = {}  # snapshot taken, input channel state recording
         self._running: dict[int, dict[str, OperatorSnapshot]] = {}  # handed to the asynchronous part, not written
+        self._timeoutable: dict[int, _PendingTimeoutable] = {}  # aligned barrier out, may still time out
 
     # -- task thread ---------------------------------------------------------------------------------------
     def checkpoint_state(self, barrier: CheckpointBarrier, alignment_ms: float = 0.0) -> None:
@@ -134,6 +152,10 @@ class SubtaskCheckpointCoordinator:
                 _cancel(snapshots)
                 self.abort(cid, f"in-flight records could not be persisted: {exc!r}")
                 return
+        elif barrier.options.aligned_timeout_ms:
+            self.last_snapshot_id = max(self.last_snapshot_id, cid)
+            self._send_timeoutable(barrier, snapshots, (time.monotonic() - t0) * 1000.0, alignment_ms)
+            return
         else:
             for p in self.partitions:
                 p.broadcast_event(barrier)
@@ -155,6 +177,79 @@ class SubtaskCheckpointCoordinator:
                     output[(pi, si)] = [pickle.dumps(b, protocol=5) for b in overtaken]
         return output
 
+    def _send_timeoutable(
+        self, barrier: CheckpointBarrier, snapshots: dict[str, OperatorSnapshot], sync_ms: float, alignment_ms: float
+    ) -> None:
+        """Send an aligned barrier that may time out, watched (see the module's docstring)."""
+        cid = barrier.checkpoint_id
+        pending = _PendingTimeoutable(
+            barrier, snapshots, sync_ms, alignment_ms, waiting=set(range(len(self.partitions)))
+        )
+        with self._lock:
+            self._timeoutable[cid] = pending
+        for pi, p in enumerate(self.partitions):
+            p.broadcast_watched_barrier(barrier, functools.partial(self._barrier_sent, pi))
+        delay = barrier.options.aligned_timeout_ms / 1000.0 - (time.time() - barrier.timestamp_ms / 1000.0)
+        timer = threading.Timer(max(delay, 0.0), self._aligned_timeout, (cid,))
+        timer.daemon = True
+        with self._lock:
+            if cid in self._timeoutable:
+                pending.timer = timer
+                timer.start()
+        if not self.partitions:
+            self._barrier_sent(-1, cid)
+
+    def _barrier_sent(self, partition: int, checkpoint_id: int) -> None:
+        """Any thread: the barrier left every subpartition of ``partition``; once it left all, write as aligned."""
+        with self._lock:
+            pending = self._timeoutable.get(checkpoint_id)
+            if pending is None:
+                return
+            pending.waiting.discard(partition)
+            if pending.waiting:
+                return
+            del self._timeoutable[checkpoint_id]
+            if pending.timer is not None:
+                pending.timer.cancel()
+        self._write_timeoutable(pending, ChannelState())
+
+    def _aligned_timeout(self, checkpoint_id: int) -> None:
+        """Timer thread: the barrier still queued in a subpartition overtakes what is ahead of it there."""
+        with self._lock:
+            pending = self._timeoutable.pop(checkpoint_id, None)
+        if pending is None:
+            return
+        output: dict[tuple[int, int], list[bytes]] = {}
+        try:
+            for pi, p in enumerate(self.partitions):
+                for si, overtaken in p.timeout_aligned_barrier(checkpoint_id).items():
+                    output[(pi, si)] = [pickle.dumps(b, protocol=5) for b in overtaken]
+        except Exception as exc:  # released meanwhile, or records that cannot be pickled
+            _cancel(pending.snapshots)
+            self.responder.decline(checkpoint_id, f"{self.task_name}: aligned checkpoint timeout failed: {exc!r}")
+            return
+        self._write_timeoutable(pending, ChannelState(output=output))
+
+    def _write_timeoutable(self, pending: _PendingTimeoutable, channel_state: ChannelState) -> None:
+        cid = pending.barrier.checkpoint_id
+        self._hand_over(cid, pending.snapshots)
+        self._async(
+            lambda: self._write_and_acknowledge(
+                pending.barrier, pending.snapshots, pending.sync_ms, pending.alignment_ms, channel_state
+            )
+        )
+
+    def _drop_timeoutable(self, checkpoint_id: int) -> None:
+        with self._lock:
+            pending = self._timeoutable.pop(checkpoint_id, None)
+        if pending is None:
+            return
+        if pending.timer is not None:
+            pending.timer.cancel()
+        for p in self.partitions:
+            p.unwatch(checkpoint_id)
+        _cancel(pending.snapshots)
+
     def complete_channel_state(self, checkpoint_id: int, inputs: dict[int, list[bytes]]) -> None:
         """Unaligned: every input channel delivered the barrier; ``inputs`` is what arrived before it."""
         pending = self._unaligned.pop(checkpoint_id, None)
@@ -174,6 +269,7 @@ class SubtaskCheckpointCoordinator:
         pending = self._unaligned.pop(checkpoint_id, None)
         if pending is not None:
             _cancel(pending.snapshots)
+        self._drop_timeoutable(checkpoint_id)
         for w in self.chain.record_writers:
             w.flush()
         for p in self.partitions:
@@ -189,6 +285,7 @@ class SubtaskCheckpointCoordinator:
         pending = self._unaligned.pop(checkpoint_id, None)
         if pending is not None:
             _cancel(pending.snapshots)
+        self._drop_timeoutable(checkpoint_id)
         with self._lock:
             running = self._running.pop(checkpoint_id, None)
         if running is not None:  # the asynchronous part stops at once (its checkpoint is gone anyway)
@@ -283,6 +380,8 @@ class SubtaskCheckpointCoordinator:
 
     def close(self) -> None:
         """Wait for the asynchronous parts still running (a final checkpoint's write), then stop."""
+        for cid in list(self._timeoutable):
+            self._drop_timeoutable(cid)
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None

@@ -260,3 +260,20 @@ def test_get_state_backend_says_which_backend_was_chosen() -> None:
     assert env.get_state_backend() == EmbeddedRocksDBStateBackend()
     rocksdb = StreamExecutionEnvironment.get_execution_environment(Configuration({"state.backend.type": "rocksdb"}))
     assert rocksdb.get_state_backend() == EmbeddedRocksDBStateBackend()
+
+
+def test_the_aligned_checkpoint_timeout_is_flinks_key_and_pyflinks_duration() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    cfg = env.get_checkpoint_config()
+    assert cfg.get_aligned_checkpoint_timeout() == Duration.of_millis(0)  # Flink's default: unaligned from the start
+    cfg.set_aligned_checkpoint_timeout(Duration.of_millis(250))
+    assert cfg.get_aligned_checkpoint_timeout() == Duration.of_millis(250)
+    assert isinstance(cfg.get_aligned_checkpoint_timeout(), Duration)
+    cfg.set_alignment_timeout("2 s")  # Flink's deprecated name
+    assert cfg.get_alignment_timeout() == Duration.of_seconds(2)
+    with pytest.raises(InvalidProgramError, match="aligned checkpoint timeout"):
+        cfg.set_aligned_checkpoint_timeout(-1)
+    configured = StreamExecutionEnvironment.get_execution_environment(
+        Configuration({"execution.checkpointing.aligned-checkpoint-timeout": "30 s"})
+    )
+    assert configured.get_checkpoint_config().get_aligned_checkpoint_timeout() == Duration.of_seconds(30)

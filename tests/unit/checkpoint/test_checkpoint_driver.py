@@ -4,10 +4,14 @@ and a listener — with no JobMaster, no TaskManager and no network (issue 27 §
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from strom import StreamExecutionEnvironment
+from strom.exceptions import CheckpointError
 from strom.graph.execution_graph import ExecutionGraph
 from strom.runtime.checkpoint.checkpoint_driver import CheckpointDriver, TriggerResult
 from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration
@@ -139,3 +143,61 @@ def test_a_checkpoint_runs_from_trigger_to_notification_on_the_collaborators_alo
     assert [m.checkpoint_id for m in listener.completed] == [1] and listener.failures == []
     assert listener.completed[0].operator_states[op_id].coordinator is not None
     assert (Path(path.removeprefix("file://")) / "_metadata").exists()
+
+
+class _OptionsTasks(_Tasks):
+    def __init__(self) -> None:
+        super().__init__()
+        self.options: list[Any] = []
+
+    def trigger_checkpoint(self, attempt_id: str, message: TriggerCheckpointMessage, on_result: TriggerResult) -> None:
+        self.options.append(message.options)
+        super().trigger_checkpoint(attempt_id, message, on_result)
+
+
+@pytest.mark.parametrize(
+    ("config", "unaligned", "timeout_ms"),
+    [
+        (CheckpointCoordinatorConfiguration(unaligned=True), True, 0),
+        (CheckpointCoordinatorConfiguration(unaligned=True, aligned_timeout_ms=200), False, 200),
+        (CheckpointCoordinatorConfiguration(), False, 0),
+    ],
+    ids=["unaligned", "aligned-checkpoint-timeout", "aligned"],
+)
+def test_barriers_start_unaligned_or_aligned_with_the_aligned_checkpoint_timeout(
+    tmp_path: Path, config: CheckpointCoordinatorConfiguration, unaligned: bool, timeout_ms: int
+) -> None:
+    graph = _graph()
+    for ex in graph.all_executions():
+        ex.state = ExecutionState.RUNNING
+
+    def options(is_savepoint: bool) -> Any:
+        tasks = _OptionsTasks()
+
+        async def run() -> None:
+            driver = CheckpointDriver(
+                graph.job_graph.job_id,
+                config,
+                CheckpointStorage(str(tmp_path), graph.job_graph.job_id),
+                plan_calculator=DefaultCheckpointPlanCalculator(graph, not_leader=lambda: ""),
+                coordinators={},
+                tasks=tasks,
+                listener=_Listener(),
+            )
+            target = str(tmp_path / "savepoints") if is_savepoint else None
+            done = driver.trigger_checkpoint(is_savepoint=is_savepoint, target_dir=target)
+            for _ in range(200):
+                if tasks.options:
+                    break
+                await asyncio.sleep(0.01)
+            driver.close()
+            await driver.task_group.stop(grace=5.0)
+            with contextlib.suppress(CheckpointError):  # aborted by the close: only the trigger matters here
+                await asyncio.wait_for(done, 10)
+
+        asyncio.run(run())
+        return tasks.options[0]
+
+    checkpoint, savepoint = options(False), options(True)
+    assert (checkpoint.unaligned, checkpoint.aligned_timeout_ms) == (unaligned, timeout_ms)
+    assert (savepoint.is_savepoint, savepoint.unaligned, savepoint.aligned_timeout_ms) == (True, False, 0)

@@ -26,8 +26,30 @@ EOP = EndOfPartitionEvent()
 EOD = EndOfData()
 
 
-def barrier(checkpoint_id: int, *, unaligned: bool = False) -> CheckpointBarrier:
-    return CheckpointBarrier(checkpoint_id, 1000 + checkpoint_id, CheckpointOptions(unaligned=unaligned))
+def barrier(
+    checkpoint_id: int, *, unaligned: bool = False, timeout_ms: int = 0, timestamp_ms: int | None = None
+) -> CheckpointBarrier:
+    """``timeout_ms`` > 0: an aligned barrier that times out (its checkpoint triggered at ``timestamp_ms``)."""
+    stamp = 1000 + checkpoint_id if timestamp_ms is None else timestamp_ms
+    return CheckpointBarrier(
+        checkpoint_id, stamp, CheckpointOptions(unaligned=unaligned, aligned_timeout_ms=timeout_ms)
+    )
+
+
+class FakeClock:
+    """Stands in for the ``time`` module of the checkpointed gate: ``monotonic`` and ``time`` move only when told."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def time(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 def cancel(checkpoint_id: int) -> CancelCheckpointMarker:
@@ -55,6 +77,11 @@ class FakeInputGate:
         self._picks: Iterator[int] = iter(picks)
         self.block_calls: list[int] = []
         self.unblock_calls = 0
+        #: per channel: the buffers (pickled) its next priority event overtook in the channel's queue
+        self.overtaken: dict[int, list[bytes]] = {}
+        self.converted: list[tuple[int, int]] = []
+        self._converted: dict[tuple[int, int], list[bytes]] = {}  # (channel, checkpoint) -> what it overtook
+        self._last_barrier: dict[int, int] = {}  # channel -> checkpoint of the barrier it delivered last
 
     def push(self, channel: int, *items: Any) -> None:
         self.queues[channel].extend(items)
@@ -65,9 +92,38 @@ class FakeInputGate:
             return None
         c = ready[next(self._picks, 0) % len(ready)]
         buf = self.queues[c].popleft()
+        if isinstance(buf, CheckpointBarrier):
+            self._last_barrier[c] = buf.checkpoint_id
         if isinstance(buf, EndOfPartitionEvent):
             self.finished.add(c)
         return c, buf
+
+    def take_overtaken(self, channel_index: int) -> list[bytes]:
+        last = self._last_barrier.get(channel_index)
+        if last is not None and (channel_index, last) in self._converted:
+            return self._converted.pop((channel_index, last))
+        return self.overtaken.pop(channel_index, [])
+
+    def convert_to_priority(self, channel_index: int, checkpoint_id: int) -> None:
+        """The queued barrier of ``checkpoint_id`` jumps to the head, unaligned; the data it overtook is recorded
+        in ``overtaken`` (as the real channels do). ``converted`` lists the calls."""
+        self.converted.append((channel_index, checkpoint_id))
+        queue = self.queues[channel_index]
+        for i, item in enumerate(queue):
+            if isinstance(item, CheckpointBarrier) and item.checkpoint_id == checkpoint_id:
+                ahead = list(queue)[:i]
+                del queue[i]
+                options = item.options.to_unaligned()
+                head = 0  # behind the priority events already at the head, as the real channels keep them
+                while (
+                    head < len(queue) and isinstance(queue[head], CheckpointBarrier) and queue[head].options.unaligned
+                ):
+                    head += 1
+                queue.insert(head, CheckpointBarrier(checkpoint_id, item.timestamp_ms, options))
+                self._converted[(channel_index, checkpoint_id)] = [
+                    pickle.dumps(b) for b in ahead if isinstance(b, list)
+                ]
+                return
 
     def block(self, channel_index: int) -> None:
         self.block_calls.append(channel_index)

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from input_fakes import EOP, FakeInputGate, RecordingOutput, RecordingTask, barrier, checkpointed
+from input_fakes import EOP, FakeClock, FakeInputGate, RecordingOutput, RecordingTask, barrier, checkpointed
 
+from strom.runtime.io.checkpointing import checkpointed_input_gate
 from strom.runtime.io.checkpointing.barrier_handler import (
     AbortCheckpoint,
     BarrierAligner,
@@ -21,6 +22,7 @@ from strom.runtime.io.checkpointing.barrier_handler import (
     UnblockAllChannels,
 )
 from strom.runtime.io.stream_one_input_processor import StreamOneInputProcessor
+from strom.runtime.network.events import CheckpointBarrier as Barrier
 from strom.runtime.operators.source import InputStatus
 
 pytestmark = pytest.mark.timeout(120)
@@ -222,3 +224,90 @@ def test_an_aligned_savepoint_blocks_even_when_checkpoints_are_unaligned() -> No
     assert h.on_barrier(0, 7, unaligned=False) == [BlockChannel(0)]
     assert h.blocked == frozenset({0})
     assert h.on_barrier(1, 7, unaligned=False) == [UnblockAllChannels(), TriggerCheckpoint(7)]
+
+
+def test_an_alignment_that_times_out_goes_on_unaligned_and_records_the_channels_still_owing_the_barrier() -> None:
+    h = BarrierAligner(3)
+    assert h.on_barrier(0, 2, unaligned=False) == [BlockChannel(0)]
+    assert h.on_alignment_timeout(1) == []  # not the checkpoint aligning
+    assert h.on_alignment_timeout(2) == [
+        UnblockAllChannels(),
+        TriggerCheckpoint(2, unaligned=True, record_channels=frozenset({1, 2})),
+    ]
+    assert h.blocked == frozenset()
+    assert h.on_alignment_timeout(2) == []  # once
+    assert h.on_barrier(1, 2, unaligned=True) == [StopRecording(1)]  # a converted barrier
+    assert h.on_barrier(2, 2, unaligned=False) == [StopRecording(2), ChannelStateComplete(2)]  # or one that was not
+    assert h.on_alignment_timeout(2) == []  # complete: nothing to time out
+
+
+def test_an_unaligned_barrier_of_an_aligning_checkpoint_switches_it_to_unaligned() -> None:
+    """An upstream task's alignment timed out: its barrier comes unaligned, and this task goes unaligned too."""
+    h = BarrierAligner(3)
+    assert h.on_barrier(2, 8, unaligned=False) == [BlockChannel(2)]
+    assert h.on_barrier(0, 8, unaligned=True) == [
+        UnblockAllChannels(),
+        TriggerCheckpoint(8, unaligned=True, record_channels=frozenset({1})),
+    ]
+    assert h.on_barrier(1, 8, unaligned=False) == [StopRecording(1), ChannelStateComplete(8)]
+
+
+def _run_timeoutable(
+    streams: list[list[Item]], picks: list[int], timeouts: set[int]
+) -> tuple[list[int], RecordingTask]:
+    """As ``_run`` with aligned barriers that may time out: before step ``i`` in ``timeouts`` the clock jumps past
+    the aligned checkpoint timeout, so an alignment in progress then switches to unaligned."""
+    clock = FakeClock()
+    buffers = [
+        [
+            barrier(b.checkpoint_id, timeout_ms=100, timestamp_ms=int(clock.now * 1000))
+            if isinstance(b, Barrier)
+            else b
+            for b in channel
+        ]
+        for channel in _buffers(streams)
+    ]
+    gate = FakeInputGate(buffers, picks)
+    output = RecordingOutput()
+    task = RecordingTask(processed=output.records)
+    cgate = checkpointed(gate, task)
+    processor = StreamOneInputProcessor(cgate, output.data_output(), lambda: None)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(checkpointed_input_gate, "time", clock)
+        step = 0
+        while (status := processor.process_input()) is not InputStatus.END_OF_INPUT:
+            cgate.validate()
+            assert status is InputStatus.MORE_AVAILABLE, "deadlock: every channel with data is blocked"
+            step += 1
+            if step in timeouts:
+                clock.advance(1.0)
+    assert not gate.has_data_left()
+    assert not cgate.recording
+    return output.records, task
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    data=channel_streams(),
+    picks=st.lists(st.integers(0, 7), max_size=200),
+    timeouts=st.sets(st.integers(1, 60), max_size=8),
+)
+def test_checkpoints_switched_to_unaligned_by_the_timeout_hold_exactly_the_records_before_their_barriers(
+    data: tuple[list[list[Item]], int], picks: list[int], timeouts: set[int]
+) -> None:
+    streams, _ = data
+    processed, task = _run_timeoutable(streams, picks, timeouts)
+    assert sorted(processed) == sorted(v for s in streams for k, v in s if k == "rec")
+    carried = {v for s in streams for k, v in s if k == "barrier"}
+    aborted = set(task.aborted_ids)
+    assert len(task.triggered_ids) == len(set(task.triggered_ids))  # each triggers once
+    assert carried <= set(task.triggered_ids) | aborted
+    assert all(not counts for _, _, counts in task.aborted)  # only subsumed by a newer barrier: no failure
+    for b, _ in task.triggered:
+        cid = b.checkpoint_id
+        if cid in aborted:
+            continue
+        # a switched checkpoint's barrier goes on unaligned, and its channel state completes the snapshot
+        assert b.options.unaligned == (cid in task.channel_states)
+        recorded = task.recorded_records(cid) if cid in task.channel_states else []
+        assert sorted(task.snapshots[cid] + recorded) == sorted(_before(streams, cid)), f"checkpoint {cid}"

@@ -7,8 +7,20 @@ import pickle
 import threading
 
 import pytest
-from input_fakes import EOD, EOP, FakeInputGate, RecordingTask, barrier, cancel, checkpointed, idle, watermark
+from input_fakes import (
+    EOD,
+    EOP,
+    FakeClock,
+    FakeInputGate,
+    RecordingTask,
+    barrier,
+    cancel,
+    checkpointed,
+    idle,
+    watermark,
+)
 
+from strom.runtime.io.checkpointing import checkpointed_input_gate
 from strom.runtime.io.checkpointing.barrier_handler import BarrierAligner, BarrierTracker
 from strom.runtime.io.checkpointing.checkpointed_input_gate import CheckpointedInputGate
 from strom.runtime.network.events import EndOfPartitionEvent
@@ -143,3 +155,113 @@ def test_an_ended_channel_counts_as_aligned() -> None:
     assert cgate.poll_next() == (1, EOP)
     assert task.triggered_ids == [1] and gate.blocked == set()
     assert cgate.poll_next() == (0, [1])
+
+
+def test_the_buffers_an_unaligned_barrier_overtook_in_its_channel_are_that_channels_state_at_once() -> None:
+    gate = FakeInputGate([[], [], []])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    # the first barrier overtook two queued buffers of channel 1: they are its state, though not processed yet
+    gate.overtaken[1] = [pickle.dumps([20]), pickle.dumps([21])]
+    gate.push(1, barrier(7, unaligned=True), [20], [21])
+    assert _drain(cgate) == [(1, [20]), (1, [21])]  # processed after the barrier as usual, not recorded again
+    gate.push(0, [1])
+    assert _drain(cgate) == [(0, [1])]  # recorded: channel 0 still owes the barrier
+    assert task.triggered_ids == [7]
+    assert cgate.recording == frozenset({0, 2})
+    # channel 0's barrier overtook one buffer: after what channel 0 delivered since the checkpoint began
+    gate.overtaken[0] = [pickle.dumps([2])]
+    gate.push(0, barrier(7, unaligned=True), [2])
+    gate.push(2, barrier(7, unaligned=True))
+    assert _drain(cgate) == [(0, [2])]
+    state = task.channel_states[7]
+    recorded = {c: [pickle.loads(b) for b in blobs] for c, blobs in state.items()}
+    assert recorded == {0: [[1], [2]], 1: [[20], [21]], 2: []}
+    assert gate.overtaken == {} and task.aborted == []
+
+
+def test_an_unaligned_barrier_on_a_single_channel_completes_its_state_with_what_it_overtook() -> None:
+    gate = FakeInputGate([[]])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    gate.overtaken[0] = [pickle.dumps([5])]
+    gate.push(0, barrier(2, unaligned=True), [5])
+    assert _drain(cgate) == [(0, [5])]
+    assert task.triggered_ids == [2]
+    assert {c: [pickle.loads(b) for b in bs] for c, bs in task.channel_states[2].items()} == {0: [[5]]}
+
+
+def test_the_overtaken_buffers_of_a_stale_unaligned_barrier_are_dropped() -> None:
+    gate = FakeInputGate([[], []])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    gate.push(0, barrier(3, unaligned=True))
+    gate.push(1, barrier(3, unaligned=True))
+    assert _drain(cgate) == []
+    gate.overtaken[0] = [pickle.dumps([9])]
+    gate.push(0, barrier(2, unaligned=True))  # older than 3: ignored, and so is what it overtook
+    assert _drain(cgate) == []
+    assert task.triggered_ids == [3] and list(task.channel_states) == [3] and gate.overtaken == {}
+
+
+def test_a_timeoutable_barrier_aligns_and_switches_to_unaligned_when_the_alignment_times_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = FakeClock()
+    monkeypatch.setattr(checkpointed_input_gate, "time", clock)
+    now_ms = int(clock.now * 1000)
+    gate = FakeInputGate([[], [], []])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    gate.push(0, barrier(3, timeout_ms=200, timestamp_ms=now_ms), [1])
+    gate.push(1, [10], [11], barrier(3, timeout_ms=200, timestamp_ms=now_ms), [12])
+    assert cgate.poll_next() == (1, [10])  # channel 0 delivered its barrier: blocked, aligning
+    assert gate.blocked == {0} and task.triggered == []
+    assert cgate.seconds_until_alignment_timeout(1.0) == pytest.approx(0.2)
+    clock.advance(0.25)
+    assert cgate.seconds_until_alignment_timeout(1.0) == 0.0
+    # timed out: unblocked, snapshot taken with the barrier turned unaligned, the queued barriers converted
+    assert cgate.poll_next() == (0, [1])
+    assert gate.blocked == set() and task.triggered_ids == [3]
+    assert task.triggered[0][0].options.unaligned and task.triggered[0][0].options.aligned_timeout_ms == 200
+    assert gate.converted == [(1, 3), (2, 3)]
+    assert cgate.seconds_until_alignment_timeout(1.0) == 1.0
+    # channel 1's converted barrier overtook [11]: that is its state, processed after the barrier as usual
+    assert _drain(cgate) == [(1, [11]), (1, [12])]
+    assert cgate.recording == frozenset({2})
+    gate.push(2, [20], barrier(3, timeout_ms=200, timestamp_ms=now_ms))
+    assert _drain(cgate) == [(2, [20])]
+    state = {c: [pickle.loads(b) for b in blobs] for c, blobs in task.channel_states[3].items()}
+    assert state == {1: [[11]], 2: [[20]]}
+    assert task.aborted == []
+
+
+def test_a_timeoutable_barrier_that_comes_later_than_the_timeout_starts_the_checkpoint_unaligned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = FakeClock()
+    monkeypatch.setattr(checkpointed_input_gate, "time", clock)
+    triggered_ms = int(clock.now * 1000) - 500  # the checkpoint began 500 ms ago; the timeout is 100 ms
+    gate = FakeInputGate([[barrier(4, timeout_ms=100, timestamp_ms=triggered_ms), [1]], [[7], [8]]])
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    assert cgate.poll_next() == (0, [1])
+    assert task.triggered_ids == [4] and task.triggered[0][0].options.unaligned
+    assert gate.block_calls == [] and gate.converted == [(1, 4)]
+    assert cgate.recording == frozenset({1})
+
+
+def test_a_timeoutable_alignment_that_completes_in_time_stays_aligned(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = FakeClock()
+    monkeypatch.setattr(checkpointed_input_gate, "time", clock)
+    now_ms = int(clock.now * 1000)
+    gate = FakeInputGate(
+        [[barrier(5, timeout_ms=100, timestamp_ms=now_ms)], [[1], barrier(5, timeout_ms=100, timestamp_ms=now_ms)]]
+    )
+    task = RecordingTask()
+    cgate = checkpointed(gate, task)
+    assert _drain(cgate) == [(1, [1])]
+    clock.advance(1.0)
+    assert _drain(cgate) == []
+    assert task.triggered_ids == [5] and not task.triggered[0][0].options.unaligned
+    assert task.channel_states == {} and gate.converted == []

@@ -17,7 +17,10 @@ through it under random barrier orders.
   still arrive on the other channels before their barrier are the checkpoint's input channel state — the task
   records them (``TriggerCheckpoint.record_channels``) until :class:`StopRecording` for each channel, and the
   channel state is complete with :class:`ChannelStateComplete`. A checkpoint's first barrier decides its mode,
-  so an aligned savepoint and unaligned checkpoints share one state machine.
+  so an aligned savepoint and unaligned checkpoints share one state machine. An aligned checkpoint switches to
+  unaligned (:meth:`BarrierAligner.on_alignment_timeout`, Flink's aligned checkpoint timeout) when its alignment
+  times out or an unaligned barrier of it arrives (an upstream task switched): the blocked channels are unblocked,
+  the task snapshots, and the channels still owing the barrier are recorded from then on.
 * :class:`BarrierTracker` — AT_LEAST_ONCE. Nothing blocks: the checkpoint triggers once every open channel
   has delivered its barrier; records after a barrier may be in the snapshot's "before" part (duplicates on
   replay, no loss).
@@ -135,9 +138,24 @@ class BarrierAligner:
             self.arrived.add(channel)
             if self.unaligned:
                 actions.append(StopRecording(channel))
+            elif unaligned:  # an upstream task's alignment timed out: this one goes unaligned too
+                actions += self._to_unaligned()
         if len(self.arrived) >= self._open_channels():
             return [*actions, *self._complete()]
         return actions if self.unaligned else [*actions, BlockChannel(channel)]
+
+    def on_alignment_timeout(self, checkpoint_id: int) -> list[BarrierHandlerAction]:
+        """The aligned checkpoint ``checkpoint_id`` took longer than its aligned checkpoint timeout here: it goes on
+        unaligned (Flink's ``AlternatingWaitingForFirstBarrier`` → ``AlternatingCollectingBarriersUnaligned``)."""
+        if checkpoint_id != self.current or not self.aligning or self.unaligned:
+            return []
+        return self._to_unaligned()
+
+    def _to_unaligned(self) -> list[BarrierHandlerAction]:
+        """Unblock, snapshot now, and record the channels whose barrier is still to come."""
+        self.unaligned = True
+        rest = frozenset(c for c in range(self.num_channels) if c not in self.finished and c not in self.arrived)
+        return [UnblockAllChannels(), TriggerCheckpoint(self.current, unaligned=True, record_channels=rest)]
 
     def on_cancel_marker(self, channel: int, checkpoint_id: int) -> list[BarrierHandlerAction]:
         if checkpoint_id < self.current or (checkpoint_id == self.current and not self.aligning):
