@@ -323,7 +323,8 @@ def test_a_failed_jobs_exceptions_show_the_python_traceback(browser: webdriver.C
         trace = shown["parts"]["pre.stacktrace"][0]
         assert trace == entry["stacktrace"]
         assert "Boom: bad record <300> & <b>no markup</b>" in trace and "fail_at_300" in trace
-        assert "Traceback (most recent call last)" in trace
+        assert "User function traceback (most recent call last):" in trace  # the user's frames, as Python's
+        assert "in fail_at_300" in trace and "tests/e2e/test_dashboard.py" in trace
         assert shown["parts"][".exception-name"] == [entry["exceptionName"]]
         assert entry["taskName"] in shown["parts"]["dl"][0] and entry["taskManagerId"] in shown["parts"]["dl"][0]
         assert read(browser, "#main b, #main img") == []  # the markup in the name and the message is text

@@ -135,7 +135,7 @@ def check_job_paths(cluster: Cluster, job: str, tm_ids: set[str]) -> None:
     config = cluster.get(f"/jobs/{job}/checkpoints/config")
     check(config, "CheckpointConfigInfo")
     check(config["externalization"], "ExternalizedCheckpointInfo")
-    assert config["mode"] == "EXACTLY_ONCE" and config["interval"] == 200
+    assert config["mode"] == "exactly_once" and config["interval"] == 200  # as Flink writes it
 
     for v in details["vertices"]:
         base = f"/jobs/{job}/vertices/{v['id']}"

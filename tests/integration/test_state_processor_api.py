@@ -25,6 +25,7 @@ from strom import (
 )
 from strom.api.functions import RuntimeContext
 from strom.api.state import ValueStateDescriptor
+from strom.connectors.file_system import RollingPolicy
 from strom.exceptions import StromError
 from strom.state import (
     KeyedStateBootstrapFunction,
@@ -123,7 +124,11 @@ def taken(tmp_path_factory: pytest.TempPathFactory) -> Taken:
         .key_by(lambda e: e[0])
         .map(CountPerKey())
         .uid("counts")
-        .sink_to(FileSink.for_row_format(str(out), JsonLinesEncoder()).build())
+        .sink_to(
+            FileSink.for_row_format(str(out), JsonLinesEncoder())
+            .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())  # committed at every checkpoint
+            .build()
+        )
         .uid("sink")
     )
     client = env.execute_async("counting")
