@@ -26,13 +26,13 @@ docs/configuration.md: strom/config.py strom/config_option.py strom/config_secur
 	$(BIN)/python -m strom.config > $@
 
 # everything: unit, integration (on TaskManager threads unless marked `processes`), the process, kill, HA, TLS,
-# Spark, PostgreSQL/Redis/S3 and browser tests (markers: tests/conftest.py), on two pytest-xdist workers (most tests
+# Spark, PostgreSQL/Redis/S3 and browser tests (markers: tests/conftest.py), on three pytest-xdist workers (most tests
 # wait on TaskManager processes and servers; Spark and the browser tests keep to one worker: --dist loadgroup)
 test: $(SPARK_STAMP)
 	scripts/ensure-postgres.sh
 	scripts/ensure-redis.sh
 	scripts/ensure-chromium.sh
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -q -n 3 --dist loadgroup
 
 # the fast tier (< 3 min on 2 cores): unit tests and integration tests on a MiniCluster whose TaskManagers are threads
 # of the test process; no TaskManager processes, no Java, PostgreSQL, Redis or Chromium
