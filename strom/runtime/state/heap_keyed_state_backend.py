@@ -37,6 +37,7 @@ from strom.api.state import (
 from strom.api.typeinfo import TypeInformation
 from strom.exceptions import CheckpointError, InvalidProgramError
 from strom.runtime.state.heap_snapshot_strategy import HeapSnapshotStrategy
+from strom.runtime.state.internal_kv_state import AggregatingStateLogic, InternalKvState, ReducingStateLogic
 from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
 from strom.runtime.state.state_serialization import dump_state, load_state
 from strom.runtime.state.ttl import TtlPolicy, TtlValue, wall_clock_ms
@@ -276,7 +277,7 @@ class HeapKeyedStateBackend:
 # --- state objects --------------------------------------------------------------------------------
 
 
-class _HeapState:
+class _HeapState(InternalKvState):
     """Access to the stored value of the current (key, namespace) of one state."""
 
     __slots__ = ("_backend", "_ns_table", "_table", "_ttl", "name")
@@ -320,59 +321,6 @@ class _HeapState:
             if not per_ns:
                 del self._ns_table[b.current_key]
 
-    def _read_ttl(self, tv: TtlValue) -> Any:
-        """The user value of ``tv`` under the TTL rules (``None`` if expired and invisible)."""
-        ttl = self._ttl
-        assert ttl is not None
-        now = ttl.clock()
-        if ttl.expired(tv, now):
-            self._remove()
-            return tv.value if ttl.return_expired else None
-        if ttl.update_on_read:
-            self._put(TtlValue(tv.value, now))
-        return tv.value
-
-    def clear(self) -> None:
-        self._remove()
-
-    # -- merging namespaces (merging windows) ----------------------------------------------------------
-    def _combine(self, a: Any, b: Any) -> Any:
-        """Overridden by list, reducing and aggregating state, the only kinds ``merge_namespaces`` admits."""
-        raise AssertionError(f"{self.kind} state has no combine; merge_namespaces refuses it before")
-
-    def merge_namespaces(self, target: Any, sources: Iterable[Any]) -> None:
-        """Move the state of each ``sources`` namespace of the current key into ``target`` (Flink's
-        ``InternalMergingState.mergeNamespaces``); list, reducing and aggregating state only."""
-        kind = self.kind
-        if kind not in ("list", "reducing", "aggregating"):
-            raise InvalidProgramError(
-                f"expected list, reducing or aggregating state to merge namespaces; got {kind} state "
-                f"'{self.name}'; hint: merging windows need state that can be combined"
-            )
-        backend = self._backend
-        saved = backend.current_namespace
-        ttl = self._ttl
-        merged: Any = None
-        try:
-            for ns in [target, *sources]:
-                backend.current_namespace = ns
-                stored = self._get()
-                if stored is None:
-                    continue
-                self._remove()
-                if ttl is not None:
-                    stored = ttl.purge(kind, stored, ttl.clock())
-                    if stored is None:
-                        continue
-                    if kind != "list":
-                        stored = stored.value
-                merged = stored if merged is None else self._combine(merged, stored)
-            if merged is not None:
-                backend.current_namespace = target
-                self._put(merged if ttl is None or kind == "list" else ttl.wrap(merged))
-        finally:
-            backend.current_namespace = saved
-
 
 class HeapValueState(_HeapState, ValueState[Any]):
     __slots__ = ("_default",)
@@ -412,20 +360,7 @@ class HeapListState(_HeapState, ListState[Any]):
         stored = self._get()
         if not stored:
             return []
-        ttl = self._ttl
-        if ttl is None:
-            return list(stored)
-        now = ttl.clock()
-        fresh = [tv for tv in stored if not ttl.expired(tv, now)]
-        result = [tv.value for tv in (stored if ttl.return_expired else fresh)]
-        if ttl.update_on_read:
-            fresh = [TtlValue(tv.value, now) for tv in fresh]
-        if ttl.update_on_read or len(fresh) != len(stored):
-            if fresh:
-                self._put(fresh)
-            else:
-                self._remove()
-        return result
+        return list(stored) if self._ttl is None else self._read_ttl_list(stored)
 
     def add(self, value: Any) -> None:
         self.add_all((value,))
@@ -536,7 +471,7 @@ class HeapMapState(_HeapState, MapState[Any, Any]):
         return not self.items()
 
 
-class HeapReducingState(_HeapState, ReducingState[Any]):
+class HeapReducingState(ReducingStateLogic, _HeapState, ReducingState[Any]):
     __slots__ = ("_reduce",)
     kind = "reducing"
 
@@ -545,34 +480,8 @@ class HeapReducingState(_HeapState, ReducingState[Any]):
         assert isinstance(descriptor, ReducingStateDescriptor)
         self._reduce = descriptor.get_reduce_callable()
 
-    def get(self) -> Any:
-        stored = self._get()
-        if stored is None or self._ttl is None:
-            return stored
-        return self._read_ttl(stored)
 
-    def add(self, value: Any) -> None:
-        if value is None:
-            return
-        stored = self._get()
-        ttl = self._ttl
-        if ttl is None:
-            new = value if stored is None else self._reduce(stored, value)
-        else:
-            now = ttl.clock()
-            current = None if stored is None or ttl.expired(stored, now) else stored.value
-            new = value if current is None else self._reduce(current, value)
-            new = None if new is None else TtlValue(new, now)
-        if new is None:
-            self._remove()
-        else:
-            self._put(new)
-
-    def _combine(self, a: Any, b: Any) -> Any:
-        return self._reduce(a, b)
-
-
-class HeapAggregatingState(_HeapState, AggregatingState[Any, Any]):
+class HeapAggregatingState(AggregatingStateLogic, _HeapState, AggregatingState[Any, Any]):
     __slots__ = ("_fn",)
     kind = "aggregating"
 
@@ -580,27 +489,6 @@ class HeapAggregatingState(_HeapState, AggregatingState[Any, Any]):
         super().__init__(backend, descriptor, ttl)
         assert isinstance(descriptor, AggregatingStateDescriptor)
         self._fn = descriptor.aggregate_function
-
-    def get(self) -> Any:
-        stored = self._get()
-        accumulator = stored if stored is None or self._ttl is None else self._read_ttl(stored)
-        return None if accumulator is None else self._fn.get_result(accumulator)
-
-    def add(self, value: Any) -> None:
-        stored = self._get()
-        ttl = self._ttl
-        fn = self._fn
-        if ttl is None:
-            accumulator = fn.add(value, fn.create_accumulator() if stored is None else stored)
-            self._put(accumulator)
-            return
-        now = ttl.clock()
-        current = None if stored is None or ttl.expired(stored, now) else stored.value
-        accumulator = fn.add(value, fn.create_accumulator() if current is None else current)
-        self._put(TtlValue(accumulator, now))
-
-    def _combine(self, a: Any, b: Any) -> Any:
-        return self._fn.merge(a, b)
 
 
 _STATE_CLASSES: dict[str, type[_HeapState]] = {

@@ -23,20 +23,7 @@ class RocksDBListState(AbstractRocksDBState, ListState[Any]):
         if self._ttl is None:
             return [loads_value(v) for _, v in scan(self._cf, self._backend.composite_key())]
         stored = self._get()
-        if not stored:
-            return []
-        ttl = self._ttl
-        now = ttl.clock()
-        fresh = [tv for tv in stored if not ttl.expired(tv, now)]
-        result = [tv.value for tv in (stored if ttl.return_expired else fresh)]
-        if ttl.update_on_read:
-            fresh = [TtlValue(tv.value, now) for tv in fresh]
-        if ttl.update_on_read or len(fresh) != len(stored):
-            if fresh:
-                self._put(fresh)
-            else:
-                self._remove()
-        return result
+        return self._read_ttl_list(stored) if stored else []
 
     def add(self, value: Any) -> None:
         if self._ttl is None:
