@@ -32,13 +32,13 @@ from strom.api.state import (
     ReducingStateDescriptor,
     StateDescriptor,
     ValueState,
-    ValueStateDescriptor,
 )
 from strom.api.typeinfo import TypeInformation
 from strom.exceptions import CheckpointError, InvalidProgramError
 from strom.runtime.state.heap_snapshot_strategy import HeapSnapshotStrategy
 from strom.runtime.state.internal_kv_state import AggregatingStateLogic, InternalKvState, ReducingStateLogic
 from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
+from strom.runtime.state.state_registration import check_new_state, merge_restored_kind, registered_state
 from strom.runtime.state.state_serialization import dump_state, load_state
 from strom.runtime.state.ttl import TtlPolicy, TtlValue, wall_clock_ms
 from strom.runtime.state.typed_state import typed_view
@@ -128,23 +128,10 @@ class HeapKeyedStateBackend:
     # -- registration --------------------------------------------------------------------------------
     def get_state(self, descriptor: StateDescriptor) -> Any:
         """The state object of ``descriptor`` (created on first use; the same object afterwards)."""
-        known = self._states.get(descriptor.name)
+        known = registered_state(self._states, descriptor)
         if known is not None:
-            if type(known[0]) is not type(descriptor):
-                raise InvalidProgramError(
-                    f"state '{descriptor.name}' was registered as {type(known[0]).__name__}; got a "
-                    f"{type(descriptor).__name__} of the same name; hint: use distinct state names"
-                )
-            return known[1]
-        kind = _kind_of(descriptor)
-        has_ttl = descriptor.ttl_config is not None
-        restored = self._kinds.get(descriptor.name)
-        if restored is not None and restored != (kind, has_ttl):
-            raise InvalidProgramError(
-                f"state '{descriptor.name}' was restored as {_describe_kind(*restored)}; got a descriptor for "
-                f"{_describe_kind(kind, has_ttl)}; hint: keep the state type and TTL setting of a state name "
-                "across restarts, or give the changed state a new name"
-            )
+            return known
+        kind, has_ttl = check_new_state(self._kinds, descriptor)
         ttl = TtlPolicy(descriptor.ttl_config, self.ttl_time_provider) if descriptor.ttl_config else None
         state: Any = typed_view(_STATE_CLASSES[kind](self, descriptor, ttl), descriptor)
         if ttl is not None:
@@ -263,15 +250,7 @@ class HeapKeyedStateBackend:
                             existing.update(per_ns)
 
     def _merge_kind(self, name: str, restored: tuple[Any, ...]) -> None:
-        known = self._kinds.get(name)
-        if known is None:
-            self._kinds[name] = (str(restored[0]), bool(restored[1]))
-        elif known != restored:
-            raise InvalidProgramError(
-                f"state '{name}' is registered as {_describe_kind(*known)}; got a checkpoint holding "
-                f"{_describe_kind(*restored)}; hint: keep the state type and TTL setting of a state name "
-                "across restarts, or give the changed state a new name"
-            )
+        merge_restored_kind(self._kinds, name, restored)
 
 
 # --- state objects --------------------------------------------------------------------------------
@@ -494,25 +473,3 @@ class HeapAggregatingState(AggregatingStateLogic, _HeapState, AggregatingState[A
 _STATE_CLASSES: dict[str, type[_HeapState]] = {
     cls.kind: cls for cls in (HeapValueState, HeapListState, HeapMapState, HeapReducingState, HeapAggregatingState)
 }
-
-_DESCRIPTOR_KINDS: tuple[tuple[type[StateDescriptor], str], ...] = (
-    (ValueStateDescriptor, "value"),
-    (ListStateDescriptor, "list"),
-    (MapStateDescriptor, "map"),
-    (ReducingStateDescriptor, "reducing"),
-    (AggregatingStateDescriptor, "aggregating"),
-)
-
-
-def _kind_of(descriptor: StateDescriptor) -> str:
-    for cls, kind in _DESCRIPTOR_KINDS:
-        if isinstance(descriptor, cls):
-            return kind
-    raise InvalidProgramError(
-        f"expected a Value/List/Map/Reducing/AggregatingStateDescriptor; got a {type(descriptor).__name__}; "
-        "hint: describe keyed state with one of the descriptors of strom.api.state"
-    )
-
-
-def _describe_kind(kind: str, has_ttl: bool) -> str:
-    return f"{kind} state {'with' if has_ttl else 'without'} TTL"

@@ -42,7 +42,6 @@ from strom.api.state import (
 )
 from strom.api.typeinfo import TypeInformation
 from strom.exceptions import CheckpointError, InvalidProgramError
-from strom.runtime.state.heap_keyed_state_backend import _describe_kind, _kind_of
 from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
 from strom.runtime.state.rocksdb.abstract_rocksdb_state import AbstractRocksDBState
 from strom.runtime.state.rocksdb.rocksdb_aggregating_state import RocksDBAggregatingState
@@ -66,6 +65,7 @@ from strom.runtime.state.rocksdb.rocksdb_stored_forms import (
 from strom.runtime.state.rocksdb.rocksdb_tables import RocksDBNamespacedTable, RocksDBTable
 from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec, value_codec
 from strom.runtime.state.rocksdb.rocksdb_value_state import RocksDBValueState
+from strom.runtime.state.state_registration import check_new_state, merge_restored_kind, registered_state
 from strom.runtime.state.state_serialization import dump_state, load_state
 from strom.runtime.state.ttl import TtlPolicy, wall_clock_ms
 from strom.runtime.state.typed_state import typed_view
@@ -206,23 +206,10 @@ class RocksDBKeyedStateBackend:
     # -- registration ----------------------------------------------------------------------------------------
     def get_state(self, descriptor: StateDescriptor) -> Any:
         """The state object of ``descriptor`` (created on first use; the same object afterwards)."""
-        known = self._states.get(descriptor.name)
+        known = registered_state(self._states, descriptor)
         if known is not None:
-            if type(known[0]) is not type(descriptor):
-                raise InvalidProgramError(
-                    f"state '{descriptor.name}' was registered as {type(known[0]).__name__}; got a "
-                    f"{type(descriptor).__name__} of the same name; hint: use distinct state names"
-                )
-            return known[1]
-        kind = _kind_of(descriptor)
-        has_ttl = descriptor.ttl_config is not None
-        restored = self._kinds.get(descriptor.name)
-        if restored is not None and restored != (kind, has_ttl):
-            raise InvalidProgramError(
-                f"state '{descriptor.name}' was restored as {_describe_kind(*restored)}; got a descriptor for "
-                f"{_describe_kind(kind, has_ttl)}; hint: keep the state type and TTL setting of a state name "
-                "across restarts, or give the changed state a new name"
-            )
+            return known
+        kind, has_ttl = check_new_state(self._kinds, descriptor)
         ttl = TtlPolicy(descriptor.ttl_config, self.ttl_time_provider) if descriptor.ttl_config else None
         codec = value_codec(_value_type_info(descriptor), ttl=has_ttl, state=descriptor.name)
         self._codecs[descriptor.name] = codec
@@ -395,16 +382,8 @@ class RocksDBKeyedStateBackend:
             cf.write(batch)
 
     def _merge_kind(self, name: str, restored: tuple[Any, ...]) -> None:
-        known = self._kinds.get(name)
-        if known is None:
-            self._kinds[name] = (str(restored[0]), bool(restored[1]))
+        if merge_restored_kind(self._kinds, name, restored):
             self._codecs.pop(name, None)  # a table's codec made before knew no TTL
-        elif known != restored:
-            raise InvalidProgramError(
-                f"state '{name}' is registered as {_describe_kind(*known)}; got a checkpoint holding "
-                f"{_describe_kind(*restored)}; hint: keep the state type and TTL setting of a state name "
-                "across restarts, or give the changed state a new name"
-            )
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def dispose(self) -> None:
