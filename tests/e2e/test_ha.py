@@ -246,7 +246,7 @@ def test_a_job_that_ended_while_its_leader_died_is_cleaned_up_not_run_again(ha: 
     from strom.runtime.highavailability.stores import JobResultEntry, JobResultStore
 
     count = 700
-    job_id, out = _submit(ha, tmp_path, count, 2000)
+    job_id, out = _submit(ha, tmp_path, count, 200)  # 3.5 s: its graph is still in the HA directory when looked for
     ha_dir = ha.ha_dir / "default"
     graph_file = ha_dir / "jobgraphs" / f"{job_id}.jobgraph"
     kept = tmp_path / "kept.jobgraph"
