@@ -23,6 +23,7 @@ this process (whose pid its TaskManagers report) with ``os.kill``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import threading
@@ -160,6 +161,16 @@ def _is_session_thread(thread: threading.Thread) -> bool:
     if thread.name == "fsspecIO":
         return True
     return thread.name.startswith("asyncio_") and any(t.name == "fsspecIO" for t in threading.enumerate())
+
+
+@pytest.fixture(autouse=True)
+def strom_log_level_restored() -> Iterator[None]:
+    """A test whose environment sets ``logging.level`` gives this process's ``strom`` logger that level (as it
+    does a user's client); the next test in the same worker starts with the level as it was."""
+    log = logging.getLogger("strom")
+    level = log.level
+    yield
+    log.setLevel(level)
 
 
 @pytest.fixture(autouse=True)
