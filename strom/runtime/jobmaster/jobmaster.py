@@ -553,6 +553,11 @@ class JobMaster:
         g = self.graph
         if g.state is not JobStatus.RUNNING or self.suspended:
             return  # already restarting, failing, cancelling or ended
+        if self._not_leader():  # HA: woken after a pause past the lease; the new leader owns the job now
+            log.info(
+                "job %s: not failing over after %s: %s", self.job_id, summary or last_line(text), self._not_leader()
+            )
+            return
         self._record_exception(text, error, execution)
         if self.checkpoints is not None:
             self.checkpoints.stop_periodic()

@@ -97,6 +97,8 @@ class RegionFailover:
         jm = self.jm
         if jm.graph.state is not JobStatus.RUNNING or jm.suspended or jm.terminating or not failed:
             return False
+        if jm.ha is not None and not jm.ha.is_leader_now():
+            return False  # the global failover steps aside quietly: the new leader owns the job
         if isinstance(error, CorruptStateError | TaskManagerStartError):
             return False
         tasks: set[ExecutionVertexID] = set()
