@@ -8,6 +8,7 @@ One cluster for the module; waits poll for a condition, their deadlines only tur
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from dashboard_pages import chromium, click, no_console_errors, read, text_of, wait_for
 from rest_schemas import check
 from standalone_cluster import Cluster, http_get, running_cluster
+from standalone_cluster import wait_for as wait_until
 
 JM_METRICS = {"numRegisteredTaskManagers", "numRunningJobs", "taskSlotsTotal", "taskSlotsAvailable"}
 #: the JobManager process's own figures under Flink's Status.JVM names (strom/runtime/metrics/process_metrics.py)
@@ -32,7 +34,7 @@ STATUS_METRICS = {
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     directory = tmp_path_factory.mktemp("jm-rest") / "cluster"
-    with running_cluster(directory, "logging.level=INFO", taskmanagers=1) as c:
+    with running_cluster(directory, "logging.level=INFO", "slot.request.timeout=20 s", taskmanagers=1) as c:
         yield c
 
 
@@ -129,3 +131,38 @@ def test_the_dashboard_s_job_manager_page(cluster: Cluster, tmp_path: Path) -> N
         assert "Job Manager" in text_of(driver, "main h1")
         driver.save_screenshot(str(tmp_path / "jobmanager.png"))
         no_console_errors(driver)
+
+
+@pytest.mark.timeout(120)
+def test_a_job_waiting_for_slots_shows_scheduled_and_fails_with_the_cluster_s_hint(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """p=3 on one TaskManager of 2 slots: while the JobMaster waits for the third slot, the job is RUNNING and its
+    vertices SCHEDULED (Flink's pending slot requests); after ``slot.request.timeout`` it fails with a hint saying how
+    a standalone cluster gets more slots — not the MiniCluster's keys."""
+    job = tmp_path / "wide.py"
+    job.write_text(
+        textwrap.dedent(
+            """
+            from strom import StreamExecutionEnvironment
+            env = StreamExecutionEnvironment.get_execution_environment()
+            env.from_collection(list(range(10))).map(lambda x: x + 1).print()
+            env.execute("wide")
+            """
+        )
+    )
+    run = cluster.strom("run", "-m", cluster.m, "-d", "-p", "3", str(job))
+    assert run.returncode == 0, run.stdout + run.stderr
+    job_id = run.stdout.split("Job has been submitted with JobID ")[1].split()[0]
+
+    def scheduled() -> dict[str, object] | None:
+        details = cluster.get(f"/jobs/{job_id}")
+        return details if details["vertices"] and details["state"] == "RUNNING" else None
+
+    details = wait_until("the job's details", scheduled, 60)
+    assert {v["status"] for v in details["vertices"]} == {"SCHEDULED"}
+    assert all(v["tasks"]["SCHEDULED"] == v["parallelism"] for v in details["vertices"])
+    wait_until("the job FAILED", lambda: cluster.get(f"/jobs/{job_id}")["state"] == "FAILED", 90)
+    root = cluster.get(f"/jobs/{job_id}/exceptions")["exceptionHistory"]["entries"][0]["stacktrace"]
+    assert "needs 3 slots" in root and "strom cluster add-taskmanager" in root, root
+    assert "minicluster." not in root

@@ -30,7 +30,13 @@ import secrets
 from collections.abc import Callable
 
 from strom.exceptions import ResourceError, RpcError, TaskManagerStartError
-from strom.runtime.resourcemanager.slot_manager import SlotManager, SlotOffer, TaskManagerRegistration
+from strom.runtime.resourcemanager.slot_manager import (
+    MINICLUSTER_HINT,
+    STANDALONE_HINT,
+    SlotManager,
+    SlotOffer,
+    TaskManagerRegistration,
+)
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, SystemClock
 from strom.runtime.rpc.fenced_gateway import fenced_gateway
 from strom.runtime.task_group import AsyncTaskGroup
@@ -226,7 +232,8 @@ class ResourceManager:
     async def request_slots(self, job_id: str, count: int, timeout: float) -> list[SlotOffer]:
         with contextlib.suppress(TimeoutError):  # allocate() raises the ResourceError with the numbers
             await self._wait_until(lambda: self.slot_manager.num_free_slots() >= count, timeout)
-        offers = self.slot_manager.allocate(job_id, count)
+        hint = STANDALONE_HINT if self.accepts_standalone_task_managers else MINICLUSTER_HINT
+        offers = self.slot_manager.allocate(job_id, count, more_task_managers=hint)
         await asyncio.gather(
             *(
                 self.gateways[o.tm_id].call("request_slot", o.slot_index, job_id, o.allocation_id, timeout=10.0)

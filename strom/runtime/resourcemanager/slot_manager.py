@@ -37,6 +37,14 @@ class SlotOffer:
     data_address: tuple[str, int]
 
 
+#: how the embedded MiniCluster gets more slots
+MINICLUSTER_HINT = "start more TaskManagers (minicluster.number-of-taskmanagers, taskmanager.numberOfTaskSlots)"
+#: how a standalone cluster gets more slots
+STANDALONE_HINT = (
+    "add TaskManagers to the cluster (strom cluster add-taskmanager, or strom taskmanager on another host)"
+)
+
+
 class SlotManager:
     def __init__(self) -> None:
         self.task_managers: dict[str, TaskManagerRegistration] = {}
@@ -50,12 +58,13 @@ class SlotManager:
     def num_free_slots(self) -> int:
         return sum(len(tm.free_slots()) for tm in self.task_managers.values())
 
-    def allocate(self, job_id: str, count: int) -> list[SlotOffer]:
+    def allocate(self, job_id: str, count: int, *, more_task_managers: str = MINICLUSTER_HINT) -> list[SlotOffer]:
+        """``count`` free slots for ``job_id``, spread over the TaskManagers; ``more_task_managers``: how this
+        cluster gets more of them, for the error when there are too few."""
         if count > self.num_free_slots():
             raise ResourceError(
                 f"job {job_id} needs {count} slots; the cluster has {self.num_free_slots()} free in "
-                f"{len(self.task_managers)} TaskManagers; hint: lower the parallelism or start more "
-                "TaskManagers (minicluster.number-of-taskmanagers, taskmanager.numberOfTaskSlots)"
+                f"{len(self.task_managers)} TaskManagers; hint: lower the parallelism or {more_task_managers}"
             )
         offers: list[SlotOffer] = []
         while len(offers) < count:

@@ -55,6 +55,9 @@ class DefaultScheduler:
         groups: dict[str, int] = defaultdict(int)
         for v in jg.vertices.values():
             groups[v.slot_sharing_group] = max(groups[v.slot_sharing_group], v.parallelism)
+        for waiting in self.graph.all_executions():  # waiting for slots is SCHEDULED (Flink's pending requests)
+            if waiting.state is ExecutionState.CREATED:
+                waiting.transition(ExecutionState.SCHEDULED)
         offers = await self.rm.request_slots(self.graph.job_id, sum(groups.values()), self.slot_timeout)
         by_group: dict[str, list[Any]] = {}
         pos = 0
@@ -73,15 +76,14 @@ class DefaultScheduler:
                     allocation_id=o.allocation_id,
                     data_address=o.data_address,
                 )
-                ex.transition(ExecutionState.SCHEDULED)
         await self.deploy_all()
 
     async def deploy_all(self) -> None:
         executions = self.graph.all_executions()
         calls = []
         for ex in executions:
-            if ex.state is not ExecutionState.SCHEDULED:
-                continue
+            if ex.state is not ExecutionState.SCHEDULED or ex.slot is None:
+                continue  # not to deploy, or still waiting for its slot
             tdd = self.create_deployment_descriptor(ex)
             ex.transition(ExecutionState.DEPLOYING)
             assert ex.slot is not None
