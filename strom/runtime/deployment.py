@@ -28,6 +28,8 @@ class ResultPartitionDeploymentDescriptor:
     num_subpartitions: int
     serialized_partitioner: bytes
     serialized_serializer: bytes
+    #: the name of the operator that consumes this partition (the head of the downstream chain), for errors
+    consumer: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

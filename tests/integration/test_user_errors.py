@@ -33,6 +33,11 @@ else:
 env.execute(case)
 """
 TRACEBACK_HEADER = "User function traceback"
+#: the key selector is the downstream operator's (its key_by), run where the upstream output is routed
+ROUTED = (
+    "the key selector (HASH) of operator 'sums', routing the output of operator 'Source: Collection Source' "
+    "(subtask 1/1, attempt 0) on output record ((1, 2))"
+)
 
 
 def _run(tmp_path: Path, case: str, *, strom_run: bool = False, debug: bool = False) -> str:
@@ -87,8 +92,8 @@ def test_at_debug_strom_s_frames_follow_the_user_s(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("case", "strom_run", "who"),
     [
-        ("key-routed", False, "the key selector / partitioner (HASH) of the output of operator 'Source: Collection"),
-        ("key-routed", True, "the key selector / partitioner (HASH) of the output of operator 'Source: Collection"),
+        ("key-routed", False, ROUTED),
+        ("key-routed", True, ROUTED),
         ("key-local", False, "the key selector (key_by) of operator 'sums' (subtask 1/1, attempt 0) on input record"),
     ],
 )

@@ -29,7 +29,7 @@ from strom.exceptions import UserFunctionError
 from strom.runtime.network.events import WatermarkEvent, WatermarkStatusEvent
 from strom.runtime.network.partitioner import StreamPartitioner
 from strom.runtime.network.result_partition import ResultPartition
-from strom.runtime.streamrecord import timestamps_of, with_timestamps
+from strom.runtime.streamrecord import short_repr, timestamps_of, with_timestamps
 
 __all__ = ["RecordWriter"]
 
@@ -49,6 +49,7 @@ class RecordWriter:
         flush_always: bool,
         subtask_index: int,
         owner: Any,
+        consumer: str = "",
     ) -> None:
         self.partition = partition
         self.partitioner = partitioner
@@ -56,6 +57,7 @@ class RecordWriter:
         self.segment_size = segment_size
         self.flush_always = flush_always
         self.owner = owner  # the operator whose output this is; names it in routing errors
+        self.consumer = consumer  # the operator downstream, whose key selector routes a keyed stream
         partition.producer_name = owner.name  # and in serialization errors
         n = len(partition.subpartitions)
         partitioner.setup(n, subtask_index)
@@ -82,11 +84,7 @@ class RecordWriter:
         except UserFunctionError:
             raise
         except Exception as exc:
-            role = (
-                f"the key selector / partitioner ({self.partitioner.ship_strategy}) of the output "
-                f"of operator '{self.owner.name}'"
-            )
-            raise self.owner.user_error(exc, None, role=role) from exc
+            raise self._routing_error(batch, exc) from exc
         self.num_records_out += len(batch)
         size = self.records_per_buffer
         for c in range(self._n):
@@ -94,6 +92,32 @@ class RecordWriter:
                 self._emit_full(c)
         if self.flush_always:
             self.flush()
+
+    def _routing_error(self, batch: list[Any], exc: Exception) -> BaseException:
+        """``exc`` of the partitioner as the user's error: the key selector of the downstream operator (whose
+        ``key_by`` it is), routing which operator's output, on which record (found again, on this error path only)."""
+        selector = getattr(self.partitioner, "key_selector", None)
+        strategy = self.partitioner.ship_strategy
+        downstream = f" of operator '{self.consumer}'" if self.consumer else ""
+        what = f"the key selector ({strategy}){downstream}" if selector is not None else f"the partitioner ({strategy})"
+        role = f"{what}, routing the output of operator '{self.owner.name}'"
+        record = self._failing_record(batch)
+        where = f" on output record ({short_repr(record[0])})" if record else ""
+        error: BaseException = self.owner.user_error(exc, None, role=role, where=where)
+        return error
+
+    def _failing_record(self, batch: list[Any]) -> tuple[Any] | None:
+        """The first record of ``batch`` the partitioner cannot route (a one-tuple), if one alone fails."""
+        single: list[list[Any]] = [[] for _ in range(self._n)]
+        for value in batch:
+            try:
+                self.partitioner.route([value], single, None)
+            except Exception:
+                return (value,)
+            finally:
+                for out in single:
+                    out.clear()
+        return None
 
     def _emit_full(self, c: int) -> None:
         lst = self._outs[c]

@@ -324,17 +324,17 @@ class StreamOperator(ABC):
 
     # -- errors ------------------------------------------------------------------------------------
     def user_error(
-        self, exc: BaseException, batch: list[Any] | None, record: Any = None, *, role: str = ""
+        self, exc: BaseException, batch: list[Any] | None, record: Any = None, *, role: str = "", where: str = ""
     ) -> BaseException:
         """Wrap ``exc`` raised by user code for ``record`` of ``batch`` (already-wrapped errors pass).
 
-        ``role`` names the user code when it is not the operator's own function (a key selector).
+        ``role`` names the user code when it is not the operator's own function (a key selector); ``where`` says
+        which record when it is not one of ``batch`` (an output record).
         """
         if isinstance(exc, UserFunctionError | KeyboardInterrupt | SystemExit):
             return exc
         ctx = self.runtime_context
         info = ctx.info if ctx is not None else None
-        where = ""
         if batch is not None:
             idx = next((i for i, v in enumerate(batch) if v is record), -1)
             pos = self._records_in + idx if idx >= 0 else self._records_in

@@ -104,6 +104,7 @@ class DefaultScheduler:
                     num_subpartitions=ev.produced[edge.result_id],
                     serialized_partitioner=cloudpickle.dumps(edge.partitioner, protocol=5),
                     serialized_serializer=cloudpickle.dumps(edge.serializer, protocol=5),
+                    consumer=jg.vertices[edge.target_vertex_id].operator_names[0],
                 )
             )
         gates = []

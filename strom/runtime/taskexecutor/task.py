@@ -249,7 +249,7 @@ class Task:
             batch_execution=bool(cfg.get("batch_execution", False)),
             job_parameters=dict(cfg.get("job_parameters", {})),
         )
-        partitions: dict[str, tuple[ResultPartition, bytes]] = {}
+        partitions: dict[str, tuple[ResultPartition, bytes, str]] = {}
         buffers_per_channel = int(cfg["buffers_per_channel"])
         floating = int(cfg["floating_buffers_per_gate"])
         for pd in tdd.produced_partitions:
@@ -262,7 +262,7 @@ class Task:
                 back_pressure=self.metrics.back_pressured,
                 on_all_consumed=self.partition_manager.on_consumed,
             )
-            partitions[pd.result_id] = (partition, pd.serialized_partitioner)
+            partitions[pd.result_id] = (partition, pd.serialized_partitioner, pd.consumer)
             self.partitions.append(partition)
             self.metrics.partitions.append(partition)
             self.partition_manager.register_result_partition(partition)
@@ -270,7 +270,7 @@ class Task:
         batch_size = int(cfg["batch_size"])
 
         def make_writer(result_id: str, owner: StreamOperator) -> RecordWriter:
-            partition, ser = partitions[result_id]
+            partition, ser, consumer = partitions[result_id]
             writer = RecordWriter(
                 partition,
                 cloudpickle.loads(ser),
@@ -279,6 +279,7 @@ class Task:
                 flush_always=buffer_timeout == 0,
                 subtask_index=tdd.subtask_index,
                 owner=owner,
+                consumer=consumer,
             )
             self.metrics.writers.append(writer)
             return writer
