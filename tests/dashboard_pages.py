@@ -133,7 +133,7 @@ def no_console_errors(driver: webdriver.Chrome, *expected: str) -> None:
 
 
 VERTEX_COLUMNS = ["name", "parallelism", "status", "in", "out", "bytes in", "bytes out", "busy", "backpressured",
-                  "watermark", "tasks"]  # fmt: skip
+                  "watermark", "throughput", "back pressure", "tasks"]  # fmt: skip
 
 
 def vertex_table(driver: webdriver.Chrome) -> dict[str, dict[str, str]]:

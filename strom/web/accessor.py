@@ -185,6 +185,7 @@ class DispatcherGateway:
         self._dispatcher = dispatcher
         self.configuration = configuration if configuration is not None else Configuration()
         self.log_files = log_files
+        self._hardware: dict[str, dict[str, int]] = {}  # TaskManager id -> its HardwareDescription
 
     # -- reading -------------------------------------------------------------------------------------
     def job_ids(self) -> list[str]:
@@ -239,6 +240,17 @@ class DispatcherGateway:
         """The ``Status.JVM.*`` metrics of TaskManager ``tm_id``'s process, asked over RPC."""
         gateway = self._dispatcher.resource_manager.gateway(tm_id)
         return dict(await gateway.call("request_status_metrics", timeout=10.0))
+
+    async def request_task_manager_hardware(self, tm_id: str) -> dict[str, int]:
+        """Flink's ``HardwareDescription`` of TaskManager ``tm_id`` (asked over RPC once, then remembered: Flink's
+        is fixed at registration)."""
+        known = self._hardware.get(tm_id)
+        if known is None:
+            gateway = self._dispatcher.resource_manager.gateway(tm_id)
+            known = self._hardware[tm_id] = {
+                str(k): int(v) for k, v in (await gateway.call("request_hardware_description", timeout=10.0)).items()
+            }
+        return dict(known)
 
     async def request_task_manager_thread_dump(self, tm_id: str) -> list[tuple[str, str]]:
         """(thread name, stack text) of every thread of TaskManager ``tm_id``'s process."""

@@ -349,9 +349,13 @@ def vertex_task_managers(j: JobSnapshot, v: VertexSnapshot, now: int) -> dict[st
     return {"id": v.id, "name": v.name, "now": now, "taskmanagers": entries}
 
 
-def _task_manager_info(t: TaskManagerSnapshot) -> dict[str, Any]:
+#: Flink's ``HardwareDescription`` when the TaskManager could not be asked: -1 is "unknown"
+UNKNOWN_HARDWARE = {"cpuCores": -1, "physicalMemory": -1, "freeMemory": -1, "managedMemory": -1}
+
+
+def _task_manager_info(t: TaskManagerSnapshot, hardware: Mapping[str, int] | None = None) -> dict[str, Any]:
     """``TaskManagerInfo``. A TaskManager's resource is its slots (Flink's default: one CPU core per slot); strom
-    reserves no memory per slot (0 MB). Hardware strom does not measure is -1, Flink's "unknown"."""
+    reserves no memory per slot (0 MB). ``hardware``: what the TaskManager reported of its machine (-1: unknown)."""
     free: dict[str, Any] = {
         "cpuCores": float(t.free_slots),
         "taskHeapMemory": 0,
@@ -372,14 +376,17 @@ def _task_manager_info(t: TaskManagerSnapshot) -> dict[str, Any]:
         "assignedTasks": sum(t.slot_tasks),
         "totalResource": dict(free, cpuCores=float(t.num_slots)),
         "freeResource": free,
-        "hardware": {"cpuCores": -1, "physicalMemory": -1, "freeMemory": -1, "managedMemory": -1},
+        "hardware": dict(UNKNOWN_HARDWARE, **(hardware or {})),
         "blocked": False,
     }
 
 
-def task_managers_info(tms: Iterable[TaskManagerSnapshot]) -> dict[str, Any]:
-    """``GET /taskmanagers`` (``TaskManagersInfo``)."""
-    return {"taskmanagers": [_task_manager_info(t) for t in tms]}
+def task_managers_info(
+    tms: Iterable[TaskManagerSnapshot], hardware: Mapping[str, Mapping[str, int]] | None = None
+) -> dict[str, Any]:
+    """``GET /taskmanagers`` (``TaskManagersInfo``); ``hardware`` by TaskManager id."""
+    known = hardware or {}
+    return {"taskmanagers": [_task_manager_info(t, known.get(t.id)) for t in tms]}
 
 
 #: ``TaskExecutorMemoryConfiguration``: a Python TaskManager has no JVM memory budget, every component is 0
@@ -431,10 +438,12 @@ def task_manager_metrics_info(status: Mapping[str, float]) -> dict[str, Any]:
     }
 
 
-def task_manager_details(t: TaskManagerSnapshot, status: Mapping[str, float] | None = None) -> dict[str, Any]:
+def task_manager_details(
+    t: TaskManagerSnapshot, status: Mapping[str, float] | None = None, hardware: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     """``GET /taskmanagers/:id`` (``TaskManagerDetailsInfo``): ``metrics`` from the process's ``Status.JVM.*``
     figures (:mod:`strom.runtime.metrics.process_metrics`), the memory configuration all 0 (no JVM budget)."""
-    out = _task_manager_info(t)
+    out = _task_manager_info(t, hardware)
     out["allocatedSlots"] = [
         {"jobId": job, "assignedTasks": n, "resource": {"cpuCores": 1.0}}
         for job, n in zip(t.allocated_jobs, t.slot_tasks or (0,) * len(t.allocated_jobs), strict=True)

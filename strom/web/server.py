@@ -14,6 +14,7 @@ functions of :mod:`job_messages`, :mod:`checkpoint_messages` and :mod:`metric_me
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -234,7 +235,16 @@ class DispatcherRestEndpoint:
         return _json(jm.cluster_overview(self.version, self.gateway.task_managers(), self.gateway.jobs()))
 
     async def _task_managers(self, request: web.Request) -> web.Response:
-        return _json(jm.task_managers_info(self.gateway.task_managers()))
+        tms = self.gateway.task_managers()
+        hardware = await asyncio.gather(*(self._task_manager_hardware(t.id) for t in tms))
+        return _json(jm.task_managers_info(tms, {t.id: hw for t, hw in zip(tms, hardware, strict=True)}))
+
+    async def _task_manager_hardware(self, tm_id: str) -> dict[str, int]:
+        try:
+            return await self.gateway.request_task_manager_hardware(tm_id)
+        except Exception as exc:  # gone, or an older TaskManager: its hardware is unknown, not an error
+            log.debug("hardware of TaskManager %s: %r", tm_id, exc)
+            return {}
 
     async def _task_manager_status(self, tm_id: str) -> dict[str, float]:
         try:
@@ -245,7 +255,8 @@ class DispatcherRestEndpoint:
 
     async def _task_manager(self, request: web.Request) -> web.Response:
         tm = self._task_manager_snapshot(request)
-        return _json(jm.task_manager_details(tm, await self._task_manager_status(tm.id)))
+        status, hardware = await asyncio.gather(self._task_manager_status(tm.id), self._task_manager_hardware(tm.id))
+        return _json(jm.task_manager_details(tm, status, hardware))
 
     async def _task_manager_metrics(self, request: web.Request) -> web.Response:
         tm = self._task_manager_snapshot(request)

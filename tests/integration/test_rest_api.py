@@ -276,6 +276,9 @@ def check_task_manager_paths(job: Rest) -> None:
         check(tm, "TaskManagerInfo")
         assert tm["slotsNumber"] == 1 and tm["freeSlots"] == 0 and tm["timeSinceLastHeartbeat"] > 0
         assert tm["assignedTasks"] == 2  # a source and a reduce subtask share each TaskManager's slot
+        hardware = tm["hardware"]  # what the TaskManager process reports of its machine (Flink's "unknown" is -1)
+        assert 1 <= hardware["cpuCores"] <= (os.cpu_count() or 1)
+        assert 0 < hardware["freeMemory"] <= hardware["physicalMemory"]
     details = job.get(f"/taskmanagers/{tms[0]['id']}")
     check(details, "TaskManagerInfo")
     check(details, "TaskManagerDetailsInfo")

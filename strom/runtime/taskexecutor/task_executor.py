@@ -31,6 +31,7 @@ from strom.runtime.python_files import PYTHON_FILES_KEY, PythonFilesCache
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
 from strom.runtime.task_group import AsyncTaskGroup
 from strom.runtime.taskexecutor.garbage_collection import StreamingGarbageCollection
+from strom.runtime.taskexecutor.hardware_description import HardwareDescription
 from strom.runtime.taskexecutor.log_files import TaskManagerLogFiles
 from strom.runtime.taskexecutor.log_forwarder import LogForwarder
 from strom.runtime.taskexecutor.slot_table import TaskSlotTable
@@ -372,6 +373,11 @@ class TaskExecutor:
     def request_status_metrics(self) -> dict[str, float]:
         """This process's ``Status.JVM.*`` metrics (:mod:`strom.runtime.metrics.process_metrics`)."""
         return status_metrics()
+
+    @rpc_method
+    def request_hardware_description(self) -> dict[str, int]:
+        """Flink's ``HardwareDescription`` of this process's machine (cores, memory)."""
+        return HardwareDescription.of_this_process().to_json()
 
     @rpc_method
     def request_thread_dump(self) -> list[tuple[str, str]]:

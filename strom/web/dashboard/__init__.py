@@ -24,6 +24,7 @@ ASSETS: dict[str, str] = {
     "dom.js": "text/javascript",
     "format.js": "text/javascript",
     "graph.js": "text/javascript",
+    "charts.js": "text/javascript",
     "pages.js": "text/javascript",
     "job_page.js": "text/javascript",
 }

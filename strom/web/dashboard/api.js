@@ -81,6 +81,7 @@ export const paths = {
     `taskmanagers/${seg(tmid)}/metrics${ids ? `?get=${ids.map(seg).join(",")}` : ""}`,
   taskManagerLogs: (tmid) => `taskmanagers/${seg(tmid)}/logs`,
   taskManagerLog: (tmid, name) => `taskmanagers/${seg(tmid)}/logs/${seg(name)}`,
+  taskManagerStdout: (tmid) => `taskmanagers/${seg(tmid)}/stdout`,
   jobManagerConfig: () => "jobmanager/config",
   jobManagerMetrics: (ids) => `jobmanager/metrics${ids ? `?get=${ids.map(seg).join(",")}` : ""}`,
   jobManagerLogs: () => "jobmanager/logs",

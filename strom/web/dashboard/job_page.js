@@ -3,6 +3,7 @@
 // /vertices/:vid/{subtasks/metrics,watermarks,backpressure}, /checkpoints(+/config), /exceptions.
 
 import { ApiError, get, patch, paths, post, token } from "./api.js";
+import { Rate, Series, sparkline } from "./charts.js";
 import { facts, fill, h, table } from "./dom.js";
 import { bytes, count, duration, perSecondShare, ratio, time, watermark } from "./format.js";
 import { drawGraph } from "./graph.js";
@@ -38,6 +39,18 @@ export class JobPage {
     this.plan = null;
     this.checkpointConfig = null;
     this.confirming = false;
+    this.trends = new Map(); // vertex id -> {rate, throughput: Series, backpressured: Series}, over the polls
+  }
+
+  /** A vertex's figures over the polls: records per second (out of a source, into any other vertex) and the
+   * back-pressured share; one reading per refresh while the job runs. */
+  trend(v, f, isSource, atMs) {
+    let t = this.trends.get(v.id);
+    if (!t) this.trends.set(v.id, (t = { rate: new Rate(), throughput: new Series(), backpressured: new Series() }));
+    const perSecond = t.rate.next(isSource ? v.metrics["write-records"] : v.metrics["read-records"], atMs);
+    if (perSecond !== null) t.throughput.push(perSecond);
+    if (typeof f.backpressured === "number") t.backpressured.push(Math.min(1000, Math.max(0, f.backpressured)) / 10);
+    return t;
   }
 
   href(tab, vertex) {
@@ -217,9 +230,12 @@ export class JobPage {
     const select = (vid) => {
       location.hash = this.href("overview", vid === this.vertex ? null : vid);
     };
+    const sources = new Set(this.plan.nodes.filter((n) => !(n.inputs || []).length).map((n) => n.id));
     const rows = details.vertices.map((v) => {
       const f = figures.get(v.id) || {};
       const m = v.metrics;
+      const t = this.trend(v, running ? f : {}, sources.has(v.id), details.now || Date.now());
+      const last = t.throughput.points[t.throughput.points.length - 1];
       return [
         h("a", { href: this.href("overview", v.id), class: "vertex-link" }, v.name),
         count(v.parallelism),
@@ -231,6 +247,17 @@ export class JobPage {
         h("span", { class: "busy" }, perSecondShare(f.busy)),
         h("span", { class: "backpressured" }, perSecondShare(f.backpressured)),
         h("span", { class: "watermark" }, watermark(f.watermark)),
+        h(
+          "span",
+          { class: "throughput", title: `records per second ${sources.has(v.id) ? "out" : "in"}, over the last minute` },
+          sparkline(t.throughput.points, { className: "throughput", title: "throughput" }),
+          ` ${last === undefined ? "–" : `${count(Math.round(last))}/s`}`,
+        ),
+        h(
+          "span",
+          { class: "back-pressure", title: "back-pressured (max over the subtasks), % of time, over the last minute" },
+          sparkline(t.backpressured.points, { className: "backpressure", title: "back pressure" }),
+        ),
         Object.entries(v.tasks).filter(([, n]) => n > 0).map(([state, n]) => `${state} ${n}`).join(", "),
       ];
     });
@@ -238,7 +265,7 @@ export class JobPage {
       this.body,
       h("div", { class: "graph-frame" }, drawGraph(this.plan, info, select, this.vertex)),
       table(
-        ["Name", "Parallelism", "Status", "Records received", "Records sent", "Bytes received", "Bytes sent", "Busy (max)", "Backpressured (max)", "Low watermark", "Tasks"],
+        ["Name", "Parallelism", "Status", "Records received", "Records sent", "Bytes received", "Bytes sent", "Busy (max)", "Backpressured (max)", "Low watermark", "Throughput", "Back pressure", "Tasks"],
         rows,
         { className: "vertices", rowProps: (i) => ({ dataset: { vertexId: details.vertices[i].id }, class: details.vertices[i].id === this.vertex ? "selected" : "" }) },
       ),
@@ -333,6 +360,7 @@ export class JobPage {
         ["Full checkpoint data size", summary("state_size", bytes)],
       ]),
       h("h2", null, "History"),
+      this.durationChart(stats.history),
       table(["Id", "Status", "Type", "Triggered", "Latest acknowledgement", "End to end duration", "Checkpointed size", "Full size", "Acknowledged"], rows, {
         empty: "No checkpoint yet.",
         className: "checkpoints",
@@ -351,6 +379,18 @@ export class JobPage {
         ["Checkpoint storage", cfg.checkpoint_storage],
         ["Tolerable failed checkpoints", count(cfg.tolerable_failed_checkpoints)],
       ]),
+    );
+  }
+
+  /** The end-to-end durations of the completed checkpoints of the history, oldest first. */
+  durationChart(history) {
+    const done = history.filter((cp) => cp.status === "COMPLETED").sort((a, b) => a.id - b.id);
+    if (done.length < 2) return null;
+    return h(
+      "p",
+      { class: "chart", title: "end-to-end duration of each completed checkpoint of the history" },
+      sparkline(done.map((cp) => cp.end_to_end_duration), { width: 360, height: 48, className: "checkpoint-durations", title: "checkpoint durations" }),
+      h("span", { class: "muted" }, ` end-to-end duration of checkpoints #${done[0].id}–#${done[done.length - 1].id}`),
     );
   }
 

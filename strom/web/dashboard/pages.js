@@ -105,12 +105,12 @@ class LogFiles {
     this.view = h("section", { id: `${prefix}-log-view` });
   }
 
-  /** Fetch a log file once (not on every poll: it may be large) and show its end. */
-  async show(name) {
+  /** Fetch a log file once (not on every poll: it may be large) and show its end; `url` if not a listed file's. */
+  async show(name, url = this.fileUrl(name)) {
     fill(this.view, h("p", { class: "muted" }, `Loading ${name}…`));
     let text;
     try {
-      const response = await fetch(this.fileUrl(name), { cache: "no-store" });
+      const response = await fetch(url, { cache: "no-store" });
       text = await response.text();
       if (!response.ok) throw new Error(`${response.status}: ${text}`);
     } catch (err) {
@@ -162,6 +162,12 @@ export class TaskManagerPage {
       this.metrics,
       h("h2", null, "Logs"),
       this.logs.list,
+      h(
+        "p",
+        null,
+        h("button", { type: "button", id: "tm-show-stdout", onclick: () => this.logs.show("Stdout", paths.taskManagerStdout(this.tmid)) }, "Show stdout"),
+        h("span", { class: "muted" }, " what the job's print() wrote on this TaskManager"),
+      ),
       this.logs.view,
     );
   }

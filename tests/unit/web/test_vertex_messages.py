@@ -5,11 +5,13 @@ metrics, thread dumps and flame graphs — each as Flink writes it."""
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import pytest
 
 from strom.runtime.metrics.process_metrics import status_metrics
+from strom.runtime.taskexecutor.hardware_description import HardwareDescription
 from strom.runtime.thread_info import sample_stacks, thread_dump
 from strom.web.accessor import (
     CheckpointSettings,
@@ -240,6 +242,20 @@ def test_task_manager_details_carry_memory_configuration_metrics_and_assigned_ta
     metrics = details["metrics"]
     assert metrics["heapUsed"] > 0 and metrics["heapMax"] >= metrics["heapUsed"]
     assert [g["name"] for g in metrics["garbageCollectors"]][:3] == ["Generation0", "Generation1", "Generation2"]
+
+
+def test_the_hardware_a_task_manager_reports_is_shown_and_unknown_is_minus_one() -> None:
+    hardware = HardwareDescription.of_this_process()
+    assert 1 <= hardware.cpu_cores <= (os.cpu_count() or 1)
+    assert 0 < hardware.free_memory <= hardware.physical_memory
+    tm = TaskManagerSnapshot(
+        id="tm-1", host="h", rpc_port=1, data_port=2, num_slots=1, free_slots=1, pid=9,
+        allocated_jobs=(), last_heartbeat_ms=5,
+    )  # fmt: skip
+    details = task_manager_details(tm, {}, hardware.to_json())
+    assert details["hardware"] == hardware.to_json() and details["hardware"]["managedMemory"] == -1
+    (unknown,) = task_managers_info([tm], {})["taskmanagers"]  # the TaskManager could not be asked
+    assert unknown["hardware"] == {"cpuCores": -1, "physicalMemory": -1, "freeMemory": -1, "managedMemory": -1}
 
 
 def test_status_metrics_of_this_process() -> None:
