@@ -292,17 +292,19 @@ def _execute(env: StreamExecutionEnvironment, name: str, out_dir: str, timeout_s
     )
 
 
-def _env(parallelism: int, buffer_timeout_ms: int | None = None) -> StreamExecutionEnvironment:
-    env = StreamExecutionEnvironment.get_execution_environment(Configuration())
+def _env(
+    parallelism: int, buffer_timeout_ms: int | None = None, config: dict[str, Any] | None = None
+) -> StreamExecutionEnvironment:
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration(config or {}))
     env.set_parallelism(parallelism)
     if buffer_timeout_ms is not None:
         env.set_buffer_timeout(buffer_timeout_ms)
     return env
 
 
-def run_w1(n: int, parallelism: int, out_dir: str, timeout_s: float) -> JobRun:
+def run_w1(n: int, parallelism: int, out_dir: str, timeout_s: float, config: dict[str, Any] | None = None) -> JobRun:
     """from_sequence(0, N-1) → map(event) → map(w1_map) → filter(w1_filter) → counting sink (all chained)."""
-    env = _env(parallelism)
+    env = _env(parallelism, config=config)
     (
         env.from_sequence(0, n - 1)
         .map(TimedMap(event, out_dir))
@@ -313,9 +315,9 @@ def run_w1(n: int, parallelism: int, out_dir: str, timeout_s: float) -> JobRun:
     return _execute(env, f"bench W1 p={parallelism}", out_dir, timeout_s)
 
 
-def run_w2(n: int, parallelism: int, out_dir: str, timeout_s: float) -> JobRun:
+def run_w2(n: int, parallelism: int, out_dir: str, timeout_s: float, config: dict[str, Any] | None = None) -> JobRun:
     """... → map(event) → map(to (key, value, 1)) → key_by(key) → reduce(sum, count) → counting sink."""
-    env = _env(parallelism)
+    env = _env(parallelism, config=config)
     (
         env.from_sequence(0, n - 1)
         .map(TimedMap(event, out_dir))

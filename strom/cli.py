@@ -73,8 +73,22 @@ def _defines(items: list[str] | None, conf: Configuration | None = None) -> Conf
 
 def _configuration(ns: argparse.Namespace) -> Configuration:
     """The configuration file's options (``--conf-dir``, else ``$STROM_CONF_DIR``: ``config.yaml``) with ``-D`` set
-    over them (Flink's ``GlobalConfiguration.loadConfiguration(dynamicProperties)``)."""
-    return load_configuration(getattr(ns, "conf_dir", None), _defines(ns.define))
+    over them (Flink's ``GlobalConfiguration.loadConfiguration(dynamicProperties)``) — those a ``strom cluster``
+    command kept off this process's command line (passwords) included, once: they leave the environment here."""
+    return load_configuration(getattr(ns, "conf_dir", None), _defines([*_hidden_defines(), *(ns.define or [])]))
+
+
+def _hidden_defines() -> list[str]:
+    from strom.config_security import SENSITIVE_DEFINES_ENV
+
+    raw = os.environ.pop(SENSITIVE_DEFINES_ENV, "")
+    try:
+        items = json.loads(raw) if raw else []
+    except ValueError:
+        items = None
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise UsageError(f"expected {SENSITIVE_DEFINES_ENV} to be a JSON list of key=value; got a malformed value")
+    return items
 
 
 def _host_port(text: str, what: str, default_port: int | None = None) -> tuple[str, int]:

@@ -1,5 +1,6 @@
-"""``SecurityOptions``: TLS of the REST endpoint under Flink's ``security.ssl.rest.*`` keys (re-exported by
-:mod:`strom.config`; the contexts are built by :mod:`strom.runtime.net.ssl_utils`).
+"""``SecurityOptions``: TLS of the REST endpoint under Flink's ``security.ssl.rest.*`` keys and of the cluster's
+internal connections (RPC and data) under ``security.ssl.internal.*`` (re-exported by :mod:`strom.config`; the
+contexts are built by :mod:`strom.runtime.net.ssl_utils` and :mod:`strom.runtime.net.internal_ssl`).
 
 Flink's stores are Java keystores (JKS or PKCS12); strom reads PKCS#12 files (``.p12`` / ``.pfx``) and PEM files
 (a certificate chain and, for a keystore, its private key, possibly in the same file), told apart by content. A
@@ -13,10 +14,12 @@ from strom.config_option import ConfigOption, _opt
 
 __all__ = [
     "HIDDEN_CONTENT",
+    "SENSITIVE_DEFINES_ENV",
     "SENSITIVE_KEY_FRAGMENTS",
     "SecurityOptions",
     "hide_sensitive_arguments",
     "is_sensitive_key",
+    "split_sensitive_defines",
 ]
 
 _STORE = "A PKCS#12 file (.p12/.pfx) or a PEM file, told apart by content (no JKS: convert it to PKCS12 with keytool)"
@@ -73,12 +76,61 @@ class SecurityOptions:
         "Mutual TLS: the JobManager refuses a client without a certificate its truststore signed, and clients "
         "present their keystore's certificate.",
     )
+    SSL_INTERNAL_ENABLED: ConfigOption[bool] = _opt(
+        "security.ssl.internal.enabled",
+        bool,
+        False,
+        "Encrypt and mutually authenticate every connection inside the cluster — RPC between the JobManager and the "
+        "TaskManagers, and the data connections between TaskManagers — with TLS (>= 1.2), on top of the cluster "
+        "secret's HMAC handshake. Every process presents the internal keystore's certificate and accepts only peers "
+        "whose certificate the internal truststore signed. Set it for the whole cluster.",
+        deprecated_keys=("security.ssl.enabled",),
+    )
+    SSL_INTERNAL_KEYSTORE: ConfigOption[str] = _opt(
+        "security.ssl.internal.keystore",
+        str,
+        "",
+        f"The certificate chain and private key every cluster process presents, as server and as client (its "
+        f"certificate needs both uses, or none). {_STORE}.",
+    )
+    SSL_INTERNAL_KEYSTORE_PASSWORD: ConfigOption[str] = _opt(
+        "security.ssl.internal.keystore-password",
+        str,
+        "",
+        "Password of the internal keystore (a PKCS#12 file's; a PEM file has none, empty).",
+    )
+    SSL_INTERNAL_KEY_PASSWORD: ConfigOption[str] = _opt(
+        "security.ssl.internal.key-password",
+        str,
+        "",
+        "Password of the private key in the internal keystore (an encrypted PEM key; for PKCS#12, tried when the "
+        "keystore password does not open it). Empty: the keystore password.",
+    )
+    SSL_INTERNAL_TRUSTSTORE: ConfigOption[str] = _opt(
+        "security.ssl.internal.truststore",
+        str,
+        "",
+        f"The CA certificates a cluster process accepts its peers' certificates from. {_STORE}.",
+    )
+    SSL_INTERNAL_TRUSTSTORE_PASSWORD: ConfigOption[str] = _opt(
+        "security.ssl.internal.truststore-password",
+        str,
+        "",
+        "Password of the internal truststore (a PKCS#12 file's; a PEM file has none, empty).",
+    )
+    SSL_VERIFY_HOSTNAME: ConfigOption[bool] = _opt(
+        "security.ssl.verify-hostname",
+        bool,
+        True,
+        "Internal connections check that the peer's certificate names the host they connect to (its subject "
+        "alternative names). Off only for certificates that cannot name every host.",
+    )
     SSL_PROTOCOL: ConfigOption[str] = _opt(
         "security.ssl.protocol",
         str,
         "TLSv1.2",
-        "The lowest TLS version the REST server and clients accept: `TLSv1.2` or `TLSv1.3` (Flink pins exactly "
-        "this version; strom also accepts newer ones).",
+        "The lowest TLS version the REST server, its clients and internal connections accept: `TLSv1.2` or "
+        "`TLSv1.3` (Flink pins exactly this version; strom also accepts newer ones).",
     )
 
 
@@ -129,6 +181,23 @@ def hide_sensitive_arguments(argv: list[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+#: the environment variable that carries a spawned strom process's sensitive ``-D`` options (a JSON list of
+#: ``key=value``), off its command line: ``/proc/<pid>/cmdline`` is world-readable, ``environ`` its owner's only
+SENSITIVE_DEFINES_ENV = "STROM_SENSITIVE_DEFINES"
+
+
+def split_sensitive_defines(args: list[str]) -> tuple[list[str], list[str]]:
+    """``args`` without its ``-Dkey=value`` options whose key is sensitive, and those options (``key=value``)."""
+    public: list[str] = []
+    hidden: list[str] = []
+    for arg in args:
+        if arg.startswith("-D") and is_sensitive_key(arg[2:].split("=", 1)[0]):
+            hidden.append(arg[2:])
+        else:
+            public.append(arg)
+    return public, hidden
 
 
 def _hide_define(define: str) -> str:

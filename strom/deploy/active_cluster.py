@@ -62,6 +62,7 @@ from strom.runtime.checkpoint.temporary_dir import (
 )
 from strom.runtime.dispatcher.dispatcher import Dispatcher
 from strom.runtime.metrics.threshold_meter import ThresholdMeter
+from strom.runtime.net.internal_ssl import internal_ssl_contexts
 from strom.runtime.resourcemanager.slot_manager import TaskManagerRegistration
 from strom.runtime.rpc.auth import new_secret
 from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration
@@ -252,6 +253,7 @@ class ActiveCluster(ABC):
             heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT).total_seconds(),
             slot_timeout=c.get(ClusterOptions.SLOT_REQUEST_TIMEOUT).total_seconds(),
             default_checkpoint_dir=self._default_checkpoint_dir,
+            ssl_contexts=internal_ssl_contexts(c),  # security.ssl.internal.*
         )
         rm = self.dispatcher.resource_manager
         rm.listeners.append(self._task_manager_lost)

@@ -24,6 +24,7 @@ asked to close (a thread cannot be killed), ``close()`` joins every thread (boun
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -152,6 +153,8 @@ class MiniCluster(ActiveCluster):
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=env, start_new_session=False)
         assert proc.stdin is not None
         proc.stdin.write(self.secret.hex().encode() + b"\n" + launch_token.encode() + b"\n")
+        if settings.internal_ssl is not None:  # its passwords, never on the command line
+            proc.stdin.write(json.dumps(settings.sensitive_properties()).encode() + b"\n")
         proc.stdin.flush()
         with self._lock:  # even when the cluster closed meanwhile: _stop_task_managers then waits for it
             self.processes.append(proc)

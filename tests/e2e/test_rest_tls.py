@@ -13,6 +13,7 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
+import psutil
 import pytest
 from standalone_cluster import committed, running_cluster, strom, write_sums_job
 from tls_certificates import STORE_PASSWORD, TRUST_PASSWORD, Pki, make_pki
@@ -130,3 +131,34 @@ def test_a_wrong_keystore_password_is_a_configuration_error_before_any_process_s
     jobmanager = strom(directory, "jobmanager", "-D", "rest.port=0", "-D", "jobmanager.rpc.port=0", *wrong, timeout=60)
     assert jobmanager.returncode == 1 and "'security.ssl.rest.keystore-password'" in jobmanager.stderr
     assert "Traceback" not in jobmanager.stderr
+
+
+@pytest.mark.timeout(240)
+def test_internal_tls_on_a_standalone_cluster_keeps_the_passwords_off_command_lines(pki: Pki, tmp_path: Path) -> None:
+    """``security.ssl.internal.*`` given to ``strom cluster start``: the JobManager and the TaskManagers (one added
+    later with ``add-taskmanager``) talk over mutual TLS and run a job exactly once across two TaskManagers; the
+    stores' passwords reach every process through its environment, never its world-readable command line."""
+    internal = {
+        "security.ssl.internal.enabled": "true",
+        "security.ssl.internal.keystore": pki.server_p12,
+        "security.ssl.internal.keystore-password": STORE_PASSWORD,
+        "security.ssl.internal.truststore": pki.ca_p12,
+        "security.ssl.internal.truststore-password": TRUST_PASSWORD,
+        "taskmanager.numberOfTaskSlots": 1,
+    }
+    with running_cluster(tmp_path / "cluster", *(f"{k}={v}" for k, v in internal.items()), taskmanagers=1) as cluster:
+        added = cluster.strom("cluster", "add-taskmanager")
+        assert added.returncode == 0, added.stdout + added.stderr
+        cluster.remember_pids()
+        job = write_sums_job(tmp_path / "job")
+        out, checkpoints = tmp_path / "out", tmp_path / "checkpoints"
+        run = cluster.strom("run", "-m", cluster.m, "-p", "2", str(job), str(out), str(checkpoints), "300", "100000")
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert Counter(k for k, _ in committed(out)) == Counter(i % 7 for i in range(300))
+        assert len(cluster.get("/taskmanagers")["taskmanagers"]) == 2
+        for pid in cluster.seen_pids:
+            command_line = " ".join(psutil.Process(pid).cmdline())
+            assert "security.ssl.internal.keystore=" in command_line  # the paths travel as they did
+            assert STORE_PASSWORD not in command_line and TRUST_PASSWORD not in command_line, command_line
+        shown = {e["key"]: e["value"] for e in cluster.get("/jobmanager/config")}
+        assert shown["security.ssl.internal.keystore-password"] == "******"

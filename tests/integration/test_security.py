@@ -1,4 +1,5 @@
-"""Unauthenticated peers are disconnected before anything they send is decoded; jobs carry on."""
+"""Unauthenticated peers are disconnected before anything they send is decoded; jobs carry on. With internal TLS,
+every connection inside the cluster is encrypted and mutually authenticated."""
 
 from __future__ import annotations
 
@@ -7,13 +8,18 @@ import logging
 import os
 import pickle
 import socket
+import ssl
 import struct
 import time
 from pathlib import Path
 
+import psutil
 import pytest
+from tls_certificates import STORE_PASSWORD, TRUST_PASSWORD, make_pki
 
 from strom import StreamExecutionEnvironment
+from strom.config import Configuration
+from strom.runtime.net.internal_ssl import InternalSslSettings
 from strom.runtime.rpc.auth import authenticate_client
 from strom.runtime.rpc.framing import FRAME_VERSION
 
@@ -144,3 +150,64 @@ def test_garbled_frames_from_a_member_close_that_connection_with_one_logged_fram
     jm_errors = [r.getMessage() for r in caplog.records if r.getMessage().startswith("jobmanager: closing connection")]
     assert len(jm_errors) == len(rpc_garbage), jm_errors
     assert not [r for r in caplog.records if any(u in r.getMessage() for u in UNHANDLED)]
+
+
+def _tls_reply(address: tuple[str, int], context: ssl.SSLContext | None) -> tuple[bytes, dict[str, object] | None]:
+    """What ``address`` sends first: over TLS with ``context`` (and the peer's certificate), else over plain TCP."""
+    with socket.create_connection(address, timeout=15) as raw:
+        if context is None:
+            raw.sendall(b"\x00" * 64)
+            raw.settimeout(15)
+            try:
+                return raw.recv(64), None
+            except ConnectionResetError:
+                return b"", None
+        with context.wrap_socket(raw, server_hostname=address[0]) as tls:
+            tls.settimeout(15)
+            peer = tls.getpeercert()
+            return tls.recv(6), peer
+
+
+@pytest.mark.processes  # the passwords' way to a TaskManager process (its stdin, not its command line)
+@pytest.mark.timeout(120)
+def test_internal_tls_encrypts_rpc_and_data_connections(tmp_path: Path) -> None:
+    """``security.ssl.internal.enabled``: the job runs across two TaskManager processes with every RPC and data
+    connection over mutual TLS — a plain TCP peer gets no strom challenge, only a TLS client with the cluster's
+    certificate does — and the stores' passwords never appear on a TaskManager's command line."""
+    pki = make_pki(tmp_path / "pki")
+    settings = {
+        "security.ssl.internal.enabled": "true",
+        "security.ssl.internal.keystore": str(pki.server_p12),
+        "security.ssl.internal.keystore-password": STORE_PASSWORD,
+        "security.ssl.internal.truststore": str(pki.ca_p12),
+        "security.ssl.internal.truststore-password": TRUST_PASSWORD,
+    }
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration(settings))
+    env.set_parallelism(2)
+    stream = env.from_sequence(0, 19_999).map(slow).rebalance().map(lambda x: x + 1)
+    ours = InternalSslSettings.from_configuration(Configuration(settings))
+    assert ours is not None
+    client = ours.contexts().client
+    with stream.execute_and_collect() as results:
+        it = iter(results)
+        got = [next(it)]  # the job is running: data flows between the TaskManagers
+        cluster = results._client._cluster
+        assert cluster.dispatcher is not None
+        targets = [cluster.dispatcher.address]
+        pids = []
+        for tm in cluster.dispatcher.resource_manager.slot_manager.task_managers.values():
+            targets += [tm.rpc_address, tm.data_address]
+            pids.append(tm.pid)
+        assert len(targets) == 5
+        for address in targets:
+            plain, _ = _tls_reply(address, None)
+            assert not plain.startswith(b"STROM")  # a TLS server: a plain peer is never challenged
+            challenge, peer = _tls_reply(address, client)
+            assert challenge == b"STROM\x01"  # the strom handshake runs inside TLS
+            assert peer is not None and peer["subject"] == ((("commonName", "strom jobmanager"),),)
+        for pid in pids:
+            command_line = " ".join(psutil.Process(pid).cmdline())
+            assert "security.ssl.internal.enabled=true" in command_line
+            assert STORE_PASSWORD not in command_line and TRUST_PASSWORD not in command_line
+        got.extend(it)
+    assert sorted(got) == list(range(1, 20_001))

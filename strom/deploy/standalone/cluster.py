@@ -15,6 +15,7 @@ With ``high-availability.type: file``, ``start --jobmanagers N`` starts a leader
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from strom.config import Configuration
+from strom.config_security import SENSITIVE_DEFINES_ENV, split_sensitive_defines
 from strom.deploy.standalone import job_managers as jms
 from strom.deploy.standalone.cluster_dir import ClusterDirectory, JobManagerAddresses
 from strom.deploy.standalone.rest_client import RestClusterClient
@@ -58,10 +60,18 @@ def _log_tail(path: Path, lines: int = 20) -> str:
 
 
 def _spawn(directory: ClusterDirectory, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+    """``strom ARGS`` in the background, its output into its log file; sensitive ``-D`` options (passwords) go
+    through its environment, not onto its command line, which every user of the host can read."""
     log_path = directory.log_file(name)
+    public, hidden = split_sensitive_defines(args)
+    env = dict(os.environ)
+    env.pop(SENSITIVE_DEFINES_ENV, None)
+    if hidden:
+        env[SENSITIVE_DEFINES_ENV] = json.dumps(hidden)
     with open(log_path, "ab") as log_file:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "strom.cli", *args],
+            [sys.executable, "-m", "strom.cli", *public],
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=log_file,
             stderr=subprocess.STDOUT,

@@ -38,6 +38,7 @@ from strom.runtime.dispatcher.dispatcher import Dispatcher
 from strom.runtime.highavailability.services import LeaderSession, ha_settings
 from strom.runtime.log_files import LogFiles
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
+from strom.runtime.net.internal_ssl import internal_ssl_contexts
 from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
 from strom.version import __version__
 
@@ -89,6 +90,7 @@ class StandaloneJobManager:
             heartbeat_timeout=c.get(HeartbeatOptions.TIMEOUT).total_seconds(),
             slot_timeout=c.get(ClusterOptions.SLOT_REQUEST_TIMEOUT).total_seconds(),
             default_checkpoint_dir=self.directory.checkpoint_dir,
+            ssl_contexts=internal_ssl_contexts(c),  # security.ssl.internal.*
         )
         dispatcher.resource_manager.accepts_standalone_task_managers = True
         dispatcher.relog_task_manager_logs = False  # its TaskManagers have log files; job records stay per job

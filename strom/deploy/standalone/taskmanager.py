@@ -32,6 +32,7 @@ from strom.deploy.active_cluster import _validate_options
 from strom.deploy.standalone.high_availability import run_task_manager_with_high_availability
 from strom.exceptions import ClusterError, RpcError
 from strom.runtime.highavailability.services import ha_settings
+from strom.runtime.net.internal_ssl import InternalSslSettings
 from strom.runtime.rpc import RpcClient
 from strom.runtime.taskexecutor.runner import run_task_manager
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
@@ -42,13 +43,18 @@ __all__ = ["run_standalone_task_manager"]
 log = logging.getLogger(__name__)
 
 
-async def _join(address: tuple[str, int], secret: bytes, proposed_id: str, timeout: float) -> tuple[str, str]:
+async def _join(
+    address: tuple[str, int], secret: bytes, proposed_id: str, timeout: float, tls: InternalSslSettings | None
+) -> tuple[str, str]:
     """Connect to the JobManager (retrying while it starts) and ask for an id and a launch token."""
     deadline = time.monotonic() + timeout
     delay = 0.1
+    ssl_context = tls.contexts().client if tls is not None else None
     while True:
         try:
-            client = await RpcClient.connect(*address, secret=secret, name="taskmanager-join", timeout=5.0)
+            client = await RpcClient.connect(
+                *address, secret=secret, name="taskmanager-join", timeout=5.0, ssl_context=ssl_context
+            )
             break
         except (OSError, RpcError) as exc:
             if time.monotonic() + delay > deadline:
@@ -75,8 +81,9 @@ async def _run(
 ) -> bool:
     """Run until the TaskExecutor terminates; True if it was told to stop, False if it lost its JobManager."""
     c = config
-    tm_id, token = await _join(address, secret, proposed_id, c.get(ClusterOptions.REGISTRATION_TIMEOUT).total_seconds())
     settings = TaskManagerConfiguration.from_configuration(c)
+    timeout = c.get(ClusterOptions.REGISTRATION_TIMEOUT).total_seconds()
+    tm_id, token = await _join(address, secret, proposed_id, timeout, settings.internal_ssl)
     spec = replace(settings, log_dir=settings.log_dir or log_dir).spec(
         tm_id=tm_id,
         launch_token=token,

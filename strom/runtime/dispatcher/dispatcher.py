@@ -12,7 +12,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.exceptions import RpcError
 from strom.graph.job_graph import JobGraph
@@ -24,6 +24,9 @@ from strom.runtime.jobmaster.jobmaster import JobMaster, JobResult
 from strom.runtime.resourcemanager.resource_manager import ResourceManager
 from strom.runtime.rpc import RpcServer, rpc_method
 from strom.runtime.task_group import AsyncTaskGroup
+
+if TYPE_CHECKING:
+    from strom.runtime.net.internal_ssl import InternalSslContexts
 
 #: execution attempt id -> (job id, metric name -> value)
 TaskManagerMetricsReport = dict[str, tuple[str, dict[str, float]]]
@@ -48,12 +51,23 @@ class Dispatcher:
         heartbeat_timeout: float,
         slot_timeout: float,
         default_checkpoint_dir: Callable[[], str] | None = None,
+        ssl_contexts: InternalSslContexts | None = None,
     ) -> None:
         self.resource_manager = ResourceManager(
-            secret=secret, heartbeat_interval=heartbeat_interval, heartbeat_timeout=heartbeat_timeout
+            secret=secret,
+            heartbeat_interval=heartbeat_interval,
+            heartbeat_timeout=heartbeat_timeout,
+            ssl_context=ssl_contexts.client if ssl_contexts is not None else None,
         )
         self.resource_manager.listeners.append(self._task_manager_lost)
-        self.rpc_server = RpcServer(self, secret=secret, host=host, port=port, name="jobmanager")
+        self.rpc_server = RpcServer(
+            self,
+            secret=secret,
+            host=host,
+            port=port,
+            name="jobmanager",
+            ssl_context=ssl_contexts.server if ssl_contexts is not None else None,
+        )
         self.job_masters: dict[str, JobMaster] = {}
         self.slot_timeout = slot_timeout
         self.default_checkpoint_dir = default_checkpoint_dir

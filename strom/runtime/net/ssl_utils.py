@@ -39,6 +39,9 @@ __all__ = [
     "is_rest_ssl_enabled",
     "load_key_store",
     "load_trust_store",
+    "pem_bundle",
+    "protocol_version",
+    "use_key_store",
 ]
 
 _PROTOCOLS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
@@ -70,8 +73,8 @@ def create_rest_server_ssl_context(config: Configuration) -> ssl.SSLContext | No
     if not is_rest_ssl_enabled(config):
         return None
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.minimum_version = _protocol(config)
-    _use_key_store(ctx, _configured_key_store(config, "the REST server's certificate"))
+    ctx.minimum_version = protocol_version(config)
+    use_key_store(ctx, _configured_key_store(config, "the REST server's certificate"))
     if is_rest_ssl_authentication_enabled(config):
         ctx.verify_mode = ssl.CERT_REQUIRED
         ctx.load_verify_locations(cadata=_configured_trust(config, "the CAs of the clients' certificates"))
@@ -84,17 +87,17 @@ def create_rest_client_ssl_context(config: Configuration) -> ssl.SSLContext | No
     if not is_rest_ssl_enabled(config):
         return None
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.minimum_version = _protocol(config)
+    ctx.minimum_version = protocol_version(config)
     if config.get(SecurityOptions.SSL_REST_TRUSTSTORE):
         ctx.load_verify_locations(cadata=_configured_trust(config, "the CAs of the server's certificate"))
     else:
         ctx.load_default_certs()
     if is_rest_ssl_authentication_enabled(config):
-        _use_key_store(ctx, _configured_key_store(config, "the client certificate mutual TLS needs"))
+        use_key_store(ctx, _configured_key_store(config, "the client certificate mutual TLS needs"))
     return ctx
 
 
-def _protocol(config: Configuration) -> ssl.TLSVersion:
+def protocol_version(config: Configuration) -> ssl.TLSVersion:
     raw = config.get(SecurityOptions.SSL_PROTOCOL).strip()
     if raw not in _PROTOCOLS:
         raise ConfigurationError(
@@ -132,7 +135,7 @@ def _configured_trust(config: Configuration, what: str) -> str:
     return "".join(_pem(c).decode() for c in certs)
 
 
-def _use_key_store(ctx: ssl.SSLContext, store: KeyStore) -> None:
+def use_key_store(ctx: ssl.SSLContext, store: KeyStore) -> None:
     from cryptography.hazmat.primitives import serialization
 
     one_time = secrets.token_hex(16)
@@ -148,6 +151,11 @@ def _use_key_store(ctx: ssl.SSLContext, store: KeyStore) -> None:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
         ctx.load_cert_chain(chain_file, key_file, password=one_time)
+
+
+def pem_bundle(certs: list[Certificate]) -> str:
+    """Certificates as one PEM text (what ``SSLContext.load_verify_locations(cadata=...)`` reads)."""
+    return "".join(_pem(c).decode() for c in certs)
 
 
 def _pem(cert: Certificate) -> bytes:
@@ -177,13 +185,21 @@ def _refuse_java_store(data: bytes, path: str, option: str) -> None:
         )
 
 
-def load_key_store(path: str, *, password: str, key_password: str, option: str) -> KeyStore:
-    """A private key and its chain from a PKCS#12 or PEM file (``option`` names the setting in errors)."""
+def load_key_store(
+    path: str,
+    *,
+    password: str,
+    key_password: str,
+    option: str,
+    key_password_option: str = SecurityOptions.SSL_REST_KEY_PASSWORD.key,
+) -> KeyStore:
+    """A private key and its chain from a PKCS#12 or PEM file (``option`` and ``key_password_option`` name the
+    settings in errors)."""
     data = _read(path, option)
     _refuse_java_store(data, path, option)
     if b"-----BEGIN " in data:
         certs = _pem_certificates(data, path, option)
-        key = _pem_private_key(data, path, option, key_password or password)
+        key = _pem_private_key(data, path, option, key_password or password, key_password_option)
     else:
         key, certs = _pkcs12(data, path, option, [password, key_password])
         if key is None:
@@ -217,7 +233,7 @@ def _pem_certificates(data: bytes, path: str, option: str) -> list[Certificate]:
         ) from None
 
 
-def _pem_private_key(data: bytes, path: str, option: str, password: str) -> Any:
+def _pem_private_key(data: bytes, path: str, option: str, password: str, password_option: str) -> Any:
     from cryptography.hazmat.primitives import serialization
 
     found = _PEM_KEY.search(data)
@@ -230,14 +246,13 @@ def _pem_private_key(data: bytes, path: str, option: str, password: str) -> Any:
     encrypted = b"ENCRYPTED" in block
     if encrypted and not password:
         raise ConfigurationError(
-            f"expected '{SecurityOptions.SSL_REST_KEY_PASSWORD.key}' for the encrypted private key in '{option}' "
-            f"{path!r}; got none"
+            f"expected '{password_option}' for the encrypted private key in '{option}' {path!r}; got none"
         )
     try:
         return serialization.load_pem_private_key(block, password.encode() if encrypted else None)
     except (ValueError, TypeError) as exc:
         raise ConfigurationError(
-            f"expected '{SecurityOptions.SSL_REST_KEY_PASSWORD.key}' to decrypt the private key in '{option}' "
+            f"expected '{password_option}' to decrypt the private key in '{option}' "
             f"{path!r}; got {exc}; hint: check the password (an unencrypted key needs none)"
         ) from None
 

@@ -19,7 +19,7 @@ import logging
 import pickle
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.exceptions import AuthenticationError, ClusterError, FrameError, SerializationError
 from strom.runtime.network import messages as m
@@ -33,6 +33,9 @@ from strom.runtime.rpc.auth import authenticate_admitted, authenticate_client
 from strom.runtime.rpc.framing import FRAME_VERSION, HEADER, peer_name, read_frame
 from strom.runtime.rpc.handshake_guard import HandshakeGuard
 from strom.runtime.task_group import AsyncTaskGroup
+
+if TYPE_CHECKING:
+    from strom.runtime.net.internal_ssl import InternalSslContexts
 
 __all__ = ["NettyConnectionManager", "PartitionRequestClient", "announce"]
 
@@ -272,9 +275,11 @@ class NettyConnectionManager:
         secret: bytes,
         host: str,
         max_frame_bytes: int,
+        ssl_contexts: InternalSslContexts | None = None,
     ) -> None:
         self.partition_manager = partition_manager
         self.secret = secret
+        self.ssl_contexts = ssl_contexts  # internal TLS (security.ssl.internal.*)
         self.host = host
         self.max_frame_bytes = max_frame_bytes
         self.address: tuple[str, int] = (host, 0)
@@ -292,7 +297,8 @@ class NettyConnectionManager:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._server = await asyncio.start_server(self._handle, self.host, 0)
+        tls = self.ssl_contexts.server if self.ssl_contexts is not None else None
+        self._server = await asyncio.start_server(self._handle, self.host, 0, ssl=tls)
         self.address = self._server.sockets[0].getsockname()[:2]
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -323,7 +329,10 @@ class NettyConnectionManager:
             conn.close()
 
     async def _connect(self, host: str, port: int) -> PartitionRequestClient:
-        reader, writer = await asyncio.open_connection(host, port, limit=1 << 20)
+        tls = self.ssl_contexts.client if self.ssl_contexts is not None else None
+        reader, writer = await asyncio.open_connection(
+            host, port, limit=1 << 20, ssl=tls, server_hostname=host if tls is not None else None
+        )
         await authenticate_client(reader, writer, self.secret)
         client = PartitionRequestClient(reader, writer, f"{host}:{port}")
         self._tasks.create_task(client.read_loop(self.max_frame_bytes), name=f"data connection to {host}:{port}")

@@ -27,6 +27,7 @@ import contextlib
 import hmac
 import logging
 import secrets
+import ssl
 from collections.abc import Callable
 
 from strom.exceptions import ResourceError, RpcError, TaskManagerStartError
@@ -52,8 +53,16 @@ def task_manager_lost_message(tm_id: str, pid: int, cause: str) -> str:
 
 
 class ResourceManager:
-    def __init__(self, *, secret: bytes, heartbeat_interval: float, heartbeat_timeout: float) -> None:
+    def __init__(
+        self,
+        *,
+        secret: bytes,
+        heartbeat_interval: float,
+        heartbeat_timeout: float,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self.secret = secret
+        self.ssl_context = ssl_context  # internal TLS: the client context its TaskManager connections use
         self.slot_manager = SlotManager()
         self.gateways: dict[str, RpcClient] = {}
         self.listeners: list[Callable[[str, str], None]] = []
@@ -136,7 +145,9 @@ class ResourceManager:
                 "hint: it was declared lost or replaced already, so it must stop"
             )
         del self._launch_tokens[tm_id]
-        gateway = await RpcClient.connect(*rpc_address, secret=self.secret, name=f"jm->{tm_id}")
+        gateway = await RpcClient.connect(
+            *rpc_address, secret=self.secret, name=f"jm->{tm_id}", ssl_context=self.ssl_context
+        )
         gateway.on_disconnect = lambda: self.task_manager_lost(tm_id, "its RPC connection closed")
         if self.fencing_token:
             gateway = fenced_gateway(gateway, self.fencing_token)

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import ssl
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -102,8 +103,10 @@ class RpcServer:
         port: int = 0,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         name: str = "rpc",
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self.ssl_context = ssl_context  # internal TLS (security.ssl.internal.*): the server's context
         self.secret = secret
         self.host = host
         self.port = port
@@ -130,7 +133,7 @@ class RpcServer:
         if self._closed:
             raise RpcError(f"expected an open RpcServer {self.name!r}; got a closed one; hint: create a new server")
         if self._server is None:
-            self._server = await asyncio.start_server(self._handle, self.host, self.port)
+            self._server = await asyncio.start_server(self._handle, self.host, self.port, ssl=self.ssl_context)
             sockname = self._server.sockets[0].getsockname()
             self._address = (str(sockname[0]), int(sockname[1]))
             log.debug("%s: serving rpc on %s:%d", self.name, *self._address)
@@ -299,11 +302,20 @@ class RpcClient:
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         timeout: float = 10.0,
         name: str = "rpc",
+        ssl_context: ssl.SSLContext | None = None,
     ) -> RpcClient:
-        """Connect and authenticate; :class:`RpcError` if unreachable, :class:`AuthenticationError`."""
+        """Connect (over TLS with ``ssl_context``, internal TLS's client context) and authenticate; :class:`RpcError`
+        if unreachable or the TLS handshake fails, :class:`AuthenticationError`."""
         try:
             async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(host, port)
+                reader, writer = await asyncio.open_connection(
+                    host, port, ssl=ssl_context, server_hostname=host if ssl_context is not None else None
+                )
+        except ssl.SSLError as exc:
+            raise RpcError(
+                f"{name}: expected a TLS handshake with {host}:{port} (security.ssl.internal.enabled); got {exc}; "
+                "hint: every cluster process needs internal TLS on, with a keystore the others' truststore signed"
+            ) from exc
         except OSError as exc:  # includes TimeoutError
             raise RpcError(
                 f"{name}: expected to connect to {host}:{port} within {timeout:g} s; got {describe(exc)}; "

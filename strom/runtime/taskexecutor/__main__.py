@@ -6,8 +6,9 @@ Its settings arrive as ``-Dkey=value`` of the options they come from (Flink's dy
 :class:`~strom.runtime.taskexecutor.task_manager_configuration.TaskManagerConfiguration` rendered once.
 
 The cluster secret (hex) and the launch token arrive as the first two lines of standard input, never
-on the command line or in the environment. Standard input stays open for the life of the process: when
-it closes — the parent MiniCluster exited, however it died — the TaskManager shuts down. On Linux the
+on the command line or in the environment; with internal TLS on, a third line holds the JSON object of its
+passwords (:meth:`TaskManagerConfiguration.sensitive_properties`). Standard input stays open for the life of
+the process: when it closes — the parent MiniCluster exited, however it died — the TaskManager shuts down. On Linux the
 kernel also sends it SIGKILL when its parent dies (``PR_SET_PDEATHSIG``). So no TaskManager outlives
 its cluster.
 """
@@ -18,11 +19,13 @@ import argparse
 import asyncio
 import contextlib
 import ctypes
+import json
 import logging
 import os
 import signal
 import sys
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from strom.exceptions import ConfigurationError
@@ -69,7 +72,7 @@ class TaskManagerArguments:
     configuration: TaskManagerConfiguration
 
 
-def parse_arguments(argv: list[str] | None = None) -> TaskManagerArguments:
+def parse_arguments(argv: list[str] | None = None, sensitive: Mapping[str, str] | None = None) -> TaskManagerArguments:
     """The command line :func:`strom.deploy.minicluster.task_manager_command` builds: flags for whom the TaskManager
     joins and who it is, ``-Dkey=value`` for its settings (Flink's dynamic properties; options not given keep
     their defaults). Exits 2 on a malformed one."""
@@ -81,7 +84,7 @@ def parse_arguments(argv: list[str] | None = None) -> TaskManagerArguments:
     p.add_argument("-D", dest="define", action="append", default=[], metavar="KEY=VALUE", help="a setting's option")
     args = p.parse_args(argv)
     try:
-        configuration = TaskManagerConfiguration.from_dynamic_properties(args.define)
+        configuration = TaskManagerConfiguration.from_dynamic_properties(args.define, sensitive)
     except ConfigurationError as exc:
         p.error(str(exc))
     return TaskManagerArguments(
@@ -92,16 +95,8 @@ def parse_arguments(argv: list[str] | None = None) -> TaskManagerArguments:
     )
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_arguments(argv)
-    settings = args.configuration
-    if args.parent_pid:
-        _die_with_parent(args.parent_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the client, which stops us in order
-    logging.basicConfig(
-        level=settings.log_level,
-        format=f"%(asctime)s %(levelname)s [{args.tm_id}] %(name)s: %(message)s",
-    )
+def _read_stdin() -> tuple[bytes, str]:
+    """The cluster secret and the launch token from standard input."""
     try:
         secret = bytes.fromhex(sys.stdin.buffer.readline().strip().decode())
         token = sys.stdin.buffer.readline().strip().decode()
@@ -110,6 +105,34 @@ def main(argv: list[str] | None = None) -> None:
     if not secret or not token:
         print("strom taskmanager: expected the cluster secret (hex) and a launch token on stdin", file=sys.stderr)
         sys.exit(2)
+    return secret, token
+
+
+def _read_passwords() -> dict[str, str]:
+    """The internal TLS passwords from standard input's next line (a JSON object of options)."""
+    try:
+        passwords = json.loads(sys.stdin.buffer.readline())
+    except ValueError:
+        passwords = None
+    if not isinstance(passwords, dict) or not all(isinstance(v, str) for v in passwords.values()):
+        print("strom taskmanager: expected the internal TLS passwords (a JSON object) on stdin", file=sys.stderr)
+        sys.exit(2)
+    return {str(k): v for k, v in passwords.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    secret, token = _read_stdin()
+    args = parse_arguments(argv)
+    if args.configuration.internal_ssl is not None:  # its passwords follow on stdin
+        args = parse_arguments(argv, _read_passwords())
+    settings = args.configuration
+    if args.parent_pid:
+        _die_with_parent(args.parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the client, which stops us in order
+    logging.basicConfig(
+        level=settings.log_level,
+        format=f"%(asctime)s %(levelname)s [{args.tm_id}] %(name)s: %(message)s",
+    )
     spec = settings.spec(tm_id=args.tm_id, launch_token=token, jm_address=args.jm_address)
     try:
         asyncio.run(run_task_manager(spec, secret, started=_started))

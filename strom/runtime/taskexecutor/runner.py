@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from strom.runtime.metrics.prometheus import PrometheusSettings
+from strom.runtime.net.internal_ssl import InternalSslSettings
 from strom.runtime.taskexecutor.log_files import TaskManagerLogFiles
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 from strom.runtime.taskexecutor.thread_switching import DEFAULT_SWITCH_INTERVAL_MS
@@ -52,6 +53,8 @@ class TaskManagerSpec:
     #: the TaskManager has its process to itself; False: a thread of the MiniCluster's client process, beside others
     #: (``minicluster.taskmanager-mode: thread``; :attr:`TaskExecutor.owns_process`)
     owns_process: bool = True
+    #: internal TLS (``security.ssl.internal.*``; None: off) — with passwords, so it travels as the secret does
+    internal_ssl: InternalSslSettings | None = None
 
 
 def resolve_bind_host(host: str) -> str:
@@ -108,6 +111,7 @@ async def _run(
         prometheus=spec.prometheus,
         log_files=log_files,
         owns_process=spec.owns_process,
+        ssl_contexts=spec.internal_ssl.contexts() if spec.internal_ssl is not None else None,
     )
     if before_start is not None:  # e.g. the HA fencing token, before the first call can arrive
         before_start(executor)

@@ -17,7 +17,7 @@ import os
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.exceptions import ClusterError, TaskCancelledError
 from strom.runtime.deployment import TaskDeploymentDescriptor, TaskExecutionState
@@ -38,6 +38,9 @@ from strom.runtime.taskexecutor.slot_table import TaskSlotTable
 from strom.runtime.taskexecutor.task import Task
 from strom.runtime.taskexecutor.thread_switching import DEFAULT_SWITCH_INTERVAL_MS, TaskThreadSwitching
 from strom.runtime.thread_info import sample_stacks, thread_dump
+
+if TYPE_CHECKING:
+    from strom.runtime.net.internal_ssl import InternalSslContexts
 
 __all__ = ["TaskExecutor"]
 
@@ -191,8 +194,11 @@ class TaskExecutor:
         prometheus: PrometheusSettings | None = None,
         log_files: TaskManagerLogFiles | None = None,
         owns_process: bool = True,
+        ssl_contexts: InternalSslContexts | None = None,
     ) -> None:
         self.tm_id = tm_id
+        #: internal TLS (``security.ssl.internal.*``): its RPC server, data connections and JobManager connection
+        self.ssl_contexts = ssl_contexts
         #: False: hosted beside other TaskExecutors in a process it does not own (the MiniCluster's thread mode): it
         #: leaves the interpreter's collector and switch interval alone, and a fatal error closes it, not the process
         self.owns_process = owns_process
@@ -205,9 +211,15 @@ class TaskExecutor:
         self.slot_table = TaskSlotTable(num_slots)
         self.partition_manager = ResultPartitionManager()
         self.connection_manager = NettyConnectionManager(
-            self.partition_manager, secret=secret, host=host, max_frame_bytes=max_frame_bytes
+            self.partition_manager, secret=secret, host=host, max_frame_bytes=max_frame_bytes, ssl_contexts=ssl_contexts
         )
-        self.rpc_server = RpcServer(self, secret=secret, host=host, name=f"taskexecutor-{tm_id}")
+        self.rpc_server = RpcServer(
+            self,
+            secret=secret,
+            host=host,
+            name=f"taskexecutor-{tm_id}",
+            ssl_context=ssl_contexts.server if ssl_contexts is not None else None,
+        )
         self.jm: RpcClient | None = None
         self.tasks: dict[str, Task] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -260,7 +272,12 @@ class TaskExecutor:
         await self.rpc_server.start()
         if self._reporter is not None:
             self.metrics_url = self._reporter.start()
-        self.jm = await RpcClient.connect(*self.jm_address, secret=self.secret, name=f"tm-{self.tm_id}->jm")
+        self.jm = await RpcClient.connect(
+            *self.jm_address,
+            secret=self.secret,
+            name=f"tm-{self.tm_id}->jm",
+            ssl_context=self.ssl_contexts.client if self.ssl_contexts is not None else None,
+        )
         self.jm.on_disconnect = self._jm_disconnected
         await self.jm.call(
             "register_task_executor",

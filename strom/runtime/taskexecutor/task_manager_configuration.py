@@ -14,7 +14,7 @@ Who the TaskManager is and whom it joins travel beside it; the cluster secret an
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -32,6 +32,7 @@ from strom.config_logging import logging_level
 from strom.config_units import format_duration, format_memory_size
 from strom.exceptions import ConfigurationError
 from strom.runtime.metrics.prometheus import PROMETHEUS_FACTORY, PrometheusSettings, prometheus_settings
+from strom.runtime.net.internal_ssl import InternalSslSettings
 from strom.runtime.taskexecutor.runner import TaskManagerSpec
 
 __all__ = ["TaskManagerConfiguration"]
@@ -63,6 +64,8 @@ class TaskManagerConfiguration:
     max_log_files: int
     #: ``metrics.reporter.prom.*`` (None: no reporter)
     prometheus: PrometheusSettings | None
+    #: ``security.ssl.internal.*`` (None: off); its passwords never go into :meth:`dynamic_properties`
+    internal_ssl: InternalSslSettings | None = None
 
     @classmethod
     def from_configuration(cls, config: Configuration) -> TaskManagerConfiguration:
@@ -79,6 +82,7 @@ class TaskManagerConfiguration:
             log_dir=config.get(CoreOptions.FLINK_LOG_DIR),
             max_log_files=config.get(CoreOptions.FLINK_LOG_MAX),
             prometheus=prometheus_settings(config),
+            internal_ssl=InternalSslSettings.from_configuration(config),
         )
 
     def dynamic_properties(self) -> list[str]:
@@ -100,12 +104,22 @@ class TaskManagerConfiguration:
             values[MetricOptions.PROMETHEUS_FACTORY_CLASS.key] = PROMETHEUS_FACTORY
             values[MetricOptions.PROMETHEUS_PORT.key] = self.prometheus.ports
             values[MetricOptions.PROMETHEUS_HOST.key] = self.prometheus.host
+        if self.internal_ssl is not None:
+            values.update(self.internal_ssl.dynamic_properties())
         return [f"{key}={value}" for key, value in values.items()]
 
+    def sensitive_properties(self) -> dict[str, str]:
+        """What :meth:`dynamic_properties` leaves out because it is a secret (the internal TLS passwords): for the
+        TaskManager's standard input, beside the cluster secret."""
+        return self.internal_ssl.passwords() if self.internal_ssl is not None else {}
+
     @classmethod
-    def from_dynamic_properties(cls, properties: Iterable[str]) -> TaskManagerConfiguration:
-        """The settings ``key=value`` properties give (options not among them keep their defaults)."""
-        config = Configuration()
+    def from_dynamic_properties(
+        cls, properties: Iterable[str], sensitive: Mapping[str, str] | None = None
+    ) -> TaskManagerConfiguration:
+        """The settings ``key=value`` properties give, with the ``sensitive`` ones (:meth:`sensitive_properties`);
+        options not among them keep their defaults."""
+        config = Configuration(dict(sensitive or {}))
         for item in properties:
             key, sep, value = item.partition("=")
             if not sep:
@@ -141,4 +155,5 @@ class TaskManagerConfiguration:
             prometheus=self.prometheus,
             log_dir=self.log_dir,
             max_log_files=self.max_log_files,
+            internal_ssl=self.internal_ssl,
         )

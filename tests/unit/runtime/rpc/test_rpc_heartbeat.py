@@ -74,10 +74,11 @@ def test_monitor_unmonitor_and_remonitor() -> None:
         HeartbeatMonitor(timeout=0, clock=clock)
 
 
-@pytest.mark.timeout(20)
+@pytest.mark.timeout(60)
 def test_sender_reports_only_the_silent_targets() -> None:
     async def main() -> None:
-        monitor = HeartbeatMonitor(timeout=0.4, clock=SystemClock())
+        # a timeout far above the interval: "good" stays heard from even when a loaded machine delays the loop
+        monitor = HeartbeatMonitor(timeout=2.0, clock=SystemClock())
         for target in ("good", "failing", "hanging"):
             monitor.monitor_target(target)
         sends: Counter[str] = Counter()
@@ -96,7 +97,7 @@ def test_sender_reports_only_the_silent_targets() -> None:
         sender.start()
         sender.start()  # idempotent
         assert sender.running
-        lost = {await asyncio.wait_for(timed_out.get(), 5), await asyncio.wait_for(timed_out.get(), 5)}
+        lost = {await asyncio.wait_for(timed_out.get(), 30), await asyncio.wait_for(timed_out.get(), 30)}
         assert lost == {"failing", "hanging"}
         # "good" keeps being heard from after the others were reported
         while not good_beats.empty():
