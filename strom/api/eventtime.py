@@ -44,6 +44,7 @@ __all__ = [
     "TimestampAssigner",
     "TimestampAssignerSupplierContext",
     "Watermark",
+    "WatermarkAlignmentParams",
     "WatermarkGenerator",
     "WatermarkGeneratorSupplierContext",
     "WatermarkOutput",
@@ -360,6 +361,19 @@ class WatermarksWithIdleness(WatermarkGenerator[T]):
 #  WatermarkStrategy
 # ---------------------------------------------------------------------------------------------------------------
 
+#: Flink's default ``updateInterval`` of watermark alignment: 1 s
+DEFAULT_ALIGNMENT_UPDATE_INTERVAL_MS = 1000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WatermarkAlignmentParams:
+    """Flink's ``WatermarkAlignmentParams``: a watermark group, its maximal drift and the update interval (ms)."""
+
+    watermark_group: str
+    max_allowed_watermark_drift_ms: int
+    update_interval_ms: int = DEFAULT_ALIGNMENT_UPDATE_INTERVAL_MS
+
+
 WatermarkGeneratorFactory: TypeAlias = Callable[[WatermarkGeneratorSupplierContext], WatermarkGenerator[T]]
 """Flink's ``WatermarkGeneratorSupplier``: ``context -> WatermarkGenerator``, called once per subtask."""
 
@@ -414,6 +428,36 @@ class WatermarkStrategy(ABC, Generic[T]):
         idle, so it no longer holds back the watermark downstream."""
         timeout_ms = _duration_ms(idle_timeout, "idle_timeout", allow_zero=False)
         return _WatermarkStrategyWithIdleness(self, timeout_ms)
+
+    def with_watermark_alignment(
+        self,
+        watermark_group: str,
+        max_allowed_watermark_drift: int | timedelta,
+        update_interval: int | timedelta = DEFAULT_ALIGNMENT_UPDATE_INTERVAL_MS,
+    ) -> WatermarkStrategy[T]:
+        """Flink's ``withWatermarkAlignment`` (FLIP-182): the sources of ``watermark_group`` keep their watermarks
+        within ``max_allowed_watermark_drift`` (ms or a timedelta) of the group's lowest — a source subtask whose
+        watermark runs further ahead stops reading until the others catch up; every ``update_interval`` (default
+        1 s) each subtask reports its watermark to its source's coordinator and learns the group's bound. A subtask
+        pauses between polled batches, so a bound far below ``execution.batch-size`` records' worth of event time
+        is kept only to a batch."""
+        if not isinstance(watermark_group, str) or not watermark_group:
+            raise InvalidProgramError(
+                f"with_watermark_alignment expected a non-empty watermark group name; got {_describe(watermark_group)}"
+            )
+        params = WatermarkAlignmentParams(
+            watermark_group=watermark_group,
+            max_allowed_watermark_drift_ms=_duration_ms(
+                max_allowed_watermark_drift, "max_allowed_watermark_drift", allow_zero=True
+            ),
+            update_interval_ms=_duration_ms(update_interval, "update_interval", allow_zero=False),
+        )
+        return _WatermarkStrategyWithAlignment(self, params)
+
+    def alignment_parameters(self) -> WatermarkAlignmentParams | None:
+        """Flink's ``getAlignmentParameters``: the watermark alignment of the sources using this strategy
+        (``None``: not aligned)."""
+        return None
 
     # -- common strategies ---------------------------------------------------------------------------------------
 
@@ -508,6 +552,9 @@ class _WatermarkStrategyWithTimestampAssigner(WatermarkStrategy[T]):
     ) -> TimestampAssigner[T]:
         return self.timestamp_assigner
 
+    def alignment_parameters(self) -> WatermarkAlignmentParams | None:
+        return self.base_strategy.alignment_parameters()
+
 
 @dataclass(frozen=True, slots=True)
 class _WatermarkStrategyWithIdleness(WatermarkStrategy[T]):
@@ -528,6 +575,30 @@ class _WatermarkStrategyWithIdleness(WatermarkStrategy[T]):
         self, context: TimestampAssignerSupplierContext | None = None
     ) -> TimestampAssigner[T]:
         return self.base_strategy.create_timestamp_assigner(context)
+
+    def alignment_parameters(self) -> WatermarkAlignmentParams | None:
+        return self.base_strategy.alignment_parameters()
+
+
+@dataclass(frozen=True, slots=True)
+class _WatermarkStrategyWithAlignment(WatermarkStrategy[T]):
+    """The base strategy with :meth:`WatermarkStrategy.with_watermark_alignment`'s parameters."""
+
+    base_strategy: WatermarkStrategy[T]
+    params: WatermarkAlignmentParams
+
+    def create_watermark_generator(
+        self, context: WatermarkGeneratorSupplierContext | None = None
+    ) -> WatermarkGenerator[T]:
+        return self.base_strategy.create_watermark_generator(context)
+
+    def create_timestamp_assigner(
+        self, context: TimestampAssignerSupplierContext | None = None
+    ) -> TimestampAssigner[T]:
+        return self.base_strategy.create_timestamp_assigner(context)
+
+    def alignment_parameters(self) -> WatermarkAlignmentParams | None:
+        return self.params
 
 
 # ---------------------------------------------------------------------------------------------------------------

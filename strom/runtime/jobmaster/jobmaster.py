@@ -56,7 +56,7 @@ from strom.runtime.jobmaster.job_result import (
 from strom.runtime.jobmaster.operator_coordinator_holder import OperatorCoordinatorHolder
 from strom.runtime.jobmaster.region_failover import RegionFailover, exception_entry
 from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways, TaskCheckpointGateway
-from strom.runtime.operators.coordination import OperatorEventDelivery
+from strom.runtime.operators.coordination import CoordinatorStore, OperatorEventDelivery
 from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
 from strom.runtime.resourcemanager.resource_manager import ResourceManager, task_manager_lost_message
 from strom.runtime.scheduler.default_scheduler import DefaultScheduler
@@ -145,6 +145,7 @@ class JobMaster:
         self.checkpoint_paths: dict[int, str] = {}
         self._pids: dict[str, int] = {}
         self.collect: dict[str, CollectSinkOperatorCoordinator] = {}
+        store = CoordinatorStore()  # one per job: what its coordinators share (watermark alignment)
         for v in job_graph.vertices.values():
             names = {cfg.operator_id: cfg.name for cfg in v.chain}
             for op_id, provider in v.coordinator_providers.items():
@@ -154,6 +155,7 @@ class JobMaster:
                     parallelism=v.parallelism,
                     send=self.gateways.send,
                     fail_job=self._coordinator_failure,
+                    coordinator_store=store,
                 )
                 self.coordinators[op_id] = holder
                 self._coordinators_of.setdefault(v.id, []).append(op_id)

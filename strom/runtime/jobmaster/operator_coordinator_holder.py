@@ -32,8 +32,10 @@ class OperatorCoordinatorHolder:
         parallelism: int,
         send: Callable[[str, Any], None],
         fail_job: Callable[[BaseException, str], None],
+        coordinator_store: dict[Any, Any] | None = None,
     ) -> None:
         self._operator_id = provider.operator_id
+        self._store = coordinator_store if coordinator_store is not None else {}
         self._operator_name = operator_name
         self._parallelism = parallelism
         self._send = send  # (attempt id, message) -> the ordered gateway
@@ -51,6 +53,10 @@ class OperatorCoordinatorHolder:
 
     def current_parallelism(self) -> int:
         return self._parallelism
+
+    @property
+    def coordinator_store(self) -> dict[Any, Any]:
+        return self._store
 
     def send_event(self, subtask: int, attempt_id: str, event: object) -> None:
         self._send(attempt_id, OperatorEventDelivery(operator_id=self._operator_id, event=event))

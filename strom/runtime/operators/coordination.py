@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = [
+    "CoordinatorStore",
     "OperatorCoordinator",
     "OperatorCoordinatorContext",
     "OperatorCoordinatorProvider",
@@ -76,6 +77,11 @@ class OperatorEventGateway:
         self.task_gateway.send_operator_event_to_coordinator(self.operator_id, event, wait=False)
 
 
+class CoordinatorStore(dict[Any, Any]):
+    """Flink's ``CoordinatorStore``: one per job, shared by its operator coordinators (all on the JobMaster's loop,
+    so no lock); watermark alignment files each source's watermark in its group's entry."""
+
+
 class OperatorCoordinatorContext(Protocol):
     """What a coordinator may do in its job (Flink's ``OperatorCoordinator.Context``); event loop only."""
 
@@ -86,6 +92,11 @@ class OperatorCoordinatorContext(Protocol):
     def operator_name(self) -> str: ...
 
     def current_parallelism(self) -> int: ...
+
+    @property
+    def coordinator_store(self) -> dict[Any, Any]:
+        """Flink's ``CoordinatorStore``: one mapping shared by every coordinator of the job (watermark alignment)."""
+        ...
 
     def send_event(self, subtask: int, attempt_id: str, event: object) -> None:
         """To the operator of ``attempt_id`` (subtask ``subtask``), in order; dropped if that attempt is stale."""

@@ -8,6 +8,7 @@ import socket
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from strom.api.eventtime import WatermarkAlignmentParams
 from strom.api.source import Source, SourceReader, SourceReaderContext, SourceSplit
 from strom.api.state import ListState, ListStateDescriptor
 from strom.runtime.operators.base import ChainingStrategy, StreamOperator
@@ -17,8 +18,10 @@ from strom.runtime.source.event import (
     AddSplitEvent,
     NoMoreSplitsEvent,
     ReaderRegistrationEvent,
+    ReportedWatermarkEvent,
     RequestSplitEvent,
     SourceEventWrapper,
+    WatermarkAlignmentEvent,
 )
 
 LONG_MAX = (1 << 63) - 1
@@ -51,7 +54,13 @@ class SourceOperator(StreamOperator):
     A poll is bounded by records (``execution.batch-size``) and by estimated bytes (``execution.batch-bytes``):
     a :class:`~strom.runtime.operators.batch_budget.BatchBudget` follows the size of the records polled and
     sets the reader context's ``batch_size`` for the next poll. A batch larger than that (a reader that does
-    not read ``batch_size``) is emitted in slices of it."""
+    not read ``batch_size``) is emitted in slices of it.
+
+    With watermark alignment (the strategy's ``with_watermark_alignment``, FLIP-182) the operator reports its
+    watermark to the coordinator every update interval (a processing-time timer) and polls no batch while its
+    watermark is above the highest the coordinator last allowed (Flink's ``SourceOperator.checkWatermarkAlignment``;
+    the task waits on its mailbox, where the next allowance arrives). At the end of its input it reports the
+    maximal watermark, so it no longer holds its group back."""
 
     chaining_strategy = ChainingStrategy.HEAD
 
@@ -69,11 +78,16 @@ class SourceOperator(StreamOperator):
         #: set by the OperatorChain: the line to the source's coordinator
         self.gateway: OperatorEventGateway | None = None
         self.no_more_splits = False
+        #: watermark alignment: the parameters, and the highest watermark the group allows now
+        self.alignment: WatermarkAlignmentParams | None = (
+            watermark_strategy.alignment_parameters() if watermark_strategy is not None else None
+        )
+        self.max_allowed_watermark = LONG_MAX
 
     def coordinator_provider(self) -> OperatorCoordinatorProvider:
         from strom.runtime.source.coordinator import SourceCoordinatorProvider
 
-        return SourceCoordinatorProvider(self.operator_id, self.source)
+        return SourceCoordinatorProvider(self.operator_id, self.source, self.alignment)
 
     def initialize_state(self, restore: OperatorRestoreState | None) -> None:
         super().initialize_state(restore)
@@ -136,10 +150,14 @@ class SourceOperator(StreamOperator):
             inner.setup(ctx, self.output)
             inner.open()
             self._timestamps = inner
+        if self.alignment is not None and gateway is not None:
+            self._report_watermark(ctx.processing_time_service.get_current_processing_time())
 
     def emit_next(self) -> InputStatus:
         reader = self._reader
         assert reader is not None
+        if self.max_allowed_watermark < LONG_MAX and self.output_watermark() > self.max_allowed_watermark:
+            return InputStatus.NOTHING_AVAILABLE  # aligned: wait for the group (the allowance arrives as mail)
         try:
             batch = reader.poll_batch()
         except Exception as exc:
@@ -172,6 +190,8 @@ class SourceOperator(StreamOperator):
                 reader.notify_no_more_splits()
             elif isinstance(event, SourceEventWrapper):
                 reader.handle_source_events(event.event)
+            elif isinstance(event, WatermarkAlignmentEvent):
+                self.max_allowed_watermark = event.max_watermark
             else:
                 raise TypeError(f"expected a source operator event; got {type(event).__name__}")
         except Exception as exc:
@@ -204,6 +224,17 @@ class SourceOperator(StreamOperator):
             self._timestamps.process_watermark(LONG_MAX)
         else:
             self.output.emit_watermark(LONG_MAX)
+        if self.alignment is not None and self.gateway is not None:
+            self.gateway.send_event_to_coordinator_nowait(ReportedWatermarkEvent(watermark=LONG_MAX))
+
+    def _report_watermark(self, now_ms: int) -> None:
+        """Every update interval: this subtask's watermark to the coordinator, whose answer is the allowance."""
+        if self._reader is None or self.gateway is None or self.alignment is None:
+            return  # closed
+        self.gateway.send_event_to_coordinator_nowait(ReportedWatermarkEvent(watermark=self.output_watermark()))
+        ctx = self.runtime_context
+        assert ctx is not None
+        ctx.processing_time_service.register_timer(now_ms + self.alignment.update_interval_ms, self._report_watermark)
 
     def process_batch(self, batch: list[Any]) -> None:
         raise TypeError("a source operator has no input")

@@ -9,6 +9,12 @@ completed checkpoints reach the enumerator. A restored job creates the enumerato
 subtask gives the splits it lost back to the live enumerator (``add_splits_back``) before its new reader registers.
 
 Anything the enumerator raises is a global failure of the job naming the source.
+
+With watermark alignment (``WatermarkStrategy.with_watermark_alignment``, FLIP-182) every reader reports its
+watermark once per update interval; the coordinator files its source's lowest in the job's coordinator store under
+the watermark group and answers the reader with the highest watermark the group allows it
+(:mod:`strom.runtime.source.watermark_alignment`) — Flink announces it to all readers on a timer, strom answers each
+report, which reaches every reader once per interval just the same.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 
 import cloudpickle
 
+from strom.api.eventtime import WatermarkAlignmentParams
 from strom.api.source import Source, SplitEnumerator
 from strom.exceptions import UserFunctionError
 from strom.runtime.operators.coordination import (
@@ -27,7 +34,14 @@ from strom.runtime.operators.coordination import (
 )
 from strom.runtime.operators.user_traceback import format_user_traceback
 from strom.runtime.source.coordinator_context import SourceCoordinatorContext
-from strom.runtime.source.event import ReaderRegistrationEvent, RequestSplitEvent, SourceEventWrapper
+from strom.runtime.source.event import (
+    ReaderRegistrationEvent,
+    ReportedWatermarkEvent,
+    RequestSplitEvent,
+    SourceEventWrapper,
+    WatermarkAlignmentEvent,
+)
+from strom.runtime.source.watermark_alignment import WatermarkAggregator, max_allowed_watermark
 
 __all__ = ["SourceCoordinator", "SourceCoordinatorProvider"]
 
@@ -37,17 +51,27 @@ _NOT_RESTORED = object()
 
 
 class SourceCoordinatorProvider(OperatorCoordinatorProvider):
-    def __init__(self, operator_id: str, source: Source[Any]) -> None:
+    def __init__(
+        self, operator_id: str, source: Source[Any], alignment: WatermarkAlignmentParams | None = None
+    ) -> None:
         self.operator_id = operator_id
         self.source = source
+        self.alignment = alignment
 
     def create(self, context: OperatorCoordinatorContext) -> OperatorCoordinator:
-        return SourceCoordinator(self.source, context)
+        return SourceCoordinator(self.source, context, self.alignment)
 
 
 class SourceCoordinator(OperatorCoordinator):
-    def __init__(self, source: Source[Any], context: OperatorCoordinatorContext) -> None:
+    def __init__(
+        self,
+        source: Source[Any],
+        context: OperatorCoordinatorContext,
+        alignment: WatermarkAlignmentParams | None = None,
+    ) -> None:
         self.source = source
+        self.alignment = alignment
+        self.watermarks = WatermarkAggregator()
         self.operator_context = context
         self.context = SourceCoordinatorContext(context, on_error=self._fail)
         self.enumerator: SplitEnumerator[Any, Any] | None = None
@@ -76,6 +100,7 @@ class SourceCoordinator(OperatorCoordinator):
         enumerator) and ``start`` follow."""
         self.close()
         self.context = SourceCoordinatorContext(self.operator_context, on_error=self._fail)
+        self.watermarks = WatermarkAggregator()
         self._restored = _NOT_RESTORED
         self._failed = False
 
@@ -100,8 +125,25 @@ class SourceCoordinator(OperatorCoordinator):
             self._call("handle_split_request", enumerator.handle_split_request, subtask, event.hostname)
         elif isinstance(event, SourceEventWrapper):
             self._call("handle_source_event", enumerator.handle_source_event, subtask, event.event)
+        elif isinstance(event, ReportedWatermarkEvent):
+            self._align(subtask, attempt_id, event.watermark)
         else:
             raise TypeError(f"expected a source operator event; got {type(event).__name__}")
+
+    def _align(self, subtask: int, attempt_id: str, watermark: int) -> None:
+        params = self.alignment
+        if params is None:
+            return  # a reader of an unaligned source does not report
+        lowest = self.watermarks.report(subtask, watermark)
+        context = self.operator_context
+        allowed = max_allowed_watermark(
+            context.coordinator_store,
+            params.watermark_group,
+            context.operator_id,
+            lowest,
+            params.max_allowed_watermark_drift_ms,
+        )
+        context.send_event(subtask, attempt_id, WatermarkAlignmentEvent(max_watermark=allowed))
 
     # -- checkpoints -----------------------------------------------------------------------------------
     def checkpoint_coordinator(self, checkpoint_id: int) -> bytes | None:
@@ -126,6 +168,7 @@ class SourceCoordinator(OperatorCoordinator):
 
     def subtask_reset(self, subtask: int, checkpoint_id: int | None) -> None:
         self.context.unregister_reader(subtask)
+        self.watermarks.forget(subtask)
         splits = self.context.tracker.get_and_remove_uncheckpointed_assignment(subtask, checkpoint_id)
         if splits and self.enumerator is not None:
             self._call("add_splits_back", self.enumerator.add_splits_back, splits, subtask)

@@ -10,8 +10,10 @@ __all__ = [
     "AddSplitEvent",
     "NoMoreSplitsEvent",
     "ReaderRegistrationEvent",
+    "ReportedWatermarkEvent",
     "RequestSplitEvent",
     "SourceEventWrapper",
+    "WatermarkAlignmentEvent",
 ]
 
 
@@ -47,3 +49,18 @@ class AddSplitEvent:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NoMoreSplitsEvent:
     """Enumerator → reader: no split will follow."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportedWatermarkEvent:
+    """Reader → coordinator, every alignment update interval: the subtask's current watermark (FLIP-182)."""
+
+    watermark: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WatermarkAlignmentEvent:
+    """Coordinator → reader: the highest watermark its alignment group allows now (the group's lowest plus the
+    maximal drift); a reader whose watermark is above it stops reading until a later event allows more."""
+
+    max_watermark: int
