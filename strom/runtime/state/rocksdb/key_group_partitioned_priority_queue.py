@@ -82,9 +82,19 @@ class KeyGroupPartitionedPriorityQueue:
         return None
 
     def poll(self) -> bytes | None:
+        """Remove and return the smallest element: its key group's head, whose heap entry is replaced by the next."""
         head = self.peek()
-        if head is not None:
-            self.remove(head)
+        if head is None:
+            return None
+        heap = self._heap
+        kg = heap[0][1]
+        found = self._sets[kg]
+        found.remove_head()
+        following = found.peek()
+        if following is None:
+            heapq.heappop(heap)
+        else:
+            heapq.heapreplace(heap, (following[_KG:], kg, following))
         return head
 
     def add(self, element: bytes, value: bytes = b"") -> bool:

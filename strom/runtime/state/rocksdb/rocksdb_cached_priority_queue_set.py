@@ -116,6 +116,15 @@ class RocksDBCachingPriorityQueueSet:
             self._refill()
         return i == 0
 
+    def remove_head(self) -> None:
+        """Remove the smallest element (the set is not empty)."""
+        cache = self._cache
+        head = cache.pop(0)
+        self._cf.delete(head)
+        if not cache and not self._all_in_cache:
+            self._seek_hint = head
+            self._refill()
+
     def poll(self) -> bytes | None:
         """Remove and return the smallest element (``None``: empty)."""
         head = self.peek()
