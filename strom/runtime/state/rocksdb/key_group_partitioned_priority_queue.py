@@ -60,12 +60,13 @@ class KeyGroupPartitionedPriorityQueue:
             yield prefix
             it.seek(prefix_successor(prefix))
 
-    def _set_of(self, prefix: bytes, *, known_empty: bool = True) -> RocksDBCachingPriorityQueueSet:
-        kg = (prefix[0] << 8) | prefix[1]
+    def _set_of(self, element: bytes, *, known_empty: bool = True) -> RocksDBCachingPriorityQueueSet:
+        """The set of ``element``'s key group (``element`` may be just the prefix), created if new."""
+        kg = (element[0] << 8) | element[1]
         found = self._sets.get(kg)
         if found is None:
             found = self._sets[kg] = RocksDBCachingPriorityQueueSet(
-                self._cf, prefix, capacity=self._capacity, known_empty=known_empty
+                self._cf, element[:_KG], capacity=self._capacity, known_empty=known_empty
             )
         return found
 
@@ -84,8 +85,12 @@ class KeyGroupPartitionedPriorityQueue:
     def poll(self) -> bytes | None:
         """Remove and return the smallest element: its key group's head, whose heap entry is replaced by the next."""
         head = self.peek()
-        if head is None:
-            return None
+        if head is not None:
+            self.remove_peeked()
+        return head
+
+    def remove_peeked(self) -> None:
+        """Remove the element :meth:`peek` returned just now (its entry is the heap's top)."""
         heap = self._heap
         kg = heap[0][1]
         found = self._sets[kg]
@@ -95,11 +100,10 @@ class KeyGroupPartitionedPriorityQueue:
             heapq.heappop(heap)
         else:
             heapq.heapreplace(heap, (following[_KG:], kg, following))
-        return head
 
     def add(self, element: bytes, value: bytes = b"") -> bool:
         """Add ``element`` (a set: no effect if present); ``True`` if it became its key group's head."""
-        if self._set_of(element[:_KG]).add(element, value):
+        if self._set_of(element).add(element, value):
             self._push(element)
             return True
         return False

@@ -143,7 +143,7 @@ class RocksDBTimerQueue:
         if head is None or _TS.unpack_from(head, KEY_GROUP_PREFIX_BYTES)[0] - _BIAS > up_to:
             return None
         value = queue.get_value(head) if head[_KEY_AT] not in _EXACT_TAGS else None
-        queue.poll()  # the head just peeked
+        queue.remove_peeked()
         return _decode(head, value)
 
     def __len__(self) -> int:
