@@ -148,7 +148,7 @@ class RocksDBKeyedStateBackend:
         #: where the timers of this backend's operators live (``state.backend.rocksdb.timer-service.factory``):
         #: ``ROCKSDB`` — a column family per timer queue; ``HEAP`` — ``None``, the timer service's own heap
         self.priority_queue_factory = (
-            RocksDBPriorityQueueSetFactory(self, self.db, self._options, self._write_options)
+            RocksDBPriorityQueueSetFactory(self.key_group_of, self.db, self._options, self._write_options)
             if check_timer_service_factory(timer_service_factory) == "ROCKSDB"
             else None
         )

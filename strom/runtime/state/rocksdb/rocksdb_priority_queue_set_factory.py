@@ -34,12 +34,13 @@ from strom.runtime.state.rocksdb.rocksdb_key_serialization_utils import (
     decode_namespace,
     encode_key,
     encode_namespace,
+    key_group_prefix,
 )
 
 if TYPE_CHECKING:
     from rocksdict import Options, Rdict, RdictIter, WriteOptions
 
-    from strom.runtime.state.rocksdb.rocksdb_keyed_state_backend import RocksDBKeyedStateBackend
+    from strom.runtime.state.key_groups import KeyGroupAssigner
 
 __all__ = [
     "TIMER_QUEUE_PREFIX",
@@ -58,6 +59,7 @@ _TIMER_TABLE_PREFIX = "_timer_state/"
 _TS = struct.Struct(">Q")
 _BIAS = 1 << 63
 _KEY_AT = KEY_GROUP_PREFIX_BYTES + 8
+_KEY_CACHE_SIZE = 1 << 16
 #: key types whose canonical bytes decode to an equal object of the same class
 _EXACT = frozenset({str, int, bytes, type(None)})
 #: the first bytes of such keys: a timer whose key starts otherwise has its key object in its value
@@ -100,12 +102,13 @@ class RocksDBTimerQueue:
     """The timers of one domain of one timer service in a column family (the ``_TimerQueue`` of the ROCKSDB
     factory: the same ``add`` / ``remove`` / ``peek`` contract, plus :meth:`poll_due`)."""
 
-    __slots__ = ("_key_bytes", "_ns_bytes", "_ns_obj", "name", "queue")
+    __slots__ = ("_key_cache", "_key_group_of", "_ns_bytes", "_ns_obj", "name", "queue")
 
-    def __init__(self, backend: RocksDBKeyedStateBackend, name: str, cf: Any, *, known_empty: bool) -> None:
+    def __init__(self, key_group_of: KeyGroupAssigner, name: str, cf: Any, *, known_empty: bool) -> None:
         self.name = name
         self.queue = KeyGroupPartitionedPriorityQueue(cf, known_empty=known_empty)
-        self._key_bytes = backend.key_bytes
+        self._key_group_of = key_group_of
+        self._key_cache: dict[Any, bytes] = {}
         self._ns_obj: Any = None
         self._ns_bytes = encode_namespace(None)
 
@@ -114,6 +117,17 @@ class RocksDBTimerQueue:
             self._ns_bytes = encode_namespace(namespace)
             self._ns_obj = namespace
         return timer_element(self._key_bytes(key), time, self._ns_bytes)
+
+    def _key_bytes(self, key: Any) -> bytes:
+        """key group | key (equal keys encode equally, so a dict of them is a valid cache; bounded)."""
+        cache = self._key_cache
+        found = cache.get(key)
+        if found is None:
+            found = key_group_prefix(self._key_group_of(key)) + encode_key(key)
+            if len(cache) >= _KEY_CACHE_SIZE:
+                cache.clear()
+            cache[key] = found
+        return found
 
     def add(self, time: int, key: Any, namespace: Any) -> bool:
         """Add the timer; ``True`` if it became its key group's earliest (maybe the earliest of all)."""
@@ -164,9 +178,11 @@ class RocksDBPriorityQueueSetFactory:
     """Creates the timer queues of one RocksDB backend, one column family each, and reads them for snapshots."""
 
     def __init__(
-        self, backend: RocksDBKeyedStateBackend, db: Rdict, options: Options, write_options: WriteOptions
+        self, key_group_of: KeyGroupAssigner, db: Rdict, options: Options, write_options: WriteOptions
     ) -> None:
-        self._backend = backend
+        """``key_group_of``: the backend's key → key group (never the backend itself: no reference cycle keeps an
+        instance open after its operator is gone)."""
+        self._key_group_of = key_group_of
         self._db = db
         self._options = options
         self._write_options = write_options
@@ -186,7 +202,7 @@ class RocksDBPriorityQueueSetFactory:
             cf = self._db.create_column_family(cf_name, self._options)
             known_empty = True
         cf.set_write_options(self._write_options)
-        queue = RocksDBTimerQueue(self._backend, name, cf, known_empty=known_empty)
+        queue = RocksDBTimerQueue(self._key_group_of, name, cf, known_empty=known_empty)
         self._queues[name] = (queue, cf)
         return queue
 
