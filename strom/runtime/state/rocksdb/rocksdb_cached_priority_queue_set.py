@@ -76,16 +76,18 @@ class RocksDBCachingPriorityQueueSet:
 
     # -- updates ---------------------------------------------------------------------------------------------
     def add(self, element: bytes, value: bytes = b"") -> bool:
-        """Add ``element`` (no effect if present); ``True`` if it is the new head."""
-        self._cf.put(element, value)
-        if element < self._seek_hint:
-            self._seek_hint = element  # the hint stays a lower bound of the key group
+        """Add ``element`` (no effect if present); ``True`` if it is the new head. An element found in the cache
+        is not written again (Flink's check: a window trigger registers its timer with every element)."""
         cache = self._cache
         if not cache:  # the key group is empty (invariant): every element is cached
+            self._cf.put(element, value)
+            if element < self._seek_hint:
+                self._seek_hint = element  # the hint stays a lower bound of the key group
             cache.append(element)
             self._all_in_cache = True
             return True
-        if element > cache[-1]:
+        if element > cache[-1]:  # above the cache: above the hint too
+            self._cf.put(element, value)
             if self._all_in_cache:
                 if len(cache) < self._capacity:
                     cache.append(element)
@@ -95,6 +97,9 @@ class RocksDBCachingPriorityQueueSet:
         i = bisect_left(cache, element)
         if cache[i] == element:
             return False
+        self._cf.put(element, value)
+        if element < self._seek_hint:
+            self._seek_hint = element
         cache.insert(i, element)
         if len(cache) > self._capacity:
             cache.pop()  # still in RocksDB
