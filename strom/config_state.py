@@ -38,9 +38,10 @@ class RocksDBOptions:
     TIMER_SERVICE_FACTORY: ConfigOption[str] = _opt(
         "state.backend.rocksdb.timer-service.factory",
         str,
-        "HEAP",
-        "Where timers of the RocksDB backend live: `HEAP` (on the heap, written into the snapshot with the keyed "
-        "state). Flink's default `ROCKSDB` (timers in a column family) is not built yet and is refused.",
+        "ROCKSDB",
+        "Where timers of the RocksDB backend live: `ROCKSDB` (Flink's default: one column family per timer queue, "
+        "each key group's earliest timers cached on the heap) or `HEAP` (on the heap, written into the snapshot "
+        "with the keyed state). Checkpoints and savepoints of either restore into the other.",
     )
     USE_MANAGED_MEMORY: ConfigOption[bool] = _opt(
         "state.backend.rocksdb.memory.managed",

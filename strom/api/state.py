@@ -102,6 +102,10 @@ class StateTtlConfig:
     update_type: UpdateType = UpdateType.OnCreateAndWrite
     state_visibility: StateVisibility = StateVisibility.NeverReturnExpired
     cleanup_in_full_snapshot: bool = False
+    #: the RocksDB backend deletes expired entries without reading them (Flink's compaction-filter cleanup, on by
+    #: default since Flink 1.17; here a sweep on the task thread), reading the clock after this many entries;
+    #: ``None``: off (``disable_cleanup_in_background()`` without ``cleanup_in_rocksdb_compact_filter``)
+    rocksdb_compact_filter_query_time_after_num_entries: int | None = 1000
 
     def __post_init__(self) -> None:
         if isinstance(self.ttl_ms, bool) or not isinstance(self.ttl_ms, int) or self.ttl_ms <= 0:
@@ -113,6 +117,12 @@ class StateTtlConfig:
             raise TypeError(f"update_type must be an UpdateType; got {self.update_type!r}")
         if not isinstance(self.state_visibility, StateVisibility):
             raise TypeError(f"state_visibility must be a StateVisibility; got {self.state_visibility!r}")
+        n = self.rocksdb_compact_filter_query_time_after_num_entries
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n <= 0):
+            raise ValueError(
+                f"expected a positive int of entries for cleanup_in_rocksdb_compact_filter; got {n!r}; "
+                "hint: Flink's default is 1000"
+            )
 
     @staticmethod
     def new_builder(ttl: int | timedelta) -> StateTtlConfigBuilder:
@@ -149,6 +159,8 @@ class StateTtlConfigBuilder:  # also StateTtlConfig.Builder
         self._update_type = UpdateType.OnCreateAndWrite
         self._visibility = StateVisibility.NeverReturnExpired
         self._cleanup_full_snapshot = False
+        self._cleanup_in_background = True
+        self._compact_filter_entries: int | None = None
 
     def set_ttl(self, ttl: int | timedelta) -> StateTtlConfigBuilder:
         self._ttl_ms = _ttl_millis(ttl)
@@ -164,8 +176,10 @@ class StateTtlConfigBuilder:  # also StateTtlConfig.Builder
         return self
 
     def disable_cleanup_in_background(self) -> StateTtlConfigBuilder:
-        """Accepted: the heap backend cleans expired entries when they are accessed and leaves them out of
-        snapshots; it runs no background cleanup to disable."""
+        """No default background cleanup: the RocksDB backend's compaction-filter cleanup runs only when
+        :meth:`cleanup_in_rocksdb_compact_filter` asks for it. (The heap backend cleans expired entries when they
+        are accessed and leaves them out of snapshots either way.)"""
+        self._cleanup_in_background = False
         return self
 
     def cleanup_incrementally(
@@ -177,7 +191,13 @@ class StateTtlConfigBuilder:  # also StateTtlConfig.Builder
     def cleanup_in_rocksdb_compact_filter(
         self, query_time_after_num_entries: int = 1000, periodic_compaction_time: timedelta | None = None
     ) -> StateTtlConfigBuilder:
-        """Accepted for RocksDB configurations; the heap backend has no compaction."""
+        """The RocksDB backend deletes expired entries without reading them, reading the clock after every
+        ``query_time_after_num_entries`` entries (Flink's compaction filter; here a sweep on the task thread, see
+        docs/design.md). ``periodic_compaction_time`` is accepted: the sweep visits every entry anyway. The heap
+        backend has no compaction."""
+        if isinstance(query_time_after_num_entries, bool) or not isinstance(query_time_after_num_entries, int):
+            raise TypeError(f"expected an int of entries; got {query_time_after_num_entries!r}")
+        self._compact_filter_entries = query_time_after_num_entries
         return self
 
     def set_update_type(self, update_type: UpdateType) -> StateTtlConfigBuilder:
@@ -210,6 +230,11 @@ class StateTtlConfigBuilder:  # also StateTtlConfig.Builder
             update_type=self._update_type,
             state_visibility=self._visibility,
             cleanup_in_full_snapshot=self._cleanup_full_snapshot,
+            rocksdb_compact_filter_query_time_after_num_entries=(
+                self._compact_filter_entries
+                if self._compact_filter_entries is not None
+                else (1000 if self._cleanup_in_background else None)
+            ),
         )
 
 

@@ -192,6 +192,9 @@ class StreamOperator(ABC):
             output = TypedOutput(output, self.output_type, self)
         self.output = output
         self.output_budget = BatchBudget(runtime_context.info.batch_bytes)
+        sweep = getattr(self.keyed_backend, "ttl_compact_filters", None)
+        if sweep is not None:  # RocksDB's TTL cleanup without reads runs on this task's thread
+            sweep.attach(runtime_context.processing_time_service)
         if self._collector is not None:
             self._collector.route_tags = runtime_context.info.yielded_output_tags
 

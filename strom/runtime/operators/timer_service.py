@@ -10,9 +10,17 @@ key's.
 Layout: per domain a heap of the *distinct* timestamps and, per timestamp, an insertion-ordered dict of
 ``(key, namespace)`` — a window operator registers one timer per window and key, and thousands share one end.
 
-Timers are state: at a checkpoint they are written into the keyed backend as the namespaced table
+Where timers live is the keyed backend's choice (Flink's ``PriorityQueueSetFactory``): a backend with a
+``priority_queue_factory`` (RocksDB with ``state.backend.rocksdb.timer-service.factory: ROCKSDB``, Flink's
+default) keeps them in a column family per domain
+(:mod:`strom.runtime.state.rocksdb.rocksdb_priority_queue_set_factory`),
+every other one on the heap as above (``HEAP``). The operators see the same interface either way.
+
+Timers are state: heap timers are written into the keyed backend at a checkpoint as the namespaced table
 ``_timer_state/<domain>_<name>`` (``key → {(namespace, timestamp): True}``), so they are snapshotted, restored
-and redistributed by key group with the rest of the keyed state, then removed again from the backend.
+and redistributed by key group with the rest of the keyed state, then removed again from the backend; RocksDB
+timers reach the snapshot in that same canonical form from the backend's snapshot itself. A restore reads the
+table into whichever factory the job runs with.
 """
 
 from __future__ import annotations
@@ -24,9 +32,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
+    from strom.runtime.state.rocksdb.rocksdb_priority_queue_set_factory import RocksDBTimerQueue
     from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
-__all__ = ["InternalTimeServiceManager", "InternalTimer", "InternalTimerService", "Triggerable", "batch_key_order"]
+__all__ = [
+    "InternalTimeServiceManager",
+    "InternalTimer",
+    "InternalTimerService",
+    "TimerQueue",
+    "Triggerable",
+    "batch_key_order",
+]
 
 LONG_MIN = -(1 << 63)
 LONG_MAX = (1 << 63) - 1
@@ -58,6 +74,25 @@ class Triggerable(Protocol):
     def on_processing_time(self, timer: InternalTimer) -> None: ...
 
 
+class TimerQueue(Protocol):
+    """The timers of one domain, wherever they live (the heap's :class:`_TimerQueue`, RocksDB's
+    ``RocksDBTimerQueue``): what the aligned window operator writes its timers into around a snapshot."""
+
+    def add(self, time: int, key: Any, namespace: Any) -> bool: ...
+
+    def remove(self, time: int, key: Any, namespace: Any) -> None: ...
+
+    def discard(self, time: int, key: Any, namespace: Any) -> bool: ...
+
+    def peek(self) -> int | None: ...
+
+    def __len__(self) -> int: ...
+
+    def clear(self) -> None: ...
+
+    def items(self) -> list[tuple[int, Any, Any]]: ...
+
+
 class _TimerQueue:
     """Timers of one domain: a heap of distinct timestamps, each with its ``(key, namespace)`` set."""
 
@@ -81,6 +116,11 @@ class _TimerQueue:
         bucket = self.buckets.get(time)
         if bucket is not None:
             bucket.pop((key, namespace), None)
+
+    def discard(self, time: int, key: Any, namespace: Any) -> bool:
+        """Remove the timer if present; ``True`` if it was."""
+        bucket = self.buckets.get(time)
+        return bucket is not None and bucket.pop((key, namespace), _MISSING) is not _MISSING
 
     def peek(self) -> int | None:
         """The earliest timestamp with a timer (empty buckets are dropped on the way)."""
@@ -115,8 +155,17 @@ class InternalTimerService:
         self.processing_time_service = processing_time_service
         self.triggerable = triggerable
         self.current_watermark = LONG_MIN
-        self._event = _TimerQueue()
-        self._processing = _TimerQueue()
+        factory = getattr(backend, "priority_queue_factory", None)
+        self._event: _TimerQueue | RocksDBTimerQueue
+        self._processing: _TimerQueue | RocksDBTimerQueue
+        if factory is None:
+            self._event = _TimerQueue()
+            self._processing = _TimerQueue()
+        else:
+            self._event = factory.create(f"event_{name}")
+            self._processing = factory.create(f"processing_{name}")
+        #: the timers live in the backend (ROCKSDB factory): nothing to write into it around a snapshot
+        self.in_backend = factory is not None
         self._scheduled: int | None = None  # the processing time our next callback is registered for
         #: BATCH execution: the end of input fires the timers key by key (Flink's batch order), each key's event-time
         #: timers then its processing-time timers, as Flink's ``BatchExecutionInternalTimeService``
@@ -165,14 +214,12 @@ class InternalTimerService:
         while any(queue.peek() is not None for queue, _ in domains):
             per_key: dict[Any, list[tuple[int, int, Any]]] = {}
             for d, (queue, _) in enumerate(domains):
-                for time, bucket in queue.buckets.items():
-                    for key, namespace in bucket:
-                        per_key.setdefault(key, []).append((d, time, namespace))
+                for time, key, namespace in queue.items():
+                    per_key.setdefault(key, []).append((d, time, namespace))
             for key in sorted(per_key, key=batch_key_order):
                 for d, time, namespace in sorted(per_key[key], key=lambda e: (e[0], e[1])):
                     queue, callback = domains[d]
-                    timers = queue.buckets.get(time)
-                    if timers is None or timers.pop((key, namespace), _MISSING) is _MISSING:
+                    if not queue.discard(time, key, namespace):
                         continue  # deleted by an earlier timer
                     backend.current_key = key
                     callback(InternalTimer(time, key, namespace))
@@ -191,8 +238,14 @@ class InternalTimerService:
             self._scheduled = time
             self.processing_time_service.register_timer(time, self._on_processing_time)
 
-    def _fire(self, queue: _TimerQueue, up_to: int, callback: Any) -> None:
+    def _fire(self, queue: _TimerQueue | RocksDBTimerQueue, up_to: int, callback: Any) -> None:
         backend = self.backend
+        if not isinstance(queue, _TimerQueue):
+            poll = queue.poll_due
+            while (timer := poll(up_to)) is not None:
+                backend.current_key = timer[1]
+                callback(InternalTimer(*timer))
+            return
         while True:
             time = queue.peek()
             if time is None or time > up_to:
@@ -212,7 +265,10 @@ class InternalTimerService:
         return f"_timer_state/event_{self.name}", f"_timer_state/processing_{self.name}"
 
     def write_to_backend(self) -> None:
-        """Before the keyed backend's snapshot: the timers as namespaced state, grouped by key."""
+        """Before the keyed backend's snapshot: the timers as namespaced state, grouped by key (heap timers;
+        RocksDB timers are in the backend already)."""
+        if self.in_backend:
+            return
         for table_name, queue in zip(self._table_names(), (self._event, self._processing), strict=True):
             table = self.backend.get_namespaced_table(table_name)
             table.clear()
@@ -226,6 +282,10 @@ class InternalTimerService:
 
     def remove_from_backend(self) -> None:
         """After the snapshot (and after reading restored timers): the tables leave the backend again."""
+        if not self.in_backend:
+            self._clear_tables()
+
+    def _clear_tables(self) -> None:
         for table_name in self._table_names():
             self.backend.get_namespaced_table(table_name).clear()
 
@@ -238,7 +298,7 @@ class InternalTimerService:
         for key, entries in self.backend.get_namespaced_table(processing_name).items():
             for namespace, time in entries:
                 self._processing.add(time, key, namespace)
-        self.remove_from_backend()
+        self._clear_tables()
         nxt = self._processing.peek()
         if nxt is not None:
             self._schedule(nxt)

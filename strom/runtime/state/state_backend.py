@@ -144,6 +144,7 @@ def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
             path=path,
             resources=shared_resources(memory_configuration(options)),
             key_type=params.key_type,
+            timer_service_factory=str(options.get("state.backend.rocksdb.timer-service.factory") or "ROCKSDB"),
         )
     except BaseException:
         _forget(path)

@@ -295,13 +295,16 @@ def test_one_shared_cache_per_process_sized_as_flink() -> None:
     assert shared_resources(RocksDBMemoryConfiguration(use_managed_memory=False)) is None
 
 
-def test_timers_in_rocksdb_are_refused_with_a_hint() -> None:
+def test_an_unknown_timer_service_factory_is_refused_with_a_hint() -> None:
     from strom import Configuration
     from strom.runtime.state.state_backend import state_backend_options
 
-    conf = Configuration({"state.backend.type": "rocksdb", "state.backend.rocksdb.timer-service.factory": "ROCKSDB"})
+    key = "state.backend.rocksdb.timer-service.factory"
+    conf = Configuration({"state.backend.type": "rocksdb", key: "DISK"})
     with pytest.raises(
-        ConfigurationError, match=r"expected state\.backend\.rocksdb\.timer-service\.factory to be HEAP"
+        ConfigurationError, match=r"expected state\.backend\.rocksdb\.timer-service\.factory to be ROCKSDB or HEAP"
     ):
         state_backend_options(conf)
     assert state_backend_options(Configuration({"state.backend.type": "hashmap"})) == {}
+    assert state_backend_options(Configuration({"state.backend.type": "rocksdb"}))[key] == "ROCKSDB"  # Flink's default
+    assert state_backend_options(Configuration({"state.backend.type": "rocksdb", key: "heap"}))[key] == "HEAP"

@@ -30,7 +30,7 @@ from typing import Any
 from strom.api.eventtime import LONG_MAX
 from strom.api.state import AggregateFunction
 from strom.api.windowing.windows import TimeWindow
-from strom.runtime.operators.timer_service import _TimerQueue
+from strom.runtime.operators.timer_service import TimerQueue, _TimerQueue
 
 __all__ = ["CLEANUP", "FIRE", "PaneAdder", "PaneUpdateError", "WindowPanes", "pane_adder"]
 
@@ -81,7 +81,7 @@ class WindowPanes:
         return time, entries
 
     # -- snapshots -----------------------------------------------------------------------------------------------
-    def materialize(self, table: MutableMapping[Any, MutableMapping[Any, Any]], timers: _TimerQueue) -> None:
+    def materialize(self, table: MutableMapping[Any, MutableMapping[Any, Any]], timers: TimerQueue) -> None:
         """Write the panes into ``table`` (key → window → pane) and the timers of the ``WindowOperator`` into
         ``timers`` (one per key, window and time), for a snapshot."""
         for window, panes in self.panes.items():
@@ -100,12 +100,12 @@ class WindowPanes:
             for key in keys:
                 timers.add(time, key, window)
 
-    def dematerialize(self, table: MutableMapping[Any, MutableMapping[Any, Any]], timers: _TimerQueue) -> None:
+    def dematerialize(self, table: MutableMapping[Any, MutableMapping[Any, Any]], timers: TimerQueue) -> None:
         """After the snapshot: the backend's copies go again (the aligned operator keeps its own)."""
         table.clear()
         timers.clear()
 
-    def absorb(self, table: MutableMapping[Any, MutableMapping[Any, Any]], timers: _TimerQueue) -> None:
+    def absorb(self, table: MutableMapping[Any, MutableMapping[Any, Any]], timers: TimerQueue) -> None:
         """Take over the restored panes of ``table`` and the restored timers of ``timers`` (both emptied)."""
         for key, per_key in table.items():
             for window, pane in per_key.items():

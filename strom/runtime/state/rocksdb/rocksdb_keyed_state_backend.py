@@ -53,6 +53,10 @@ from strom.runtime.state.rocksdb.rocksdb_key_serialization_utils import (
 from strom.runtime.state.rocksdb.rocksdb_list_state import RocksDBListState
 from strom.runtime.state.rocksdb.rocksdb_map_state import RocksDBMapState
 from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import RocksDBSharedResources, column_family_options
+from strom.runtime.state.rocksdb.rocksdb_priority_queue_set_factory import (
+    RocksDBPriorityQueueSetFactory,
+    check_timer_service_factory,
+)
 from strom.runtime.state.rocksdb.rocksdb_reducing_state import RocksDBReducingState
 from strom.runtime.state.rocksdb.rocksdb_stored_forms import (
     iter_entries,
@@ -63,6 +67,7 @@ from strom.runtime.state.rocksdb.rocksdb_stored_forms import (
     write_stored,
 )
 from strom.runtime.state.rocksdb.rocksdb_tables import RocksDBNamespacedTable, RocksDBTable
+from strom.runtime.state.rocksdb.rocksdb_ttl_compact_filters_manager import RocksDbTtlCompactFiltersManager
 from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec, value_codec
 from strom.runtime.state.rocksdb.rocksdb_value_state import RocksDBValueState
 from strom.runtime.state.state_registration import check_new_state, merge_restored_kind, registered_state
@@ -109,6 +114,7 @@ class RocksDBKeyedStateBackend:
         ttl_time_provider: Callable[[], int] | None = None,
         remove_on_dispose: bool = True,
         key_type: TypeInformation | None = None,
+        timer_service_factory: str = "ROCKSDB",
     ) -> None:
         if not 1 <= max_parallelism <= _MAX_KEY_GROUPS:
             raise InvalidProgramError(
@@ -139,6 +145,15 @@ class RocksDBKeyedStateBackend:
         self._ns_obj: Any = None
         self._ns_bytes = _VOID
         self._expired: collections.deque[tuple[str, bytes]] = collections.deque(maxlen=100 * CLEANUP_BUDGET)
+        #: where the timers of this backend's operators live (``state.backend.rocksdb.timer-service.factory``):
+        #: ``ROCKSDB`` — a column family per timer queue; ``HEAP`` — ``None``, the timer service's own heap
+        self.priority_queue_factory = (
+            RocksDBPriorityQueueSetFactory(self.key_group_of, self.db, self._options, self._write_options)
+            if check_timer_service_factory(timer_service_factory) == "ROCKSDB"
+            else None
+        )
+        #: TTL cleanup without reads: a sweep on the task thread standing in for Flink's compaction filter
+        self.ttl_compact_filters = RocksDbTtlCompactFiltersManager(self._cfs)
         self._finalizer = weakref.finalize(self, _close, self.db, path, remove_on_dispose)
 
     # -- current key and namespace -------------------------------------------------------------------------
@@ -214,8 +229,9 @@ class RocksDBKeyedStateBackend:
         codec = value_codec(_value_type_info(descriptor), ttl=has_ttl, state=descriptor.name)
         self._codecs[descriptor.name] = codec
         self._kinds[descriptor.name] = (kind, has_ttl)
-        if ttl is not None:
+        if ttl is not None and descriptor.ttl_config is not None:
             self._ttl[descriptor.name] = ttl
+            self.ttl_compact_filters.register(descriptor.name, ttl, descriptor.ttl_config)
         state: Any = typed_view(_STATE_CLASSES[kind](self, descriptor, ttl, codec), descriptor)
         self._states[descriptor.name] = (descriptor, state)
         return state
@@ -257,6 +273,7 @@ class RocksDBKeyedStateBackend:
             (name, self.kind_of(name), self.codec(name), self._ttl.get(name), cf.iter())
             for name, cf in sorted(self._cfs.items())
         ]
+        timers = self.priority_queue_factory.snapshot_sources() if self.priority_queue_factory is not None else []
         kinds = dict(self._kinds)
         expired = self._expired
         backend = self  # the instance stays open (not collected) until the supplier has read its iterators
@@ -279,6 +296,9 @@ class RocksDBKeyedStateBackend:
                         flat[key] = stored
                     else:
                         namespaced.setdefault(key, {})[ns] = stored
+            for name, entries in timers:  # RocksDB timers in the heap timers' canonical table
+                for kg, key, ns in entries:
+                    groups.setdefault(kg, {}).setdefault(name, ({}, {}))[1].setdefault(key, {})[ns] = True
             out: dict[int, bytes] = {}
             for kg in sorted(groups):
                 states = groups[kg]
@@ -389,6 +409,8 @@ class RocksDBKeyedStateBackend:
     def dispose(self) -> None:
         """Close the RocksDB instance and delete its directory (idempotent; also when the backend is collected)."""
         self._cfs.clear()
+        if self.priority_queue_factory is not None:
+            self.priority_queue_factory.dispose()
         self._finalizer()
 
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from strom.config import ConfigOption, Configuration, RocksDBOptions, TaskManagerOptions
-from strom.exceptions import ConfigurationError
 from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import RocksDBMemoryConfiguration
+from strom.runtime.state.rocksdb.rocksdb_priority_queue_set_factory import check_timer_service_factory
 
 __all__ = ["memory_configuration", "state_backend_options"]
 
@@ -27,14 +27,10 @@ _KEYS: tuple[ConfigOption[Any], ...] = (
 
 def state_backend_options(config: Configuration) -> dict[str, Any]:
     """The options a TaskManager's RocksDB backends need, checked (an unknown timer factory is refused here)."""
-    factory = str(config.get(RocksDBOptions.TIMER_SERVICE_FACTORY)).strip().upper()
-    if factory != "HEAP":
-        raise ConfigurationError(
-            f"expected {RocksDBOptions.TIMER_SERVICE_FACTORY.key} to be HEAP; got {factory!r}; hint: timers in RocksDB "
-            "(Flink's default ROCKSDB) are not built yet — HEAP keeps them on the heap and checkpoints them with "
-            "the keyed state"
-        )
-    return {option.key: config.get(option) for option in _KEYS}
+    options = {option.key: config.get(option) for option in _KEYS}
+    factory = RocksDBOptions.TIMER_SERVICE_FACTORY.key
+    options[factory] = check_timer_service_factory(options[factory])
+    return options
 
 
 def memory_configuration(options: Mapping[str, Any]) -> RocksDBMemoryConfiguration:
