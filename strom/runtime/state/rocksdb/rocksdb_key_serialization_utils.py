@@ -20,7 +20,7 @@ fields). Anything else is refused (:func:`key_error`): its equality is not visib
     >>> encode_key((1, "a")) == encode_key((True, "a")) == encode_key((1.0, "a"))
     True
     >>> decode_key(encode_key(("word", 3)), 0)
-    (('word', 3), 12)
+    (('word', 3), 17)
 """
 
 from __future__ import annotations
