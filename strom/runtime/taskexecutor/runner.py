@@ -52,6 +52,12 @@ class TaskManagerSpec:
     #: the TaskManager has its process to itself; False: a thread of the MiniCluster's client process, beside others
     #: (``minicluster.taskmanager-mode: thread``; :attr:`TaskExecutor.owns_process`)
     owns_process: bool = True
+    #: Flink's ``ResourceID``: the identity a restarted process keeps (``taskmanager.resource-id``; "": ``tm_id``)
+    resource_id: str = ""
+    #: its working directory (FLIP-198), which a restarted process with the same resource id finds again
+    working_dir: str = ""
+    #: where the local copies of checkpointed state go (local recovery; "": ``localState`` in ``working_dir``)
+    local_state_root: str = ""
 
 
 def resolve_bind_host(host: str) -> str:
@@ -108,6 +114,8 @@ async def _run(
         prometheus=spec.prometheus,
         log_files=log_files,
         owns_process=spec.owns_process,
+        resource_id=spec.resource_id,
+        local_state_root=spec.local_state_root,
     )
     if before_start is not None:  # e.g. the HA fencing token, before the first call can arrive
         before_start(executor)

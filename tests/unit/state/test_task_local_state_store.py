@@ -1,5 +1,5 @@
 """Local recovery's ``TaskLocalStateStore``: the copy written beside the checkpoint, pruned on confirmation and abort,
-read instead of the remote file only when it matches the handle."""
+read instead of the remote file only when it matches the handle, and the slot preference of a restarted subtask."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from strom.runtime.checkpoint.storage import CheckpointStorageLocation, read_state
+from strom.runtime.resourcemanager.slot_manager import SlotManager, TaskManagerRegistration
 from strom.runtime.state.task_local_state_store import (
     LocalRecoveryConfig,
     TaskLocalStateStore,
@@ -91,3 +92,29 @@ def test_a_missing_local_copy_or_another_checkpoint_reads_remotely(tmp_path: Pat
     store.abort_checkpoint(2)
     assert read_state(handle, checkpoint_id=2, local=store) == b"state"
     assert store.statistics().remote_reads == 2 and store.statistics().local_reads == 0
+
+
+def _registration(tm_id: str, resource_id: str, slots: int = 1) -> TaskManagerRegistration:
+    return TaskManagerRegistration(
+        tm_id=tm_id, rpc_address=("h", 1), data_address=("h", 2), num_slots=slots, pid=1, resource_id=resource_id
+    )
+
+
+def test_slots_go_to_the_preferred_resource_ids() -> None:
+    sm = SlotManager()
+    for tm_id, rid in (("tm-2", "tm-2"), ("tm-3", "tm-1"), ("tm-4", "tm-4")):
+        sm.register_task_manager(_registration(tm_id, rid))
+    offers = sm.allocate("job", 3, ["tm-1", "tm-2", "gone"])
+    assert [o.tm_id for o in offers[:2]] == ["tm-3", "tm-2"]
+    assert [o.resource_id for o in offers] == ["tm-1", "tm-2", "tm-4"]
+    sm.validate()
+
+
+def test_a_preferred_task_manager_without_free_slots_is_not_forced() -> None:
+    sm = SlotManager()
+    sm.register_task_manager(_registration("tm-1", "tm-1"))
+    sm.register_task_manager(_registration("tm-2", "tm-2"))
+    offers = sm.allocate("job", 2, ["tm-1", "tm-1"])
+    assert sorted(o.tm_id for o in offers) == ["tm-1", "tm-2"]
+    assert offers[0].tm_id == "tm-1"
+    sm.validate()
