@@ -7,7 +7,8 @@
 A KeyedProcessFunction keeps a distinct 1 KiB ``bytes`` value in a ValueState per key (heap backend) and emits the
 key; the source first writes every key once, then updates them again and again (unthrottled), so the job runs on
 with the state at its full size. Two TaskManager processes with one slot each, aligned checkpoints every
-``--interval`` ms into a local directory. Once a checkpoint holding the whole state completed, one TaskManager
+``--interval`` ms into a local directory (``--checkpoint-dir``: any fsspec URI, e.g. an S3 bucket, where the
+download that local recovery saves costs more). Once a checkpoint holding the whole state completed, one TaskManager
 gets SIGKILL; the MiniCluster starts a replacement with the same resource id (its working directory, with the
 local state copies). A map after the keyed function stamps (CLOCK_MONOTONIC) the first record of each restarted
 subtask: *kill → first record* (the first restarted subtask) and *kill → all* (every restarted subtask processed one)
@@ -159,7 +160,7 @@ def run_round(a: argparse.Namespace, local_recovery: bool) -> Round:
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(2)
     env.enable_checkpointing(a.interval)
-    env.get_checkpoint_config().set_checkpoint_storage(os.path.join(out_dir, "checkpoints"))
+    env.get_checkpoint_config().set_checkpoint_storage(a.checkpoint_dir or os.path.join(out_dir, "checkpoints"))
     (
         env.from_source(DataGeneratorSource(identity, 10**12), source_name="keys")
         .map(KeyOf(a.keys))
@@ -212,6 +213,9 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3, help="paired rounds (default 3)")
     p.add_argument("--interval", type=int, default=2000, help="checkpoint interval and min pause, ms")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the load and the recovery")
+    p.add_argument(
+        "--checkpoint-dir", default="", help="checkpoint directory URI (default: a local temporary directory)"
+    )
     p.add_argument("--quick", action="store_true", help="50 000 keys, 1 round")
     p.add_argument("--verbose", action="store_true", help="TaskManagers log at INFO (the restore lines)")
     a = p.parse_args()
