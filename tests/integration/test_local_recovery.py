@@ -61,6 +61,7 @@ def _env(tmp_path: Path, *, local_recovery: bool = True) -> StreamExecutionEnvir
     config = Configuration(
         {
             "state.backend.local-recovery": local_recovery,
+            "process.working-dir": str(tmp_path / "work"),
             "taskmanager.numberOfTaskSlots": 1,
             "minicluster.number-of-taskmanagers": 2,
             "heartbeat.interval": "250 ms",
@@ -125,6 +126,7 @@ def test_a_task_failure_restores_from_the_local_copy_exactly_once(
     restores = _restores(caplog.text)
     assert len(restores) >= 2, caplog.text[-3000:]  # both subtasks of the restarted job restored
     assert all(local_bytes > 0 and mismatches == 0 for local_bytes, _, _, _, mismatches in restores), restores
+    assert not list((tmp_path / "work").rglob("jid_*")), "the job's end removes its local state"
     rows = committed_rows(out)
     assert Counter(rows) == Counter(expected_rows(count))
 
@@ -146,5 +148,7 @@ def test_a_task_manager_restarted_with_its_resource_id_restores_locally(tmp_path
     assert replacement, f"expected the replacement TaskManager tm-3's log; got {sorted(logs)}"
     (restores,) = replacement.values()
     assert restores and all(r[0] > 0 and r[4] == 0 for r in restores), restores  # it found the lost one's copies
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["tm_tm-1", "tm_tm-2"]  # tm-3 took tm-1's
+    assert not list((tmp_path / "work").rglob("jid_*")), "the job's end removes its local state"
     rows = committed_rows(out)
     assert Counter(rows) == Counter(expected_rows(count))
