@@ -28,7 +28,7 @@ from strom.config_option import (
     format_map,
 )
 from strom.config_security import SecurityOptions
-from strom.config_state import CheckpointingOptions, RocksDBOptions, StateBackendOptions
+from strom.config_state import CheckpointingOptions, RocksDBOptions, StateBackendOptions, WorkingDirectoryOptions
 from strom.config_units import (
     MemorySize,
     format_duration,
@@ -63,6 +63,7 @@ __all__ = [
     "StateBackendOptions",
     "TaskManagerOptions",
     "WebOptions",
+    "WorkingDirectoryOptions",
     "millis",
 ]
 

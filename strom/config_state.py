@@ -8,7 +8,7 @@ from datetime import timedelta
 from strom.config_option import ConfigOption, _opt
 from strom.config_units import MemorySize
 
-__all__ = ["CheckpointingOptions", "RocksDBOptions", "StateBackendOptions"]
+__all__ = ["CheckpointingOptions", "RocksDBOptions", "StateBackendOptions", "WorkingDirectoryOptions"]
 
 
 class StateBackendOptions:
@@ -21,6 +21,51 @@ class StateBackendOptions:
         "The state backend: 'hashmap' keeps keyed state as objects on the TaskManagers' heap, per key group; "
         "'rocksdb' keeps it in an embedded RocksDB per operator subtask on the TaskManagers' local disk "
         "(Flink's EmbeddedRocksDBStateBackend). Checkpoints of either restore into the other.",
+    )
+    LOCAL_RECOVERY: ConfigOption[bool] = _opt(
+        "state.backend.local-recovery",
+        bool,
+        False,
+        "Local recovery (a job setting): each subtask keeps a second copy of its checkpointed state on its "
+        "TaskManager's disk; a restarted subtask is scheduled back to the TaskManager it ran on (or to the one "
+        "restarted with the same `taskmanager.resource-id`) and restores from that copy when its checksum "
+        "matches, else from the checkpoint directory.",
+    )
+    LOCAL_RECOVERY_ROOT_DIRS: ConfigOption[str] = _opt(
+        "taskmanager.state.local.root-dirs",
+        str,
+        "",
+        "Directory of a TaskManager's local state copies (local recovery): `jid_<job>/vtx_<vertex>_sti_<subtask>/"
+        "chk_<n>/` below it. Empty: `localState` in the TaskManager's working directory. A list separated by "
+        "`,` or `:` is accepted; strom uses the first.",
+    )
+
+
+class WorkingDirectoryOptions:
+    """A TaskManager process's identity and working directory, which a restarted process with the same resource
+    id finds again (Flink's FLIP-198: ``ClusterOptions.PROCESS_WORKING_DIR_BASE``,
+    ``TaskManagerOptions.TASK_MANAGER_RESOURCE_ID``)."""
+
+    PROCESS_WORKING_DIR_BASE: ConfigOption[str] = _opt(
+        "process.working-dir",
+        str,
+        "",
+        "Base of the processes' working directories; a TaskManager's is `tm_<resource id>` below it, kept across "
+        "restarts of the process. Empty: the system's temp directory (the MiniCluster: a directory of its own, "
+        "removed when it closes).",
+    )
+    TASK_MANAGER_WORKING_DIR_BASE: ConfigOption[str] = _opt(
+        "process.taskmanager.working-dir",
+        str,
+        "",
+        "Base of the TaskManagers' working directories; empty: `process.working-dir`.",
+    )
+    TASK_MANAGER_RESOURCE_ID: ConfigOption[str] = _opt(
+        "taskmanager.resource-id",
+        str,
+        "",
+        "A TaskManager's resource id, which names its working directory. Empty: its TaskManager id; the "
+        "MiniCluster gives a TaskManager it starts in place of a lost one the lost one's resource id.",
     )
 
 

@@ -10,7 +10,11 @@ TaskManagers (Flink's ``ResourceManagerDriver``):
 - :class:`~strom.deploy.spark.SparkCluster`: single-task Spark jobs, each hosting one TaskManager.
 
 Every TaskManager gets a fresh id and launch token (the ResourceManager accepts one registration per
-token), so a lost TaskManager that comes back is fenced off; the runtime never learns who started it.
+token), so a lost TaskManager that comes back is fenced off; the runtime never learns who started it. Its
+*resource id* (Flink's ``ResourceID``, which names its working directory, FLIP-198) is its id, except that a
+TaskManager started in place of a lost one (or of one that ended before it registered) takes the lost one's: as a
+TaskManager process restarted with the same ``taskmanager.resource-id``, it finds the lost one's working directory
+and the local copies of checkpointed state in it (local recovery).
 A lost TaskManager is released at once (Flink's ``releaseResource``: the MiniCluster kills and reaps its
 process) and replaced. These driver actions run on one thread of the cluster's own, off the
 JobManager loop; ``close()`` waits for them before it stops the TaskManagers, so none escapes it.
@@ -179,6 +183,8 @@ class ActiveCluster(ABC):
         self._checkpoint_dir = ""
         self._checkpoint_dir_lock = -1
         self._registered_pids: dict[str, int] = {}  # tm id -> pid, every TaskManager that registered
+        self._resource_ids: dict[str, str] = {}  # tm id -> its resource id
+        self._free_resource_ids: list[str] = []  # of lost TaskManagers: the next ones started take them
         #: releases and replacements of lost TaskManagers, one at a time, off the JobManager loop
         self._driver = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="strom-rm-driver")
         self._driver_jobs: set[concurrent.futures.Future[None]] = set()
@@ -291,6 +297,7 @@ class ActiveCluster(ABC):
         with self._lock:
             self._next_tm += 1
             tm_id = f"tm-{self._next_tm}"
+            self._resource_ids[tm_id] = self._free_resource_ids.pop(0) if self._free_resource_ids else tm_id
         token = secrets.token_hex(16)
         rm = self.dispatcher.resource_manager
         self.call_soon(rm.expect_task_manager, tm_id, token)
@@ -301,6 +308,18 @@ class ActiveCluster(ABC):
             raise
         return tm_id
 
+    def resource_id_of(self, tm_id: str) -> str:
+        """TaskManager ``tm_id``'s resource id: its own id, or that of the lost TaskManager it replaces."""
+        with self._lock:
+            return self._resource_ids.get(tm_id, tm_id)
+
+    def _free_resource_id(self, tm_id: str) -> None:
+        """TaskManager ``tm_id`` is gone: the next one started takes its resource id (and working directory)."""
+        with self._lock:
+            resource_id = self._resource_ids.get(tm_id)
+            if resource_id is not None and resource_id not in self._free_resource_ids:
+                self._free_resource_ids.append(resource_id)
+
     def _task_manager_registered(self, reg: TaskManagerRegistration) -> None:
         with self._lock:
             self._registered_pids[reg.tm_id] = reg.pid
@@ -308,6 +327,7 @@ class ActiveCluster(ABC):
     def _task_manager_lost(self, tm_id: str, message: str) -> None:
         """On the JobManager loop: release the lost TaskManager (on the driver thread) and start a replacement."""
         self._submit_to_driver(self._release, tm_id)
+        self._free_resource_id(tm_id)
         self._missing += 1
         self._request_workers_if_required()
 
@@ -321,6 +341,7 @@ class ActiveCluster(ABC):
         if rm.shutting_down:
             return
         rm.forget_task_manager(tm_id)  # should it still try: never accepted
+        self._free_resource_id(tm_id)
         now = time.monotonic()
         self._start_failures.mark_event(now)
         self._missing += 1

@@ -13,7 +13,10 @@ A thread per process waits for its end and reports it (:meth:`ActiveCluster._wor
 exits before its TaskManager registered is a start failure, replaced and counted against
 ``resourcemanager.start-worker.max-failure-rate``; the error names its exit code and its log.
 Checkpoints go to ``execution.checkpointing.dir`` or, when that is unset, to a temporary directory the
-MiniCluster removes when it closes.
+MiniCluster removes when it closes. The TaskManagers' working directories (``tm_<resource id>``, where local
+recovery keeps its copies) go below ``process.working-dir`` or, when that is unset, below a temporary directory
+the MiniCluster removes when it closes; a replacement takes the lost TaskManager's resource id and so its working
+directory.
 
 With ``minicluster.taskmanager-mode: thread`` the TaskManagers are threads of this process instead
 (:class:`~strom.deploy.task_manager_thread.TaskManagerThread`, as Flink's MiniCluster runs them in its JVM): the same
@@ -90,6 +93,26 @@ class MiniCluster(ActiveCluster):
         #: the TaskManagers' log directory: a new one per cluster (in ``env.log.dir``, else temporary)
         self.log_dir = ""
         self._temporary_log_dir = False
+        #: the base of the TaskManagers' working directories (``process.working-dir``, else a temporary one)
+        self.working_dir = ""
+        self._temporary_working_dir = False
+
+    def _create_working_dir(self) -> None:
+        configured = self.task_manager_configuration.working_dir
+        if configured:
+            self.working_dir = configured
+            return
+        self.working_dir = tempfile.mkdtemp(prefix=f"strom-working-dir-{os.getpid()}-")
+        self._temporary_working_dir = True
+
+    def _task_manager_settings(self, tm_id: str, log_dir: str) -> TaskManagerConfiguration:
+        """What TaskManager ``tm_id`` starts with: this cluster's log and working directories, its resource id."""
+        return replace(
+            self.task_manager_configuration,
+            log_dir=log_dir,
+            working_dir=self.working_dir,
+            resource_id=self.resource_id_of(tm_id),
+        )
 
     def _create_log_dir(self) -> None:
         if self.task_manager_mode == THREAD:
@@ -106,6 +129,7 @@ class MiniCluster(ActiveCluster):
 
     def start(self) -> MiniCluster:
         self._create_log_dir()
+        self._create_working_dir()
         super().start()
         if self.prometheus is not None:
             self._reporter = PrometheusReporter(self._job_manager_readings, self.prometheus, owner="the JobManager")
@@ -123,6 +147,8 @@ class MiniCluster(ActiveCluster):
         finally:
             if self._temporary_log_dir and self.log_dir:
                 shutil.rmtree(self.log_dir, ignore_errors=True)
+            if self._temporary_working_dir and self.working_dir:
+                shutil.rmtree(self.working_dir, ignore_errors=True)
 
     def _close_reporter(self) -> None:
         reporter, self._reporter = self._reporter, None
@@ -145,7 +171,7 @@ class MiniCluster(ActiveCluster):
             self._launch_task_manager_thread(tm_id, launch_token)
             return
         assert self.dispatcher is not None
-        settings = replace(self.task_manager_configuration, log_dir=self.log_dir)  # this cluster's log directory
+        settings = self._task_manager_settings(tm_id, self.log_dir)
         cmd = task_manager_command(settings, jm_address=self.dispatcher.address, tm_id=tm_id, parent_pid=os.getpid())
         env = dict(os.environ)
         paths = [p or os.getcwd() for p in sys.path]
@@ -163,7 +189,7 @@ class MiniCluster(ActiveCluster):
 
     def _launch_task_manager_thread(self, tm_id: str, launch_token: str) -> None:
         assert self.dispatcher is not None
-        settings = replace(self.task_manager_configuration, log_dir="")  # threads write no log files
+        settings = self._task_manager_settings(tm_id, "")  # threads write no log files
         spec = settings.spec(tm_id=tm_id, launch_token=launch_token, jm_address=self.dispatcher.address)
         spec = replace(spec, owns_process=False)  # a thread: the TaskExecutor must not end this process
 

@@ -26,6 +26,8 @@ class SlotAssignment:
     slot_index: int
     allocation_id: str
     data_address: tuple[str, int]
+    #: the resource id of the slot's TaskManager (local recovery prefers it again on a restart)
+    resource_id: str = ""
 
 
 def _now_ms() -> int:

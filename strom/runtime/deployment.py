@@ -53,6 +53,8 @@ class CheckpointingSettings:
     """Whether and how the job checkpoints, as its tasks need to know."""
 
     exactly_once: bool = True
+    #: ``state.backend.local-recovery``: keep a local copy of each checkpoint, restore from it where it matches
+    local_recovery: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,9 +23,9 @@ import os
 import pickletools
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 import fsspec.core
 
@@ -44,6 +44,7 @@ __all__ = [
     "CheckpointStorage",
     "CheckpointStorageLocation",
     "ExternalizedCheckpointRetention",
+    "LocalStateCopy",
     "check_verifiable",
     "read_state",
     "resolve_checkpoint_pointer",
@@ -152,6 +153,20 @@ def _remove_tree(uri: str, attempts: int = 3) -> None:
         ) from e
 
 
+# -- local recovery's hook ------------------------------------------------------------------------------------
+class LocalStateCopy(Protocol):
+    """A second copy, on the TaskManager's disk, of the state files one subtask writes into its checkpoints
+    (local recovery: :class:`~strom.runtime.state.task_local_state_store.TaskLocalStateStore`). Every state file
+    written through a :class:`CheckpointStorageLocation` with ``local=`` is handed to :meth:`keep`; every
+    :func:`read_state` with ``local=`` asks :meth:`retrieve` first."""
+
+    def keep(self, checkpoint_id: int, remote_uri: str, chunks: Iterable[bytes]) -> None:
+        """Copy the whole file ``remote_uri`` (its bytes in ``chunks``) of checkpoint ``checkpoint_id``."""
+
+    def retrieve(self, checkpoint_id: int, handle: StateHandle) -> bytes | None:
+        """``handle``'s bytes from the local copy when it exists and matches the handle's size and checksum."""
+
+
 # -- one checkpoint's directory ---------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckpointStorageLocation:
@@ -162,8 +177,26 @@ class CheckpointStorageLocation:
 
     uri: str
 
-    def write_state(self, name: str, data: bytes) -> StateHandle:
-        """Write one state file ``<uri>/<name>`` and return its handle, with the checksum of ``data``."""
+    @property
+    def checkpoint_id(self) -> int | None:
+        """The id of a ``chk-<n>`` directory; ``None`` for a savepoint's (which keeps no local copies)."""
+        match = _CHECKPOINT_DIR.match(self.uri.rstrip("/").rsplit("/", 1)[-1])
+        return int(match.group(1)) if match else None
+
+    def keep_local(self, local: LocalStateCopy | None, remote_uri: str, chunks: Iterable[bytes]) -> None:
+        """Local recovery's one write hook: every state file written into a checkpoint (not a savepoint) is also
+        kept by ``local``. A local copy that cannot be written is only warned about: the checkpoint stands."""
+        checkpoint_id = self.checkpoint_id
+        if local is None or checkpoint_id is None:
+            return
+        try:
+            local.keep(checkpoint_id, remote_uri, chunks)
+        except OSError as e:
+            log.warning("the local copy of %s was not written (%s); its restore reads the checkpoint", remote_uri, e)
+
+    def write_state(self, name: str, data: bytes, *, local: LocalStateCopy | None = None) -> StateHandle:
+        """Write one state file ``<uri>/<name>`` and return its handle, with the checksum of ``data``; ``local``:
+        keep a local copy too (local recovery)."""
         _check_name(name)
         fs, directory = _fs(self.uri)
         target = _join(self.uri, name)
@@ -176,9 +209,12 @@ class CheckpointStorageLocation:
                 f"expected to write the state file {target}; got {e!r}; "
                 "hint: check that execution.checkpointing.dir is writable from every TaskManager"
             ) from e
+        self.keep_local(local, target, (data,))
         return StateHandle(uri=target, size=len(data), checksum=checksum(data))
 
-    def write_state_slices(self, name: str, parts: Mapping[int, bytes]) -> dict[int, StateHandle]:
+    def write_state_slices(
+        self, name: str, parts: Mapping[int, bytes], *, local: LocalStateCopy | None = None
+    ) -> dict[int, StateHandle]:
         """Write ``parts`` (e.g. the key groups of one operator subtask) one after the other into one file
         ``<uri>/<name>``; return a handle per part, a slice of that file with the part's checksum (taken piece by
         piece as the part is written). One file instead of one per part: writing is a few system calls, which
@@ -203,6 +239,7 @@ class CheckpointStorageLocation:
                 f"expected to write the state file {target}; got {e!r}; "
                 "hint: check that execution.checkpointing.dir is writable from every TaskManager"
             ) from e
+        self.keep_local(local, target, parts.values())
         return handles
 
     def write_metadata(self, metadata: CheckpointMetadata) -> None:
@@ -236,11 +273,23 @@ class CheckpointStorageLocation:
         _remove_tree(self.uri)
 
 
-def read_state(handle: StateHandle, *, operator_id: str = "", checkpoint_id: int = -1, what: str = "state") -> bytes:
+def read_state(
+    handle: StateHandle,
+    *,
+    operator_id: str = "",
+    checkpoint_id: int = -1,
+    what: str = "state",
+    local: LocalStateCopy | None = None,
+) -> bytes:
     """The bytes of a state file (or of its slice), checked against the size and the checksum recorded when it
     was written. A mismatch raises :class:`CorruptStateError` naming the file, ``operator_id`` and
     ``checkpoint_id``; ``what`` names the bytes in it (e.g. ``"keyed state of key group 7"``). Handles of
-    checkpoints written before checksums (``checksum`` None) are checked by size only."""
+    checkpoints written before checksums (``checksum`` None) are checked by size only. ``local``: local
+    recovery's one read hook — its copy of the file, when it has one that matches, is read instead."""
+    if local is not None and checkpoint_id >= 0:
+        kept = local.retrieve(checkpoint_id, handle)
+        if kept is not None:
+            return kept
     fs, path = _fs(handle.uri)
     try:
         data: bytes = fs.cat_file(path, start=handle.offset, end=handle.offset + handle.size)

@@ -171,9 +171,10 @@ class Dispatcher:
         num_slots: int,
         pid: int,
         launch_token: str,
+        resource_id: str = "",
     ) -> None:
         await self.resource_manager.register_task_executor(
-            tm_id, rpc_address, data_address, num_slots, pid, launch_token
+            tm_id, rpc_address, data_address, num_slots, pid, launch_token, resource_id
         )
 
     @rpc_method

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from strom.config import CheckpointingOptions, Configuration, WebOptions
+from strom.config import CheckpointingOptions, Configuration, StateBackendOptions, WebOptions
 from strom.exceptions import CheckpointError, ClusterError, CorruptStateError, TaskManagerStartError, UserFunctionError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
@@ -214,7 +214,9 @@ class JobMaster:
             first_checkpoint_id=first_id,
             restored_from=self.restore_from,
         )
-        self.scheduler.checkpointing = CheckpointingSettings(exactly_once=config.exactly_once)
+        self.scheduler.checkpointing = CheckpointingSettings(
+            exactly_once=config.exactly_once, local_recovery=c.get(StateBackendOptions.LOCAL_RECOVERY)
+        )
         self.scheduler.temporary_dir = "" if configured else base
 
     def _restore_for(self, ex: Execution) -> dict[str, OperatorRestoreDescriptor] | None:
@@ -759,7 +761,7 @@ class JobMaster:
             checkpoints=self.checkpoint_statistics(),
         )
         try:
-            await self.rm.release_job(self.job_id)
+            await self.rm.release_job(self.job_id, job_ended=True)
             if self.ha is not None:
                 try:
                     await self.ha.job_result_dirty(result)

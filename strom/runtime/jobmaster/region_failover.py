@@ -214,10 +214,16 @@ class RegionFailover:
         lost = sorted({s.allocation_id for s in previous.values() if s is not None and s.tm_id not in registered})
         replacement: dict[str, SlotAssignment] = {}
         if lost:
-            offers = await jm.rm.request_slots(jm.job_id, len(lost), jm.scheduler.slot_timeout)
+            resource_of = {s.allocation_id: s.resource_id for s in previous.values() if s is not None}
+            preferred = [resource_of[a] for a in lost] if jm.scheduler.local_recovery else []
+            offers = await jm.rm.request_slots(jm.job_id, len(lost), jm.scheduler.slot_timeout, preferred)
             for allocation_id, o in zip(lost, offers, strict=True):
                 replacement[allocation_id] = SlotAssignment(
-                    tm_id=o.tm_id, slot_index=o.slot_index, allocation_id=o.allocation_id, data_address=o.data_address
+                    tm_id=o.tm_id,
+                    slot_index=o.slot_index,
+                    allocation_id=o.allocation_id,
+                    data_address=o.data_address,
+                    resource_id=o.resource_id,
                 )
         if jm.graph.state.is_globally_terminal:
             await jm.rm.release_job(jm.job_id)  # the job ended while the new slots came: they are not used

@@ -28,7 +28,7 @@ import hmac
 import logging
 import secrets
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from strom.exceptions import ResourceError, RpcError, TaskManagerStartError
 from strom.runtime.resourcemanager.slot_manager import (
@@ -136,6 +136,7 @@ class ResourceManager:
         num_slots: int,
         pid: int,
         launch_token: str,
+        resource_id: str = "",
     ) -> None:
         expected = self._launch_tokens.get(tm_id)
         if expected is None or not hmac.compare_digest(expected.encode(), launch_token.encode()):
@@ -154,7 +155,12 @@ class ResourceManager:
         self.gateways[tm_id] = gateway
         self.slot_manager.register_task_manager(
             TaskManagerRegistration(
-                tm_id=tm_id, rpc_address=rpc_address, data_address=data_address, num_slots=num_slots, pid=pid
+                tm_id=tm_id,
+                rpc_address=rpc_address,
+                data_address=data_address,
+                num_slots=num_slots,
+                pid=pid,
+                resource_id=resource_id or tm_id,
             )
         )
         self._monitor.monitor_target(tm_id)
@@ -240,11 +246,15 @@ class ResourceManager:
             ) from None
 
     # -- slots -------------------------------------------------------------------------------------
-    async def request_slots(self, job_id: str, count: int, timeout: float) -> list[SlotOffer]:
+    async def request_slots(
+        self, job_id: str, count: int, timeout: float, preferred: Sequence[str] = ()
+    ) -> list[SlotOffer]:
+        """``count`` slots for ``job_id``; ``preferred[i]``: the resource id offer ``i`` should come from, if it can
+        (local recovery's previous locations)."""
         with contextlib.suppress(TimeoutError):  # allocate() raises the ResourceError with the numbers
             await self._wait_until(lambda: self.slot_manager.num_free_slots() >= count, timeout)
         hint = STANDALONE_HINT if self.accepts_standalone_task_managers else MINICLUSTER_HINT
-        offers = self.slot_manager.allocate(job_id, count, more_task_managers=hint)
+        offers = self.slot_manager.allocate(job_id, count, preferred, more_task_managers=hint)
         await asyncio.gather(
             *(
                 self.gateways[o.tm_id].call("request_slot", o.slot_index, job_id, o.allocation_id, timeout=10.0)
@@ -253,9 +263,14 @@ class ResourceManager:
         )
         return offers
 
-    async def release_job(self, job_id: str) -> None:
+    async def release_job(self, job_id: str, *, job_ended: bool = False) -> None:
+        """Free the job's slots; ``job_ended``: it reached its end (the TaskManagers drop its local state too)."""
         touched = self.slot_manager.free_job(job_id)
-        calls = [self.gateways[t].call("release_job", job_id, timeout=10.0) for t in touched if t in self.gateways]
+        if job_ended:  # every TaskManager may hold local copies of the job's state, not only those with its slots
+            touched = list(self.gateways)
+        calls = [
+            self.gateways[t].call("release_job", job_id, job_ended, timeout=10.0) for t in touched if t in self.gateways
+        ]
         for result in await asyncio.gather(*calls, return_exceptions=True):
             if isinstance(result, BaseException):
                 log.debug("release_job %s: %s", job_id, result)

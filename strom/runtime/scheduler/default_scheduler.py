@@ -4,6 +4,9 @@
 
 Slot sharing: the subtasks ``i`` of all vertices of one slot-sharing group share slot ``i`` of that group,
 so a group needs as many slots as its largest parallelism (as Flink).
+
+With local recovery (``state.backend.local-recovery``) a restarted job asks for slot ``i`` of a group on the
+TaskManager (resource id) its subtasks ``i`` ran on last (Flink's ``PreviousAllocationSlotSelectionStrategy``).
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ class DefaultScheduler:
         for waiting in self.graph.all_executions():  # waiting for slots is SCHEDULED (Flink's pending requests)
             if waiting.state is ExecutionState.CREATED:
                 waiting.transition(ExecutionState.SCHEDULED)
-        offers = await self.rm.request_slots(self.graph.job_id, sum(groups.values()), self.slot_timeout)
+        preferred = self.previous_locations(groups) if self.local_recovery else []
+        offers = await self.rm.request_slots(self.graph.job_id, sum(groups.values()), self.slot_timeout, preferred)
         by_group: dict[str, list[Any]] = {}
         pos = 0
         for group, n in groups.items():
@@ -75,8 +79,23 @@ class DefaultScheduler:
                     slot_index=o.slot_index,
                     allocation_id=o.allocation_id,
                     data_address=o.data_address,
+                    resource_id=o.resource_id,
                 )
         await self.deploy_all()
+
+    @property
+    def local_recovery(self) -> bool:
+        return self.checkpointing is not None and self.checkpointing.local_recovery
+
+    def previous_locations(self, groups: dict[str, int]) -> list[str]:
+        """Per slot to request (``groups``: slot-sharing group → slots, in request order): the resource id its
+        subtasks' latest attempts with a slot ran on ("" where none did)."""
+        last: dict[tuple[str, int], str] = {}
+        for ex in self.graph.executions.values():  # in creation order: a later attempt overwrites an earlier
+            if ex.slot is not None and ex.slot.resource_id:
+                group = ex.vertex.job_vertex.job_vertex.slot_sharing_group
+                last[(group, ex.vertex.subtask_index)] = ex.slot.resource_id
+        return [last.get((group, i), "") for group, n in groups.items() for i in range(n)]
 
     async def deploy_all(self) -> None:
         executions = self.graph.all_executions()

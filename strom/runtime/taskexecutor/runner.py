@@ -55,6 +55,12 @@ class TaskManagerSpec:
     owns_process: bool = True
     #: internal TLS (``security.ssl.internal.*``; None: off) — with passwords, so it travels as the secret does
     internal_ssl: InternalSslSettings | None = None
+    #: Flink's ``ResourceID``: the identity a restarted process keeps (``taskmanager.resource-id``; "": ``tm_id``)
+    resource_id: str = ""
+    #: its working directory (FLIP-198), which a restarted process with the same resource id finds again
+    working_dir: str = ""
+    #: where the local copies of checkpointed state go (local recovery; "": ``localState`` in ``working_dir``)
+    local_state_root: str = ""
 
 
 def resolve_bind_host(host: str) -> str:
@@ -112,6 +118,8 @@ async def _run(
         log_files=log_files,
         owns_process=spec.owns_process,
         ssl_contexts=spec.internal_ssl.contexts() if spec.internal_ssl is not None else None,
+        resource_id=spec.resource_id,
+        local_state_root=spec.local_state_root,
     )
     if before_start is not None:  # e.g. the HA fencing token, before the first call can arrive
         before_start(executor)

@@ -36,6 +36,7 @@ from strom.runtime.operators.base import StreamOperator, TaskInfo
 from strom.runtime.operators.coordination import TaskOperatorEventGateway
 from strom.runtime.operators.sink import SinkWriterOperator
 from strom.runtime.operators.two_input import TwoInputStreamOperator
+from strom.runtime.state.task_local_state_store import LocalRecoveryConfig
 from strom.runtime.tasks.mailbox import TaskMailbox
 from strom.runtime.tasks.one_input_stream_task import OneInputStreamTask
 from strom.runtime.tasks.operator_chain import OperatorChain
@@ -100,6 +101,7 @@ class Task:
         gateway: TaskOperatorEventGateway,
         pid: int,
         responder: CheckpointResponder | None = None,
+        local_state_root: str = "",
     ) -> None:
         self.tdd = tdd
         self.tm_id = tm_id
@@ -124,6 +126,10 @@ class Task:
             target=self.run, name=f"{tdd.task_name} ({tdd.subtask_index + 1}/{tdd.parallelism})", daemon=True
         )
         self.termination = threading.Event()
+        #: local recovery: this subtask's local copies of its checkpoints (None: ``state.backend.local-recovery`` off)
+        self.local_state = LocalRecoveryConfig(
+            enabled=tdd.checkpointing is not None and tdd.checkpointing.local_recovery, root=local_state_root
+        ).store_for(tdd.job_id, tdd.vertex_id, tdd.subtask_index)
 
     @property
     def name(self) -> str:
@@ -297,7 +303,12 @@ class Task:
         if tdd.checkpointing is not None:
             assert self.responder is not None
             checkpoint_coordinator = SubtaskCheckpointCoordinator(
-                chain, self.partitions, subtask_index=tdd.subtask_index, task_name=self.name, responder=self.responder
+                chain,
+                self.partitions,
+                subtask_index=tdd.subtask_index,
+                task_name=self.name,
+                responder=self.responder,
+                local_state=self.local_state,
             )
         common: dict[str, Any] = {
             "buffer_timeout_ms": buffer_timeout,
@@ -357,7 +368,9 @@ class Task:
             if d is None:
                 states.append(None)
                 continue
-            read = functools.partial(read_state, operator_id=op.operator_id, checkpoint_id=d.checkpoint_id)
+            read = functools.partial(
+                read_state, operator_id=op.operator_id, checkpoint_id=d.checkpoint_id, local=self.local_state
+            )
             states.append(
                 OperatorRestoreState(
                     checkpoint_id=d.checkpoint_id,
@@ -377,12 +390,32 @@ class Task:
                 operator_id=head_id,
                 checkpoint_id=head.checkpoint_id,
                 what="in-flight data (channel state)",
+                local=self.local_state,
             )
             invokable.recovered_channel_state = ChannelState.from_bytes(blob)
         elif head is not None and head.rescaled_channels:
             invokable.recovered_channel_state = self._rescaled_channel_state(head, head_id)
+        self._log_local_recovery()
         for op, state in zip(invokable.chain.operators, states, strict=True):
             op.initialize_state(state)
+
+    def _log_local_recovery(self) -> None:
+        """Local recovery: how much of the restore came from the local copies and how much from the checkpoint."""
+        if self.local_state is None:
+            return
+        s = self.local_state.statistics()
+        if s.local_reads or s.remote_reads:
+            log.info(
+                "%s restored %d bytes locally (%d reads) and %d bytes remotely (%d reads; %d local copies did not "
+                "match) from %s",
+                self.name,
+                s.local_bytes,
+                s.local_reads,
+                s.remote_bytes,
+                s.remote_reads,
+                s.mismatches,
+                self.local_state.directory,
+            )
 
     def _rescaled_channel_state(self, head: OperatorRestoreDescriptor, head_id: str) -> ChannelState:
         """Restored at another parallelism: this subtask's share of the old channels' in-flight data, as its input

@@ -29,6 +29,7 @@ from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.operators.coordination import OperatorEventDelivery, TriggerCheckpointMessage
 from strom.runtime.python_files import PYTHON_FILES_KEY, PythonFilesCache
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
+from strom.runtime.state.task_local_state_store import discard_job
 from strom.runtime.task_group import AsyncTaskGroup
 from strom.runtime.taskexecutor.garbage_collection import StreamingGarbageCollection
 from strom.runtime.taskexecutor.hardware_description import HardwareDescription
@@ -195,10 +196,16 @@ class TaskExecutor:
         log_files: TaskManagerLogFiles | None = None,
         owns_process: bool = True,
         ssl_contexts: InternalSslContexts | None = None,
+        resource_id: str = "",
+        local_state_root: str = "",
     ) -> None:
         self.tm_id = tm_id
         #: internal TLS (``security.ssl.internal.*``): its RPC server, data connections and JobManager connection
         self.ssl_contexts = ssl_contexts
+        #: Flink's ``ResourceID``: kept by a process restarted in this one's place (its working directory's name)
+        self.resource_id = resource_id or tm_id
+        #: the root of the local copies of checkpointed state (local recovery; "": none kept)
+        self.local_state_root = local_state_root
         #: False: hosted beside other TaskExecutors in a process it does not own (the MiniCluster's thread mode): it
         #: leaves the interpreter's collector and switch interval alone, and a fatal error closes it, not the process
         self.owns_process = owns_process
@@ -287,6 +294,7 @@ class TaskExecutor:
             len(self.slot_table.slots),
             os.getpid(),
             self.launch_token,
+            self.resource_id,
         )
         if self._log_forwarder is not None:
             self._log_forwarder.start()
@@ -487,6 +495,7 @@ class TaskExecutor:
             gateway=_OperatorEventGateway(self, tdd.job_id, tdd.execution_attempt_id),
             pid=os.getpid(),
             responder=_CheckpointResponder(self, tdd.job_id, tdd.execution_attempt_id),
+            local_state_root=self.local_state_root,
         )
         self.tasks[tdd.execution_attempt_id] = task
         if self._log_forwarder is not None:
@@ -568,8 +577,9 @@ class TaskExecutor:
             os._exit(70)
 
     @rpc_method
-    def release_job(self, job_id: str) -> None:
-        """The job ended: cancel what is left of it, drop its partitions, free its slots."""
+    def release_job(self, job_id: str, job_ended: bool = False) -> None:
+        """Cancel what is left of the job, drop its partitions, free its slots; ``job_ended``: the job reached its
+        end (not a restart), so the local copies of its state go too."""
         attempts = {a for a, t in self.tasks.items() if t.tdd.job_id == job_id}
         for a in attempts:
             self.tasks[a].cancel_execution()
@@ -579,6 +589,8 @@ class TaskExecutor:
             if not task.thread.is_alive():
                 self.tasks.pop(a, None)
         self.slot_table.free_slots_of_job(job_id)
+        if job_ended and self.local_state_root:
+            discard_job(self.local_state_root, job_id)
 
     @rpc_method
     def shutdown(self) -> None:

@@ -14,6 +14,8 @@ Who the TaskManager is and whom it joins travel beside it; the cluster secret an
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -26,13 +28,16 @@ from strom.config import (
     HeartbeatOptions,
     MetricOptions,
     NetworkOptions,
+    StateBackendOptions,
     TaskManagerOptions,
+    WorkingDirectoryOptions,
 )
 from strom.config_logging import logging_level
 from strom.config_units import format_duration, format_memory_size
 from strom.exceptions import ConfigurationError
 from strom.runtime.metrics.prometheus import PROMETHEUS_FACTORY, PrometheusSettings, prometheus_settings
 from strom.runtime.net.internal_ssl import InternalSslSettings
+from strom.runtime.state.task_local_state_store import local_state_root
 from strom.runtime.taskexecutor.runner import TaskManagerSpec
 
 __all__ = ["TaskManagerConfiguration"]
@@ -66,6 +71,13 @@ class TaskManagerConfiguration:
     prometheus: PrometheusSettings | None
     #: ``security.ssl.internal.*`` (None: off); its passwords never go into :meth:`dynamic_properties`
     internal_ssl: InternalSslSettings | None = None
+    #: ``process.taskmanager.working-dir``, else ``process.working-dir``: the base of its working directory
+    #: (``tm_<resource id>`` below it; "": the system's temp directory)
+    working_dir: str = ""
+    #: ``taskmanager.resource-id`` ("": its TaskManager id)
+    resource_id: str = ""
+    #: ``taskmanager.state.local.root-dirs`` ("": ``localState`` in its working directory)
+    local_state_root_dirs: str = ""
 
     @classmethod
     def from_configuration(cls, config: Configuration) -> TaskManagerConfiguration:
@@ -83,6 +95,10 @@ class TaskManagerConfiguration:
             max_log_files=config.get(CoreOptions.FLINK_LOG_MAX),
             prometheus=prometheus_settings(config),
             internal_ssl=InternalSslSettings.from_configuration(config),
+            working_dir=config.get(WorkingDirectoryOptions.TASK_MANAGER_WORKING_DIR_BASE)
+            or config.get(WorkingDirectoryOptions.PROCESS_WORKING_DIR_BASE),
+            resource_id=config.get(WorkingDirectoryOptions.TASK_MANAGER_RESOURCE_ID),
+            local_state_root_dirs=config.get(StateBackendOptions.LOCAL_RECOVERY_ROOT_DIRS),
         )
 
     def dynamic_properties(self) -> list[str]:
@@ -100,6 +116,13 @@ class TaskManagerConfiguration:
             CoreOptions.FLINK_LOG_DIR.key: self.log_dir,
             CoreOptions.FLINK_LOG_MAX.key: str(self.max_log_files),
         }
+        for key, value in (
+            (WorkingDirectoryOptions.TASK_MANAGER_WORKING_DIR_BASE.key, self.working_dir),
+            (WorkingDirectoryOptions.TASK_MANAGER_RESOURCE_ID.key, self.resource_id),
+            (StateBackendOptions.LOCAL_RECOVERY_ROOT_DIRS.key, self.local_state_root_dirs),
+        ):
+            if value:
+                values[key] = value
         if self.prometheus is not None:
             values[MetricOptions.PROMETHEUS_FACTORY_CLASS.key] = PROMETHEUS_FACTORY
             values[MetricOptions.PROMETHEUS_PORT.key] = self.prometheus.ports
@@ -138,9 +161,15 @@ class TaskManagerConfiguration:
     ) -> TaskManagerSpec:
         """What :func:`~strom.runtime.taskexecutor.runner.run_task_manager` starts TaskManager ``tm_id`` with.
         ``forward_logs_level``: forward log records at or above it to the JobManager (None: do not); with
-        ``forward_job_logs_only`` only those of task threads (a standalone TaskManager)."""
+        ``forward_job_logs_only`` only those of task threads (a standalone TaskManager). Its resource id is
+        ``taskmanager.resource-id`` or ``tm_id``; its working directory ``tm_<resource id>`` below the base."""
+        resource_id = self.resource_id or tm_id
+        working_dir = os.path.join(os.path.abspath(self.working_dir or tempfile.gettempdir()), f"tm_{resource_id}")
         return TaskManagerSpec(
             tm_id=tm_id,
+            resource_id=resource_id,
+            working_dir=working_dir,
+            local_state_root=local_state_root(self.local_state_root_dirs, working_dir),
             launch_token=launch_token,
             jm_address=jm_address,
             host=self.host,

@@ -21,6 +21,10 @@ goes out in order, watched: the checkpoint is written once it left every output 
 since the trigger passes first — it overtakes the data still ahead of it there (Flink's
 ``ResultPartition.alignedBarrierTimeout``), which is persisted as output channel state. Such a checkpoint always
 writes a channel-state file (empty if nothing was overtaken), as an unaligned one does.
+
+With local recovery every state file is also kept in the subtask's :class:`TaskLocalStateStore` (through the
+location's write hook); a completed checkpoint prunes the older local copies and an aborted one its own, on the
+asynchronous thread, after the writes submitted before.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any, Protocol
 from strom.runtime.checkpoint.snapshot import OperatorSnapshot, OperatorSubtaskStateHandles
 from strom.runtime.network.events import CancelCheckpointMarker, CheckpointBarrier
 from strom.runtime.network.result_partition import ResultPartition
+from strom.runtime.state.task_local_state_store import TaskLocalStateStore
 from strom.runtime.tasks.operator_chain import OperatorChain
 
 __all__ = ["ChannelState", "CheckpointResponder", "SubtaskCheckpointCoordinator"]
@@ -110,8 +115,11 @@ class SubtaskCheckpointCoordinator:
         subtask_index: int,
         task_name: str,
         responder: CheckpointResponder,
+        local_state: TaskLocalStateStore | None = None,
     ) -> None:
         self.chain = chain
+        #: local recovery's copies of this subtask's checkpoints (None: off)
+        self.local_state = local_state
         self.partitions = partitions
         self.subtask_index = subtask_index
         self.task_name = task_name
@@ -278,6 +286,9 @@ class SubtaskCheckpointCoordinator:
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         self.last_completed_id = max(self.last_completed_id, checkpoint_id)
+        local = self.local_state
+        if local is not None:
+            self._async(lambda: local.confirm_checkpoint(checkpoint_id))
         for op in self.chain.operators:
             op.notify_checkpoint_complete(checkpoint_id)
 
@@ -290,6 +301,9 @@ class SubtaskCheckpointCoordinator:
             running = self._running.pop(checkpoint_id, None)
         if running is not None:  # the asynchronous part stops at once (its checkpoint is gone anyway)
             _cancel(running)
+        local = self.local_state
+        if local is not None:
+            self._async(lambda: local.abort_checkpoint(checkpoint_id))
         for op in self.chain.operators:
             op.notify_checkpoint_aborted(checkpoint_id)
 
@@ -331,11 +345,12 @@ class SubtaskCheckpointCoordinator:
         location: Any = barrier.options.location
         handles: dict[str, OperatorSubtaskStateHandles] = {}
         size = 0
+        local = self.local_state
         try:
             for op_id, snap in resolved.items():
-                keyed = location.write_state_slices(f"{op_id}-keyed-{self.subtask_index}", snap.keyed)
+                keyed = location.write_state_slices(f"{op_id}-keyed-{self.subtask_index}", snap.keyed, local=local)
                 operator = (
-                    location.write_state(f"{op_id}-op-{self.subtask_index}", snap.operator)
+                    location.write_state(f"{op_id}-op-{self.subtask_index}", snap.operator, local=local)
                     if snap.operator is not None
                     else None
                 )
@@ -344,7 +359,7 @@ class SubtaskCheckpointCoordinator:
             if channel_state is not None:  # on the head operator, written even when empty: it marks the task
                 head = self.chain.head.operator_id
                 blob = channel_state.to_bytes()
-                channel = location.write_state(f"{head}-channel-{self.subtask_index}", blob)
+                channel = location.write_state(f"{head}-channel-{self.subtask_index}", blob, local=local)
                 prior = handles.get(head, OperatorSubtaskStateHandles())
                 handles[head] = OperatorSubtaskStateHandles(keyed=prior.keyed, operator=prior.operator, channel=channel)
                 size += len(blob)

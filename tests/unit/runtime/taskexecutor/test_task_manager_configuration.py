@@ -31,6 +31,9 @@ EVERY_OPTION = {
     "metrics.reporter.prom.factory.class": "prometheus",
     "metrics.reporter.prom.port": "9250-9260",
     "metrics.reporter.prom.host": "0.0.0.0",
+    "process.working-dir": "/var/strom/work",
+    "taskmanager.resource-id": "tm-a",
+    "taskmanager.state.local.root-dirs": "/var/strom/local-state",
 }
 
 
@@ -57,6 +60,9 @@ def test_every_option_maps_once_and_survives_the_command_line() -> None:
         log_dir="/var/log/strom with space=and equals",
         max_log_files=4,
         prometheus=PrometheusSettings(ports="9250-9260", host="0.0.0.0"),
+        working_dir="/var/strom/work",
+        resource_id="tm-a",
+        local_state_root_dirs="/var/strom/local-state",
     )
     assert _through_the_command_line(settings) == settings
 
@@ -104,7 +110,28 @@ def test_the_spec_a_task_manager_runs_with_is_the_settings_in_seconds() -> None:
         prometheus=PrometheusSettings(ports="9250-9260", host="0.0.0.0"),
         log_dir="/var/log/strom with space=and equals",
         max_log_files=4,
+        resource_id="tm-a",
+        working_dir="/var/strom/work/tm_tm-a",
+        local_state_root="/var/strom/local-state",
     )
+
+
+def test_the_working_directory_is_named_after_the_resource_id() -> None:
+    """FLIP-198: a process restarted with the same resource id finds the same working directory and local state."""
+    settings = TaskManagerConfiguration.from_configuration(Configuration({"process.working-dir": "/w"}))
+    spec = settings.spec(tm_id="tm-3", launch_token="t", jm_address=("h", 1))
+    assert (spec.resource_id, spec.working_dir, spec.local_state_root) == (
+        "tm-3",
+        "/w/tm_tm-3",
+        "/w/tm_tm-3/localState",
+    )
+    again = replace(settings, resource_id="tm-1").spec(tm_id="tm-4", launch_token="t", jm_address=("h", 1))
+    assert (again.resource_id, again.working_dir, again.local_state_root) == (
+        "tm-1",
+        "/w/tm_tm-1",
+        "/w/tm_tm-1/localState",
+    )
+    assert _through_the_command_line(replace(settings, resource_id="tm-1")).resource_id == "tm-1"
 
 
 def test_a_bad_logging_level_or_reporter_is_refused_where_the_settings_are_made() -> None:
