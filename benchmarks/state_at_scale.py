@@ -187,8 +187,8 @@ def run_big(a: argparse.Namespace, variant: str) -> BigRun:
         "state.backend.type": "rocksdb",
         "state.backend.rocksdb.localdir": os.path.join(work, "rocksdb"),
         "taskmanager.memory.process.size": a.process_memory,
-        "heartbeat.interval": "250 ms",
-        "heartbeat.timeout": "1 s",
+        "heartbeat.interval": "1 s",
+        "heartbeat.timeout": "20 s",  # a loaded machine: a kill is seen at once anyway (the RPC connection closes)
         "restart-strategy.type": "fixed-delay",
         "restart-strategy.fixed-delay.attempts": 5,
         "restart-strategy.fixed-delay.delay": 200,
