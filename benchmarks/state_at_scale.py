@@ -445,7 +445,12 @@ def main(argv: list[str] | None = None) -> int:
     big = measure_big(a) if "big" in a.only else []
     if a.save:
         saved = {"pauses": [[b, asdict(r)] for b, r in pauses], "big": [asdict(r) for r in big]}
-        saved["args"] = {"big_gb": a.big_gb, "load": load.describe(), "started": f"{started:%Y-%m-%d %H:%M}"}
+        saved["args"] = {
+            "big_gb": a.big_gb,
+            "load": load.describe(),
+            "started": f"{started:%Y-%m-%d %H:%M}",
+            "command": " ".join(["python", *sys.argv]),
+        }
         Path(a.save).write_text(json.dumps(saved))
     for path in filter(None, a.load.split(",")):
         earlier = json.loads(Path(path).read_text())
@@ -454,7 +459,9 @@ def main(argv: list[str] | None = None) -> int:
         if earlier["big"]:
             a.big_gb = earlier["args"]["big_gb"]
         what = " and ".join(x for x in ("pause" * bool(earlier["pauses"]), "large-state" * bool(earlier["big"])) if x)
-        a.earlier.append(f"the {what} runs: {earlier['args']['started']} UTC, {earlier['args']['load']}")
+        args = earlier["args"]
+        command = f"`{args['command']}`, " if "command" in args else ""
+        a.earlier.append(f"the {what} runs: {command}{args['started']} UTC, {args['load']}")
     if pauses:
         print(text_table(PAUSE_HEADER, pause_rows(pauses)).replace("**", ""))
     if big:
