@@ -77,8 +77,8 @@ bench-service: $(STAMP)  # W2 with the dashboard's REST polling and Prometheus s
 bench-checkpoints: $(STAMP)  # checkpoint overhead, large state, recovery; its section of docs/benchmarks.md (~5 min)
 	$(BIN)/python benchmarks/checkpoints.py --write-docs
 
-bench-state: $(STAMP)  # 1 GB of keyed state on both backends (pauses, checkpoint times), 10 GB on RocksDB in 2g TaskManagers with a kill; its section (~1 h, ~70 GB of disk; BIG_GB=2 for a smaller run)
-	$(BIN)/python benchmarks/state_at_scale.py --big-gb $(or $(BIG_GB),10) --write-docs
+bench-state: $(STAMP)  # 1 GB of keyed state on both backends (pauses, checkpoint times), BIG_GB (2) on RocksDB in 2g TaskManagers with a kill; its section (~20 min; BIG_GB=10: ~70 GB of disk, ~25 GB of RAM with full snapshots)
+	$(BIN)/python benchmarks/state_at_scale.py --big-gb $(or $(BIG_GB),2) --write-docs
 
 bench-instructions: $(STAMP)  # W2 work per event in CPU instructions (valgrind): noise-free p=1 vs p=2; its section (~4 min)
 	scripts/ensure-valgrind.sh
