@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test test-fast check lint typecheck api-docs bench bench-windows bench-checkpoints bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service clean
+.PHONY: demo test test-fast check lint typecheck api-docs bench bench-windows bench-checkpoints bench-state bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -76,6 +76,9 @@ bench-service: $(STAMP)  # W2 with the dashboard's REST polling and Prometheus s
 
 bench-checkpoints: $(STAMP)  # checkpoint overhead, large state, recovery; its section of docs/benchmarks.md (~5 min)
 	$(BIN)/python benchmarks/checkpoints.py --write-docs
+
+bench-state: $(STAMP)  # 1 GB of keyed state on both backends (pauses, checkpoint times), BIG_GB (2) on RocksDB in 2g TaskManagers with a kill; its section (~20 min; BIG_GB=10: ~70 GB of disk, ~25 GB of RAM with full snapshots)
+	$(BIN)/python benchmarks/state_at_scale.py --big-gb $(or $(BIG_GB),2) --write-docs
 
 bench-instructions: $(STAMP)  # W2 work per event in CPU instructions (valgrind): noise-free p=1 vs p=2; its section (~4 min)
 	scripts/ensure-valgrind.sh

@@ -464,11 +464,14 @@ class _PssSampler(threading.Thread):
             self.peak = max(self.peak, total)
 
 
-def run_pause(p: int, keys: int, passes: int, fork: bool, interval_ms: int, timeout_s: float) -> PauseRun:
+def run_pause(
+    p: int, keys: int, passes: int, fork: bool, interval_ms: int, timeout_s: float, extra: dict[str, Any] | None = None
+) -> PauseRun:
+    """``extra``: more configuration (``benchmarks/state_at_scale.py`` picks the state backend with it)."""
     r = PauseRun(p, keys, fork)
     out_dir = tempfile.mkdtemp(prefix="strom-ckbench-pause-")
     ckpt_dir = tempfile.mkdtemp(prefix="strom-ckbench-pause-chk-")
-    config = {"taskmanager.numberOfTaskSlots": 1, "minicluster.number-of-taskmanagers": p}
+    config = {"taskmanager.numberOfTaskSlots": 1, "minicluster.number-of-taskmanagers": p, **(extra or {})}
     sampler = _PssSampler()
     try:
         env = _env(config, p, interval_ms, ckpt_dir)

@@ -36,6 +36,7 @@ from strom.api.state import (
 from strom.api.typeinfo import TypeInformation
 from strom.exceptions import CheckpointError, InvalidProgramError
 from strom.runtime.state.heap_snapshot_strategy import HeapSnapshotStrategy
+from strom.runtime.state.int_key_groups import int_key_group_assigner
 from strom.runtime.state.internal_kv_state import AggregatingStateLogic, InternalKvState, ReducingStateLogic
 from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
 from strom.runtime.state.state_registration import check_new_state, merge_restored_kind, registered_state
@@ -87,6 +88,8 @@ class HeapKeyedStateBackend:
         self.snapshot_strategy = snapshot_strategy or HeapSnapshotStrategy()
         #: key -> key group, as the KeyGroupStreamPartitioner routes keys of ``key_type`` (``None``: untyped)
         self.key_group_of = key_group_assigner(max_parallelism, key_type)
+        #: the same, computed directly for int keys: a snapshot places every key again
+        self._snapshot_key_group_of = int_key_group_assigner(max_parallelism, key_type, self.key_group_of)
         self.ttl_time_provider: Callable[[], int] = ttl_time_provider or wall_clock_ms
         self.current_key: Any = None
         self.current_namespace: Any = VOID_NAMESPACE
@@ -185,39 +188,52 @@ class HeapKeyedStateBackend:
     def write_key_groups(self, now: int) -> Iterator[tuple[int, bytes]]:
         """The canonical bytes of each non-empty key group, in key-group order; TTL entries expired at ``now``
         left out. Reads the tables as they are: run it where they cannot change (a forked child, the task thread)."""
-        assign = self.key_group_of
-        key_group_of: dict[Any, int] = {}
+        names = sorted(self._tables.keys() | self._ns_tables.keys())
+        direct = self._snapshot_key_group_of
+        assign = direct
+        if len(names) > 1:  # a key in several states is placed once
+            placed: dict[Any, int] = {}
+
+            def place(key: Any) -> int:
+                kg = placed.get(key)
+                if kg is None:
+                    kg = placed[key] = direct(key)
+                return kg
+
+            assign = place
         groups: dict[int, dict[str, tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]]] = {}
-
-        def slot(key: Any, name: str) -> tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]:
-            kg = key_group_of.get(key)
-            if kg is None:
-                kg = key_group_of[key] = assign(key)
-            states = groups.get(kg)
-            if states is None:
-                states = groups[kg] = {}
-            entry = states.get(name)
-            if entry is None:
-                entry = states[name] = ({}, {})
-            return entry
-
-        for name in sorted(self._tables.keys() | self._ns_tables.keys()):
-            policy = self._ttl.get(name)
-            kind = self._kinds.get(name, ("table", False))[0]
-            for key, stored in self._tables.get(name, {}).items():
-                if policy is not None and (stored := policy.purge(kind, stored, now)) is None:
-                    continue
-                slot(key, name)[0][key] = stored
-            for key, per_ns in self._ns_tables.get(name, {}).items():
-                if policy is not None:
-                    per_ns = {ns: p for ns, s in per_ns.items() if (p := policy.purge(kind, s, now)) is not None}
-                if per_ns:
-                    slot(key, name)[1][key] = per_ns
+        for name in names:
+            flat, namespaced = self._live_tables(name, now)
+            for i, table in enumerate((flat, namespaced)):
+                for kg, part in _by_key_group(table, assign).items():
+                    states = groups.get(kg)
+                    if states is None:
+                        states = groups[kg] = {}
+                    entry = states.get(name)
+                    if entry is None:
+                        entry = states[name] = ({}, {})
+                    entry[i].update(part)
         for kg in sorted(groups):
             states = groups[kg]
             meta = {name: self._kinds[name] for name in states if name in self._kinds}
             payload = {"version": _FORMAT_VERSION, "meta": meta, "states": states}
             yield kg, dump_state(payload, states, "keyed state")
+
+    def _live_tables(self, name: str, now: int) -> tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]:
+        """The flat and the namespaced table of ``name``, without the TTL entries expired at ``now``."""
+        flat = self._tables.get(name, {})
+        namespaced = self._ns_tables.get(name, {})
+        policy = self._ttl.get(name)
+        if policy is None:
+            return flat, namespaced
+        kind = self._kinds.get(name, ("table", False))[0]
+        live = {key: s for key, stored in flat.items() if (s := policy.purge(kind, stored, now)) is not None}
+        live_ns = {}
+        for key, per_ns in namespaced.items():
+            kept = {ns: p for ns, s in per_ns.items() if (p := policy.purge(kind, s, now)) is not None}
+            if kept:
+                live_ns[key] = kept
+        return live, live_ns
 
     def restore(self, blobs: Mapping[int, bytes], key_group_range: KeyGroupRange | None = None) -> None:
         """Merge the key groups of a snapshot in; states registered before or after see the data.
@@ -251,6 +267,18 @@ class HeapKeyedStateBackend:
 
     def _merge_kind(self, name: str, restored: tuple[Any, ...]) -> None:
         merge_restored_kind(self._kinds, name, restored)
+
+
+def _by_key_group(table: Mapping[Any, Any], assign: Callable[[Any], int]) -> dict[int, dict[Any, Any]]:
+    """``table`` split by the key group of each key (the entries in the table's order)."""
+    out: dict[int, dict[Any, Any]] = {}
+    for key, stored in table.items():
+        kg = assign(key)
+        part = out.get(kg)
+        if part is None:
+            part = out[kg] = {}
+        part[key] = stored
+    return out
 
 
 # --- state objects --------------------------------------------------------------------------------

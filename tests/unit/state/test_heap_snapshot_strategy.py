@@ -4,6 +4,7 @@ copy while the task goes on; failures and kills decline, never hang, and leave n
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import threading
 import time
@@ -185,3 +186,38 @@ def test_ttl_state_is_purged_at_the_synchronous_part_time() -> None:
         restored.current_key = k
         got[k] = r.items()
     assert got == {k: ([("y", k)] if k < 5 else []) for k in range(10)}
+
+
+def test_key_groups_larger_than_a_pipe_arrive_whole_and_no_descriptor_is_left_open() -> None:
+    blobs = [(kg, os.urandom(300_000 + kg)) for kg in range(0, 40, 3)]  # 4 MB in all: many pipes-full
+    before = len(os.listdir("/proc/self/fd"))
+    assert ForkedSnapshot.start(lambda: iter(blobs))() == dict(blobs)
+    cancelled = ForkedSnapshot.start(lambda: iter(blobs))
+    cancelled.cancel()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_multi_state_int_and_str_keys_snapshot_the_same_forked_or_not() -> None:
+    backend = HeapKeyedStateBackend(max_parallelism=128)
+    a = backend.get_state(ValueStateDescriptor("a"))
+    b = backend.get_state(ValueStateDescriptor("b"))
+    for k in [*range(-300, 3_000), *(f"k{i}" for i in range(500)), 2**40, (1, "x")]:
+        backend.current_key = k
+        a.update(k)
+        if isinstance(k, int) and k % 3 == 0:
+            b.update(-1)
+    forked = HeapSnapshotStrategy(use_fork=True, fork_min_entries=0)
+    inline = HeapSnapshotStrategy(use_fork=False)
+    backend.snapshot_strategy = forked
+    snap = backend.snapshot()
+    backend.snapshot_strategy = inline
+    assert snap == backend.snapshot()
+    restored = HeapKeyedStateBackend(max_parallelism=128)
+    restored.restore(snap)
+    assert restored.get_table("a") == backend.get_table("a")
+    assert restored.get_table("b") == backend.get_table("b")
+    assert all(backend.key_group_of(k) == kg for kg, blob in snap.items() for k in _keys_of(blob))
+
+
+def _keys_of(blob: bytes) -> list[Any]:
+    return [k for flat, _ in pickle.loads(blob)["states"].values() for k in flat]
