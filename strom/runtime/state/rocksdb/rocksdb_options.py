@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from strom.config import ConfigOption, Configuration, RocksDBOptions, TaskManagerOptions
+from strom.config import CheckpointingOptions, ConfigOption, Configuration, RocksDBOptions, TaskManagerOptions
 from strom.exceptions import ConfigurationError
 from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import RocksDBMemoryConfiguration
 
@@ -22,6 +22,7 @@ _KEYS: tuple[ConfigOption[Any], ...] = (
     RocksDBOptions.MANAGED_MEMORY_FRACTION,
     RocksDBOptions.PROCESS_MEMORY_SIZE,
     TaskManagerOptions.NUM_TASK_SLOTS,
+    CheckpointingOptions.INCREMENTAL_CHECKPOINTS,
 )
 
 
