@@ -97,7 +97,7 @@ class IncrementalSnapshot:
                     new.append(handle)
                     shared[name] = handle
                 else:
-                    handle = location.upload_file(f"{name_prefix}-rocksdb-{name}", path, shared=False)
+                    handle = location.upload_file(f"{name_prefix}-{unique}-rocksdb-{name}", path, shared=False)
                     private[name] = handle
                 self.uploaded_bytes += handle.size
         except BaseException:
