@@ -48,6 +48,7 @@ from strom.runtime.checkpoint.metadata import (
     StateHandle,
 )
 from strom.runtime.checkpoint.plan_calculator import DefaultCheckpointPlanCalculator
+from strom.runtime.checkpoint.shared_state_registry import shared_handles_of
 from strom.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from strom.runtime.network.events import CheckpointOptions
 from strom.runtime.operators.coordination import TriggerCheckpointMessage
@@ -342,6 +343,7 @@ class CheckpointDriver:
             writes = self._coordinator_writes.pop(cid, None)
             coordinator_states = await writes if writes is not None else {}
             metadata = self._build_metadata(pending, location.uri, coordinator_states)
+            _check_shared_files(metadata, self.storage)
             await asyncio.to_thread(location.write_metadata, metadata)
             store = self.completed_checkpoint_store
             if store is not None and not metadata.is_savepoint:
@@ -470,6 +472,18 @@ async def _dispose(location: Any, checkpoint_id: int) -> None:
         await asyncio.to_thread(location.dispose)
     except Exception as exc:
         log.warning("checkpoint %d: deleting its directory failed: %s", checkpoint_id, exc)
+
+
+def _check_shared_files(metadata: CheckpointMetadata, storage: CheckpointStorage) -> None:
+    """A checkpoint never completes referencing a shared file deleted already (a task that learnt of completed
+    checkpoints late referenced the files of one subsumed meanwhile): it is aborted, the next one uploads anew."""
+    deleted = storage.registry.discarded_among(shared_handles_of(metadata))
+    if deleted:
+        raise CheckpointError(
+            f"expected checkpoint {metadata.checkpoint_id} to reference only shared files that exist; got "
+            f"{len(deleted)} deleted already (e.g. {deleted[0].uri}); hint: the tasks learnt late that newer "
+            "checkpoints completed — the next checkpoint uploads the files again"
+        )
 
 
 def _shared_handles(states: Mapping[str, Any]) -> list[StateHandle]:

@@ -52,6 +52,10 @@ class RestoreMode(enum.Enum):
             ) from None
 
 
+#: how many deleted URIs :meth:`SharedStateRegistry.discarded_among` remembers
+_DISCARDED_REMEMBERED = 100_000
+
+
 @dataclass(slots=True)
 class _Entry:
     handle: StateHandle
@@ -70,6 +74,8 @@ class SharedStateRegistry:
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
         self._checkpoints: dict[int, set[str]] = {}
+        #: URIs handed back for deletion (the newest ones): a checkpoint referencing one of them is broken
+        self._discarded: dict[str, None] = {}
 
     def register_checkpoint(self, checkpoint_id: int, handles: Iterable[StateHandle], *, owned: bool = True) -> None:
         """A checkpoint completed (or was restored: ``owned`` False for ``NO_CLAIM``) referencing ``handles``."""
@@ -94,7 +100,15 @@ class SharedStateRegistry:
                 del self._entries[uri]
                 if entry.owned:
                     out.append(entry.handle)
+                    self._discarded[uri] = None
+        while len(self._discarded) > _DISCARDED_REMEMBERED:
+            del self._discarded[next(iter(self._discarded))]
         return out
+
+    def discarded_among(self, handles: Iterable[StateHandle]) -> list[StateHandle]:
+        """Of the files a completing checkpoint references, those already handed back for deletion: such a
+        checkpoint must not complete (a task referenced a file of a checkpoint subsumed meanwhile)."""
+        return [h for h in handles if h.uri in self._discarded and h.uri not in self._entries]
 
     def unregistered(self, handles: Iterable[StateHandle]) -> list[StateHandle]:
         """Of the files an aborted checkpoint's tasks uploaded, those no registered checkpoint references: only the

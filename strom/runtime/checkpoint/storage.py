@@ -501,6 +501,8 @@ class CheckpointStorage:
         self.registry = SharedStateRegistry()
         #: directories of checkpoints outside the job's directory that it owns (restored in CLAIM mode)
         self._claimed: set[str] = set()
+        #: completed checkpoints whose shared files are registered (the retained ones and the one before), oldest first
+        self._registered: list[int] = []
 
     def __repr__(self) -> str:
         return f"CheckpointStorage({self.job_dir!r}, num_retained={self.num_retained})"
@@ -535,6 +537,7 @@ class CheckpointStorage:
         self._completed.append(metadata)
         self._completed.sort(key=lambda m: m.checkpoint_id)
         self.registry.register_checkpoint(metadata.checkpoint_id, shared_handles_of(metadata))
+        self._registered = sorted({*self._registered, metadata.checkpoint_id})
         subsumed = self._completed[: -self.num_retained]
         self._completed = self._completed[-self.num_retained :]
         failures = []
@@ -543,6 +546,14 @@ class CheckpointStorage:
                 self._discard(old)
             except CheckpointStorageError as e:
                 failures.append(str(e))
+        # shared files outlive their subsumed checkpoint by one: a task learns that a checkpoint completed by a
+        # notification that may reach it after the next barrier, and references the files of the one before
+        while len(self._registered) > self.num_retained + 1:
+            for handle in self.registry.unregister_checkpoint(self._registered.pop(0)):
+                try:
+                    _remove_file(handle.uri)
+                except CheckpointStorageError as e:
+                    failures.append(str(e))
         if failures:
             raise CheckpointStorageError(
                 f"expected to delete {len(subsumed)} subsumed checkpoint(s); got {len(failures)} failure(s): "
@@ -550,16 +561,13 @@ class CheckpointStorage:
             )
 
     def _discard(self, old: CheckpointMetadata) -> None:
-        """A subsumed checkpoint: its directory (when this job owns it) and the shared files only it referenced."""
-        unused = self.registry.unregister_checkpoint(old.checkpoint_id)
+        """A subsumed checkpoint's directory, when this job owns it (its shared files go with the next one)."""
         owned = old.external_pointer.startswith(self.job_dir + "/") or old.external_pointer in self._claimed
         if owned:
             _remove_tree(old.external_pointer)
             self._claimed.discard(old.external_pointer)
         else:
             log.info("checkpoint %d at %s is not this job's to delete", old.checkpoint_id, old.external_pointer)
-        for handle in unused:
-            _remove_file(handle.uri)
 
     def register_restored(self, metadata: CheckpointMetadata, mode: str | RestoreMode) -> bool:
         """The job starts from ``metadata`` (a retained checkpoint or a savepoint). ``CLAIM``: the job owns it — one
@@ -576,6 +584,7 @@ class CheckpointStorage:
         if all(m.checkpoint_id != metadata.checkpoint_id for m in self._completed):
             self._completed = sorted([*self._completed, metadata], key=lambda m: m.checkpoint_id)
             self.registry.register_checkpoint(metadata.checkpoint_id, shared_handles_of(metadata))
+            self._registered = sorted({*self._registered, metadata.checkpoint_id})
         return True
 
     def owns(self, metadata: CheckpointMetadata) -> bool:
@@ -619,6 +628,7 @@ class CheckpointStorage:
         claimed = [m for m in self._completed if m.external_pointer in self._claimed]
         self._completed = sorted([*claimed, *found], key=lambda m: m.checkpoint_id)
         self.registry = SharedStateRegistry.rebuild((m, True) for m in self._completed)
+        self._registered = [m.checkpoint_id for m in self._completed]
         return list(found)
 
     # -- cleanup -----------------------------------------------------------------------------------------------
@@ -631,6 +641,7 @@ class CheckpointStorage:
                 if not handle.uri.startswith(self.job_dir + "/"):
                     _remove_file(handle.uri)
         self._completed = []
+        self._registered = []
         self._claimed.clear()
         _remove_tree(self.job_dir)
 

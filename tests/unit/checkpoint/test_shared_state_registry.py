@@ -132,15 +132,31 @@ def _shared_files(base: Path, job: str = JOB) -> set[str]:
     return {p.name for p in directory.iterdir()} if directory.exists() else set()
 
 
-def test_subsumed_checkpoints_take_the_shared_files_only_they_referenced(tmp_path: Path) -> None:
+def test_subsumed_checkpoints_take_the_shared_files_only_they_referenced_one_checkpoint_later(tmp_path: Path) -> None:
     storage = CheckpointStorage(f"{tmp_path}/ckpt", JOB, num_retained=1)
     storage.add_completed(_metadata(tmp_path, 1, ["a", "b"]))
     storage.add_completed(_metadata(tmp_path, 2, ["b", "c"]))
-    assert _shared_files(tmp_path) == {"b", "c"}
-    assert not (tmp_path / "ckpt" / JOB / "chk-1").exists()
-    storage.add_completed(_metadata(tmp_path, 3, ["d"]))
-    assert _shared_files(tmp_path) == {"d"}
+    assert not (tmp_path / "ckpt" / JOB / "chk-1").exists()  # subsumed: its directory goes at once
+    # a task told late that 2 completed still references the files of 1 in checkpoint 3: they stay until 3 is in
+    assert _shared_files(tmp_path) == {"a", "b", "c"}
+    storage.add_completed(_metadata(tmp_path, 3, ["a", "d"]))  # the late task's checkpoint references 'a'
+    assert _shared_files(tmp_path) == {"a", "b", "c", "d"}
+    storage.add_completed(_metadata(tmp_path, 4, ["d"]))
+    assert _shared_files(tmp_path) == {"a", "d"}  # b and c were only 2's
+    storage.add_completed(_metadata(tmp_path, 5, ["e"]))
+    assert _shared_files(tmp_path) == {"d", "e"}
     storage.registry.validate()
+
+
+def test_a_checkpoint_referencing_a_deleted_shared_file_is_recognized(tmp_path: Path) -> None:
+    storage = CheckpointStorage(f"{tmp_path}/ckpt", JOB, num_retained=1)
+    storage.add_completed(_metadata(tmp_path, 1, ["a"]))
+    storage.add_completed(_metadata(tmp_path, 2, ["b"]))
+    storage.add_completed(_metadata(tmp_path, 3, ["c"]))  # 'a' deleted
+    stale = _metadata(tmp_path, 4, ["c"]).operator_states["op"].shared_handles()
+    assert storage.registry.discarded_among(stale) == []
+    a = StateHandle(uri=_shared_uri(tmp_path, "a"), size=10)
+    assert storage.registry.discarded_among([a, *stale]) == [a]
 
 
 def test_discovered_checkpoints_rebuild_the_registry_after_a_failover(tmp_path: Path) -> None:
@@ -149,9 +165,11 @@ def test_discovered_checkpoints_rebuild_the_registry_after_a_failover(tmp_path: 
     storage.add_completed(_metadata(tmp_path, 2, ["b", "c"]))
     successor = CheckpointStorage(f"{tmp_path}/ckpt", JOB, num_retained=2)  # a new leader
     assert [m.checkpoint_id for m in successor.discover_completed()] == [1, 2]
-    successor.add_completed(_metadata(tmp_path, 3, ["c", "d"]))  # subsumes 1: only 'a' was its own
+    successor.add_completed(_metadata(tmp_path, 3, ["c", "d"]))  # subsumes 1; 2 is the one before the retained
+    assert _shared_files(tmp_path) == {"a", "b", "c", "d"}
+    successor.add_completed(_metadata(tmp_path, 4, ["d"]))  # 1 unregistered: only 'a' was its own
     assert _shared_files(tmp_path) == {"b", "c", "d"}
-    successor.add_completed(_metadata(tmp_path, 4, ["d"]))
+    successor.add_completed(_metadata(tmp_path, 5, ["d"]))
     assert _shared_files(tmp_path) == {"c", "d"}
 
 
@@ -161,11 +179,11 @@ def test_no_claim_never_deletes_the_restored_checkpoint(tmp_path: Path) -> None:
     storage = CheckpointStorage(f"{tmp_path}/ckpt", JOB, num_retained=1)
     assert storage.register_restored(restored, "NO_CLAIM") is False  # the tasks upload every file again
     assert not storage.owns(restored)
-    storage.add_completed(_metadata(tmp_path, 5, ["mine"]))
-    storage.add_completed(_metadata(tmp_path, 6, ["mine2"]))
+    for cid in (5, 6, 7):
+        storage.add_completed(_metadata(tmp_path, cid, [f"mine{cid}"]))
     assert _shared_files(tmp_path, old_job) == {"theirs"}
     assert (tmp_path / "ckpt" / old_job / "chk-4" / "_metadata").exists()
-    assert _shared_files(tmp_path) == {"mine2"}
+    assert _shared_files(tmp_path) == {"mine6", "mine7"}
 
 
 def test_claim_makes_the_restored_checkpoint_the_jobs_own_and_subsumes_it(tmp_path: Path) -> None:
@@ -188,8 +206,9 @@ def test_claim_makes_the_restored_checkpoint_the_jobs_own_and_subsumes_it(tmp_pa
     new = CheckpointMetadata(5, JOB, 1, False, {"op": op}, location.uri)
     storage.add_completed(new)
     assert not (tmp_path / "ckpt" / old_job / "chk-4").exists()  # subsumed: the job owned it
-    assert _shared_files(tmp_path, old_job) == {"kept"}
     storage.add_completed(_metadata(tmp_path, 6, ["other"]))
+    assert _shared_files(tmp_path, old_job) == {"kept"}  # 4 unregistered; 5 still references 'kept'
+    storage.add_completed(_metadata(tmp_path, 7, ["more"]))
     assert _shared_files(tmp_path, old_job) == set()
 
 
