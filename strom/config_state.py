@@ -42,6 +42,15 @@ class RocksDBOptions:
         "Where timers of the RocksDB backend live: `HEAP` (on the heap, written into the snapshot with the keyed "
         "state). Flink's default `ROCKSDB` (timers in a column family) is not built yet and is refused.",
     )
+    COMPACTION_STYLE: ConfigOption[str] = _opt(
+        "state.backend.rocksdb.compaction.style",
+        str,
+        "LEVEL",
+        "RocksDB's compaction style: `LEVEL` (RocksDB's and Flink's default) or `UNIVERSAL`. With incremental "
+        "checkpoints, a level compaction into a level that holds most of the state rewrites all of it, and the next "
+        "checkpoint uploads it whole; universal compaction merges the newest sorted runs first and rewrites less "
+        "per checkpoint (`benchmarks/state_incremental.py`), for more space on disk.",
+    )
     USE_MANAGED_MEMORY: ConfigOption[bool] = _opt(
         "state.backend.rocksdb.memory.managed",
         bool,

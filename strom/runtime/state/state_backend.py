@@ -144,6 +144,7 @@ def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
             path=path,
             resources=shared_resources(memory_configuration(options)),
             key_type=params.key_type,
+            compaction_style=str(options.get("state.backend.rocksdb.compaction.style") or "LEVEL"),
         )
     except BaseException:
         _forget(path)

@@ -238,3 +238,42 @@ def test_every_column_family_is_in_the_snapshot(harness: Harness) -> None:
     handle, _ = harness.checkpoint(b, 1)
     restored = harness.restore([handle], ALL)
     assert dict(restored.get_table("_timers")) == {"t": 42}
+
+
+# -- configuration ----------------------------------------------------------------------------------------------
+def test_pyflinks_argument_and_flinks_keys_turn_incremental_checkpoints_on() -> None:
+    from strom import Configuration
+    from strom.config import CheckpointingOptions
+    from strom.datastream import EmbeddedRocksDBStateBackend, StreamExecutionEnvironment
+    from strom.exceptions import InvalidProgramError
+    from strom.runtime.state.incremental_state_handler import incremental_enabled
+    from strom.runtime.state.state_backend import state_backend_options
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_state_backend(EmbeddedRocksDBStateBackend(enable_incremental_checkpointing=True))
+    assert env.get_configuration().get(CheckpointingOptions.INCREMENTAL_CHECKPOINTS) is True
+    assert EmbeddedRocksDBStateBackend(True).is_incremental_checkpoints_enabled()
+    env.set_state_backend(EmbeddedRocksDBStateBackend())  # None: the configured value stays
+    assert env.get_configuration().get(CheckpointingOptions.INCREMENTAL_CHECKPOINTS) is True
+    with pytest.raises(InvalidProgramError, match="expected enable_incremental_checkpointing to be True, False"):
+        EmbeddedRocksDBStateBackend("yes")  # type: ignore[arg-type]
+    flink1 = Configuration({"state.backend.type": "rocksdb", "state.backend.incremental": "true"})
+    assert flink1.get(CheckpointingOptions.INCREMENTAL_CHECKPOINTS) is True
+    assert incremental_enabled(state_backend_options(flink1))  # reaches the TaskManagers' backends
+    assert not incremental_enabled(state_backend_options(Configuration({"state.backend.type": "rocksdb"})))
+
+
+def test_the_compaction_style_is_flinks_key_and_unknown_styles_are_refused(tmp_path: Path) -> None:
+    from strom import Configuration
+    from strom.exceptions import ConfigurationError
+    from strom.runtime.state.state_backend import state_backend_options
+
+    conf = Configuration({"state.backend.type": "rocksdb", "state.backend.rocksdb.compaction.style": "FIFO"})
+    with pytest.raises(ConfigurationError, match=r"compaction\.style to be one of LEVEL, UNIVERSAL; got 'FIFO'"):
+        state_backend_options(conf)
+    b = RocksDBKeyedStateBackend(max_parallelism=128, path=str(tmp_path / "db"), compaction_style="UNIVERSAL")
+    try:
+        fill(b, range(10), seed=1)
+        assert len(values(b)) == 10
+    finally:
+        b.dispose()

@@ -33,7 +33,7 @@ import weakref
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-from rocksdict import Rdict, WriteOptions
+from rocksdict import DBCompactionStyle, Rdict, WriteOptions
 
 from strom.api.state import (
     AggregatingStateDescriptor,
@@ -116,6 +116,7 @@ class RocksDBKeyedStateBackend:
         ttl_time_provider: Callable[[], int] | None = None,
         remove_on_dispose: bool = True,
         key_type: TypeInformation | None = None,
+        compaction_style: str = "LEVEL",
     ) -> None:
         if not 1 <= max_parallelism <= _MAX_KEY_GROUPS:
             raise InvalidProgramError(
@@ -130,6 +131,8 @@ class RocksDBKeyedStateBackend:
         self.current_namespace: Any = None
         self.path = path
         self._options = column_family_options(resources)
+        if compaction_style.strip().upper() == "UNIVERSAL":  # state.backend.rocksdb.compaction.style
+            self._options.set_compaction_style(DBCompactionStyle.universal())
         self.db = Rdict(path, self._options)
         self._write_options = WriteOptions()
         # no write-ahead log, as Flink's RocksDB backend: checkpoints make state durable, never the local instance

@@ -10,10 +10,14 @@ from strom.config import CheckpointingOptions, ConfigOption, Configuration, Rock
 from strom.exceptions import ConfigurationError
 from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import RocksDBMemoryConfiguration
 
-__all__ = ["memory_configuration", "state_backend_options"]
+__all__ = ["COMPACTION_STYLES", "memory_configuration", "state_backend_options"]
+
+#: ``state.backend.rocksdb.compaction.style`` values (Flink's FIFO drops data: no store of keyed state)
+COMPACTION_STYLES = ("LEVEL", "UNIVERSAL")
 
 _KEYS: tuple[ConfigOption[Any], ...] = (
     RocksDBOptions.LOCAL_DIRECTORIES,
+    RocksDBOptions.COMPACTION_STYLE,
     RocksDBOptions.TIMER_SERVICE_FACTORY,
     RocksDBOptions.USE_MANAGED_MEMORY,
     RocksDBOptions.WRITE_BUFFER_RATIO,
@@ -34,6 +38,12 @@ def state_backend_options(config: Configuration) -> dict[str, Any]:
             f"expected {RocksDBOptions.TIMER_SERVICE_FACTORY.key} to be HEAP; got {factory!r}; hint: timers in RocksDB "
             "(Flink's default ROCKSDB) are not built yet — HEAP keeps them on the heap and checkpoints them with "
             "the keyed state"
+        )
+    style = str(config.get(RocksDBOptions.COMPACTION_STYLE)).strip().upper()
+    if style not in COMPACTION_STYLES:
+        raise ConfigurationError(
+            f"expected {RocksDBOptions.COMPACTION_STYLE.key} to be one of {', '.join(COMPACTION_STYLES)}; got "
+            f"{style!r}; hint: LEVEL is RocksDB's default, UNIVERSAL rewrites less per incremental checkpoint"
         )
     return {option.key: config.get(option) for option in _KEYS}
 
