@@ -19,7 +19,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rocksdict import Rdict, WriteBatch
@@ -32,6 +32,7 @@ from strom.runtime.state.rocksdb.rocksdb_incremental_snapshot_strategy import (
     META_FILE_NAME,
     META_FORMAT,
     META_VERSION,
+    all_column_families,
 )
 from strom.runtime.state.rocksdb.rocksdb_key_serialization_utils import key_group_prefix
 
@@ -146,26 +147,24 @@ class RocksDBIncrementalRestoreOperation:
                 max_parallelism=backend.max_parallelism,
             )
             backend.merge_restored_kinds(meta["kinds"])
-            source = Rdict(directory, backend.options, column_families=_families(meta, backend.options))
+            families = all_column_families(directory, backend.options)
+            source = Rdict(directory, backend.options, column_families=dict.fromkeys(families, backend.options))
             try:
                 lower = key_group_prefix(max(self.key_group_range.start, handle.key_group_start))
                 last = min(self.key_group_range.end, handle.key_group_end)
                 upper = key_group_prefix(last + 1) if last + 1 < (1 << 16) else None
-                for name in meta["column_families"]:
-                    _copy_range(source.get_column_family(name), backend, name, lower, upper)
+                for name in ("default", *families):
+                    cf = source if name == "default" else source.get_column_family(name)
+                    _copy_range(cf, backend, name, lower, upper)
             finally:
                 source.close()
         finally:
             shutil.rmtree(directory, ignore_errors=True)
 
 
-def _families(meta: Mapping[str, Any], options: Any) -> dict[str, Any]:
-    return {name: options for name in meta["column_families"]}
-
-
 def _copy_range(source: Any, backend: RocksDBKeyedStateBackend, name: str, lower: bytes, upper: bytes | None) -> None:
     """The entries of ``source`` in ``[lower, upper)`` into column family ``name`` of ``backend``."""
-    target = backend.column_family(name)
+    target = backend.db if name == "default" else backend.column_family(name)
     handle = backend.db.get_column_family_handle(name)
     batch = WriteBatch(raw_mode=True)
     batch.set_default_column_family(handle)

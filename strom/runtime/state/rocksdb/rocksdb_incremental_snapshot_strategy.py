@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rocksdict import Checkpoint
+from rocksdict import Checkpoint, Rdict
 
 from strom.exceptions import CheckpointError
 from strom.runtime.checkpoint.metadata import IncrementalRemoteKeyedStateHandle, StateHandle
@@ -37,6 +37,7 @@ __all__ = [
     "META_FILE_NAME",
     "IncrementalSnapshot",
     "RocksIncrementalSnapshotStrategy",
+    "all_column_families",
     "is_shared_file",
 ]
 
@@ -185,13 +186,14 @@ class RocksIncrementalSnapshotStrategy:
         self, backend: RocksDBKeyedStateBackend, checkpoint_id: int, key_group_range: KeyGroupRange
     ) -> IncrementalSnapshot:
         """Flush, take the RocksDB checkpoint, write the meta: O(number of files), on the task thread."""
-        for cf in (backend.db, *backend.column_families().values()):
-            cf.flush(True)
+        families = all_column_families(backend.path, backend.options)
+        for name in ("default", *families):  # every column family, also those the backend's tables do not know
+            (backend.db if name == "default" else backend.db.get_column_family(name)).flush(True)
         local_dir = local_checkpoint_dir(backend.path, checkpoint_id)
         Checkpoint(backend.db).create_checkpoint(local_dir)
         try:
             with open(os.path.join(local_dir, META_FILE_NAME), "w", encoding="utf-8") as f:
-                json.dump(backend_meta(backend, key_group_range), f, sort_keys=True)
+                json.dump(backend_meta(backend, key_group_range, families), f, sort_keys=True)
         except BaseException:
             shutil.rmtree(local_dir, ignore_errors=True)
             raise
@@ -204,7 +206,14 @@ class RocksIncrementalSnapshotStrategy:
         )
 
 
-def backend_meta(backend: RocksDBKeyedStateBackend, key_group_range: KeyGroupRange) -> dict[str, Any]:
+def all_column_families(path: str, options: Any) -> list[str]:
+    """The column families of the database in ``path`` but the default one, as its MANIFEST lists them."""
+    return sorted(name for name in Rdict.list_cf(path, options) if name != "default")
+
+
+def backend_meta(
+    backend: RocksDBKeyedStateBackend, key_group_range: KeyGroupRange, families: list[str]
+) -> dict[str, Any]:
     """The backend's own meta (Flink's ``KeyedBackendSerializationProxy``): states, kinds, column families."""
     return {
         "format": META_FORMAT,
@@ -212,7 +221,7 @@ def backend_meta(backend: RocksDBKeyedStateBackend, key_group_range: KeyGroupRan
         "max_parallelism": backend.max_parallelism,
         "key_groups": [key_group_range.start, key_group_range.end],
         "kinds": {name: list(kind) for name, kind in sorted(backend.registered_kinds().items())},
-        "column_families": sorted(backend.column_families()),
+        "column_families": sorted({*families, *backend.column_families()}),
     }
 
 

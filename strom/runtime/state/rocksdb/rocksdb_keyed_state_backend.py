@@ -51,6 +51,7 @@ from strom.runtime.state.rocksdb.rocksdb_aggregating_state import RocksDBAggrega
 from strom.runtime.state.rocksdb.rocksdb_incremental_snapshot_strategy import (
     IncrementalSnapshot,
     RocksIncrementalSnapshotStrategy,
+    all_column_families,
 )
 from strom.runtime.state.rocksdb.rocksdb_key_serialization_utils import (
     encode_key,
@@ -360,8 +361,8 @@ class RocksDBKeyedStateBackend:
         families: list[str] = []
         try:
             meta = download(self.path)
-            families = list(meta["column_families"])
-            self._open({name: self._options for name in families})
+            families = all_column_families(self.path, self._options)
+            self._open(dict.fromkeys(families, self._options))
         except BaseException:
             shutil.rmtree(self.path, ignore_errors=True)
             os.makedirs(self.path, exist_ok=True)
@@ -381,7 +382,7 @@ class RocksDBKeyedStateBackend:
     def open_existing(cls, path: str, meta: Mapping[str, Any], *, max_parallelism: int) -> RocksDBKeyedStateBackend:
         """A backend over the database in ``path`` (a downloaded checkpoint), its states known from ``meta``."""
         backend = cls(max_parallelism=max_parallelism, path=path, remove_on_dispose=False)
-        for name in meta["column_families"]:
+        for name in all_column_families(path, backend.options):
             cf = backend._cfs[name] = backend.db.get_column_family(name)
             cf.set_write_options(backend._write_options)
         backend.merge_restored_kinds(meta["kinds"])
