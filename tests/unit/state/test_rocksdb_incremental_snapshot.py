@@ -277,3 +277,34 @@ def test_the_compaction_style_is_flinks_key_and_unknown_styles_are_refused(tmp_p
         assert len(values(b)) == 10
     finally:
         b.dispose()
+
+
+def test_the_state_processor_api_reads_a_retained_incremental_checkpoint(harness: Harness) -> None:
+    from strom.runtime.checkpoint.metadata import CheckpointMetadata, OperatorState
+    from strom.state.savepoint import ExistingSavepoint
+
+    b = harness.backend()
+    fill(b, range(200), seed=1)
+    handle, _ = harness.checkpoint(b, 1)
+    location = CheckpointStorageLocation(uri=str(harness.tmp / "ckpt" / "job" / "chk-1"))
+    op = OperatorState(operator_id="sums", parallelism=1, max_parallelism=128, incremental={0: handle})
+    location.write_metadata(CheckpointMetadata(1, "job", 1, False, {"sums": op}, location.uri))
+    savepoint = ExistingSavepoint.load(location.uri)
+    state = savepoint.operator_state("sums")
+    read = {k: v for group in savepoint.key_groups(state) for k, v in group.states["v"][0].items()}
+    assert read == values(b)
+    half = [g.key_group for g in savepoint.key_groups(state, range(64))]
+    assert half and all(kg < 64 for kg in half)
+
+
+def test_an_instance_whose_states_exist_already_takes_the_same_range_by_copying(harness: Harness) -> None:
+    b = harness.backend()
+    fill(b, range(100), seed=1)
+    handle, _ = harness.checkpoint(b, 1)
+    target = harness.backend()
+    early = target.get_state(ValueStateDescriptor("v"))  # registered before the restore: its column family stays
+    RocksDBIncrementalRestoreOperation(
+        target, [handle], ALL, operator_id="op", checkpoint_id=1, reuse_shared=True
+    ).restore()
+    target.current_key = 7
+    assert early.value() == values(b)[7]

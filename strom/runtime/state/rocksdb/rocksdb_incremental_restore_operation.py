@@ -1,8 +1,9 @@
 """Restore of the RocksDB backend from incremental checkpoints (Flink's ``RocksDBIncrementalRestoreOperation``).
 
-* **Same key-group range** (one handle whose range is the subtask's): the files are downloaded into the instance's
-  directory and the database is opened as it is. The backend then knows its SST files are in ``shared/`` already
-  (when the job may reference them: its own checkpoint, or ``CLAIM``), so its next checkpoint uploads only new ones.
+* **Same key-group range** (one handle whose range is the subtask's, and an instance no state uses yet): the files
+  are downloaded into the instance's directory and the database is opened as it is. The backend then knows its SST
+  files are in ``shared/`` already (when the job may reference them: its own checkpoint, or ``CLAIM``), so its next
+  checkpoint uploads only new ones.
 * **Another range** (rescaling): each overlapping handle is downloaded into a directory apart and opened there, and
   the entries of the key groups in range are copied, column family by column family, into the instance (Flink's
   copy of key groups from temporary instances; a key-group range is one contiguous key range).
@@ -107,11 +108,10 @@ class RocksDBIncrementalRestoreOperation:
 
     def restore(self) -> None:
         r = self.key_group_range
-        if len(self.handles) == 1 and (self.handles[0].key_group_start, self.handles[0].key_group_end) == (
-            r.start,
-            r.end,
-        ):
-            self._restore_as_is(self.handles[0])
+        one = self.handles[0] if len(self.handles) == 1 else None
+        same_range = one is not None and (one.key_group_start, one.key_group_end) == (r.start, r.end)
+        if one is not None and same_range and not self.backend.column_families():  # no state holds a family yet
+            self._restore_as_is(one)
             return
         for handle in self.handles:
             self._restore_clipped(handle)
