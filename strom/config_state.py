@@ -46,10 +46,9 @@ class RocksDBOptions:
         "state.backend.rocksdb.compaction.style",
         str,
         "LEVEL",
-        "RocksDB's compaction style: `LEVEL` (RocksDB's and Flink's default) or `UNIVERSAL`. With incremental "
-        "checkpoints, a level compaction into a level that holds most of the state rewrites all of it, and the next "
-        "checkpoint uploads it whole; universal compaction merges the newest sorted runs first and rewrites less "
-        "per checkpoint (`benchmarks/state_incremental.py`), for more space on disk.",
+        "RocksDB's compaction style: `LEVEL` (RocksDB's and Flink's default) or `UNIVERSAL` (fewer rewrites, more "
+        "space). An incremental checkpoint after a compaction uploads the files it rewrote "
+        "(`benchmarks/state_incremental.py` measures both).",
     )
     USE_MANAGED_MEMORY: ConfigOption[bool] = _opt(
         "state.backend.rocksdb.memory.managed",
