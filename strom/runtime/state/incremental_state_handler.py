@@ -51,13 +51,13 @@ def prepare_keyed_snapshot(operator: Any, checkpoint_id: int, *, is_savepoint: b
     checkpoint ``checkpoint_id`` incrementally."""
     backend = getattr(operator, "keyed_backend", None)
     prepare = getattr(backend, "prepare_incremental_snapshot", None)
-    if prepare is None or is_savepoint:
+    if prepare is None:
         return
     info = operator.runtime_context.info
-    if not incremental_enabled(info.state_backend_options):
-        return
     key_groups = _key_group_range(operator)
-    if key_groups is not None:
+    if is_savepoint or key_groups is None or not incremental_enabled(info.state_backend_options):
+        prepare(None)  # canonical: also when an earlier request was never taken (an operator that did not snapshot)
+    else:
         prepare(checkpoint_id, key_groups)
 
 

@@ -15,7 +15,7 @@ import pytest
 from strom.api.state import MapStateDescriptor, ValueStateDescriptor
 from strom.exceptions import CheckpointStorageError, CorruptStateError
 from strom.runtime.checkpoint.metadata import IncrementalRemoteKeyedStateHandle
-from strom.runtime.checkpoint.snapshot import OperatorSnapshot
+from strom.runtime.checkpoint.snapshot import IncrementalKeyedSnapshot, OperatorSnapshot
 from strom.runtime.checkpoint.storage import CheckpointStorageLocation
 from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
 from strom.runtime.state.incremental_state_handler import prepare_keyed_snapshot
@@ -136,8 +136,10 @@ def test_a_savepoint_stays_canonical(harness: Harness) -> None:
             },
         )
 
+    prepare_keyed_snapshot(Op, 6, is_savepoint=False)  # an operator that never took its snapshot
     prepare_keyed_snapshot(Op, 7, is_savepoint=True)
-    assert isinstance(b.async_snapshot()(), dict)  # canonical key-group blobs
+    canonical = b.async_snapshot()
+    assert not isinstance(canonical, IncrementalKeyedSnapshot) and isinstance(canonical(), dict)
     prepare_keyed_snapshot(Op, 8, is_savepoint=False)
     supplier = b.async_snapshot()
     assert OperatorSnapshot(keyed_supplier=supplier).resolve().keyed_incremental is supplier

@@ -267,9 +267,15 @@ class RocksDBKeyedStateBackend:
         """The one place every snapshot path (canonical, incremental) starts at: whatever the task holds in
         front of RocksDB is written into it here, before the snapshot sees the database."""
 
-    def prepare_incremental_snapshot(self, checkpoint_id: int, key_group_range: KeyGroupRange) -> None:
-        """The next :meth:`async_snapshot` is checkpoint ``checkpoint_id`` of an incremental job (not a savepoint)."""
-        self._incremental_request = (checkpoint_id, key_group_range)
+    def prepare_incremental_snapshot(
+        self, checkpoint_id: int | None, key_group_range: KeyGroupRange | None = None
+    ) -> None:
+        """The next :meth:`async_snapshot` is checkpoint ``checkpoint_id`` of an incremental job, of the key groups
+        ``key_group_range`` (``None``: a canonical snapshot, as for a savepoint)."""
+        if checkpoint_id is None or key_group_range is None:
+            self._incremental_request = None
+        else:
+            self._incremental_request = (checkpoint_id, key_group_range)
 
     def async_snapshot(self) -> Callable[[], dict[int, bytes]]:
         """Synchronous part: open one iterator per column family (RocksDB pins what they read as of now) and
