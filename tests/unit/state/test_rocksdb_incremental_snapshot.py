@@ -143,7 +143,12 @@ def test_a_savepoint_stays_canonical(harness: Harness) -> None:
     prepare_keyed_snapshot(Op, 8, is_savepoint=False)
     supplier = b.async_snapshot()
     assert OperatorSnapshot(keyed_supplier=supplier).resolve().keyed_incremental is supplier
-    OperatorSnapshot(keyed_supplier=supplier).cancel()
+    assert supplier() == b.snapshot()  # called as a plain supplier: canonical blobs of the local checkpoint
+    assert not [p for p in os.listdir(b.path) if p.startswith(".strom-chk-")]
+    prepare_keyed_snapshot(Op, 9, is_savepoint=False)
+    dropped = b.async_snapshot()
+    OperatorSnapshot(keyed_supplier=dropped).cancel()  # an aborted checkpoint: the local checkpoint goes
+    assert not [p for p in os.listdir(b.path) if p.startswith(".strom-chk-")]
 
 
 def test_restore_at_the_same_range_opens_the_database_as_is_and_uploads_only_new_files(harness: Harness) -> None:

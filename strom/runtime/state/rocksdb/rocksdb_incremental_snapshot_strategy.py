@@ -19,7 +19,7 @@ import os
 import shutil
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +73,8 @@ class IncrementalSnapshot:
     #: local SST name → its handle in ``shared/``, of the last completed checkpoint this backend knows
     baseline: Mapping[str, StateHandle]
     strategy: RocksIncrementalSnapshotStrategy
+    #: ``RocksDBKeyedStateBackend.open_existing``: a backend over a database directory (for :meth:`__call__`)
+    open_existing: Callable[..., RocksDBKeyedStateBackend]
     cancelled: threading.Event = field(default_factory=threading.Event)
     #: bytes uploaded by :meth:`upload` (new shared files and private files)
     uploaded_bytes: int = 0
@@ -118,14 +120,10 @@ class IncrementalSnapshot:
     def __call__(self) -> dict[int, bytes]:
         """The snapshot as canonical key-group blobs, read from the local checkpoint (for a caller that writes
         canonical state: the backend's ``async_snapshot()`` contract); the local checkpoint is removed after."""
-        from strom.runtime.state.rocksdb.rocksdb_keyed_state_backend import RocksDBKeyedStateBackend
-
         try:
             with open(os.path.join(self.local_dir, META_FILE_NAME), encoding="utf-8") as f:
                 meta = json.load(f)
-            backend = RocksDBKeyedStateBackend.open_existing(
-                self.local_dir, meta, max_parallelism=int(meta["max_parallelism"])
-            )
+            backend = self.open_existing(self.local_dir, meta, max_parallelism=int(meta["max_parallelism"]))
             try:
                 return backend.snapshot()
             finally:
@@ -203,6 +201,7 @@ class RocksIncrementalSnapshotStrategy:
             local_dir=local_dir,
             baseline=self.baseline(),
             strategy=self,
+            open_existing=type(backend).open_existing,
         )
 
 
