@@ -34,6 +34,8 @@ class IncrementalKeyedSnapshot(Protocol):
 
     def dispose(self) -> None: ...
 
+    def discard_uploads(self) -> None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class OperatorSnapshot:

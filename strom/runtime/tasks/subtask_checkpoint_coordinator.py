@@ -403,10 +403,15 @@ class SubtaskCheckpointCoordinator:
 
 
 def _dispose_incremental(snapshots: dict[str, OperatorSnapshot]) -> None:
-    """Local RocksDB checkpoints a failed write did not get to (an upload removes its own when it ends)."""
+    """A failed write: local RocksDB checkpoints it did not get to (an upload removes its own when it ends), and the
+    shared files the uploads that succeeded wrote (the checkpoint is declined: nothing references them)."""
     for snap in snapshots.values():
         if snap.keyed_incremental is not None:
             snap.keyed_incremental.dispose()
+            try:
+                snap.keyed_incremental.discard_uploads()
+            except Exception as exc:  # best effort: an orphan in shared/ costs space only
+                log.warning("discarding the uploads of a failed checkpoint failed: %s", exc)
 
 
 def _cancel(snapshots: dict[str, OperatorSnapshot]) -> None:

@@ -315,3 +315,22 @@ def test_an_instance_whose_states_exist_already_takes_the_same_range_by_copying(
     ).restore()
     target.current_key = 7
     assert early.value() == values(b)[7]
+
+
+def test_a_checkpoint_failing_after_an_upload_discards_only_the_files_that_upload_wrote(harness: Harness) -> None:
+    b = harness.backend()
+    fill(b, range(300), seed=1)
+    first, _ = harness.checkpoint(b, 1)
+    b.notify_checkpoint_complete(1)
+    fill(b, range(3), seed=2)
+    b.prepare_incremental_snapshot(2, ALL)
+    snap = OperatorSnapshot(keyed_supplier=b.async_snapshot()).resolve().keyed_incremental
+    assert snap is not None
+    second = snap.upload(CheckpointStorageLocation(uri=str(harness.tmp / "ckpt" / "job" / "chk-2")), "op-2")
+    new = [h for name, h in second.shared.items() if name not in first.shared]
+    assert new and snap.new_shared == new
+    snap.discard_uploads()  # another operator of the task failed: checkpoint 2 is declined
+    assert not any(os.path.exists(h.uri) for h in new)
+    assert all(os.path.exists(h.uri) for h in first.shared.values())
+    third, _ = harness.checkpoint(b, 3)  # 2 is no base: its files are uploaded anew
+    assert not {h.uri for h in third.shared.values()} & {h.uri for h in new}

@@ -78,6 +78,8 @@ class IncrementalSnapshot:
     cancelled: threading.Event = field(default_factory=threading.Event)
     #: bytes uploaded by :meth:`upload` (new shared files and private files)
     uploaded_bytes: int = 0
+    #: the shared files :meth:`upload` wrote (not those it referenced)
+    new_shared: list[StateHandle] = field(default_factory=list)
 
     def upload(self, location: Any, name_prefix: str) -> IncrementalRemoteKeyedStateHandle:
         """Upload what is new through ``location.upload_file`` (a ``CheckpointStorageLocation``); on any failure
@@ -108,6 +110,7 @@ class IncrementalSnapshot:
             raise
         finally:
             self.dispose()
+        self.new_shared = new
         self.strategy.uploaded(self.checkpoint_id, shared)
         return IncrementalRemoteKeyedStateHandle(
             key_group_start=self.key_group_range.start,
@@ -130,6 +133,13 @@ class IncrementalSnapshot:
                 backend.dispose()
         finally:
             self.dispose()
+
+    def discard_uploads(self) -> None:
+        """The checkpoint fails after this upload (another operator's failed): the shared files only it wrote go —
+        the JobMaster never hears of them."""
+        self.strategy.notify_checkpoint_aborted(self.checkpoint_id)
+        _delete_quietly(self.new_shared)
+        self.new_shared = []
 
     def cancel(self) -> None:
         """The checkpoint was aborted: an upload in progress stops; a snapshot not uploaded yet is dropped."""
