@@ -125,3 +125,35 @@ def test_a_retained_incremental_checkpoint_restarts_at_parallelism_1_and_a_delet
     message = str(refused.value)
     assert str(victim) in message and f"checkpoint {checkpoint_id}" in message and "no such file" in message
     assert not (tmp_path / "out3").exists() or not committed_rows(tmp_path / "out3")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_job_restarted_in_claim_mode_owns_the_retained_checkpoint_and_deletes_it_in_time(tmp_path: Path) -> None:
+    count = 200_000  # the claiming job runs long enough for two checkpoints of its own (a key within one split)
+    out = tmp_path / "out"
+    env = incremental_env(2, tmp_path / "checkpoints")
+    env.get_checkpoint_config().set_externalized_checkpoint_retention(
+        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
+    )
+    running_sums_job(env, count, out, records_per_second=20_000)
+    client = env.execute_async("incremental, to be claimed")
+    completed_checkpoints(client, 2)
+    client.cancel()
+    (job_dir,) = (tmp_path / "checkpoints").iterdir()
+    ((checkpoint_id, referenced),) = referenced_shared(job_dir).items()
+    assert referenced <= shared_files(job_dir)
+
+    env2 = incremental_env(2, tmp_path / "checkpoints2")  # same parallelism: each database opened as it is
+    env2.get_configuration().set_string("execution.savepoint-restore-mode", "CLAIM")
+    running_sums_job(env2, count, out, records_per_second=40_000)
+    client2 = env2.execute_async("claimed", savepoint_path=str(job_dir / f"chk-{checkpoint_id}"))
+    completed_checkpoints(client2, 2)
+    deadline = time.monotonic() + 10  # (the statistics may show a completion just before the subsumption ran)
+    while (job_dir / f"chk-{checkpoint_id}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not (job_dir / f"chk-{checkpoint_id}").exists(), "subsumed: the claiming job owns it"
+    result = client2.get_job_execution_result()
+    assert result.num_restarts == 0
+    assert Counter(committed_rows(out)) == Counter(expected_rows(count))
+    assert not referenced & shared_files(job_dir), "its shared files went once nothing referenced them"
