@@ -88,6 +88,14 @@ class RocksDBOptions:
         "each key group's earliest timers cached on the heap) or `HEAP` (on the heap, written into the snapshot "
         "with the keyed state). Checkpoints and savepoints of either restore into the other.",
     )
+    COMPACTION_STYLE: ConfigOption[str] = _opt(
+        "state.backend.rocksdb.compaction.style",
+        str,
+        "LEVEL",
+        "RocksDB's compaction style: `LEVEL` (RocksDB's and Flink's default) or `UNIVERSAL` (fewer rewrites, more "
+        "space). An incremental checkpoint after a compaction uploads the files it rewrote "
+        "(`benchmarks/state_incremental.py` measures both).",
+    )
     USE_MANAGED_MEMORY: ConfigOption[bool] = _opt(
         "state.backend.rocksdb.memory.managed",
         bool,
@@ -217,6 +225,25 @@ class CheckpointingOptions:
         "",
         "Savepoint or retained checkpoint directory (or its `_metadata` file) to restore the job from; empty: "
         "start without state.",
+    )
+    INCREMENTAL_CHECKPOINTS: ConfigOption[bool] = _opt(
+        "execution.checkpointing.incremental",
+        bool,
+        False,
+        "Incremental checkpoints of the RocksDB backend: a checkpoint uploads only the SST files the last completed "
+        "one did not hold, into `<dir>/<job-id>/shared/`, where a file lives as long as a retained checkpoint "
+        "references it. The heap backend and savepoints stay full. Flink's `state.backend.incremental` is read as "
+        "this key.",
+        deprecated_keys=("state.backend.incremental",),
+    )
+    RESTORE_MODE: ConfigOption[str] = _opt(
+        "execution.savepoint-restore-mode",
+        str,
+        "NO_CLAIM",
+        "Who owns the checkpoint a job is started from (`execution.savepoint.path`): NO_CLAIM (the new job never "
+        "deletes it; its first checkpoint uploads every file) or CLAIM (the new job owns it: a retained checkpoint of "
+        "its own, deleted once subsumed, with the shared files no newer checkpoint references). Savepoints are never "
+        "claimed.",
     )
     SAVEPOINT_RESTORE_UNVERIFIED: ConfigOption[bool] = _opt(
         "execution.savepoint.restore-unverified",

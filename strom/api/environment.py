@@ -330,6 +330,8 @@ class StreamExecutionEnvironment:
         """Where keyed state lives (Flink's ``setStateBackend``): ``HashMapStateBackend()`` (the heap,
         ``state.backend.type: hashmap``) or ``EmbeddedRocksDBStateBackend()`` (``rocksdb``)."""
         self._config.set(StateBackendOptions.STATE_BACKEND, backend_type(state_backend))
+        for option, value in state_backend.configuration():
+            self._config.set(option, value)
         return self
 
     def get_state_backend(self) -> StateBackend:

@@ -85,6 +85,12 @@ class OperatorRestoreDescriptor:
     channel: Any = None  # StateHandle of this subtask's in-flight buffers (unaligned checkpoint, head operator)
     #: restored at another parallelism: the old channels whose in-flight data this subtask takes (``channel`` None)
     rescaled_channels: tuple[RescaledChannel, ...] = ()
+    #: keyed state as incremental RocksDB checkpoints: the old subtasks' IncrementalRemoteKeyedStateHandles whose
+    #: key groups overlap this subtask's (instead of ``keyed``)
+    incremental: tuple[Any, ...] = ()
+    #: whether the restored backend may reference the shared files of ``incremental`` in its next checkpoints (the
+    #: job's own checkpoint, or restore mode CLAIM); False: its first checkpoint uploads every file
+    reuse_shared: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -212,7 +212,7 @@ def read_all(savepoint: ExistingSavepoint, uid: str, function: KeyedStateReaderF
 
 
 def _check_has_keyed_state(savepoint: ExistingSavepoint, state: OperatorState) -> None:
-    if not state.keyed:
+    if not state.keyed and not state.incremental:
         raise CheckpointError(
             f"expected keyed state for operator {state.operator_id!r} in the savepoint {savepoint.path}; got only "
             f"{'operator (list / union / broadcast) state' if state.operator else 'no state'}; hint: read it with "

@@ -135,10 +135,37 @@ class ExistingSavepoint:
         return decode_key_group(blob, key_group)
 
     def key_groups(self, state: OperatorState, key_groups: Iterable[int] | None = None) -> Iterator[KeyGroupState]:
-        """The non-empty key groups of ``state`` (those of ``key_groups`` only, when given), in order."""
+        """The non-empty key groups of ``state`` (those of ``key_groups`` only, when given), in order. A retained
+        incremental RocksDB checkpoint's are read from its RocksDB files into the canonical form first."""
+        if state.incremental:
+            yield from self._incremental_key_groups(state, key_groups)
+            return
         wanted = sorted(state.keyed) if key_groups is None else [kg for kg in key_groups if kg in state.keyed]
         for kg in wanted:
             yield self.read_key_group(state, kg)
+
+    def _incremental_key_groups(
+        self, state: OperatorState, key_groups: Iterable[int] | None
+    ) -> Iterator[KeyGroupState]:
+        import tempfile
+
+        from strom.runtime.state.key_groups import KeyGroupRange
+        from strom.runtime.state.rocksdb.rocksdb_incremental_restore_operation import canonical_key_groups
+
+        wanted = None if key_groups is None else set(key_groups)
+        if wanted is not None and not wanted:
+            return
+        blobs = canonical_key_groups(
+            [state.incremental[i] for i in sorted(state.incremental)],
+            None if wanted is None else KeyGroupRange(min(wanted), max(wanted)),
+            max_parallelism=state.max_parallelism,
+            scratch_dir=tempfile.gettempdir(),
+            operator_id=state.operator_id,
+            checkpoint_id=self.metadata.checkpoint_id,
+        )
+        for kg in sorted(blobs):
+            if wanted is None or kg in wanted:
+                yield decode_key_group(blobs[kg], kg)
 
     def operator_states(self, state: OperatorState) -> OperatorStates:
         """The operator (list / union / broadcast) state of every old subtask of ``state``, checked, decoded."""

@@ -41,8 +41,14 @@ from strom.runtime.checkpoint.coordinator import (
     ScheduleTimeout,
     TriggerTasks,
 )
-from strom.runtime.checkpoint.metadata import CheckpointMetadata, OperatorState, StateHandle
+from strom.runtime.checkpoint.metadata import (
+    CheckpointMetadata,
+    IncrementalRemoteKeyedStateHandle,
+    OperatorState,
+    StateHandle,
+)
 from strom.runtime.checkpoint.plan_calculator import DefaultCheckpointPlanCalculator
+from strom.runtime.checkpoint.shared_state_registry import shared_handles_of
 from strom.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from strom.runtime.network.events import CheckpointOptions
 from strom.runtime.operators.coordination import TriggerCheckpointMessage
@@ -216,6 +222,8 @@ class CheckpointDriver:
 
     # -- messages from tasks -----------------------------------------------------------------------
     def receive_acknowledge(self, attempt_id: str, checkpoint_id: int, states: Any, stats: dict[str, float]) -> None:
+        if checkpoint_id not in self.coordinator.pending:  # late: its checkpoint is gone, so are the files only it has
+            self._discard_shared(checkpoint_id, _shared_handles({attempt_id: states}))
         self._run(self.coordinator.receive_acknowledge(checkpoint_id, attempt_id, states, stats))
 
     def receive_decline(self, attempt_id: str, checkpoint_id: int, reason: str, counts: bool) -> None:
@@ -270,6 +278,7 @@ class CheckpointDriver:
                 self._aborted(action)
             elif isinstance(action, DisposeCheckpoint):
                 self._dispose(action.checkpoint_id)
+                self._discard_shared(action.checkpoint_id, _shared_handles(action.states))
             elif isinstance(action, FailJob):
                 self.listener.on_global_failure(action.reason)
 
@@ -334,6 +343,7 @@ class CheckpointDriver:
             writes = self._coordinator_writes.pop(cid, None)
             coordinator_states = await writes if writes is not None else {}
             metadata = self._build_metadata(pending, location.uri, coordinator_states)
+            _check_shared_files(metadata, self.storage)
             await asyncio.to_thread(location.write_metadata, metadata)
             store = self.completed_checkpoint_store
             if store is not None and not metadata.is_savepoint:
@@ -352,6 +362,7 @@ class CheckpointDriver:
         keyed: dict[str, dict[int, StateHandle]] = {}
         operator: dict[str, dict[int, StateHandle]] = {}
         channel: dict[str, dict[int, StateHandle]] = {}
+        incremental: dict[str, dict[int, IncrementalRemoteKeyedStateHandle]] = {}
         shape: dict[str, tuple[int, int]] = {}
         for attempt_id, states in pending.states.items():
             subtask, parallelism, max_parallelism = self.plan_calculator.subtask_of(attempt_id)
@@ -362,6 +373,8 @@ class CheckpointDriver:
                     operator.setdefault(op_id, {})[subtask] = handles.operator
                 if handles.channel is not None:
                     channel.setdefault(op_id, {})[subtask] = handles.channel
+                if getattr(handles, "incremental", None) is not None:
+                    incremental.setdefault(op_id, {})[subtask] = handles.incremental
         coordinator_states = coordinator_states or {}
         for op_id in coordinator_states:
             if op_id not in shape:  # no subtask acknowledged state for it (all finished before)
@@ -375,6 +388,7 @@ class CheckpointDriver:
                 operator=operator.get(op_id, {}),
                 channel=channel.get(op_id, {}),
                 coordinator=coordinator_states.get(op_id),
+                incremental=incremental.get(op_id, {}),
             )
             for op_id, (p, mp) in shape.items()
         }
@@ -433,6 +447,14 @@ class CheckpointDriver:
         if location is not None:
             self.task_group.create_task(_dispose(location, checkpoint_id), name=f"dispose {checkpoint_id}")
 
+    def _discard_shared(self, checkpoint_id: int, handles: list[StateHandle]) -> None:
+        """An aborted checkpoint's files in ``shared/`` that no completed checkpoint registered: only it had them."""
+        if handles:
+            discard = self.storage.discard_unregistered
+            self.task_group.create_task(
+                _discard_shared(discard, handles, checkpoint_id), name=f"discard shared files of {checkpoint_id}"
+            )
+
     def _cancel_timeout(self, checkpoint_id: int) -> None:
         handle = self._timeouts.pop(checkpoint_id, None)
         if handle is not None:
@@ -450,6 +472,39 @@ async def _dispose(location: Any, checkpoint_id: int) -> None:
         await asyncio.to_thread(location.dispose)
     except Exception as exc:
         log.warning("checkpoint %d: deleting its directory failed: %s", checkpoint_id, exc)
+
+
+def _check_shared_files(metadata: CheckpointMetadata, storage: CheckpointStorage) -> None:
+    """A checkpoint never completes referencing a shared file deleted already (a task that learnt of completed
+    checkpoints late referenced the files of one subsumed meanwhile): it is aborted, the next one uploads anew."""
+    deleted = storage.registry.discarded_among(shared_handles_of(metadata))
+    if deleted:
+        raise CheckpointError(
+            f"expected checkpoint {metadata.checkpoint_id} to reference only shared files that exist; got "
+            f"{len(deleted)} deleted already (e.g. {deleted[0].uri}); hint: the tasks learnt late that newer "
+            "checkpoints completed — the next checkpoint uploads the files again"
+        )
+
+
+def _shared_handles(states: Mapping[str, Any]) -> list[StateHandle]:
+    """The shared files the acknowledgements ``states`` (execution id → operator id → handles) reference."""
+    out: list[StateHandle] = []
+    for per_operator in states.values():
+        for handles in (per_operator or {}).values():
+            inc = getattr(handles, "incremental", None)
+            if inc is not None:
+                out.extend(inc.shared.values())
+    return out
+
+
+async def _discard_shared(discard: Callable[[list[StateHandle]], int], handles: list[StateHandle], cid: int) -> None:
+    try:
+        removed = await asyncio.to_thread(discard, handles)
+    except Exception as exc:
+        log.warning("checkpoint %d: deleting its shared files failed: %s", cid, exc)
+        return
+    if removed:
+        log.info("checkpoint %d aborted: %d shared file(s) only it uploaded deleted", cid, removed)
 
 
 def _log_periodic_outcome(fut: asyncio.Future[str]) -> None:

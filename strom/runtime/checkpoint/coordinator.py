@@ -15,6 +15,7 @@ pending ones older than *n*; more than ``tolerable_failures`` failed checkpoints
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,6 +124,8 @@ class NotifyCheckpointAborted:
 @dataclass(frozen=True, slots=True)
 class DisposeCheckpoint:
     checkpoint_id: int
+    #: execution id -> what its task acknowledged before the abort (the files it wrote, shared ones included)
+    states: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,7 +336,7 @@ class CheckpointCoordinator:
         )
         actions: list[CoordinatorAction] = [
             NotifyCheckpointAborted(p.checkpoint_id, p.tasks_to_ack, reason),
-            DisposeCheckpoint(p.checkpoint_id),
+            DisposeCheckpoint(p.checkpoint_id, dict(p.states)),
         ]
         if counts and not p.is_savepoint:
             self.consecutive_failures += 1

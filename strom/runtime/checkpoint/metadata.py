@@ -34,7 +34,14 @@ from typing import Any
 from strom.exceptions import CheckpointStorageError, CorruptStateError
 from strom.runtime.checkpoint.checksum import CHECKSUM_ALGORITHM, checksum, older_checkpoint_hint
 
-__all__ = ["METADATA_FORMAT", "METADATA_VERSION", "CheckpointMetadata", "OperatorState", "StateHandle"]
+__all__ = [
+    "METADATA_FORMAT",
+    "METADATA_VERSION",
+    "CheckpointMetadata",
+    "IncrementalRemoteKeyedStateHandle",
+    "OperatorState",
+    "StateHandle",
+]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +66,29 @@ class StateHandle:
 
 
 @dataclass(frozen=True, slots=True)
+class IncrementalRemoteKeyedStateHandle:
+    """The keyed state of one operator subtask as a RocksDB checkpoint (Flink's
+    ``IncrementalRemoteKeyedStateHandle``): the SST files, kept once in the job's ``shared/`` directory and
+    referenced by every checkpoint that still holds them, and the private files of this checkpoint (MANIFEST,
+    CURRENT, OPTIONS, WAL, the backend's meta) in its own directory. Keys of ``shared`` and ``private`` are the
+    file names inside the RocksDB instance; a restore downloads each under that name."""
+
+    key_group_start: int
+    key_group_end: int
+    """The key groups the backend held, ``start..end`` inclusive."""
+    checkpoint_id: int
+    shared: Mapping[str, StateHandle] = field(default_factory=dict)
+    private: Mapping[str, StateHandle] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return sum(h.size for h in self.shared.values()) + sum(h.size for h in self.private.values())
+
+    def overlaps(self, start: int, end: int) -> bool:
+        return self.key_group_start <= end and start <= self.key_group_end
+
+
+@dataclass(frozen=True, slots=True)
 class OperatorState:
     """The state of one operator (by operator id: its uid or generated id) in one checkpoint."""
 
@@ -73,6 +103,12 @@ class OperatorState:
     """Subtask index → in-flight buffers persisted by an unaligned checkpoint."""
     coordinator: StateHandle | None = None
     """The operator coordinator's state (e.g. a source's split assignment)."""
+    incremental: Mapping[int, IncrementalRemoteKeyedStateHandle] = field(default_factory=dict)
+    """Subtask index → its keyed state as an incremental RocksDB checkpoint (instead of ``keyed``)."""
+
+    def shared_handles(self) -> list[StateHandle]:
+        """The handles into the job's ``shared/`` directory this operator's state references."""
+        return [h for inc in self.incremental.values() for h in inc.shared.values()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,13 +182,28 @@ def _operator_to_json(op: OperatorState, base: str) -> dict[str, Any]:
     def handles(m: Mapping[int, StateHandle]) -> dict[str, Any]:
         return {str(k): _handle_to_json(h, base) for k, h in sorted(m.items())}
 
-    return {
+    out: dict[str, Any] = {
         "parallelism": op.parallelism,
         "max_parallelism": op.max_parallelism,
         "keyed": handles(op.keyed),
         "operator": handles(op.operator),
         "channel": handles(op.channel),
         "coordinator": None if op.coordinator is None else _handle_to_json(op.coordinator, base),
+    }
+    if op.incremental:  # only then: documents without incremental state stay as before
+        out["incremental"] = {str(i): _incremental_to_json(inc, base) for i, inc in sorted(op.incremental.items())}
+    return out
+
+
+def _incremental_to_json(inc: IncrementalRemoteKeyedStateHandle, base: str) -> dict[str, Any]:
+    def files(m: Mapping[str, StateHandle]) -> dict[str, Any]:
+        return {name: _handle_to_json(h, base) for name, h in sorted(m.items())}
+
+    return {
+        "key_groups": [inc.key_group_start, inc.key_group_end],
+        "checkpoint_id": inc.checkpoint_id,
+        "shared": files(inc.shared),
+        "private": files(inc.private),
     }
 
 
@@ -306,7 +357,51 @@ class _Parser:
             coordinator=None
             if coordinator_raw is None
             else self.handle(coordinator_raw, _at(where, "coordinator"), base),
+            incremental=self.incrementals(raw, where, base, parallelism=parallelism, max_parallelism=max_parallelism),
         )
+
+    def incrementals(
+        self, raw: dict[str, Any], where: str, base: str, *, parallelism: int, max_parallelism: int
+    ) -> dict[int, IncrementalRemoteKeyedStateHandle]:
+        value = raw.get("incremental", {})
+        where = _at(where, "incremental")
+        if not isinstance(value, dict):
+            raise self._corrupt(where, "an object of subtask index → incremental keyed state", value)
+        out: dict[int, IncrementalRemoteKeyedStateHandle] = {}
+        for k, inc in value.items():
+            index = int(k) if k.isdigit() else -1
+            if not 0 <= index < parallelism or str(index) != k:
+                raise self._corrupt(where, f"subtask indexes in [0, {parallelism})", k)
+            at = f"{where}[{k}]"
+            if not isinstance(inc, dict):
+                raise self._corrupt(at, "an object", inc)
+            groups = inc.get("key_groups")
+            if (
+                not isinstance(groups, list)
+                or len(groups) != 2
+                or not all(type(g) is int for g in groups)
+                or not 0 <= groups[0] <= groups[1] < max_parallelism
+            ):
+                raise self._corrupt(_at(at, "key_groups"), f"[start, end] within [0, {max_parallelism})", groups)
+            out[index] = IncrementalRemoteKeyedStateHandle(
+                key_group_start=groups[0],
+                key_group_end=groups[1],
+                checkpoint_id=self.integer(inc, "checkpoint_id", at, minimum=0),
+                shared=self.files(inc, "shared", at, base),
+                private=self.files(inc, "private", at, base),
+            )
+        return out
+
+    def files(self, raw: dict[str, Any], key: str, where: str, base: str) -> dict[str, StateHandle]:
+        value = raw.get(key)
+        if not isinstance(value, dict):
+            raise self._corrupt(_at(where, key), "an object of file name → state handle", value)
+        out: dict[str, StateHandle] = {}
+        for name, h in value.items():
+            if not name or "/" in name or name in (".", ".."):
+                raise self._corrupt(_at(where, key), "plain file names", name)
+            out[name] = self.handle(h, f"{_at(where, key)}[{name!r}]", base)
+        return out
 
     def handles(
         self, raw: dict[str, Any], key: str, where: str, base: str, *, bound: int, what: str

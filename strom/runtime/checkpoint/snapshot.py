@@ -4,14 +4,37 @@ and ``OperatorSubtaskState``).
 The synchronous part of a checkpoint (on the task thread) yields an :class:`OperatorSnapshot` whose keyed state may
 still be a *supplier* — the keyed backend's ``async_snapshot()``, a point-in-time copy not yet serialized (Flink's
 ``keyedStateManagedFuture``); the asynchronous part calls :meth:`OperatorSnapshot.resolve` off the task thread to
-get the bytes, or :meth:`OperatorSnapshot.cancel` when the checkpoint is dropped first."""
+get the bytes, or :meth:`OperatorSnapshot.cancel` when the checkpoint is dropped first.
+
+An incremental RocksDB checkpoint's supplier is an :class:`IncrementalKeyedSnapshot` instead: resolving keeps it as
+``keyed_incremental``, and the asynchronous part uploads its files into the checkpoint's location."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["OperatorRestoreState", "OperatorSnapshot", "OperatorSubtaskStateHandles"]
+from strom.runtime.checkpoint.metadata import IncrementalRemoteKeyedStateHandle
+
+__all__ = ["IncrementalKeyedSnapshot", "OperatorRestoreState", "OperatorSnapshot", "OperatorSubtaskStateHandles"]
+
+
+@runtime_checkable
+class IncrementalKeyedSnapshot(Protocol):
+    """The synchronous part of an incremental keyed snapshot (a local RocksDB checkpoint), uploaded off the task
+    thread by :meth:`upload` into a ``CheckpointStorageLocation`` (Flink's ``RocksIncrementalSnapshotStrategy``'s
+    asynchronous part)."""
+
+    uploaded_bytes: int
+
+    def upload(self, location: Any, name_prefix: str) -> IncrementalRemoteKeyedStateHandle: ...
+
+    def cancel(self) -> None: ...
+
+    def dispose(self) -> None: ...
+
+    def discard_uploads(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +46,8 @@ class OperatorSnapshot:
     keyed: Mapping[int, bytes] = field(default_factory=dict)
     operator: bytes | None = None
     keyed_supplier: Callable[[], Mapping[int, bytes]] | None = None
+    #: resolved from an incremental supplier: uploaded by the asynchronous part instead of ``keyed``
+    keyed_incremental: IncrementalKeyedSnapshot | None = None
 
     @property
     def size(self) -> int:
@@ -31,20 +56,28 @@ class OperatorSnapshot:
     @property
     def is_empty(self) -> bool:
         """No state at all (resolved snapshots only)."""
-        return not self.keyed and self.operator is None and self.keyed_supplier is None
+        return (
+            not self.keyed and self.operator is None and self.keyed_supplier is None and self.keyed_incremental is None
+        )
 
     def resolve(self) -> OperatorSnapshot:
         """The asynchronous part: the snapshot with its keyed bytes (calls the supplier once; raises what it
-        raises). Off the task thread."""
+        raises), or with its incremental snapshot still to upload. Off the task thread."""
         if self.keyed_supplier is None:
             return self
+        if isinstance(self.keyed_supplier, IncrementalKeyedSnapshot):
+            return OperatorSnapshot(operator=self.operator, keyed_incremental=self.keyed_supplier)
         return OperatorSnapshot(keyed=self.keyed_supplier(), operator=self.operator)
 
     def cancel(self) -> None:
-        """The checkpoint will not use this snapshot: stop the supplier's work (a forked child) if it can."""
-        cancel = getattr(self.keyed_supplier, "cancel", None)
-        if cancel is not None:
-            cancel()
+        """The checkpoint will not use this snapshot: stop the supplier's work (a forked child) if it can; a local
+        incremental checkpoint not uploaded is removed."""
+        for part in (self.keyed_supplier, self.keyed_incremental):
+            cancel = getattr(part, "cancel", None)
+            if cancel is not None:
+                cancel()
+            if isinstance(part, IncrementalKeyedSnapshot):
+                part.dispose()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +87,7 @@ class OperatorSubtaskStateHandles:
     keyed: Mapping[int, object] = field(default_factory=dict)  # key group -> StateHandle
     operator: object | None = None  # StateHandle
     channel: object | None = None  # StateHandle: in-flight buffers of an unaligned checkpoint (head operator)
+    incremental: IncrementalRemoteKeyedStateHandle | None = None  # keyed state as an incremental RocksDB checkpoint
 
 
 @dataclass(frozen=True, slots=True)

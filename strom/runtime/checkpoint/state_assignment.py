@@ -36,7 +36,7 @@ def check_savepoint_matches(metadata: CheckpointMetadata, job_graph: JobGraph, *
     for v in job_graph.vertices.values():
         for cfg in v.chain:
             st = metadata.operator_states.get(cfg.operator_id)
-            if st is not None and st.keyed and st.max_parallelism != v.max_parallelism:
+            if st is not None and (st.keyed or st.incremental) and st.max_parallelism != v.max_parallelism:
                 raise CheckpointError(
                     f"expected operator '{cfg.name}' to keep the max parallelism {st.max_parallelism} of its "
                     f"keyed state in {metadata.external_pointer}; got {v.max_parallelism}; hint: the max "
@@ -76,11 +76,18 @@ def check_channel_state_matches(metadata: CheckpointMetadata, job_graph: JobGrap
 
 
 def restore_descriptors(
-    metadata: CheckpointMetadata, job_graph: JobGraph, vertex: JobVertex, subtask_index: int
+    metadata: CheckpointMetadata,
+    job_graph: JobGraph,
+    vertex: JobVertex,
+    subtask_index: int,
+    *,
+    reuse_shared: bool = False,
 ) -> dict[str, OperatorRestoreDescriptor]:
-    """The state each operator of subtask ``subtask_index`` of ``vertex`` restores: its key groups, every old
-    operator state, its in-flight buffers — at another parallelism, the head operator gets the old channels whose
-    in-flight data the subtask takes instead, and no output state is re-sent."""
+    """The state each operator of subtask ``subtask_index`` of ``vertex`` restores: its key groups (or the incremental
+    RocksDB checkpoints of the old subtasks that held them), every old operator state, its in-flight buffers — at
+    another parallelism, the head operator gets the old channels whose in-flight data the subtask takes instead, and
+    no output state is re-sent. ``reuse_shared``: the restored backends may reference the checkpoint's shared files
+    (see :meth:`~strom.runtime.checkpoint.storage.CheckpointStorage.register_restored`)."""
     out: dict[str, OperatorRestoreDescriptor] = {}
     kg_range = compute_key_group_range_for_operator_index(vertex.max_parallelism, vertex.parallelism, subtask_index)
     rescaled = is_rescaled(metadata, job_graph)
@@ -99,5 +106,9 @@ def restore_descriptors(
             old_parallelism=st.parallelism,
             channel=None if rescaled else st.channel.get(subtask_index),
             rescaled_channels=pieces,
+            incremental=tuple(
+                inc for _, inc in sorted(st.incremental.items()) if inc.overlaps(kg_range.start, kg_range.end)
+            ),
+            reuse_shared=reuse_shared,
         )
     return out

@@ -5,7 +5,12 @@ Layout, through fsspec (``file://``, a plain local path, ``memory://``, ``s3://`
 
     <execution.checkpointing.dir>/<job id>/chk-<n>/<state files>     written by the tasks
     <execution.checkpointing.dir>/<job id>/chk-<n>/_metadata          written last, by the JobMaster
+    <execution.checkpointing.dir>/<job id>/shared/<unique>.sst        incremental RocksDB checkpoints' SST files,
+                                                                       referenced by every checkpoint that holds them
     <savepoint target dir>/savepoint-<job id[:6]>-<random hex>/...    a savepoint: same content, never pruned
+
+Shared files are counted by the :class:`~strom.runtime.checkpoint.shared_state_registry.SharedStateRegistry` and
+deleted when no retained checkpoint references them any more.
 
 Every state file and each key-group slice of one carries an xxh3-64 checksum in its handle, taken as the bytes
 are written and verified as they are read (:mod:`strom.runtime.checkpoint.checksum`); ``_metadata`` carries its
@@ -16,6 +21,7 @@ reaches the TaskManager processes; each call opens the file system anew.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import errno
 import logging
@@ -28,9 +34,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import fsspec.core
+import xxhash
 
 from strom.exceptions import CheckpointStorageError, ConfigurationError, CorruptStateError
 from strom.runtime.checkpoint.checksum import (
+    CHECKSUM_ALGORITHM,
     ChecksumWriter,
     checksum,
     describe_state,
@@ -38,6 +46,7 @@ from strom.runtime.checkpoint.checksum import (
     verify_checksum,
 )
 from strom.runtime.checkpoint.metadata import CheckpointMetadata, StateHandle
+from strom.runtime.checkpoint.shared_state_registry import RestoreMode, SharedStateRegistry, shared_handles_of
 
 __all__ = [
     "METADATA_FILE_NAME",
@@ -46,6 +55,7 @@ __all__ = [
     "ExternalizedCheckpointRetention",
     "LocalStateCopy",
     "check_verifiable",
+    "download_file",
     "read_state",
     "resolve_checkpoint_pointer",
     "verify_state_files",
@@ -54,6 +64,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 METADATA_FILE_NAME = "_metadata"
+SHARED_STATE_DIR = "shared"
+_FILE_CHUNK = 4 << 20
 _IN_PROGRESS_SUFFIX = ".inprogress"
 _CHECKPOINT_DIR = re.compile(r"^chk-(\d+)$")
 
@@ -242,6 +254,30 @@ class CheckpointStorageLocation:
         self.keep_local(local, target, parts.values())
         return handles
 
+    def upload_file(self, name: str, local_path: str, *, shared: bool) -> StateHandle:
+        """Copy the local file ``local_path`` to ``<uri>/<name>`` — or, ``shared``, to the job's
+        ``<uri>/../shared/<name>`` (incremental checkpoints; ``name`` must be unique there) — streamed, with its
+        checksum taken on the way; return its handle."""
+        _check_name(name)
+        directory_uri = _join(self.uri.rstrip("/").rsplit("/", 1)[0], SHARED_STATE_DIR) if shared else self.uri
+        fs, directory = _fs(directory_uri)
+        target = _join(directory_uri, name)
+        size = 0
+        try:
+            fs.makedirs(directory, exist_ok=True)
+            with open(local_path, "rb") as source, fs.open(_join(directory, name), "wb") as f:
+                hasher = xxhash.xxh3_64()
+                while chunk := source.read(_FILE_CHUNK):
+                    hasher.update(chunk)
+                    f.write(chunk)
+                    size += len(chunk)
+        except OSError as e:
+            raise CheckpointStorageError(
+                f"expected to upload {local_path} as the state file {target}; got {e!r}; "
+                "hint: check that execution.checkpointing.dir is writable from every TaskManager"
+            ) from e
+        return StateHandle(uri=target, size=size, checksum=hasher.hexdigest())
+
     def write_metadata(self, metadata: CheckpointMetadata) -> None:
         """Write ``_metadata``, the mark of a completed checkpoint, after every state file.
 
@@ -333,6 +369,69 @@ def read_state(
     return data
 
 
+def download_file(
+    handle: StateHandle,
+    local_path: str | None,
+    *,
+    operator_id: str = "",
+    checkpoint_id: int = -1,
+    what: str = "state file",
+) -> int:
+    """Stream the whole state file of ``handle`` to ``local_path`` (``None``: only check it), verifying its size and
+    checksum as :func:`read_state` does; returns its size. A missing or damaged file raises
+    :class:`CheckpointStorageError` / :class:`CorruptStateError` naming it, ``what``, the operator and the
+    checkpoint; a damaged download is removed."""
+    fs, path = _fs(handle.uri)
+    where = describe_state(what, operator_id, checkpoint_id)
+    size = 0
+    hasher = xxhash.xxh3_64()
+    try:
+        with fs.open(path, "rb") as source, open(local_path, "wb") if local_path else _NullFile() as target:
+            while chunk := source.read(_FILE_CHUNK):
+                hasher.update(chunk)
+                target.write(chunk)
+                size += len(chunk)
+    except FileNotFoundError:
+        raise CheckpointStorageError(
+            f"expected the state file {handle.uri} ({where}); got no such file; hint: a shared file is deleted only "
+            "when no retained checkpoint references it, so it was removed by hand or the directory was moved — "
+            f"{older_checkpoint_hint(checkpoint_id)}"
+        ) from None
+    except OSError as e:
+        raise CheckpointStorageError(
+            f"expected to read the state file {handle.uri} ({where}); got {e!r}; hint: check the file system is "
+            "reachable and the local directory writable"
+        ) from e
+    damage = ""
+    if size != handle.size:
+        damage = f"{handle.size} bytes got {size}"
+    elif handle.checksum is not None and hasher.hexdigest() != handle.checksum:
+        damage = f"the {CHECKSUM_ALGORITHM} checksum {handle.checksum} got {hasher.hexdigest()}"
+    if damage:
+        if local_path:
+            with contextlib.suppress(OSError):
+                os.remove(local_path)
+        raise CorruptStateError(
+            f"state file {handle.uri}: expected {damage} ({where}); hint: the file was damaged after it was "
+            f"written — {older_checkpoint_hint(checkpoint_id)}",
+            file=handle.uri,
+            operator_id=operator_id,
+            checkpoint_id=checkpoint_id,
+        )
+    return size
+
+
+class _NullFile:
+    def __enter__(self) -> _NullFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+
 def _is_pickle_stream(data: bytes) -> bool:
     """Whether ``data`` parses as one pickle stream, read without running it (``pickletools.genops``)."""
     try:
@@ -374,6 +473,11 @@ def verify_state_files(metadata: CheckpointMetadata) -> int:
         ]
         for handle, what in parts:
             checked += len(read_state(handle, operator_id=op_id, checkpoint_id=cid, what=what))
+        for i, inc in sorted(op.incremental.items()):
+            for kind, files in (("shared", inc.shared), ("private", inc.private)):
+                for name, handle in sorted(files.items()):
+                    what = f"{kind} RocksDB file {name} of subtask {i}"
+                    checked += download_file(handle, None, operator_id=op_id, checkpoint_id=cid, what=what)
     return checked
 
 
@@ -442,6 +546,12 @@ class CheckpointStorage:
         self.num_retained = num_retained
         self.job_dir = _join(self.base_uri, job_id)
         self._completed: list[CheckpointMetadata] = []
+        #: counts the references of the retained checkpoints to the files of ``<job dir>/shared/``
+        self.registry = SharedStateRegistry()
+        #: directories of checkpoints outside the job's directory that it owns (restored in CLAIM mode)
+        self._claimed: set[str] = set()
+        #: completed checkpoints whose shared files are registered (the retained ones and the one before), oldest first
+        self._registered: list[int] = []
 
     def __repr__(self) -> str:
         return f"CheckpointStorage({self.job_dir!r}, num_retained={self.num_retained})"
@@ -467,29 +577,80 @@ class CheckpointStorage:
 
     # -- completed checkpoints ---------------------------------------------------------------------------------
     def add_completed(self, metadata: CheckpointMetadata) -> None:
-        """Record a completed checkpoint, then delete all but the newest ``num_retained`` (their directories
-        go). Savepoints belong to the user and are neither recorded nor deleted."""
+        """Record a completed checkpoint and register its shared files, then delete all but the newest
+        ``num_retained`` (their directories go, and the shared files no retained checkpoint references any more).
+        Savepoints belong to the user and are neither recorded nor deleted."""
         if metadata.is_savepoint:
             return
         self._completed = [m for m in self._completed if m.checkpoint_id != metadata.checkpoint_id]
         self._completed.append(metadata)
         self._completed.sort(key=lambda m: m.checkpoint_id)
+        self.registry.register_checkpoint(metadata.checkpoint_id, shared_handles_of(metadata))
+        self._registered = sorted({*self._registered, metadata.checkpoint_id})
         subsumed = self._completed[: -self.num_retained]
         self._completed = self._completed[-self.num_retained :]
         failures = []
         for old in subsumed:
-            if not old.external_pointer.startswith(self.job_dir + "/"):
-                log.info("checkpoint %d at %s is not this job's to delete", old.checkpoint_id, old.external_pointer)
-                continue
             try:
-                _remove_tree(old.external_pointer)
+                self._discard(old)
             except CheckpointStorageError as e:
                 failures.append(str(e))
+        # shared files outlive their subsumed checkpoint by one: a task learns that a checkpoint completed by a
+        # notification that may reach it after the next barrier, and references the files of the one before
+        while len(self._registered) > self.num_retained + 1:
+            for handle in self.registry.unregister_checkpoint(self._registered.pop(0)):
+                try:
+                    _remove_file(handle.uri)
+                except CheckpointStorageError as e:
+                    failures.append(str(e))
         if failures:
             raise CheckpointStorageError(
                 f"expected to delete {len(subsumed)} subsumed checkpoint(s); got {len(failures)} failure(s): "
                 + "; ".join(failures)
             )
+
+    def _discard(self, old: CheckpointMetadata) -> None:
+        """A subsumed checkpoint's directory, when this job owns it (its shared files go with the next one)."""
+        owned = old.external_pointer.startswith(self.job_dir + "/") or old.external_pointer in self._claimed
+        if owned:
+            _remove_tree(old.external_pointer)
+            self._claimed.discard(old.external_pointer)
+        else:
+            log.info("checkpoint %d at %s is not this job's to delete", old.checkpoint_id, old.external_pointer)
+
+    def register_restored(self, metadata: CheckpointMetadata, mode: str | RestoreMode) -> bool:
+        """The job starts from ``metadata`` (a retained checkpoint or a savepoint). ``CLAIM``: the job owns it — one
+        of its retained checkpoints, subsumed and deleted in time. ``NO_CLAIM``: its shared files are registered but
+        never deleted. Returns whether the job's tasks may reference its shared files (CLAIM, or a checkpoint of
+        this very job): in ``NO_CLAIM`` their first checkpoint uploads every file (Flink's forced full one)."""
+        own = metadata.external_pointer.startswith(self.job_dir + "/")
+        claim = RestoreMode.parse(mode) is RestoreMode.CLAIM and not metadata.is_savepoint
+        if not (own or claim):
+            self.registry.register_checkpoint(metadata.checkpoint_id, shared_handles_of(metadata), owned=False)
+            return False
+        if not own:
+            self._claimed.add(metadata.external_pointer)
+        if all(m.checkpoint_id != metadata.checkpoint_id for m in self._completed):
+            self._completed = sorted([*self._completed, metadata], key=lambda m: m.checkpoint_id)
+            self.registry.register_checkpoint(metadata.checkpoint_id, shared_handles_of(metadata))
+            self._registered = sorted({*self._registered, metadata.checkpoint_id})
+        return True
+
+    def owns(self, metadata: CheckpointMetadata) -> bool:
+        """Whether the job owns the checkpoint (its own, or claimed): its tasks may reference its shared files."""
+        pointer = metadata.external_pointer
+        return not metadata.is_savepoint and (pointer.startswith(self.job_dir + "/") or pointer in self._claimed)
+
+    def discard_unregistered(self, handles: list[StateHandle]) -> int:
+        """An aborted checkpoint's (or a late acknowledgement's) shared files: those no registered checkpoint
+        references are deleted; returns how many."""
+        unused = self.registry.unregistered(handles)
+        for handle in unused:
+            try:
+                _remove_file(handle.uri)
+            except CheckpointStorageError as e:
+                log.warning("%s", e)
+        return len(unused)
 
     def latest_completed(self) -> CheckpointMetadata | None:
         return self._completed[-1] if self._completed else None
@@ -513,13 +674,24 @@ class CheckpointStorage:
                     log.info("skipping incomplete checkpoint %d (%s has no _metadata)", checkpoint_id, uri)
                 continue
             found.append(metadata)
-        self._completed = found
+        claimed = [m for m in self._completed if m.external_pointer in self._claimed]
+        self._completed = sorted([*claimed, *found], key=lambda m: m.checkpoint_id)
+        self.registry = SharedStateRegistry.rebuild((m, True) for m in self._completed)
+        self._registered = [m.checkpoint_id for m in self._completed]
         return list(found)
 
     # -- cleanup -----------------------------------------------------------------------------------------------
     def dispose_all(self) -> None:
         """Delete the job's checkpoint directory with every checkpoint in it."""
+        for pointer in sorted(self._claimed):  # restored in CLAIM mode: the job's own
+            _remove_tree(pointer)
+        for checkpoint_id in self.registry.checkpoints():  # and the shared files they referenced outside the job's
+            for handle in self.registry.unregister_checkpoint(checkpoint_id):
+                if not handle.uri.startswith(self.job_dir + "/"):
+                    _remove_file(handle.uri)
         self._completed = []
+        self._registered = []
+        self._claimed.clear()
         _remove_tree(self.job_dir)
 
     def shutdown(self, job_status: str, retention: str | ExternalizedCheckpointRetention) -> None:
@@ -566,6 +738,19 @@ class CheckpointStorage:
     def _has_metadata(directory: str) -> bool:
         fs, path = _fs(directory)
         return bool(fs.isfile(_join(path, METADATA_FILE_NAME)))
+
+
+def _remove_file(uri: str) -> None:
+    fs, path = _fs(uri)
+    try:
+        fs.rm_file(path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise CheckpointStorageError(
+            f"expected to delete the shared state file {uri}; got {e!r}; hint: check permissions on the checkpoint "
+            "directory"
+        ) from e
 
 
 def _make_dirs(uri: str) -> None:

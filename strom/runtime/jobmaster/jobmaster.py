@@ -201,6 +201,8 @@ class JobMaster:
         storage = CheckpointStorage(
             base, self.job_id, num_retained=c.get(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS)
         )
+        if self.restore_from is not None:  # CLAIM: one of the job's retained checkpoints; NO_CLAIM: never deleted
+            storage.register_restored(self.restore_from, c.get(CheckpointingOptions.RESTORE_MODE))
         first_id = self.restore_from.checkpoint_id + 1 if self.restore_from is not None else 1
         self.checkpoints = CheckpointDriver(
             self.job_id,
@@ -224,7 +226,10 @@ class JobMaster:
         if self.restore_from is None:
             return None
         job_vertex = ex.vertex.job_vertex.job_vertex
-        return restore_descriptors(self.restore_from, self.job_graph, job_vertex, ex.vertex.subtask_index)
+        reuse = self.checkpoints is not None and self.checkpoints.storage.owns(self.restore_from)
+        return restore_descriptors(
+            self.restore_from, self.job_graph, job_vertex, ex.vertex.subtask_index, reuse_shared=reuse
+        )
 
     # -- start -------------------------------------------------------------------------------------
     async def start(self) -> None:

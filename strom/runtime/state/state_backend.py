@@ -145,6 +145,7 @@ def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
             resources=shared_resources(memory_configuration(options)),
             key_type=params.key_type,
             timer_service_factory=str(options.get("state.backend.rocksdb.timer-service.factory") or "ROCKSDB"),
+            compaction_style=str(options.get("state.backend.rocksdb.compaction.style") or "LEVEL"),
         )
     except BaseException:
         _forget(path)

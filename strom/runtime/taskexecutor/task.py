@@ -36,6 +36,7 @@ from strom.runtime.operators.base import StreamOperator, TaskInfo
 from strom.runtime.operators.coordination import TaskOperatorEventGateway
 from strom.runtime.operators.sink import SinkWriterOperator
 from strom.runtime.operators.two_input import TwoInputStreamOperator
+from strom.runtime.state.incremental_state_handler import restore_incremental_keyed_state
 from strom.runtime.state.task_local_state_store import LocalRecoveryConfig
 from strom.runtime.tasks.mailbox import TaskMailbox
 from strom.runtime.tasks.one_input_stream_task import OneInputStreamTask
@@ -371,10 +372,17 @@ class Task:
             read = functools.partial(
                 read_state, operator_id=op.operator_id, checkpoint_id=d.checkpoint_id, local=self.local_state
             )
+            keyed = {kg: read(h, what=f"keyed state of key group {kg}") for kg, h in d.keyed}
+            if d.incremental:  # incremental RocksDB checkpoints: downloaded and verified into the backend now
+                keyed.update(
+                    restore_incremental_keyed_state(
+                        op, d.incremental, checkpoint_id=d.checkpoint_id, reuse_shared=d.reuse_shared
+                    )
+                )
             states.append(
                 OperatorRestoreState(
                     checkpoint_id=d.checkpoint_id,
-                    keyed={kg: read(h, what=f"keyed state of key group {kg}") for kg, h in d.keyed},
+                    keyed=keyed,
                     operator=tuple(
                         read(h, what=f"operator state of old subtask {j}") if h is not None else b""
                         for j, h in enumerate(d.operator)

@@ -42,6 +42,7 @@ from typing import Any, Protocol
 from strom.runtime.checkpoint.snapshot import OperatorSnapshot, OperatorSubtaskStateHandles
 from strom.runtime.network.events import CancelCheckpointMarker, CheckpointBarrier
 from strom.runtime.network.result_partition import ResultPartition
+from strom.runtime.state.incremental_state_handler import notify_keyed_backend, prepare_keyed_snapshot
 from strom.runtime.state.task_local_state_store import TaskLocalStateStore
 from strom.runtime.tasks.operator_chain import OperatorChain
 
@@ -141,6 +142,7 @@ class SubtaskCheckpointCoordinator:
         try:
             for op in self.chain.operators:
                 op.prepare_snapshot_pre_barrier(cid, barrier.options)
+                prepare_keyed_snapshot(op, cid, is_savepoint=barrier.options.is_savepoint)
                 snap = op.snapshot_state(cid, barrier.timestamp_ms)
                 if snap is not None:
                     snapshots[op.operator_id] = snap
@@ -290,6 +292,7 @@ class SubtaskCheckpointCoordinator:
         if local is not None:
             self._async(lambda: local.confirm_checkpoint(checkpoint_id))
         for op in self.chain.operators:
+            notify_keyed_backend(op, checkpoint_id, completed=True)
             op.notify_checkpoint_complete(checkpoint_id)
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
@@ -305,6 +308,7 @@ class SubtaskCheckpointCoordinator:
         if local is not None:
             self._async(lambda: local.abort_checkpoint(checkpoint_id))
         for op in self.chain.operators:
+            notify_keyed_backend(op, checkpoint_id, completed=False)
             op.notify_checkpoint_aborted(checkpoint_id)
 
     # -- the asynchronous part ---------------------------------------------------------------------------
@@ -346,6 +350,7 @@ class SubtaskCheckpointCoordinator:
         handles: dict[str, OperatorSubtaskStateHandles] = {}
         size = 0
         local = self.local_state
+        uploaded = 0
         try:
             for op_id, snap in resolved.items():
                 keyed = location.write_state_slices(f"{op_id}-keyed-{self.subtask_index}", snap.keyed, local=local)
@@ -354,17 +359,25 @@ class SubtaskCheckpointCoordinator:
                     if snap.operator is not None
                     else None
                 )
-                handles[op_id] = OperatorSubtaskStateHandles(keyed=keyed, operator=operator)
+                incremental = None
+                if snap.keyed_incremental is not None:  # only the files the last completed checkpoint lacked
+                    incremental = snap.keyed_incremental.upload(location, f"{op_id}-{self.subtask_index}")
+                    uploaded += snap.keyed_incremental.uploaded_bytes
+                    size += incremental.size
+                handles[op_id] = OperatorSubtaskStateHandles(keyed=keyed, operator=operator, incremental=incremental)
                 size += snap.size
             if channel_state is not None:  # on the head operator, written even when empty: it marks the task
                 head = self.chain.head.operator_id
                 blob = channel_state.to_bytes()
                 channel = location.write_state(f"{head}-channel-{self.subtask_index}", blob, local=local)
                 prior = handles.get(head, OperatorSubtaskStateHandles())
-                handles[head] = OperatorSubtaskStateHandles(keyed=prior.keyed, operator=prior.operator, channel=channel)
+                handles[head] = OperatorSubtaskStateHandles(
+                    keyed=prior.keyed, operator=prior.operator, channel=channel, incremental=prior.incremental
+                )
                 size += len(blob)
         except Exception as exc:
             log.warning("%s: writing checkpoint %d failed: %s", self.task_name, cid, exc)
+            _dispose_incremental(resolved)
             self.responder.decline(cid, f"{self.task_name}: writing the state failed: {exc!r}")
             return
         stats = {
@@ -374,6 +387,8 @@ class SubtaskCheckpointCoordinator:
             "alignment_duration_ms": alignment_ms,
             "persisted_data_bytes": float(channel_state.size if channel_state is not None else 0),
         }
+        if uploaded:
+            stats["incremental_size"] = float(uploaded)
         self.responder.acknowledge(cid, handles, stats)
 
     def _resolve(self, checkpoint_id: int, snapshots: dict[str, OperatorSnapshot]) -> dict[str, OperatorSnapshot]:
@@ -400,6 +415,18 @@ class SubtaskCheckpointCoordinator:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
+
+
+def _dispose_incremental(snapshots: dict[str, OperatorSnapshot]) -> None:
+    """A failed write: local RocksDB checkpoints it did not get to (an upload removes its own when it ends), and the
+    shared files the uploads that succeeded wrote (the checkpoint is declined: nothing references them)."""
+    for snap in snapshots.values():
+        if snap.keyed_incremental is not None:
+            snap.keyed_incremental.dispose()
+            try:
+                snap.keyed_incremental.discard_uploads()
+            except Exception as exc:  # best effort: an orphan in shared/ costs space only
+                log.warning("discarding the uploads of a failed checkpoint failed: %s", exc)
 
 
 def _cancel(snapshots: dict[str, OperatorSnapshot]) -> None:

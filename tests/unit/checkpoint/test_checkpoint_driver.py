@@ -201,3 +201,64 @@ def test_barriers_start_unaligned_or_aligned_with_the_aligned_checkpoint_timeout
     checkpoint, savepoint = options(False), options(True)
     assert (checkpoint.unaligned, checkpoint.aligned_timeout_ms) == (unaligned, timeout_ms)
     assert (savepoint.is_savepoint, savepoint.unaligned, savepoint.aligned_timeout_ms) == (True, False, 0)
+
+
+def _incremental_ack(tmp_path: Path, cid: int, subtask: int, names: list[str]) -> Any:
+    """What a task acknowledges for an incremental RocksDB checkpoint that references the shared files ``names``
+    (each written under ``<tmp>/<job>/shared``)."""
+    from strom.runtime.checkpoint.metadata import IncrementalRemoteKeyedStateHandle
+    from strom.runtime.checkpoint.snapshot import OperatorSubtaskStateHandles
+    from strom.runtime.checkpoint.storage import CheckpointStorageLocation
+
+    location = CheckpointStorageLocation(uri=str(tmp_path / "job" / f"chk-{cid}"))
+    shared = {}
+    for name in names:
+        local = tmp_path / f"local-{name}"
+        local.write_bytes(name.encode())
+        shared[name] = location.upload_file(name, str(local), shared=True)
+    start, end = (0, 63) if subtask == 0 else (64, 127)
+    return OperatorSubtaskStateHandles(incremental=IncrementalRemoteKeyedStateHandle(start, end, cid, shared=shared))
+
+
+def test_incremental_acknowledgements_make_incremental_metadata_and_aborts_delete_only_their_own_uploads(
+    tmp_path: Path,
+) -> None:
+    graph = _graph()
+    for ex in graph.all_executions():
+        ex.state = ExecutionState.RUNNING
+    op_id = next(cfg.operator_id for v in graph.job_graph.vertices.values() for cfg in v.chain)
+    executions = sorted(graph.all_executions(), key=lambda ex: ex.attempt_id)
+    listener = _Listener()
+    shared = tmp_path / "job" / "shared"
+
+    async def run() -> None:
+        driver = CheckpointDriver(
+            "job",
+            CheckpointCoordinatorConfiguration(),
+            CheckpointStorage(str(tmp_path), "job"),
+            plan_calculator=DefaultCheckpointPlanCalculator(graph, not_leader=lambda: ""),
+            coordinators={},
+            tasks=_Tasks(),
+            listener=listener,
+        )
+        done = driver.trigger_checkpoint(is_savepoint=False)
+        for ex in executions:
+            i = ex.vertex.subtask_index
+            driver.receive_acknowledge(ex.attempt_id, 1, {op_id: _incremental_ack(tmp_path, 1, i, [f"a{i}"])}, {})
+        await asyncio.wait_for(done, 10)
+        second = driver.trigger_checkpoint(is_savepoint=False)
+        first = next(ex for ex in executions if ex.vertex.subtask_index == 0)
+        late = next(ex for ex in executions if ex.vertex.subtask_index == 1)
+        driver.receive_acknowledge(first.attempt_id, 2, {op_id: _incremental_ack(tmp_path, 2, 0, ["a0", "b"])}, {})
+        driver.receive_decline(late.attempt_id, 2, "no", True)
+        with contextlib.suppress(CheckpointError):
+            await asyncio.wait_for(second, 10)
+        driver.receive_acknowledge(late.attempt_id, 2, {op_id: _incremental_ack(tmp_path, 2, 1, ["a1", "c"])}, {})
+        driver.close()
+        await driver.task_group.stop(grace=5.0)
+
+    asyncio.run(run())
+    (metadata,) = listener.completed
+    incremental = metadata.operator_states[op_id].incremental
+    assert {name for inc in incremental.values() for name in inc.shared} == {"a0", "a1"}
+    assert {p.name for p in shared.iterdir()} == {"a0", "a1"}  # b (declined) and c (late) were only theirs

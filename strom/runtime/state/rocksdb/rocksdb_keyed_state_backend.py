@@ -9,7 +9,9 @@ Snapshots are in the canonical format every backend reads (the heap backend's pe
 synchronous part opens one iterator per column family — RocksDB pins the data as of that moment, O(number of
 states) — and the supplier it returns reads them into key-group blobs off the task thread. A restore writes the
 canonical blobs of the key groups this subtask owns, so checkpoints restore at any parallelism and into either
-backend.
+backend. With ``execution.checkpointing.incremental`` a checkpoint (never a savepoint) is a RocksDB checkpoint whose
+new SST files alone are uploaded (:mod:`.rocksdb_incremental_snapshot_strategy`), restored by
+:mod:`.rocksdb_incremental_restore_operation`.
 
     >>> import tempfile
     >>> from strom.api.state import ValueStateDescriptor
@@ -25,12 +27,13 @@ backend.
 from __future__ import annotations
 
 import collections
+import os
 import shutil
 import weakref
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
-from rocksdict import Rdict, WriteOptions
+from rocksdict import DBCompactionStyle, Rdict, WriteOptions
 
 from strom.api.state import (
     AggregatingStateDescriptor,
@@ -45,6 +48,11 @@ from strom.exceptions import CheckpointError, InvalidProgramError
 from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
 from strom.runtime.state.rocksdb.abstract_rocksdb_state import AbstractRocksDBState
 from strom.runtime.state.rocksdb.rocksdb_aggregating_state import RocksDBAggregatingState
+from strom.runtime.state.rocksdb.rocksdb_incremental_snapshot_strategy import (
+    IncrementalSnapshot,
+    RocksIncrementalSnapshotStrategy,
+    all_column_families,
+)
 from strom.runtime.state.rocksdb.rocksdb_key_serialization_utils import (
     encode_key,
     encode_namespace,
@@ -54,6 +62,7 @@ from strom.runtime.state.rocksdb.rocksdb_list_state import RocksDBListState
 from strom.runtime.state.rocksdb.rocksdb_map_state import RocksDBMapState
 from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import RocksDBSharedResources, column_family_options
 from strom.runtime.state.rocksdb.rocksdb_priority_queue_set_factory import (
+    TIMER_QUEUE_PREFIX,
     RocksDBPriorityQueueSetFactory,
     check_timer_service_factory,
 )
@@ -115,6 +124,7 @@ class RocksDBKeyedStateBackend:
         remove_on_dispose: bool = True,
         key_type: TypeInformation | None = None,
         timer_service_factory: str = "ROCKSDB",
+        compaction_style: str = "LEVEL",
     ) -> None:
         if not 1 <= max_parallelism <= _MAX_KEY_GROUPS:
             raise InvalidProgramError(
@@ -129,6 +139,8 @@ class RocksDBKeyedStateBackend:
         self.current_namespace: Any = None
         self.path = path
         self._options = column_family_options(resources)
+        if compaction_style.strip().upper() == "UNIVERSAL":  # state.backend.rocksdb.compaction.style
+            self._options.set_compaction_style(DBCompactionStyle.universal())
         self.db = Rdict(path, self._options)
         self._write_options = WriteOptions()
         # no write-ahead log, as Flink's RocksDB backend: checkpoints make state durable, never the local instance
@@ -154,7 +166,12 @@ class RocksDBKeyedStateBackend:
         )
         #: TTL cleanup without reads: a sweep on the task thread standing in for Flink's compaction filter
         self.ttl_compact_filters = RocksDbTtlCompactFiltersManager(self._cfs)
+        self._remove_on_dispose = remove_on_dispose
         self._finalizer = weakref.finalize(self, _close, self.db, path, remove_on_dispose)
+        #: incremental checkpoints: what this instance uploaded, and which checkpoint it knows as completed
+        self.incremental = RocksIncrementalSnapshotStrategy()
+        #: set by :meth:`prepare_incremental_snapshot` for the next :meth:`async_snapshot` only
+        self._incremental_request: tuple[int, KeyGroupRange] | None = None
 
     # -- current key and namespace -------------------------------------------------------------------------
     def set_current_key(self, key: Any) -> None:
@@ -263,11 +280,30 @@ class RocksDBKeyedStateBackend:
         return len(keys)
 
     # -- snapshot and restore --------------------------------------------------------------------------------
+    def prepare_for_snapshot(self) -> None:
+        """The one place every snapshot path (canonical, incremental) starts at: whatever the task holds in
+        front of RocksDB is written into it here, before the snapshot sees the database."""
+
+    def prepare_incremental_snapshot(
+        self, checkpoint_id: int | None, key_group_range: KeyGroupRange | None = None
+    ) -> None:
+        """The next :meth:`async_snapshot` is checkpoint ``checkpoint_id`` of an incremental job, of the key groups
+        ``key_group_range`` (``None``: a canonical snapshot, as for a savepoint)."""
+        if checkpoint_id is None or key_group_range is None:
+            self._incremental_request = None
+        else:
+            self._incremental_request = (checkpoint_id, key_group_range)
+
     def async_snapshot(self) -> Callable[[], dict[int, bytes]]:
         """Synchronous part: open one iterator per column family (RocksDB pins what they read as of now) and
         delete expired TTL entries an earlier snapshot found; the returned supplier reads the iterators into
-        canonical key-group blobs (any thread)."""
+        canonical key-group blobs (any thread). After :meth:`prepare_incremental_snapshot`: a RocksDB checkpoint
+        instead (:class:`IncrementalSnapshot`, uploaded by the asynchronous part)."""
+        self.prepare_for_snapshot()
+        request, self._incremental_request = self._incremental_request, None
         self._cleanup_found_expired(CLEANUP_BUDGET)
+        if request is not None:
+            return self.incremental_snapshot(*request)
         now = self.ttl_time_provider() if self._ttl else 0
         sources = [
             (name, self.kind_of(name), self.codec(name), self._ttl.get(name), cf.iter())
@@ -313,6 +349,82 @@ class RocksDBKeyedStateBackend:
     def snapshot(self) -> dict[int, bytes]:
         """key group → canonical bytes of every non-empty key group (``async_snapshot()()``)."""
         return self.async_snapshot()()
+
+    def incremental_snapshot(self, checkpoint_id: int, key_group_range: KeyGroupRange) -> IncrementalSnapshot:
+        """The synchronous part of an incremental checkpoint: flush and a local RocksDB checkpoint."""
+        return self.incremental.snapshot(self, checkpoint_id, key_group_range)
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """The next incremental checkpoint may reference the SST files ``checkpoint_id`` uploaded."""
+        self.incremental.notify_checkpoint_complete(checkpoint_id)
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        self.incremental.notify_checkpoint_aborted(checkpoint_id)
+
+    # -- what the incremental snapshot and restore read and replace ------------------------------------------
+    @property
+    def options(self) -> Any:
+        return self._options
+
+    def column_families(self) -> dict[str, Any]:
+        """name → column family of every state and internal table (all are in a snapshot)."""
+        return dict(self._cfs)
+
+    def registered_kinds(self) -> dict[str, tuple[str, bool]]:
+        return dict(self._kinds)
+
+    def merge_restored_kinds(self, kinds: Mapping[str, Any]) -> None:
+        for name, restored in kinds.items():
+            self._merge_kind(name, tuple(restored))
+
+    def reopen_from(self, download: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+        """Replace this (empty, just created) instance by the database ``download(path)`` puts into its directory
+        and describes by the meta it returns; on failure the instance is empty again."""
+        self._finalizer.detach()
+        self._cfs.clear()
+        self.db.close()
+        shutil.rmtree(self.path, ignore_errors=True)
+        os.makedirs(self.path, exist_ok=True)
+        families: list[str] = []
+        try:
+            meta = download(self.path)
+            families = all_column_families(self.path, self._options)
+            self._open(dict.fromkeys(families, self._options))
+        except BaseException:
+            shutil.rmtree(self.path, ignore_errors=True)
+            os.makedirs(self.path, exist_ok=True)
+            self._open({})
+            raise
+        if self.priority_queue_factory is not None:  # its queues take their column families from the new instance
+            self.priority_queue_factory = RocksDBPriorityQueueSetFactory(
+                self.key_group_of, self.db, self._options, self._write_options
+            )
+        self._adopt_families(families)
+        return meta
+
+    def _adopt_families(self, families: Iterable[str]) -> None:
+        """The column families of a database restored from its files: states and tables into :attr:`_cfs`; timer
+        queues (``_timer_queue/<name>``) are the priority queue factory's, which takes them over with their timers."""
+        for name in families:
+            if name.startswith(TIMER_QUEUE_PREFIX):
+                if self.priority_queue_factory is not None:
+                    self.priority_queue_factory.create(name[len(TIMER_QUEUE_PREFIX) :])
+                continue
+            cf = self._cfs[name] = self.db.get_column_family(name)
+            cf.set_write_options(self._write_options)
+
+    def _open(self, families: dict[str, Any]) -> None:
+        self.db = Rdict(self.path, self._options, column_families=families or None)
+        self.db.set_write_options(self._write_options)
+        self._finalizer = weakref.finalize(self, _close, self.db, self.path, self._remove_on_dispose)
+
+    @classmethod
+    def open_existing(cls, path: str, meta: Mapping[str, Any], *, max_parallelism: int) -> RocksDBKeyedStateBackend:
+        """A backend over the database in ``path`` (a downloaded checkpoint), its states known from ``meta``."""
+        backend = cls(max_parallelism=max_parallelism, path=path, remove_on_dispose=False)
+        backend._adopt_families(all_column_families(path, backend.options))  # RocksDB timers: snapshotted canonically
+        backend.merge_restored_kinds(meta["kinds"])
+        return backend
 
     def _cleanup_found_expired(self, budget: int) -> None:
         """Delete (after re-checking: the task may have written them since) expired entries snapshots found."""

@@ -6,14 +6,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from strom.config import ConfigOption, Configuration, RocksDBOptions, TaskManagerOptions
+from strom.config import CheckpointingOptions, ConfigOption, Configuration, RocksDBOptions, TaskManagerOptions
+from strom.exceptions import ConfigurationError
 from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import RocksDBMemoryConfiguration
 from strom.runtime.state.rocksdb.rocksdb_priority_queue_set_factory import check_timer_service_factory
 
-__all__ = ["memory_configuration", "state_backend_options"]
+__all__ = ["COMPACTION_STYLES", "memory_configuration", "state_backend_options"]
+
+#: ``state.backend.rocksdb.compaction.style`` values (Flink's FIFO drops data: no store of keyed state)
+COMPACTION_STYLES = ("LEVEL", "UNIVERSAL")
 
 _KEYS: tuple[ConfigOption[Any], ...] = (
     RocksDBOptions.LOCAL_DIRECTORIES,
+    RocksDBOptions.COMPACTION_STYLE,
     RocksDBOptions.TIMER_SERVICE_FACTORY,
     RocksDBOptions.USE_MANAGED_MEMORY,
     RocksDBOptions.WRITE_BUFFER_RATIO,
@@ -22,11 +27,18 @@ _KEYS: tuple[ConfigOption[Any], ...] = (
     RocksDBOptions.MANAGED_MEMORY_FRACTION,
     RocksDBOptions.PROCESS_MEMORY_SIZE,
     TaskManagerOptions.NUM_TASK_SLOTS,
+    CheckpointingOptions.INCREMENTAL_CHECKPOINTS,
 )
 
 
 def state_backend_options(config: Configuration) -> dict[str, Any]:
     """The options a TaskManager's RocksDB backends need, checked (an unknown timer factory is refused here)."""
+    style = str(config.get(RocksDBOptions.COMPACTION_STYLE)).strip().upper()
+    if style not in COMPACTION_STYLES:
+        raise ConfigurationError(
+            f"expected {RocksDBOptions.COMPACTION_STYLE.key} to be one of {', '.join(COMPACTION_STYLES)}; got "
+            f"{style!r}; hint: LEVEL is RocksDB's default, UNIVERSAL rewrites less per incremental checkpoint"
+        )
     options = {option.key: config.get(option) for option in _KEYS}
     factory = RocksDBOptions.TIMER_SERVICE_FACTORY.key
     options[factory] = check_timer_service_factory(options[factory])
