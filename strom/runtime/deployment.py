@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strom.runtime.network.result_partition import ResultPartitionID
+from strom.runtime.network.result_partition_type import ResultPartitionType
 
 __all__ = [
     "CheckpointingSettings",
@@ -28,6 +29,7 @@ class ResultPartitionDeploymentDescriptor:
     num_subpartitions: int
     serialized_partitioner: bytes
     serialized_serializer: bytes
+    partition_type: ResultPartitionType = ResultPartitionType.PIPELINED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -102,6 +102,7 @@ class DefaultScheduler:
                     num_subpartitions=ev.produced[edge.result_id],
                     serialized_partitioner=cloudpickle.dumps(edge.partitioner, protocol=5),
                     serialized_serializer=cloudpickle.dumps(edge.serializer, protocol=5),
+                    partition_type=edge.partition_type,
                 )
             )
         gates = []
