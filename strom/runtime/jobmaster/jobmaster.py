@@ -61,6 +61,7 @@ from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
 from strom.runtime.resourcemanager.resource_manager import ResourceManager, task_manager_lost_message
 from strom.runtime.scheduler.default_scheduler import DefaultScheduler
 from strom.runtime.scheduler.failover_strategy import failover_strategy_from_configuration
+from strom.runtime.scheduler.pipelined_region_scheduler import PipelinedRegionScheduler
 from strom.runtime.scheduler.restart_strategy import (
     NoRestartBackoffTimeStrategy,
     RestartBackoffTimeStrategy,
@@ -125,6 +126,7 @@ class JobMaster:
         self.num_restarts = 0
         self._restart_scheduled = False
         strategy = failover_strategy_from_configuration(self.configuration, self.graph.pipelined_regions)
+        self.scheduler.region_scheduler = PipelinedRegionScheduler.for_job(self, strategy)
         self.region_failover = RegionFailover(self, strategy)
         #: HA: the leadership term (:class:`strom.runtime.highavailability.services.LeaderSession`); None without
         self.ha: Any = None
@@ -504,6 +506,8 @@ class JobMaster:
             # FLIP-147: a task that finished before the last one started still needs checkpoints after it — the
             # others wait for a final checkpoint — so finished tasks do not hold the periodic trigger back
             self.checkpoints.start_periodic()
+        if target.is_terminal and (regions := self.scheduler.region_scheduler) is not None:
+            regions.on_execution_ended(ex)  # its slot is free; its partitions may be consumable
         if target.is_terminal:
             # the last attempt to end lets a restart, a failure, a cancellation or the finish go on — also a
             # task failing on its own while the job already restarts (its upstream TaskManager was lost)

@@ -1,0 +1,111 @@
+"""Scheduling by stages (Flink's ``PipelinedRegionSchedulingStrategy``) as a pure state machine, over the pipelined
+regions of real BATCH job graphs: which regions are schedulable as producers finish, restart and lose their
+partitions."""
+
+from __future__ import annotations
+
+from strom import StreamExecutionEnvironment
+from strom.api.execution_mode import RuntimeExecutionMode
+from strom.graph.execution_graph import ExecutionGraph
+from strom.graph.pipelined_regions import ExecutionVertexID, PipelinedRegions
+from strom.runtime.network.result_partition_type import ResultPartitionType
+from strom.runtime.scheduler.pipelined_region_scheduling_strategy import PipelinedRegionSchedulingStrategy
+
+
+def _batch_graph(parallelism: int = 4, *, mode: RuntimeExecutionMode = RuntimeExecutionMode.BATCH) -> ExecutionGraph:
+    """source → keyBy → reduce → map (chained) → sink (chained): two stages of ``parallelism`` tasks; and a
+    rebalance into a third vertex of parallelism 2."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(parallelism)
+    env.set_runtime_mode(mode)
+    (
+        env.from_sequence(1, 1000)
+        .key_by(lambda x: x % 7)
+        .reduce(lambda a, b: a + b)
+        .map(lambda x: x)
+        .rebalance()
+        .map(lambda x: x)
+        .set_parallelism(2)
+        .add_sink(lambda v: None)
+        .set_parallelism(2)
+    )
+    return ExecutionGraph(env.get_job_graph())
+
+
+def _stages(graph: ExecutionGraph) -> list[list[ExecutionVertexID]]:
+    return [[(vid, i) for i in range(ejv.parallelism)] for vid, ejv in graph.job_vertices.items()]
+
+
+def _region_set(regions: PipelinedRegions, vertices: list[ExecutionVertexID]) -> list[int]:
+    return sorted({regions.region_of[v] for v in vertices})
+
+
+def test_blocking_edges_make_every_subtask_its_own_region_and_the_stages_wait_for_their_producers() -> None:
+    graph = _batch_graph()
+    assert {e.partition_type for e in graph.job_graph.edges()} == {ResultPartitionType.BLOCKING}
+    regions = graph.pipelined_regions
+    source, second, third = _stages(graph)
+    assert len(regions.regions) == 4 + 4 + 2
+    for r in _region_set(regions, second):  # ALL_TO_ALL: every reducer reads every source
+        assert regions.blocking_inputs[r] == frozenset(source)
+    for r in _region_set(regions, source):
+        assert regions.blocking_inputs[r] == frozenset()
+    for r in _region_set(regions, third):  # rebalance: ALL_TO_ALL too
+        assert regions.blocking_inputs[r] == frozenset(second)
+
+
+def test_a_streaming_job_has_no_blocking_inputs_and_schedules_everything_at_once() -> None:
+    graph = _batch_graph(mode=RuntimeExecutionMode.STREAMING)
+    assert {e.partition_type for e in graph.job_graph.edges()} == {ResultPartitionType.PIPELINED}
+    regions = graph.pipelined_regions
+    strategy = PipelinedRegionSchedulingStrategy(regions, regions.blocking_inputs)
+    assert strategy.start_scheduling() == list(range(len(regions.regions)))
+    strategy.validate()
+
+
+def test_regions_become_schedulable_stage_after_stage_as_their_producers_finish() -> None:
+    graph = _batch_graph()
+    regions = graph.pipelined_regions
+    source, second, third = _stages(graph)
+    strategy = PipelinedRegionSchedulingStrategy(regions, regions.blocking_inputs)
+    assert strategy.start_scheduling() == _region_set(regions, source)
+    strategy.validate()
+    for v in source[:-1]:  # the second stage needs every source's partition (ALL_TO_ALL)
+        assert strategy.on_execution_finished(v) == []
+        strategy.validate()
+    assert strategy.on_execution_finished(source[-1]) == _region_set(regions, second)
+    assert strategy.on_execution_finished(source[-1]) == []  # scheduled once
+    for v in second[:-1]:
+        assert strategy.on_execution_finished(v) == []
+    assert strategy.on_execution_finished(second[-1]) == _region_set(regions, third)
+    for v in third:
+        strategy.on_execution_finished(v)
+    assert all(strategy.is_region_finished(r) for r in range(len(regions.regions)))
+    strategy.validate()
+
+
+def test_a_restarted_consumer_is_schedulable_at_once_while_its_inputs_are_finished() -> None:
+    graph = _batch_graph()
+    regions = graph.pipelined_regions
+    source, second, _ = _stages(graph)
+    strategy = PipelinedRegionSchedulingStrategy(regions, regions.blocking_inputs)
+    strategy.start_scheduling()
+    for v in source:
+        strategy.on_execution_finished(v)
+    assert strategy.restart_tasks([second[2]]) == [regions.region_of[second[2]]]
+    strategy.validate()
+
+
+def test_lost_partitions_hold_their_consumers_back_until_the_producers_re_ran() -> None:
+    graph = _batch_graph()
+    regions = graph.pipelined_regions
+    source, second, _ = _stages(graph)
+    strategy = PipelinedRegionSchedulingStrategy(regions, regions.blocking_inputs)
+    strategy.start_scheduling()
+    for v in source:
+        strategy.on_execution_finished(v)
+    strategy.on_partitions_lost([source[1]])
+    # the failover resets the lost producer and the consumers: only the producer may run now
+    assert strategy.restart_tasks([source[1], *second]) == [regions.region_of[source[1]]]
+    assert strategy.on_execution_finished(source[1]) == _region_set(regions, second)
+    strategy.validate()
