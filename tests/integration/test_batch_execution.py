@@ -10,6 +10,8 @@ partitions of the sources it ran with it, and only those sources run again."""
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -161,3 +163,71 @@ def test_a_batch_job_runs_stage_after_stage_on_two_slots_with_exact_output(tmp_p
     assert Counter(tuple(r) for r in committed_rows(tmp_path / "out")) == _expected()
     # the partition files are gone with the job
     assert not [p for p in Path(os.environ.get("TMPDIR", "/tmp")).glob("strom-shuffle-*/" + jm.job_id)]
+
+
+@pytest.mark.timeout(180)
+def test_a_failing_task_of_the_second_stage_re_runs_alone_from_persisted_partitions(tmp_path: Path) -> None:
+    failing = 3
+    client = _submit(_env(), tmp_path / "out", FailOnce(tmp_path / "failed", failing))
+    result = client.get_job_execution_result()
+    assert (tmp_path / "failed").exists(), "the task never failed"
+    jm = _job_master(client)
+    _, second = _stages(jm)
+    second_vertex = second[0].vertex.job_vertex.job_vertex.id
+    attempts = _attempts(jm)
+    assert len(attempts) == 2 * PARALLELISM
+    for (vid, i), attempt in attempts.items():  # the sources did not run again: their files were read twice
+        assert attempt == (1 if (vid, i) == (second_vertex, failing) else 0), attempts
+    assert result.num_restarts == 1
+    (entry,) = jm.exception_history
+    assert "failing on purpose, once" in entry.text
+    assert [name.split(" (")[1] for name in entry.restarted_tasks] == [f"{failing + 1}/{PARALLELISM})"]
+    assert Counter(tuple(r) for r in committed_rows(tmp_path / "out")) == _expected()
+
+
+def _kill_after_the_first_stage(client: JobClient, gate: Path, progress: dict[str, Any]) -> None:
+    """Once every source FINISHED, SIGKILLs the TaskManager that ran source 0 and records which sources ran there;
+    then opens the gate of the second stage."""
+    try:
+        deadline = time.monotonic() + 60
+        jm = None
+        while time.monotonic() < deadline:
+            jm = client._cluster.dispatcher.job_masters.get(client.get_job_id())  # type: ignore[attr-defined]
+            if jm is not None and all(ex.state is ExecutionState.FINISHED for ex in _stages(jm)[0]):
+                break
+            time.sleep(0.01)
+        else:
+            return
+        sources = _stages(jm)[0]
+        tm_id = sources[0].slot.tm_id
+        progress["on_killed"] = {ex.vertex.subtask_index for ex in sources if ex.slot.tm_id == tm_id}
+        pid = jm.rm.slot_manager.task_managers[tm_id].pid
+        os.kill(pid, signal.SIGKILL)
+        progress["killed"] = pid
+    finally:
+        gate.write_text("open")
+
+
+@pytest.mark.timeout(180)
+def test_a_task_manager_killed_after_the_first_stage_has_only_its_lost_partitions_recomputed(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    client = _submit(_env(), tmp_path / "out", WaitForGate(gate))
+    progress: dict[str, Any] = {}
+    killer = threading.Thread(target=_kill_after_the_first_stage, args=(client, gate, progress))
+    killer.start()
+    try:
+        client.get_job_execution_result()
+    finally:
+        killer.join()
+    assert "killed" in progress, "the first stage never finished"
+    on_killed = progress["on_killed"]
+    assert 0 < len(on_killed) < PARALLELISM
+    jm = _job_master(client)
+    sources, _ = _stages(jm)
+    for ex in sources:  # only the sources whose partitions were lost ran again
+        assert (ex.attempt_number > 0) == (ex.vertex.subtask_index in on_killed), (
+            ex.vertex.subtask_index,
+            ex.attempt_number,
+            on_killed,
+        )
+    assert Counter(tuple(r) for r in committed_rows(tmp_path / "out")) == _expected()

@@ -655,6 +655,8 @@ class JobMaster:
                 ex.state = ExecutionState.CANCELED if cancelled else ExecutionState.FAILED
                 ex.failure_text = message
                 failed += [] if cancelled else [ex]
+        if (regions := self.scheduler.region_scheduler) is not None and self.graph.state is JobStatus.RUNNING:
+            failed += regions.lost_partitions(tm_id)  # finished, but their partitions are gone with it
         region_restart = self.region_failover.restarting
         if lost and not self._terminating and self.graph.state is JobStatus.RUNNING and (failed or not region_restart):
             if not self.region_failover.handle_task_manager_lost(failed, message):

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from strom.graph.execution_graph import Execution, ExecutionGraph, SlotAssignment
 from strom.graph.pipelined_regions import ExecutionVertexID
 from strom.runtime.execution_state import ExecutionState, JobStatus
-from strom.runtime.scheduler.failover_strategy import FailoverStrategy
+from strom.runtime.scheduler.failover_strategy import FailoverStrategy, RestartPipelinedRegionFailoverStrategy
 from strom.runtime.scheduler.pipelined_region_scheduling_strategy import PipelinedRegionSchedulingStrategy
 from strom.runtime.task_group import AsyncTaskGroup
 
@@ -75,7 +75,8 @@ class PipelinedRegionScheduler:
 
     @staticmethod
     def for_job(jm: JobMaster, failover: FailoverStrategy) -> PipelinedRegionScheduler | None:
-        """The scheduler of ``jm``'s job if it has blocking exchanges (``None``: a streaming job, deployed at once)."""
+        """The scheduler of ``jm``'s job if it has blocking exchanges (``None``: a streaming job, deployed at once);
+        the region failover then re-runs a producer only if its partitions are lost."""
         if not has_blocking_exchanges(jm.graph):
             return None
         scheduler = PipelinedRegionScheduler(
@@ -85,6 +86,8 @@ class PipelinedRegionScheduler:
             task_group=jm.task_group,
             on_failure=lambda exc: jm.handle_global_failure(f"scheduling failed: {type(exc).__name__}: {exc}", exc),
         )
+        if isinstance(failover, RestartPipelinedRegionFailoverStrategy):
+            failover.is_available = scheduler.is_partition_available
         return scheduler
 
     # -- events from the JobMaster (its loop) --------------------------------------------------------------
@@ -108,6 +111,32 @@ class PipelinedRegionScheduler:
         """Region failover gave these subtasks new attempts: schedule their regions as soon as their inputs are."""
         self._enqueue(self.strategy.restart_tasks(_vertex(ex) for ex in new))
         await self._deploy_ready()
+
+    def lost_partitions(self, tm_id: str) -> list[Execution]:
+        """The FINISHED attempts on the lost TaskManager ``tm_id`` whose blocking partitions some region still needs:
+        they are lost with it and must be recomputed (their consumers wait until then)."""
+        regions = self.graph.pipelined_regions
+        lost = []
+        for ex in self.graph.all_executions():
+            if ex.state is not ExecutionState.FINISHED or ex.slot is None or ex.slot.tm_id != tm_id:
+                continue
+            consumers = regions.consumers.get(regions.region_of[_vertex(ex)], frozenset())
+            if any(not self.strategy.is_region_finished(c) for c in consumers):
+                lost.append(ex)
+        self.strategy.on_partitions_lost(_vertex(ex) for ex in lost)
+        return lost
+
+    def is_partition_available(self, producer: ExecutionVertexID) -> bool:
+        """Whether ``producer``'s blocking partitions can be read: its current attempt FINISHED on a TaskManager that
+        is still registered (Flink's result partition availability checker)."""
+        vid, i = producer
+        ex = self.graph.job_vertices[vid].task_vertices[i].current_execution
+        return (
+            ex is not None
+            and ex.state is ExecutionState.FINISHED
+            and ex.slot is not None
+            and ex.slot.tm_id in self.rm.slot_manager.task_managers
+        )
 
     # -- deployment ----------------------------------------------------------------------------------------
     def _enqueue(self, regions: list[int]) -> None:

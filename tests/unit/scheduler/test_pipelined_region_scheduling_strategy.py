@@ -1,6 +1,7 @@
 """Scheduling by stages (Flink's ``PipelinedRegionSchedulingStrategy``) as a pure state machine, over the pipelined
 regions of real BATCH job graphs: which regions are schedulable as producers finish, restart and lose their
-partitions."""
+partitions; and the region failover strategy with partition availability (a consumer re-runs alone while its
+producers' partitions are there; a lost partition re-runs its producer)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from strom.api.execution_mode import RuntimeExecutionMode
 from strom.graph.execution_graph import ExecutionGraph
 from strom.graph.pipelined_regions import ExecutionVertexID, PipelinedRegions
 from strom.runtime.network.result_partition_type import ResultPartitionType
+from strom.runtime.scheduler.failover_strategy import RestartPipelinedRegionFailoverStrategy
 from strom.runtime.scheduler.pipelined_region_scheduling_strategy import PipelinedRegionSchedulingStrategy
 
 
@@ -109,3 +111,20 @@ def test_lost_partitions_hold_their_consumers_back_until_the_producers_re_ran() 
     assert strategy.restart_tasks([source[1], *second]) == [regions.region_of[source[1]]]
     assert strategy.on_execution_finished(source[1]) == _region_set(regions, second)
     strategy.validate()
+
+
+def test_region_failover_re_runs_a_consumer_alone_while_its_producers_partitions_are_available() -> None:
+    graph = _batch_graph()
+    regions = graph.pipelined_regions
+    source, second, third = _stages(graph)
+    lost: set[ExecutionVertexID] = set()
+    strategy = RestartPipelinedRegionFailoverStrategy(regions, is_available=lambda v: v not in lost)
+    # a reducer fails: it re-runs with the consumers of its (new) output, never the sources
+    assert strategy.get_tasks_needing_restart(second[1]) == frozenset({second[1], *third})
+    # a sink fails: alone
+    assert strategy.get_tasks_needing_restart(third[0]) == frozenset({third[0]})
+    # source 3's partition is lost: the failing reducer's restart takes source 3 along, and source 3's consumers
+    lost.add(source[3])
+    assert strategy.get_tasks_needing_restart(second[1]) == frozenset({source[3], *second, *third})
+    # without availability checks (a pipelined exchange), every producer re-runs
+    assert RestartPipelinedRegionFailoverStrategy(regions).get_tasks_needing_restart(third[0]) >= set(source)
