@@ -10,8 +10,8 @@ Two files per partition, ``<base>.data`` and ``<base>.index``:
 * The index file starts with ``magic, version, subpartitions u32, regions u32``, then per region and per
   subpartition ``offset u64, length u64, buffers u32``: where that subpartition's buffers of that region lie.
 
-A reader of subpartition ``s`` walks the regions in order and reads only ``s``'s buffers, one ``pread`` per header and
-payload, so a consumer holds one buffer at a time whatever the file's size.
+A reader of subpartition ``s`` walks the regions in order and reads only ``s``'s buffers, in chunks of at most 1 MiB,
+so a consumer holds one chunk at a time whatever the file's size.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from strom.exceptions import StromError
 __all__ = [
     "DATA_BUFFER",
     "EVENT_BUFFER",
+    "READ_CHUNK_BYTES",
     "PartitionedFile",
     "PartitionedFileError",
     "PartitionedFileReader",
@@ -44,6 +45,8 @@ _MAGIC = b"SMRP"
 _VERSION = 1
 #: payloads shorter than this are stored as they are: zlib gains nothing on them
 _MIN_COMPRESS_BYTES = 64
+#: a reader reads its subpartition's part of a region in pieces of this size
+READ_CHUNK_BYTES = 1 << 20
 
 
 class PartitionedFileError(StromError):
@@ -166,44 +169,60 @@ class PartitionedFile:
 
 
 class PartitionedFileReader:
-    """Reads one subpartition's buffers in order (one thread: the consumer's task thread or the data server's loop)."""
+    """Reads one subpartition's buffers in order (one thread: the consumer's task thread or the data server's loop).
+
+    It reads its subpartition's part of a region in chunks of up to :data:`READ_CHUNK_BYTES` (a buffer larger than that
+    in one piece), so a reader holds at most one chunk and makes one system call per chunk, not per buffer."""
 
     def __init__(self, file: PartitionedFile, subpartition: int) -> None:
         self.file = file
         self.subpartition = subpartition
         self.remaining = file.num_buffers(subpartition)
         self._entries = [r[subpartition] for r in file.regions if r[subpartition].num_buffers]
-        self._region = 0
-        self._left_in_region = self._entries[0].num_buffers if self._entries else 0
-        self._position = self._entries[0].offset if self._entries else 0
+        self._region = -1
+        self._left_in_region = 0
+        self._position = 0  # file offset of the next buffer
+        self._region_end = 0
+        self._chunk = b""
+        self._chunk_start = 0  # file offset of _chunk[0]
         self._fd = -1
+
+    def _read(self, position: int, need: int) -> memoryview:
+        """``need`` bytes at ``position``, from the chunk in hand or a new one read from there."""
+        start = position - self._chunk_start
+        if start < 0 or start + need > len(self._chunk):
+            if self._fd < 0:
+                self._fd = os.open(self.file.data_path, os.O_RDONLY)
+            size = max(need, min(READ_CHUNK_BYTES, self._region_end - position))
+            self._chunk = os.pread(self._fd, size, position)
+            self._chunk_start, start = position, 0
+            if len(self._chunk) < need:
+                raise PartitionedFileError(
+                    f"expected {need} bytes at {position} of {self.file.data_path}; got {len(self._chunk)}"
+                )
+        return memoryview(self._chunk)[start : start + need]
 
     def next_buffer(self) -> tuple[int, bytes] | None:
         """The next ``(kind, payload)`` (payload decompressed), or ``None`` after the last one."""
         if self.remaining == 0:
             self.close()
             return None
-        if self._fd < 0:
-            self._fd = os.open(self.file.data_path, os.O_RDONLY)
         if self._left_in_region == 0:
             self._region += 1
             entry = self._entries[self._region]
             self._left_in_region, self._position = entry.num_buffers, entry.offset
-        header = os.pread(self._fd, _BUFFER_HEADER.size, self._position)
-        if len(header) != _BUFFER_HEADER.size:
-            raise PartitionedFileError(f"expected a buffer header at {self._position} of {self.file.data_path}")
-        kind, compressed, length = _BUFFER_HEADER.unpack(header)
-        payload = os.pread(self._fd, length, self._position + _BUFFER_HEADER.size)
-        if len(payload) != length:
-            raise PartitionedFileError(
-                f"expected {length} bytes of buffer at {self._position} of {self.file.data_path}; got {len(payload)}"
-            )
+            self._region_end = entry.offset + entry.length
+        kind, compressed, length = _BUFFER_HEADER.unpack(self._read(self._position, _BUFFER_HEADER.size))
+        payload = self._read(self._position + _BUFFER_HEADER.size, length)
         self._position += _BUFFER_HEADER.size + length
         self._left_in_region -= 1
         self.remaining -= 1
-        return kind, zlib.decompress(payload) if compressed else payload
+        if self.remaining == 0:
+            self.close()
+        return kind, zlib.decompress(payload) if compressed else bytes(payload)
 
     def close(self) -> None:
+        self._chunk = b""
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1

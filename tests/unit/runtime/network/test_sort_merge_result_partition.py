@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from strom.runtime.network import partitioned_file
 from strom.runtime.network.events import END_OF_PARTITION, EndOfPartitionEvent, WatermarkEvent
 from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.network.partitioned_file import (
@@ -168,3 +169,14 @@ def test_a_partition_released_while_written_stops_its_writer_and_leaves_no_file(
     assert not os.path.exists(p.base_path + ".data")
     with pytest.raises(PartitionReleasedError):
         p.emit(0, [1])
+
+
+def test_the_reader_crosses_chunk_boundaries_and_reads_a_buffer_larger_than_a_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(partitioned_file, "READ_CHUNK_BYTES", 50)
+    buffers = [(DATA_BUFFER, bytes([i]) * (i * 7 % 40 + 1)) for i in range(30)] + [(DATA_BUFFER, b"L" * 500)]
+    writer = PartitionedFileWriter(str(tmp_path / "p"), 2, compress=False)
+    writer.write_region([buffers[:20], [(EVENT_BUFFER, b"e")]])
+    writer.write_region([buffers[20:], []])
+    assert _read_all(writer.finish(), 0) == buffers
