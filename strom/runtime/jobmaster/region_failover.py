@@ -198,7 +198,7 @@ class RegionFailover:
         jm.subtasks_reset(new, restored)
         try:
             if (regions := jm.scheduler.region_scheduler) is not None:  # BATCH: once their inputs are, in free slots
-                await regions.restart_tasks(new)
+                await regions.restart_tasks(attempts, new)
             else:
                 await self._assign_slots(attempts, new)
                 await jm.scheduler.deploy_all()

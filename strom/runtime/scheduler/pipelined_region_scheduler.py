@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from strom.graph.execution_graph import Execution, ExecutionGraph, SlotAssignment
 from strom.graph.pipelined_regions import ExecutionVertexID
 from strom.runtime.execution_state import ExecutionState, JobStatus
+from strom.runtime.network.result_partition import ResultPartitionID
 from strom.runtime.scheduler.failover_strategy import FailoverStrategy, RestartPipelinedRegionFailoverStrategy
 from strom.runtime.scheduler.pipelined_region_scheduling_strategy import PipelinedRegionSchedulingStrategy
 from strom.runtime.task_group import AsyncTaskGroup
@@ -107,10 +108,32 @@ class PipelinedRegionScheduler:
             self._enqueue(self.strategy.on_execution_finished(_vertex(ex)))
         self._wake()
 
-    async def restart_tasks(self, new: list[Execution]) -> None:
-        """Region failover gave these subtasks new attempts: schedule their regions as soon as their inputs are."""
+    async def restart_tasks(self, old: list[Execution], new: list[Execution]) -> None:
+        """Region failover gave these subtasks new attempts: the partitions the old ones wrote are released (the new
+        ones write their own), and their regions are scheduled as soon as their inputs are."""
+        self._release_partitions(old)
         self._enqueue(self.strategy.restart_tasks(_vertex(ex) for ex in new))
         await self._deploy_ready()
+
+    def _release_partitions(self, attempts: list[Execution]) -> None:
+        """Tell the TaskManagers holding blocking partitions of these (replaced) attempts to delete them."""
+        by_tm: dict[str, list[ResultPartitionID]] = {}
+        for ex in attempts:
+            if ex.state is not ExecutionState.FINISHED or ex.slot is None:
+                continue
+            jv = ex.vertex.job_vertex.job_vertex
+            by_tm.setdefault(ex.slot.tm_id, []).extend(
+                ResultPartitionID(e.result_id, ex.vertex.subtask_index, ex.attempt_id) for e in jv.outputs
+            )
+        for tm_id, ids in by_tm.items():
+            if ids and tm_id in self.rm.slot_manager.task_managers:
+                self._tasks.create_task(self._release_on(tm_id, ids), name=f"release partitions on {tm_id}")
+
+    async def _release_on(self, tm_id: str, ids: list[ResultPartitionID]) -> None:
+        try:
+            await self.rm.gateway(tm_id).call("release_partitions", ids, timeout=10.0)
+        except Exception as exc:  # the job's end releases them too
+            log.debug("releasing %d partitions on %s failed: %s", len(ids), tm_id, exc)
 
     def lost_partitions(self, tm_id: str) -> list[Execution]:
         """The FINISHED attempts on the lost TaskManager ``tm_id`` whose blocking partitions some region still needs:

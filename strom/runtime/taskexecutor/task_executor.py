@@ -27,6 +27,7 @@ from strom.runtime.metrics.process_metrics import status_metrics
 from strom.runtime.metrics.prometheus import PrometheusReporter, PrometheusSettings, Reading
 from strom.runtime.network.connection_manager import NettyConnectionManager
 from strom.runtime.network.partition_manager import ResultPartitionManager
+from strom.runtime.network.result_partition import ResultPartitionID
 from strom.runtime.network.sort_merge_result_partition import shuffle_directory, task_manager_shuffle_root
 from strom.runtime.operators.coordination import OperatorEventDelivery, TriggerCheckpointMessage
 from strom.runtime.python_files import PYTHON_FILES_KEY, PythonFilesCache
@@ -570,6 +571,12 @@ class TaskExecutor:
             if not task.thread.is_alive():
                 self.tasks.pop(a, None)
         self.slot_table.free_slots_of_job(job_id)
+
+    @rpc_method
+    def release_partitions(self, partition_ids: list[ResultPartitionID]) -> None:
+        """The JobMaster replaced the attempts that wrote these (blocking) partitions: delete them."""
+        for pid in partition_ids:
+            self.partition_manager.release_partition(pid, "its producer is being re-run")
 
     @rpc_method
     def shutdown(self) -> None:
