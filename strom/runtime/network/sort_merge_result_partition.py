@@ -89,12 +89,14 @@ class SortMergeResultPartition(ResultPartition):
         self.finished = False
         self.num_spills = 0
         self.num_buffers = 0
+        self.bytes_on_disk = 0  # the data file's size once finished
 
     # -- producer (task thread) ---------------------------------------------------------------------
     def emit(self, subpartition: int, batch: list[Any]) -> None:
         data = self.serialize(batch)
         self._sorted[subpartition].append((DATA_BUFFER, data))
         self._sorted_bytes += len(data)
+        self.num_bytes_out += len(data)  # what the task produced (the task's numBytesOut), before compression
         if self._sorted_bytes >= self.sort_buffer_bytes:
             self._spill()
 
@@ -129,7 +131,7 @@ class SortMergeResultPartition(ResultPartition):
                 raise PartitionReleasedError(self.release_cause)
             assert self._writer is not None
             self.file = self._writer.finish()
-            self.num_bytes_out = self._writer.bytes_written
+            self.bytes_on_disk = self._writer.bytes_written
             self._writer = None
             self.finished = True
         if self._on_finished is not None:

@@ -117,6 +117,8 @@ def test_the_sort_buffer_spills_when_full_and_every_subpartition_reads_back_its_
     p.broadcast_event(WatermarkEvent(99))
     p.finish()
     assert p.num_spills > 3  # bounded memory: many regions, not one
+    assert 0 < p.bytes_on_disk == os.path.getsize(p.base_path + ".data")
+    assert p.num_bytes_out > 0  # the serialized bytes the task produced (its numBytesOut)
     assert p.is_consumable()
     file = PartitionedFile.open(p.base_path)
     assert len(file.regions) == p.num_spills
