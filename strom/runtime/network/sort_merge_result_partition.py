@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from strom.api.serialization import BatchSerializer
+from strom.exceptions import TaskCancelledError
 from strom.runtime.network.events import END_OF_PARTITION, EndOfPartitionEvent, RuntimeEvent
 from strom.runtime.network.partitioned_file import (
     DATA_BUFFER,
@@ -113,8 +114,8 @@ class SortMergeResultPartition(ResultPartition):
     def _spill(self) -> None:
         """Write the sort buffer as one region of the data file."""
         with self._cond:
-            if self.released:
-                raise PartitionReleasedError(self.release_cause)
+            if self.released:  # cancelled: the task ends CANCELED, as a writer of a released pipelined partition
+                raise TaskCancelledError(f"partition {self.partition_id} released: {self.release_cause}")
             if self._writer is None:
                 self._writer = PartitionedFileWriter(self.base_path, len(self._sorted), compress=self.compress)
             self._writer.write_region(self._sorted)
@@ -128,7 +129,7 @@ class SortMergeResultPartition(ResultPartition):
         self._spill()
         with self._cond:
             if self.released:
-                raise PartitionReleasedError(self.release_cause)
+                raise TaskCancelledError(f"partition {self.partition_id} released: {self.release_cause}")
             assert self._writer is not None
             self.file = self._writer.finish()
             self.bytes_on_disk = self._writer.bytes_written

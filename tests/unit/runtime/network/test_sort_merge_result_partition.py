@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from strom.exceptions import TaskCancelledError
 from strom.runtime.network import partitioned_file
 from strom.runtime.network.events import END_OF_PARTITION, EndOfPartitionEvent, WatermarkEvent
 from strom.runtime.network.partition_manager import ResultPartitionManager
@@ -169,7 +170,7 @@ def test_a_partition_released_while_written_stops_its_writer_and_leaves_no_file(
     assert os.path.exists(p.base_path + ".data")
     p.release("task cancelled")
     assert not os.path.exists(p.base_path + ".data")
-    with pytest.raises(PartitionReleasedError):
+    with pytest.raises(TaskCancelledError, match="released: task cancelled"):
         p.emit(0, [1])
 
 
