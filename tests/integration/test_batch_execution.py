@@ -231,3 +231,28 @@ def test_a_task_manager_killed_after_the_first_stage_has_only_its_lost_partition
             on_killed,
         )
     assert Counter(tuple(r) for r in committed_rows(tmp_path / "out")) == _expected()
+
+
+@pytest.mark.timeout(180)
+def test_a_failing_task_of_the_first_stage_re_runs_alone_while_the_other_sources_keep_their_partitions(
+    tmp_path: Path,
+) -> None:
+    env = _env()
+    failing = 2
+    (
+        env.from_source(DataGeneratorSource(event, COUNT), source_name="events")
+        .map(FailOnce(tmp_path / "failed", failing))  # chained to the source: the first stage fails
+        .key_by(lambda t: t[0])
+        .reduce(_add)
+        .sink_to(FileSink.for_row_format(str(tmp_path / "out"), JsonLinesEncoder()).build())
+    )
+    client = env.execute_async("batch stages, a source failing")
+    client.get_job_execution_result()
+    assert (tmp_path / "failed").exists(), "the task never failed"
+    sources, second = _stages(_job_master(client))
+    for ex in sources:  # the other sources' partitions were read as they were: they ran once
+        assert ex.attempt_number == (1 if ex.vertex.subtask_index == failing else 0), ex.vertex.name
+    # the second stage waited for the re-run source: none of its tasks was deployed before that source finished
+    rerun_finished = sources[failing].state_timestamps[ExecutionState.FINISHED]
+    assert all(ex.state_timestamps[ExecutionState.DEPLOYING] >= rerun_finished for ex in second)
+    assert Counter(tuple(r) for r in committed_rows(tmp_path / "out")) == _expected()

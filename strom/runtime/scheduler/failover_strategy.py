@@ -8,9 +8,9 @@ strategy involves regions as Flink's ``getRegionsToRestart``:
 
 1. the region of the failed subtask;
 2. for an involved region, the region producing any of its inputs that is not available — a blocking partition
-   whose producer FINISHED and whose TaskManager still holds it is read again (Flink's result partition
-   availability checker), one lost with its TaskManager is recomputed by its producer's region (a pipelined
-   exchange never leaves its region);
+   whose producer FINISHED (or still runs, or waits for its turn) on a TaskManager that still holds it is read
+   again (Flink's result partition availability checker), one lost with its TaskManager is recomputed by its
+   producer's region (a pipelined exchange never leaves its region);
 3. for an involved region, every region consuming its results.
 
 Whether a restart happens at all, and when, is the restart strategy's answer, asked once per failure.

@@ -112,6 +112,8 @@ class PipelinedRegionScheduler:
         """Region failover gave these subtasks new attempts: the partitions the old ones wrote are released (the new
         ones write their own), and their regions are scheduled as soon as their inputs are."""
         self._release_partitions(old)
+        restarted = {self.graph.pipelined_regions.region_of[_vertex(ex)] for ex in new}
+        self._queue = deque(r for r in self._queue if r not in restarted)  # queued before: they wait for inputs again
         self._enqueue(self.strategy.restart_tasks(_vertex(ex) for ex in new))
         await self._deploy_ready()
 
@@ -150,16 +152,15 @@ class PipelinedRegionScheduler:
         return lost
 
     def is_partition_available(self, producer: ExecutionVertexID) -> bool:
-        """Whether ``producer``'s blocking partitions can be read: its current attempt FINISHED on a TaskManager that
-        is still registered (Flink's result partition availability checker)."""
+        """Whether ``producer``'s blocking partitions are (or will be, once it finishes) there to read: its current
+        attempt FINISHED, or has not ended yet, on a TaskManager that is still registered (Flink's result partition
+        availability checker: a partition is available while it is tracked and did not fail). A producer not yet
+        deployed counts as available: it runs when its turn comes, without a new attempt."""
         vid, i = producer
         ex = self.graph.job_vertices[vid].task_vertices[i].current_execution
-        return (
-            ex is not None
-            and ex.state is ExecutionState.FINISHED
-            and ex.slot is not None
-            and ex.slot.tm_id in self.rm.slot_manager.task_managers
-        )
+        if ex is None or ex.state in (ExecutionState.FAILED, ExecutionState.CANCELED, ExecutionState.CANCELING):
+            return False
+        return ex.slot is None or ex.slot.tm_id in self.rm.slot_manager.task_managers
 
     # -- deployment ----------------------------------------------------------------------------------------
     def _enqueue(self, regions: list[int]) -> None:
@@ -190,19 +191,22 @@ class PipelinedRegionScheduler:
     async def _deploy_queued(self) -> None:
         while self._queue and self.graph.state is JobStatus.RUNNING:
             region = self._queue[0]
+            if not self.strategy.is_ready(region):  # an input was lost since it was queued
+                self._queue.popleft()
+                continue
             waiting = self._creating(region)
             free = self._free_slots()
             if len(free) < len(waiting):
-                await self._acquire(len(waiting) - len(free))
-                free = self._free_slots()
-                if len(free) < len(waiting) or self.graph.state is not JobStatus.RUNNING:
+                if not await self._acquire(len(waiting) - len(free)):
                     return  # a task's end frees a slot and wakes us
+                continue  # the queue may have changed while we waited: look at its head again
             self._queue.popleft()
             for ex, slot in zip(waiting, free, strict=False):
                 ex.slot = slot
                 ex.transition(ExecutionState.SCHEDULED)
-            self.deployments.append(region)
-            await self.scheduler.deploy_all()
+            if waiting:
+                self.deployments.append(region)
+                await self.scheduler.deploy_all()
 
     def _creating(self, region: int) -> list[Execution]:
         """The current attempts of ``region`` still to deploy."""
@@ -220,9 +224,10 @@ class PipelinedRegionScheduler:
         busy = {ex.slot.allocation_id for ex in self.graph.all_executions() if ex.slot and not ex.state.is_terminal}
         return [s for a, s in self._held.items() if a not in busy]
 
-    async def _acquire(self, wanted: int) -> None:
+    async def _acquire(self, wanted: int) -> int:
         """Up to ``wanted`` more slots: as many as the ResourceManager has free now; if it has none and this job holds
-        no slot that will come back, wait for TaskManagers (the request's timeout fails the job)."""
+        no slot that will come back, wait for TaskManagers (the request's timeout fails the job). Returns how many
+        it got."""
         available = self.rm.slot_manager.num_free_slots()
         running = any(
             ex.slot is not None and ex.slot.allocation_id in self._held and not ex.state.is_terminal
@@ -230,9 +235,10 @@ class PipelinedRegionScheduler:
         )
         count = min(wanted, available) if available or running else wanted
         if count <= 0:
-            return
+            return 0
         offers = await self.rm.request_slots(self.graph.job_id, count, self.scheduler.slot_timeout)
         for o in offers:
             self._held[o.allocation_id] = SlotAssignment(
                 tm_id=o.tm_id, slot_index=o.slot_index, allocation_id=o.allocation_id, data_address=o.data_address
             )
+        return len(offers)

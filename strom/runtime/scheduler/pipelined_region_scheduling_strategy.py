@@ -43,6 +43,10 @@ class PipelinedRegionSchedulingStrategy:
     def is_schedulable(self, region: int) -> bool:
         return region not in self.scheduled and self.blocking_inputs[region] <= self.finished
 
+    def is_ready(self, region: int) -> bool:
+        """Whether ``region`` was scheduled and its inputs are still all finished (none lost since)."""
+        return region in self.scheduled and self.blocking_inputs[region] <= self.finished
+
     def is_region_finished(self, region: int) -> bool:
         return self.regions.regions[region] <= self.finished
 
