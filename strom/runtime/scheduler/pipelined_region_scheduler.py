@@ -71,7 +71,7 @@ class PipelinedRegionScheduler:
         self._held: dict[str, SlotAssignment] = {}  # allocation id -> a slot this job holds
         self._deploying = False
         self._again = False
-        #: region index -> how often it was deployed (its stage's progress, for tests and the REST API)
+        #: the regions in the order they were deployed (one again after each of its restarts)
         self.deployments: list[int] = []
 
     @staticmethod

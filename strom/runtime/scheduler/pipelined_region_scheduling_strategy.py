@@ -88,7 +88,7 @@ class PipelinedRegionSchedulingStrategy:
             self.finished.discard(p)
 
     def validate(self) -> None:
-        """Invariants: every scheduled region had its inputs finished (or lost them since); nothing unknown."""
+        """Invariants: only subtasks and regions of the job; no region reads a blocking input of its own."""
         known = set(self.regions.region_of)
         assert self.finished <= known, self.finished - known
         assert self.scheduled <= set(range(len(self.regions.regions))), self.scheduled
