@@ -6,7 +6,7 @@ that drops its input, at parallelism ``--parallelism`` on as many one-slot TaskM
 every task at once, the reduce emitting every running count; BATCH runs it on blocking sort-merge exchanges, stage
 after stage, the reduce emitting one final count per word. Both are checked once for the same counts (collected).
 
-    python benchmarks/batch_modes.py --records 1000000 --rounds 5
+    python benchmarks/batch_modes.py --records 1000000 --rounds 5 [--no-compression]
 """
 
 from __future__ import annotations
@@ -32,8 +32,13 @@ def _add(a: tuple[str, int], b: tuple[str, int]) -> tuple[str, int]:
     return (a[0], a[1] + b[1])
 
 
+COMPRESSION = {"taskmanager.network.batch-shuffle.compression.enabled": True}
+
+
 def _env(mode: RuntimeExecutionMode, parallelism: int) -> StreamExecutionEnvironment:
-    config = Configuration({"taskmanager.numberOfTaskSlots": 1, "minicluster.number-of-taskmanagers": parallelism})
+    config = Configuration(
+        {"taskmanager.numberOfTaskSlots": 1, "minicluster.number-of-taskmanagers": parallelism, **COMPRESSION}
+    )
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(parallelism)
     env.set_runtime_mode(mode)
@@ -70,7 +75,9 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=10_000)
     parser.add_argument("--parallelism", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--no-compression", action="store_true", help="BATCH's partition files uncompressed")
     args = parser.parse_args()
+    COMPRESSION["taskmanager.network.batch-shuffle.compression.enabled"] = not args.no_compression
     expected = Counter(_word(args.keys)(i) for i in range(100_000))
     for mode in (RuntimeExecutionMode.BATCH, RuntimeExecutionMode.STREAMING):
         got = check(mode, 100_000, args.keys, args.parallelism)
