@@ -160,9 +160,12 @@ class RegionFailover:
 
     def handle_task_manager_lost(self, lost: list[Execution], message: str) -> bool:
         """A lost TaskManager fails every region that had a subtask on it — each a failure of its own, as each of
-        Flink's executions fails on its own; ``False`` when those regions are the whole job (a global failover)."""
+        Flink's executions fails on its own; ``False`` when those regions are the whole job (a global failover). In
+        BATCH the loss is one failure: its finished producers' lost partitions are not failures of their own."""
         if not lost:
             return False
+        if self.jm.scheduler.region_scheduler is not None:  # BATCH: one failure, whose restart set covers them all
+            return self.handle_task_failures(lost, message, None)
         regions = self.jm.graph.pipelined_regions
         by_region: dict[int, list[Execution]] = {}
         for ex in lost:

@@ -11,7 +11,9 @@ strategy involves regions as Flink's ``getRegionsToRestart``:
    whose producer FINISHED (or still runs, or waits for its turn) on a TaskManager that still holds it is read
    again (Flink's result partition availability checker), one lost with its TaskManager is recomputed by its
    producer's region (a pipelined exchange never leaves its region);
-3. for an involved region, every region consuming its results.
+3. for an involved region, every region consuming its results — but one that FINISHED (BATCH): it read the old
+   results to their end, and what it wrote stays valid (Flink restarts a finished consumer unless its whole consumer
+   group finished; strom skips each finished one, so a finished sink does not commit its output twice).
 
 Whether a restart happens at all, and when, is the restart strategy's answer, asked once per failure.
 """
@@ -75,6 +77,8 @@ class RestartPipelinedRegionFailoverStrategy(FailoverStrategy):
                 producers[consumer].add(producer)
         self._producers = producers
         self.is_available: Callable[[ExecutionVertexID], bool] = is_available or (lambda v: False)
+        #: whether a region FINISHED (only BATCH regions can finish while others run on)
+        self.is_finished: Callable[[int], bool] = lambda region: False
 
     def _inputs_available(self, region: int, producer_region: int) -> bool:
         wanted = self.regions.blocking_inputs.get(region, frozenset()) & self.regions.regions[producer_region]
@@ -89,7 +93,8 @@ class RestartPipelinedRegionFailoverStrategy(FailoverStrategy):
             involved.append(region)
             # a partition that cannot be consumed again (pipelined, or lost) is recomputed by its producer's region
             producers = {p for p in self._producers[region] if not self._inputs_available(region, p)}
-            for other in sorted(producers | self.regions.consumers[region]):
+            consumers = {c for c in self.regions.consumers[region] if not self.is_finished(c)}
+            for other in sorted(producers | consumers):
                 if other not in visited:
                     visited.add(other)
                     queue.append(other)

@@ -18,6 +18,7 @@ one).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from strom.runtime.scheduler.pipelined_region_scheduling_strategy import Pipelin
 from strom.runtime.task_group import AsyncTaskGroup
 
 if TYPE_CHECKING:
+    from strom.runtime.deployment import TaskDeploymentDescriptor
     from strom.runtime.jobmaster.jobmaster import JobMaster
     from strom.runtime.resourcemanager.resource_manager import ResourceManager
     from strom.runtime.scheduler.default_scheduler import DefaultScheduler
@@ -73,6 +75,8 @@ class PipelinedRegionScheduler:
         self._again = False
         #: the regions in the order they were deployed (one again after each of its restarts)
         self.deployments: list[int] = []
+        #: a task whose submission failed (its TaskManager is gone): the JobMaster fails it over
+        self.on_deploy_failure: Callable[[Execution, BaseException], None] = lambda ex, exc: on_failure(exc)
 
     @staticmethod
     def for_job(jm: JobMaster, failover: FailoverStrategy) -> PipelinedRegionScheduler | None:
@@ -80,6 +84,16 @@ class PipelinedRegionScheduler:
         the region failover then re-runs a producer only if its partitions are lost."""
         if not has_blocking_exchanges(jm.graph):
             return None
+
+        def deploy_failed(
+            ex: Execution, exc: BaseException
+        ) -> None:  # as Flink: the attempt fails, its region fails over
+            text = f"deploying task '{ex.vertex.name}' failed: {type(exc).__name__}: {exc}"
+            ex.state = ExecutionState.FAILED
+            ex.failure_text = text
+            if not jm.region_failover.handle_task_failures([ex], text, exc):
+                jm.handle_global_failure(text, exc, execution=ex)
+
         scheduler = PipelinedRegionScheduler(
             jm.graph,
             jm.scheduler,
@@ -87,8 +101,10 @@ class PipelinedRegionScheduler:
             task_group=jm.task_group,
             on_failure=lambda exc: jm.handle_global_failure(f"scheduling failed: {type(exc).__name__}: {exc}", exc),
         )
+        scheduler.on_deploy_failure = deploy_failed
         if isinstance(failover, RestartPipelinedRegionFailoverStrategy):
             failover.is_available = scheduler.is_partition_available
+            failover.is_finished = scheduler.strategy_is_region_finished
         return scheduler
 
     # -- events from the JobMaster (its loop) --------------------------------------------------------------
@@ -151,6 +167,10 @@ class PipelinedRegionScheduler:
         self.strategy.on_partitions_lost(_vertex(ex) for ex in lost)
         return lost
 
+    def strategy_is_region_finished(self, region: int) -> bool:
+        """Whether every subtask of ``region`` FINISHED (its current strategy's view: a global restart starts over)."""
+        return self.strategy.is_region_finished(region)
+
     def is_partition_available(self, producer: ExecutionVertexID) -> bool:
         """Whether ``producer``'s blocking partitions are (or will be, once it finishes) there to read: its current
         attempt FINISHED, or has not ended yet, on a TaskManager that is still registered (Flink's result partition
@@ -206,7 +226,24 @@ class PipelinedRegionScheduler:
                 ex.transition(ExecutionState.SCHEDULED)
             if waiting:
                 self.deployments.append(region)
-                await self.scheduler.deploy_all()
+                await self._deploy(waiting)
+
+    async def _deploy(self, executions: list[Execution]) -> None:
+        """Submit the region's tasks; one whose submission fails (its TaskManager died meanwhile) fails on its own."""
+        calls = []
+        for ex in executions:
+            tdd = self.scheduler.create_deployment_descriptor(ex)
+            ex.transition(ExecutionState.DEPLOYING)
+            calls.append(self._submit(ex, tdd))
+        await asyncio.gather(*calls)
+
+    async def _submit(self, ex: Execution, tdd: TaskDeploymentDescriptor) -> None:
+        assert ex.slot is not None
+        try:
+            await self.rm.gateway(ex.slot.tm_id).call("submit_task", tdd, timeout=30.0)
+        except Exception as exc:
+            if ex.vertex.current_execution is ex and not ex.state.is_terminal and self.graph.state is JobStatus.RUNNING:
+                self.on_deploy_failure(ex, exc)
 
     def _creating(self, region: int) -> list[Execution]:
         """The current attempts of ``region`` still to deploy."""

@@ -129,3 +129,15 @@ def test_region_failover_re_runs_a_consumer_alone_while_its_producers_partitions
     assert strategy.get_tasks_needing_restart(second[1]) == frozenset({source[3], *second, *third})
     # without availability checks (a pipelined exchange), every producer re-runs
     assert RestartPipelinedRegionFailoverStrategy(regions).get_tasks_needing_restart(third[0]) >= set(source)
+
+
+def test_region_failover_leaves_a_finished_consumer_alone() -> None:
+    graph = _batch_graph()
+    regions = graph.pipelined_regions
+    source, second, third = _stages(graph)
+    lost = {source[0]}
+    finished = {regions.region_of[third[0]]}
+    strategy = RestartPipelinedRegionFailoverStrategy(regions, is_available=lambda v: v not in lost)
+    strategy.is_finished = lambda region: region in finished
+    # source 0's partition is lost while a sink already finished: that sink read everything and does not re-run
+    assert strategy.get_tasks_needing_restart(second[1]) == frozenset({source[0], *second, third[1]})
