@@ -131,8 +131,9 @@ class ExecutionOptions:
         str,
         "STREAMING",
         "STREAMING, BATCH or AUTOMATIC. BATCH gives a bounded job Flink's batch results: keyed aggregations emit "
-        "one final value per key, event-time windows and timers fire at the end of input, nothing is late; "
-        "AUTOMATIC runs as STREAMING.",
+        "one final value per key, event-time windows and timers fire at the end of input, nothing is late; its "
+        "exchanges are blocking (sort-merge files) and it runs stage after stage. AUTOMATIC runs as BATCH when "
+        "every source is bounded, else as STREAMING.",
     )
     BUFFER_TIMEOUT: ConfigOption[timedelta] = _opt(
         "execution.buffer-timeout.interval",
@@ -216,6 +217,26 @@ class NetworkOptions:
         MemorySize,
         "256 mb",
         "strom's own: largest frame accepted on any connection; larger frames close the connection.",
+    )
+    SORT_SHUFFLE_MIN_BUFFERS: ConfigOption[int] = _opt(
+        "taskmanager.network.sort-shuffle.min-buffers",
+        int,
+        512,
+        "BATCH execution: the sort buffer of each blocking result partition holds this many segments "
+        "(taskmanager.memory.segment-size each) of serialized records before it is spilled to the partition's file.",
+    )
+    BATCH_SHUFFLE_COMPRESSION: ConfigOption[bool] = _opt(
+        "taskmanager.network.batch-shuffle.compression.enabled",
+        bool,
+        True,
+        "BATCH execution: compress (zlib) the data buffers of blocking result partitions written to disk.",
+    )
+    TMP_DIRS: ConfigOption[str] = _opt(
+        "io.tmp.dirs",
+        str,
+        "",
+        "Directory where TaskManagers write the files of blocking result partitions (BATCH execution); empty: the "
+        "system's temporary directory. Deleted when the job ends.",
     )
 
 

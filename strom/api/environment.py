@@ -416,8 +416,16 @@ class StreamExecutionEnvironment:
             raise InvalidProgramError(str(exc)) from None
 
     def _batch_execution(self) -> bool:
-        """Whether the job gets BATCH results; checks that every source is bounded then."""
-        if self.get_runtime_mode() is not RuntimeExecutionMode.BATCH:
+        """Whether the job runs in BATCH execution: ``BATCH``, or ``AUTOMATIC`` with only bounded sources (as Flink
+        picks); checks that every source is bounded then."""
+        mode = self.get_runtime_mode()
+        if mode is RuntimeExecutionMode.AUTOMATIC:
+            return all(
+                op.source.get_boundedness() == Boundedness.BOUNDED
+                for op in (operator_of(t) for t in self._transformations)
+                if isinstance(op, SourceOperator)
+            )
+        if mode is not RuntimeExecutionMode.BATCH:
             return False
         for t in self._transformations:
             op = operator_of(t)
@@ -450,7 +458,8 @@ class StreamExecutionEnvironment:
         ['Print to Std. Out', 'Source: Collection Source', 'to text']
         """
         c = self._config
-        if self._batch_execution():
+        batch = self._batch_execution()
+        if batch:
             self._apply_batch_execution()
         graph = StreamGraphGenerator(
             list(self._transformations),
@@ -459,6 +468,7 @@ class StreamExecutionEnvironment:
             max_parallelism=c.get(CoreOptions.MAX_PARALLELISM),
             chaining_enabled=c.get(PipelineOptions.OPERATOR_CHAINING),
         ).generate()
+        graph.batch_execution = batch
         if clear:
             self._transformations.clear()
         return graph
@@ -490,13 +500,14 @@ class StreamExecutionEnvironment:
             "auto_watermark_interval_ms": millis(c.get(PipelineOptions.AUTO_WATERMARK_INTERVAL)),
             "job_parameters": c.get(PipelineOptions.GLOBAL_JOB_PARAMETERS),
             "yielded_output_tags": output_tags_created(),
-            "batch_execution": self.get_runtime_mode() is RuntimeExecutionMode.BATCH,
+            "batch_execution": graph.batch_execution,
+            "sort_buffer_bytes": c.get(NetworkOptions.SORT_SHUFFLE_MIN_BUFFERS) * c.get(NetworkOptions.SEGMENT_SIZE),
+            "batch_shuffle_compression": c.get(NetworkOptions.BATCH_SHUFFLE_COMPRESSION),
+            "tmp_dirs": c.get(NetworkOptions.TMP_DIRS),
         }
         job_graph = StreamingJobGraphGenerator(graph, job_id=uuid.uuid4().hex, config=runtime_config).create_job_graph()
         job_graph.job_configuration = c.to_dict()
-        if self.get_runtime_mode() is RuntimeExecutionMode.BATCH and c.contains(
-            CheckpointingOptions.CHECKPOINTING_INTERVAL
-        ):
+        if graph.batch_execution and c.contains(CheckpointingOptions.CHECKPOINTING_INTERVAL):
             log.info("BATCH execution: checkpointing is not used (Flink's batch jobs do not checkpoint)")
             job_graph.job_configuration.pop(CheckpointingOptions.CHECKPOINTING_INTERVAL.key, None)
         return job_graph

@@ -1,9 +1,12 @@
 """``RuntimeExecutionMode`` (Flink's ``execution.runtime-mode``): ``STREAMING``, ``BATCH`` or ``AUTOMATIC``.
 
-``STREAMING`` and ``AUTOMATIC`` run a job as a streaming job. ``BATCH`` runs a bounded job with Flink's batch
-*results* while the execution underneath stays pipelined (see docs/design.md):
+``STREAMING`` runs a job as a streaming job. ``BATCH`` runs a bounded job as Flink runs batch jobs (see
+docs/design.md); ``AUTOMATIC`` picks ``BATCH`` when every source is bounded, else ``STREAMING`` (as Flink):
 
 - every source must be bounded (checked before the job starts);
+- every exchange that is not chained is blocking: producers write their output to local sort-merge files and
+  consumers read them once the producers finished, so the job runs stage after stage (pipelined regions scheduled
+  when their inputs are finished) on as few slots as one task needs, and a failed task re-runs alone;
 - watermark strategies assign timestamps but emit no watermark before the end of input, so event-time windows
   and timers fire at the end of input, with nothing late;
 - a keyed ``reduce``/``sum``/``min``/``max``/``min_by``/``max_by`` emits one final value per key at the end of

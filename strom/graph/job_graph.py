@@ -1,5 +1,7 @@
 """``JobGraph``: chained operators as JobVertices (Flink's ``StreamingJobGraphGenerator``).
 
+In BATCH execution every edge that is not chained is BLOCKING (Flink's ``ALL_EDGES_BLOCKING``), else PIPELINED.
+
 An edge ``up → down`` is chained when Flink's ``isChainable`` holds: ``down`` has exactly one input,
 both are in the same slot-sharing group, have the same parallelism, the partitioner is forward,
 ``down``'s chaining strategy is ALWAYS, ``up``'s is not NEVER, and chaining is enabled.
@@ -20,6 +22,7 @@ from strom.api.serialization import BatchSerializer
 from strom.exceptions import SerializationError
 from strom.graph.stream_graph import StreamEdge, StreamGraph, StreamNode
 from strom.runtime.network.partitioner import ForwardPartitioner, StreamPartitioner
+from strom.runtime.network.result_partition_type import ResultPartitionType
 from strom.runtime.operators.base import ChainingStrategy
 from strom.runtime.operators.sink import CollectSinkOperator
 
@@ -66,6 +69,8 @@ class JobEdge:
     target_node_id: int
     #: which input of a two-input head operator this edge feeds (1 or 2); 0: one input
     type_number: int = 0
+    #: PIPELINED, or BLOCKING in BATCH execution (the producer writes its output to files first)
+    partition_type: ResultPartitionType = ResultPartitionType.PIPELINED
 
     @property
     def ship_strategy(self) -> str:
@@ -207,6 +212,7 @@ class StreamingJobGraphGenerator:
                 source_node_id=e.source_id,
                 target_node_id=e.target_id,
                 type_number=e.type_number,
+                partition_type=ResultPartitionType.BLOCKING if g.batch_execution else ResultPartitionType.PIPELINED,
             )
             vertices[je.source_vertex_id].outputs.append(je)
             vertices[je.target_vertex_id].inputs.append(je)

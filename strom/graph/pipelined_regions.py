@@ -4,22 +4,25 @@
 A pipelined region is a set of subtasks linked by pipelined data exchanges: a producer and its consumers run at the
 same time and fail together, since a pipelined partition cannot be read again. Flink builds the regions as the
 connected components of the graph whose vertices are the execution vertices and whose edges are the *actual*
-producer → consumer channels of pipelined results (blocking results do not join). Every strom exchange is pipelined
-(BATCH also runs pipelined today), so a region is a connected component of the subtask channel graph:
+producer → consumer channels of pipelined results (blocking results do not join). A region is a connected component
+of the subtask graph linked by pipelined channels:
 
 - a forward (POINTWISE) edge joins only the subtasks it wires (``map (2/4)`` reads only ``source (2/4)``), so a
   forward-only job of parallelism 4 has 4 regions;
 - an ALL_TO_ALL edge (keyBy, rebalance, broadcast) joins every producer subtask with every consumer subtask;
 - independent pipelines of one job are separate regions.
 
-Flink also merges regions that form a cycle through blocking edges (``mergeRegionsOnCycles``); without blocking
-edges no such cycle exists. Regions are computed once per ExecutionGraph: they depend on its wiring only.
+A BLOCKING edge (BATCH execution) joins nothing: its producer and consumer subtasks are in different regions, the
+consumer's region waits for the producer's (``blocking_inputs``), so the regions are the job's stages. Flink also
+merges regions that form a cycle through blocking edges (``mergeRegionsOnCycles``); strom's job graphs are acyclic and
+their edges of one kind per job, so no such cycle exists. Regions are computed once per ExecutionGraph: they depend on
+its wiring only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -63,26 +66,33 @@ class PipelinedRegions:
 
     regions: tuple[frozenset[ExecutionVertexID], ...]
     region_of: dict[ExecutionVertexID, int]
-    #: region index -> the regions consuming its results through channels that leave it (none while every exchange
-    #: is pipelined; kept for Flink's rule that consumers of a restarted region's results restart too)
+    #: region index -> the regions consuming its results through channels that leave it (blocking ones; kept for
+    #: Flink's rule that consumers of a restarted region's results restart too)
     consumers: dict[int, frozenset[int]]
+    #: region index -> the producer subtasks whose blocking partitions it reads (empty for a region of a streaming job)
+    blocking_inputs: dict[int, frozenset[ExecutionVertexID]] = field(default_factory=dict)
 
     @staticmethod
     def of(graph: ExecutionGraph) -> PipelinedRegions:
         vertices: list[ExecutionVertexID] = []
-        channels: list[tuple[ExecutionVertexID, ExecutionVertexID]] = []
-        producer_of = {e.result_id: e.source_vertex_id for e in graph.job_graph.edges()}
+        pipelined: list[tuple[ExecutionVertexID, ExecutionVertexID]] = []
+        blocking: list[tuple[ExecutionVertexID, ExecutionVertexID]] = []
+        edges = {e.result_id: e for e in graph.job_graph.edges()}
         for vid, ejv in graph.job_vertices.items():
             for ev in ejv.task_vertices:
                 vertices.append((vid, ev.subtask_index))
                 for result_id, wired in ev.inputs:
-                    up = producer_of[result_id]
-                    channels.extend(((up, producer), (vid, ev.subtask_index)) for producer, _ in wired)
-        return PipelinedRegions.from_components(compute_pipelined_regions(vertices, channels), channels)
+                    edge = edges[result_id]
+                    into = blocking if edge.partition_type.is_blocking else pipelined
+                    into.extend(((edge.source_vertex_id, p), (vid, ev.subtask_index)) for p, _ in wired)
+        regions = compute_pipelined_regions(vertices, pipelined)
+        return PipelinedRegions.from_components(regions, pipelined + blocking, blocking)
 
     @staticmethod
     def from_components(
-        regions: list[frozenset[ExecutionVertexID]], channels: Iterable[tuple[ExecutionVertexID, ExecutionVertexID]]
+        regions: list[frozenset[ExecutionVertexID]],
+        channels: Iterable[tuple[ExecutionVertexID, ExecutionVertexID]],
+        blocking_channels: Iterable[tuple[ExecutionVertexID, ExecutionVertexID]] = (),
     ) -> PipelinedRegions:
         region_of = {v: i for i, region in enumerate(regions) for v in region}
         consumers: dict[int, set[int]] = {i: set() for i in range(len(regions))}
@@ -90,10 +100,14 @@ class PipelinedRegions:
             a, b = region_of[producer], region_of[consumer]
             if a != b:
                 consumers[a].add(b)
+        inputs: dict[int, set[ExecutionVertexID]] = {i: set() for i in range(len(regions))}
+        for producer, consumer in blocking_channels:
+            inputs[region_of[consumer]].add(producer)
         return PipelinedRegions(
             regions=tuple(regions),
             region_of=region_of,
             consumers={i: frozenset(c) for i, c in consumers.items()},
+            blocking_inputs={i: frozenset(p) for i, p in inputs.items()},
         )
 
     def region(self, vertex: ExecutionVertexID) -> frozenset[ExecutionVertexID]:

@@ -72,6 +72,9 @@ class StreamGraph:
         self.job_name = job_name
         self.chaining_enabled = chaining_enabled
         self.nodes: dict[int, StreamNode] = {}
+        #: BATCH execution (``execution.runtime-mode`` BATCH, or AUTOMATIC with bounded sources): every exchange that
+        #: is not chained is blocking (Flink's ``GlobalStreamExchangeMode.ALL_EDGES_BLOCKING``)
+        self.batch_execution = False
 
     @property
     def sources(self) -> list[StreamNode]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strom.runtime.network.result_partition import ResultPartitionID
+from strom.runtime.network.result_partition_type import ResultPartitionType
 
 __all__ = [
     "CheckpointingSettings",
@@ -30,6 +31,7 @@ class ResultPartitionDeploymentDescriptor:
     serialized_serializer: bytes
     #: the name of the operator that consumes this partition (the head of the downstream chain), for errors
     consumer: str = ""
+    partition_type: ResultPartitionType = ResultPartitionType.PIPELINED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -61,6 +61,7 @@ from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
 from strom.runtime.resourcemanager.resource_manager import ResourceManager, task_manager_lost_message
 from strom.runtime.scheduler.default_scheduler import DefaultScheduler
 from strom.runtime.scheduler.failover_strategy import failover_strategy_from_configuration
+from strom.runtime.scheduler.pipelined_region_scheduler import PipelinedRegionScheduler
 from strom.runtime.scheduler.restart_strategy import (
     NoRestartBackoffTimeStrategy,
     RestartBackoffTimeStrategy,
@@ -125,6 +126,7 @@ class JobMaster:
         self.num_restarts = 0
         self._restart_scheduled = False
         strategy = failover_strategy_from_configuration(self.configuration, self.graph.pipelined_regions)
+        self.scheduler.region_scheduler = PipelinedRegionScheduler.for_job(self, strategy)
         self.region_failover = RegionFailover(self, strategy)
         #: HA: the leadership term (:class:`strom.runtime.highavailability.services.LeaderSession`); None without
         self.ha: Any = None
@@ -513,6 +515,8 @@ class JobMaster:
             # FLIP-147: a task that finished before the last one started still needs checkpoints after it — the
             # others wait for a final checkpoint — so finished tasks do not hold the periodic trigger back
             self.checkpoints.start_periodic()
+        if target.is_terminal and (regions := self.scheduler.region_scheduler) is not None:
+            regions.on_execution_ended(ex)  # its slot is free; its partitions may be consumable
         if target.is_terminal:
             # the last attempt to end lets a restart, a failure, a cancellation or the finish go on — also a
             # task failing on its own while the job already restarts (its upstream TaskManager was lost)
@@ -665,6 +669,8 @@ class JobMaster:
                 ex.state = ExecutionState.CANCELED if cancelled else ExecutionState.FAILED
                 ex.failure_text = message
                 failed += [] if cancelled else [ex]
+        if (regions := self.scheduler.region_scheduler) is not None and self.graph.state is JobStatus.RUNNING:
+            failed += regions.lost_partitions(tm_id)  # finished, but their partitions are gone with it
         region_restart = self.region_failover.restarting
         if lost and not self._terminating and self.graph.state is JobStatus.RUNNING and (failed or not region_restart):
             if not self.region_failover.handle_task_manager_lost(failed, message):

@@ -108,7 +108,7 @@ class RegionFailover:
             return False
         attempts = [jm.graph.job_vertices[vid].task_vertices[i].current_execution for vid, i in sorted(tasks)]
         live = [ex for ex in attempts if ex is not None]
-        if any(ex.slot is None for ex in live):
+        if jm.scheduler.region_scheduler is None and any(ex.slot is None for ex in live):
             return False  # a subtask still waits for its slot (an earlier restart): the global failover starts over
         strategy = jm.restart_strategy
         new_attempt = strategy.notify_failure(error if error is not None else text, int(time.monotonic() * 1000))
@@ -162,9 +162,12 @@ class RegionFailover:
 
     def handle_task_manager_lost(self, lost: list[Execution], message: str) -> bool:
         """A lost TaskManager fails every region that had a subtask on it — each a failure of its own, as each of
-        Flink's executions fails on its own; ``False`` when those regions are the whole job (a global failover)."""
+        Flink's executions fails on its own; ``False`` when those regions are the whole job (a global failover). In
+        BATCH the loss is one failure: its finished producers' lost partitions are not failures of their own."""
         if not lost:
             return False
+        if self.jm.scheduler.region_scheduler is not None:  # BATCH: one failure, whose restart set covers them all
+            return self.handle_task_failures(lost, message, None)
         regions = self.jm.graph.pipelined_regions
         by_region: dict[int, list[Execution]] = {}
         for ex in lost:
@@ -199,8 +202,11 @@ class RegionFailover:
         log.info("job %s: restarting %d subtasks, restoring checkpoint %s", jm.job_id, len(new), restored)
         jm.subtasks_reset(new, restored)
         try:
-            await self._assign_slots(attempts, new)
-            await jm.scheduler.deploy_all()
+            if (regions := jm.scheduler.region_scheduler) is not None:  # BATCH: once their inputs are, in free slots
+                await regions.restart_tasks(attempts, new)
+            else:
+                await self._assign_slots(attempts, new)
+                await jm.scheduler.deploy_all()
         except Exception as exc:
             log.warning("job %s: redeploying a region failed: %s", jm.job_id, exc)
             jm.handle_global_failure(f"scheduling failed: {type(exc).__name__}: {exc}", exc)

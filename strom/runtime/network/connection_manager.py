@@ -28,7 +28,8 @@ from strom.runtime.network.events import EndOfPartitionEvent, is_priority_event
 from strom.runtime.network.input_channel import RemoteInputChannel
 from strom.runtime.network.input_gate import InputGate
 from strom.runtime.network.partition_manager import ResultPartitionManager, SubpartitionCallback
-from strom.runtime.network.result_partition import PartitionReleasedError, PipelinedSubpartition, SerializedBatch
+from strom.runtime.network.result_partition import PartitionReleasedError, SerializedBatch
+from strom.runtime.network.result_subpartition_view import ResultSubpartitionView
 from strom.runtime.rpc.auth import authenticate_admitted, authenticate_client
 from strom.runtime.rpc.framing import FRAME_VERSION, HEADER, peer_name, read_frame
 from strom.runtime.rpc.handshake_guard import HandshakeGuard
@@ -53,7 +54,7 @@ class _View:
 
     receiver_id: int
     sender: CreditSender
-    sp: PipelinedSubpartition | None = None
+    sp: ResultSubpartitionView | None = None
     wake_pending: bool = False
 
 
@@ -93,7 +94,7 @@ class _ServerConnection:
                 raise FrameError(f"expected a data-plane request (type 1, 2 or 4); got type {kind}")
 
     def _subpartition_callback(self, rid: int) -> SubpartitionCallback:
-        def answered(sp: PipelinedSubpartition | None, err: BaseException | None) -> None:
+        def answered(sp: ResultSubpartitionView | None, err: BaseException | None) -> None:
             self._threadsafe(self._on_subpartition, rid, sp, err)  # may be called on a task thread
 
         return answered
@@ -102,7 +103,7 @@ class _ServerConnection:
         with contextlib.suppress(RuntimeError):  # loop closed: the TaskManager is shutting down
             self.loop.call_soon_threadsafe(fn, *args)
 
-    def _on_subpartition(self, rid: int, sp: PipelinedSubpartition | None, err: BaseException | None) -> None:
+    def _on_subpartition(self, rid: int, sp: ResultSubpartitionView | None, err: BaseException | None) -> None:
         view = self.views.get(rid)
         if view is None:
             return

@@ -24,7 +24,6 @@ from strom.runtime.network.events import CheckpointBarrier
 from strom.runtime.network.messages import DATA_BUFFER, END_OF_PARTITION_BUFFER, EVENT_BUFFER, PRIORITY_EVENT_BUFFER
 from strom.runtime.network.result_partition import (
     PartitionReleasedError,
-    PipelinedSubpartition,
     ResultPartitionID,
     SerializedBatch,
 )
@@ -32,6 +31,7 @@ from strom.runtime.network.result_partition import (
 if TYPE_CHECKING:
     from strom.runtime.network.input_gate import InputGate
     from strom.runtime.network.partition_manager import ResultPartitionManager
+    from strom.runtime.network.result_subpartition_view import ResultSubpartitionView
 
 __all__ = ["InputChannel", "LocalInputChannel", "RemoteInputChannel"]
 
@@ -94,14 +94,14 @@ class LocalInputChannel(InputChannel):
     ) -> None:
         super().__init__(gate, channel_index, partition_id, subpartition)
         self._manager = partition_manager
-        self._sp: PipelinedSubpartition | None = None
+        self._sp: ResultSubpartitionView | None = None
         self._error: BaseException | None = None
         self._overtaken: list[list[Any]] = []  # what the converted barrier polled last overtook
 
     def request_subpartition(self) -> None:
         self._manager.request_local(self.partition_id, self.subpartition_index, self._on_subpartition)
 
-    def _on_subpartition(self, sp: PipelinedSubpartition | None, error: BaseException | None) -> None:
+    def _on_subpartition(self, sp: ResultSubpartitionView | None, error: BaseException | None) -> None:
         if error is not None or sp is None:
             self._error = error or ClusterError(f"partition {self.partition_id} not found")
             self._notify()

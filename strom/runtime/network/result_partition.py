@@ -25,7 +25,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.api.serialization import BatchSerializer, PickleBatchSerializer
 from strom.exceptions import SerializationError, TaskCancelledError
@@ -38,6 +38,9 @@ from strom.runtime.network.events import (
     is_priority_event,
 )
 from strom.runtime.streamrecord import short_repr
+
+if TYPE_CHECKING:
+    from strom.runtime.network.result_subpartition_view import ResultSubpartitionView
 
 __all__ = [
     "PartitionReleasedError",
@@ -288,6 +291,9 @@ class PipelinedSubpartition:
 class ResultPartition:
     """The output of one producer subtask for one intermediate result: one subpartition per consumer."""
 
+    #: a blocking partition (:mod:`strom.runtime.network.sort_merge_result_partition`) may be read only once finished
+    is_blocking = False
+
     def __init__(
         self,
         partition_id: ResultPartitionID,
@@ -322,6 +328,14 @@ class ResultPartition:
         #: timeoutable aligned barriers watched until they left every subpartition: checkpoint -> (subpartitions
         #: still holding it, called with the checkpoint id once none does)
         self._watched: dict[int, tuple[set[int], Callable[[int], None]]] = {}
+
+    def is_consumable(self) -> bool:
+        """Whether a consumer's request may be answered now (a pipelined partition: as soon as it exists)."""
+        return True
+
+    def create_subpartition_view(self, index: int) -> ResultSubpartitionView:
+        """The reader of subpartition ``index`` (a pipelined subpartition is its own, single, reader)."""
+        return self.subpartitions[index]
 
     def _subpartition_consumed(self) -> None:
         with self._cond:

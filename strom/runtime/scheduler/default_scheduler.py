@@ -1,6 +1,7 @@
-"""``DefaultScheduler``: slots for every subtask, then deploy them all (seed 003:
-``allocateSlotsAndDeploy`` → ``waitForAllSlotsAndDeploy`` → ``deployAll`` → ``Execution.deploy`` →
-``TaskExecutor.submit_task``).
+"""``DefaultScheduler``: slots for every subtask, then deploy them all (seed 003: ``allocateSlotsAndDeploy`` →
+``waitForAllSlotsAndDeploy`` → ``deployAll`` → ``Execution.deploy`` → ``TaskExecutor.submit_task``) — or, for a job
+with blocking exchanges, its pipelined regions stage after stage
+(:mod:`strom.runtime.scheduler.pipelined_region_scheduler`).
 
 Slot sharing: the subtasks ``i`` of all vertices of one slot-sharing group share slot ``i`` of that group,
 so a group needs as many slots as its largest parallelism (as Flink).
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 
@@ -31,6 +32,9 @@ from strom.runtime.deployment import (
 from strom.runtime.execution_state import ExecutionState
 from strom.runtime.network.result_partition import ResultPartitionID
 from strom.runtime.resourcemanager.resource_manager import ResourceManager
+
+if TYPE_CHECKING:
+    from strom.runtime.scheduler.pipelined_region_scheduler import PipelinedRegionScheduler
 
 __all__ = ["DefaultScheduler", "slots_required"]
 
@@ -52,8 +56,13 @@ class DefaultScheduler:
         self.temporary_dir = ""
         #: the state each operator of an execution restores (the JobMaster's latest completed checkpoint)
         self.restore_provider: Callable[[Execution], dict[str, OperatorRestoreDescriptor] | None] = lambda ex: None
+        #: a job with blocking exchanges (BATCH): its regions are scheduled stage after stage instead of all at once
+        self.region_scheduler: PipelinedRegionScheduler | None = None
 
     async def allocate_slots_and_deploy(self) -> None:
+        if self.region_scheduler is not None:
+            await self.region_scheduler.start()
+            return
         jg = self.graph.job_graph
         groups: dict[str, int] = defaultdict(int)
         for v in jg.vertices.values():
@@ -124,6 +133,7 @@ class DefaultScheduler:
                     serialized_partitioner=cloudpickle.dumps(edge.partitioner, protocol=5),
                     serialized_serializer=cloudpickle.dumps(edge.serializer, protocol=5),
                     consumer=jg.vertices[edge.target_vertex_id].operator_names[0],
+                    partition_type=edge.partition_type,
                 )
             )
         gates = []

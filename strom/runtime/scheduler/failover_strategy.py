@@ -7,10 +7,13 @@ Pure functions of the pipelined regions (:mod:`strom.graph.pipelined_regions`): 
 strategy involves regions as Flink's ``getRegionsToRestart``:
 
 1. the region of the failed subtask;
-2. for an involved region, the region producing any of its inputs that is not available again — a pipelined
-   partition is consumed once, so every producer region outside it (none while every exchange is pipelined: a
-   pipelined exchange never leaves its region);
-3. for an involved region, every region consuming its results.
+2. for an involved region, the region producing any of its inputs that is not available — a blocking partition
+   whose producer FINISHED (or still runs, or waits for its turn) on a TaskManager that still holds it is read
+   again (Flink's result partition availability checker), one lost with its TaskManager is recomputed by its
+   producer's region (a pipelined exchange never leaves its region);
+3. for an involved region, every region consuming its results — but one that FINISHED (BATCH): it read the old
+   results to their end, and what it wrote stays valid (Flink restarts a finished consumer unless its whole consumer
+   group finished; strom skips each finished one, so a finished sink does not commit its output twice).
 
 Whether a restart happens at all, and when, is the restart strategy's answer, asked once per failure.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import deque
+from collections.abc import Callable
 
 from strom.config import Configuration, JobManagerOptions
 from strom.exceptions import ConfigurationError
@@ -61,13 +65,24 @@ class RestartPipelinedRegionFailoverStrategy(FailoverStrategy):
 
     NAME = "region"
 
-    def __init__(self, regions: PipelinedRegions) -> None:
+    def __init__(
+        self, regions: PipelinedRegions, is_available: Callable[[ExecutionVertexID], bool] | None = None
+    ) -> None:
+        """``is_available(producer)``: whether the blocking partitions of that producer subtask can be read again
+        (default: none can)."""
         super().__init__(regions)
         producers: dict[int, set[int]] = {i: set() for i in range(len(regions.regions))}
         for producer, consumers in regions.consumers.items():
             for consumer in consumers:
                 producers[consumer].add(producer)
         self._producers = producers
+        self.is_available: Callable[[ExecutionVertexID], bool] = is_available or (lambda v: False)
+        #: whether a region FINISHED (only BATCH regions can finish while others run on)
+        self.is_finished: Callable[[int], bool] = lambda region: False
+
+    def _inputs_available(self, region: int, producer_region: int) -> bool:
+        wanted = self.regions.blocking_inputs.get(region, frozenset()) & self.regions.regions[producer_region]
+        return bool(wanted) and all(self.is_available(v) for v in wanted)
 
     def get_regions_to_restart(self, failed_region: int) -> list[int]:
         visited = {failed_region}
@@ -76,8 +91,10 @@ class RestartPipelinedRegionFailoverStrategy(FailoverStrategy):
         while queue:
             region = queue.popleft()
             involved.append(region)
-            # a pipelined partition cannot be consumed again: a producer region outside re-runs too
-            for other in sorted(self._producers[region] | self.regions.consumers[region]):
+            # a partition that cannot be consumed again (pipelined, or lost) is recomputed by its producer's region
+            producers = {p for p in self._producers[region] if not self._inputs_available(region, p)}
+            consumers = {c for c in self.regions.consumers[region] if not self.is_finished(c)}
+            for other in sorted(producers | consumers):
                 if other not in visited:
                     visited.add(other)
                     queue.append(other)

@@ -32,6 +32,7 @@ from strom.runtime.network.input_gate import InputGate
 from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.network.record_writer import RecordWriter
 from strom.runtime.network.result_partition import ResultPartition
+from strom.runtime.network.sort_merge_result_partition import SortMergeResultPartition, shuffle_directory
 from strom.runtime.operators.base import StreamOperator, TaskInfo
 from strom.runtime.operators.coordination import TaskOperatorEventGateway
 from strom.runtime.operators.sink import SinkWriterOperator
@@ -260,15 +261,27 @@ class Task:
         buffers_per_channel = int(cfg["buffers_per_channel"])
         floating = int(cfg["floating_buffers_per_gate"])
         for pd in tdd.produced_partitions:
-            partition = ResultPartition(
-                pd.partition_id,
-                pd.num_subpartitions,
-                pool_size=pd.num_subpartitions * buffers_per_channel + floating,
-                max_buffers_per_subpartition=int(cfg["max_buffers_per_channel"]),
-                serializer=cloudpickle.loads(pd.serialized_serializer),
-                back_pressure=self.metrics.back_pressured,
-                on_all_consumed=self.partition_manager.on_consumed,
-            )
+            partition: ResultPartition
+            if pd.partition_type.is_blocking:
+                partition = SortMergeResultPartition(
+                    pd.partition_id,
+                    pd.num_subpartitions,
+                    directory=shuffle_directory(str(cfg.get("tmp_dirs") or ""), self.tm_id, tdd.job_id),
+                    sort_buffer_bytes=int(cfg.get("sort_buffer_bytes", 16 << 20)),
+                    compress=bool(cfg.get("batch_shuffle_compression", True)),
+                    serializer=cloudpickle.loads(pd.serialized_serializer),
+                    on_finished=self.partition_manager.partition_finished,
+                )
+            else:
+                partition = ResultPartition(
+                    pd.partition_id,
+                    pd.num_subpartitions,
+                    pool_size=pd.num_subpartitions * buffers_per_channel + floating,
+                    max_buffers_per_subpartition=int(cfg["max_buffers_per_channel"]),
+                    serializer=cloudpickle.loads(pd.serialized_serializer),
+                    back_pressure=self.metrics.back_pressured,
+                    on_all_consumed=self.partition_manager.on_consumed,
+                )
             partitions[pd.result_id] = (partition, pd.serialized_partitioner, pd.consumer)
             self.partitions.append(partition)
             self.metrics.partitions.append(partition)

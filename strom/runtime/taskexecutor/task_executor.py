@@ -14,6 +14,7 @@ import dataclasses
 import inspect
 import logging
 import os
+import shutil
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
@@ -26,6 +27,8 @@ from strom.runtime.metrics.process_metrics import status_metrics
 from strom.runtime.metrics.prometheus import PrometheusReporter, PrometheusSettings, Reading
 from strom.runtime.network.connection_manager import NettyConnectionManager
 from strom.runtime.network.partition_manager import ResultPartitionManager
+from strom.runtime.network.result_partition import ResultPartitionID
+from strom.runtime.network.sort_merge_result_partition import shuffle_directory, task_manager_shuffle_root
 from strom.runtime.operators.coordination import OperatorEventDelivery, TriggerCheckpointMessage
 from strom.runtime.python_files import PYTHON_FILES_KEY, PythonFilesCache
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
@@ -258,6 +261,8 @@ class TaskExecutor:
         self.metrics_url = ""
         #: the Python files of jobs submitted to a standalone cluster (:mod:`strom.runtime.python_files`)
         self.python_files = PythonFilesCache(f"taskmanager-{tm_id}")
+        #: the directories this TaskManager wrote blocking partitions into (BATCH), removed when it closes
+        self.shuffle_roots: set[str] = set()
         #: HA: the fencing token (leader session) of the JobManager this TaskExecutor registered with, and a check
         #: of a token against the current lease (:func:`strom.runtime.highavailability.services.fencing_check`)
         self.fencing_token = ""
@@ -333,6 +338,8 @@ class TaskExecutor:
             await asyncio.to_thread(self._reporter.close)
         if not any(t.thread.is_alive() for t in self.tasks.values()):
             self.python_files.close()
+        for root in self.shuffle_roots:  # blocking partitions of jobs not released before the TaskManager stops
+            shutil.rmtree(root, ignore_errors=True)
         self.terminated.set()
 
     def _jm_disconnected(self) -> None:
@@ -486,6 +493,8 @@ class TaskExecutor:
         if isinstance(files, bytes):  # before the task thread unpickles the chain that may name them
             self.python_files.install(tdd.job_id, files)
         self.slot_table.add_task(tdd.allocation_id, tdd.job_id, tdd.execution_attempt_id)
+        if any(pd.partition_type.is_blocking for pd in tdd.produced_partitions):
+            self.shuffle_roots.add(task_manager_shuffle_root(str(tdd.config.get("tmp_dirs") or ""), self.tm_id))
         task = Task(
             tdd,
             tm_id=self.tm_id,
@@ -584,6 +593,12 @@ class TaskExecutor:
         for a in attempts:
             self.tasks[a].cancel_execution()
         self.partition_manager.release_partitions_of_attempts(attempts, f"job {job_id} released")
+        for directory in {
+            shuffle_directory(str(t.tdd.config.get("tmp_dirs") or ""), self.tm_id, job_id)
+            for a, t in self.tasks.items()
+            if a in attempts
+        }:
+            shutil.rmtree(directory, ignore_errors=True)  # the job's blocking partitions (BATCH)
         for a in attempts:
             task = self.tasks[a]
             if not task.thread.is_alive():
@@ -591,6 +606,12 @@ class TaskExecutor:
         self.slot_table.free_slots_of_job(job_id)
         if job_ended and self.local_state_root:
             discard_job(self.local_state_root, job_id)
+
+    @rpc_method
+    def release_partitions(self, partition_ids: list[ResultPartitionID]) -> None:
+        """The JobMaster replaced the attempts that wrote these (blocking) partitions: delete them."""
+        for pid in partition_ids:
+            self.partition_manager.release_partition(pid, "its producer is being re-run")
 
     @rpc_method
     def shutdown(self) -> None:
