@@ -22,7 +22,7 @@ $(SPARK_STAMP): $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python examples/click_stream.py
 
-docs/configuration.md: strom/config.py strom/config_option.py strom/config_security.py
+docs/configuration.md: $(wildcard strom/config*.py)
 	$(BIN)/python -m strom.config > $@
 
 # everything: unit, integration (on TaskManager threads unless marked `processes`), the process, kill, HA, TLS,
