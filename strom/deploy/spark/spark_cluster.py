@@ -18,6 +18,10 @@ allocation, and any failure would restart every TaskManager.
 from __future__ import annotations
 
 import logging
+import math
+import os
+import re
+import subprocess
 import sys
 import threading
 import time
@@ -38,6 +42,7 @@ from strom.deploy.spark.session import (
     check_session,
     get_or_create_session,
     is_local_master,
+    python_of_task_managers,
     runs_on_this_machine,
 )
 from strom.deploy.spark.task_manager_job import SparkTaskManagerLaunch, task_manager_partition
@@ -63,6 +68,8 @@ class _Launch:
     thread: threading.Thread | None = None
     outcome: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    #: the executors' Python cannot run a TaskManager at all (it lacks strom or cannot start): no use retrying
+    python_unfit: bool = False
     ended: threading.Event = field(default_factory=threading.Event)
 
 
@@ -82,6 +89,8 @@ class SparkCluster(ActiveCluster):
         self._app_name = app_name
         self._launches: dict[str, _Launch] = {}
         self._group_prefix = f"strom-{uuid.uuid4().hex[:8]}"
+        #: the Python the TaskManagers run (spark.pyspark.python, PYSPARK_PYTHON, the driver's on a local master)
+        self.python = ""
         self.session_started_at = 0.0  # monotonic, when the SparkSession was ready
         self.registered_at = 0.0  # monotonic, when every TaskManager had registered
 
@@ -92,6 +101,9 @@ class SparkCluster(ActiveCluster):
         else:
             check_session(self.spark)
         self.session_started_at = time.monotonic()
+        self.python = python_of_task_managers(self.spark)
+        if is_local_master(self.master):
+            check_python(self.python)
         self._check_addresses()
         super().start()
         self.registered_at = time.monotonic()
@@ -183,6 +195,7 @@ class SparkCluster(ActiveCluster):
         except Exception as exc:  # the Spark job failed or was cancelled
             text = str(exc).strip()
             record.error = _spark_error_summary(text) or type(exc).__name__
+            record.python_unfit = python_cannot_host(text)
         finally:
             record.ended.set()
             self._worker_terminated(
@@ -191,6 +204,22 @@ class SparkCluster(ActiveCluster):
         if record.error and not self._closed:
             level = logging.DEBUG if "stale" in record.error else logging.WARNING
             log.log(level, "TaskManager %s ended in its Spark task: %s", record.tm_id, record.error)
+
+    def _on_worker_terminated(self, tm_id: str, diagnostics: str) -> None:
+        """As the base class; but a TaskManager whose Python cannot import strom (or cannot start) fails the start at
+        once: every other would fail the same way (a wrong PYSPARK_PYTHON cost 10 attempts and their traces)."""
+        with self._lock:
+            record = self._launches.get(tm_id)
+            fatal = record is not None and record.python_unfit and tm_id not in self._registered_pids
+        if not fatal or self._closed or self.dispatcher is None or self.dispatcher.resource_manager.shutting_down:
+            super()._on_worker_terminated(tm_id, diagnostics)
+            return
+        assert record is not None
+        rm = self.dispatcher.resource_manager
+        rm.forget_task_manager(tm_id)
+        self._missing += 1
+        self._paused_until = math.inf  # no TaskManager starts any more: the job fails, the cluster closes
+        rm.fail_slot_requests(TaskManagerStartError(unfit_python_message(self.python, record.error, tm_id)))
 
     def _start_failure_hint(self) -> str:
         return (
@@ -303,6 +332,49 @@ def registration_timeout_message(
         "(spark.cores.max, spark.executor.cores, free workers — another application may hold them) or use fewer "
         "TaskManagers (spark.taskmanagers, more taskmanager.numberOfTaskSlots / strom run --slots)"
     )
+
+
+_UNFIT_PYTHON = re.compile(
+    r"(ModuleNotFoundError|ImportError): .*|Cannot run program|error=2, No such file|PYTHON_VERSION_MISMATCH"
+)
+
+
+def python_cannot_host(spark_error: str) -> bool:
+    """A Spark task's error says its Python cannot run a TaskManager: the function's modules do not import there
+    (strom, its dependencies), the interpreter does not exist, or its version differs from the driver's."""
+    return _UNFIT_PYTHON.search(spark_error) is not None
+
+
+def unfit_python_message(python: str, error: str, where: str) -> str:
+    return (
+        f"expected the TaskManagers' Python to import strom; got {python or 'python3'} "
+        f"(spark.pyspark.python / PYSPARK_PYTHON) failing in {where}: {error}; hint: point PYSPARK_PYTHON (or "
+        f"spark.pyspark.python) at a Python with strom and its dependencies — this driver runs {sys.executable} — "
+        "or, on a local master, unset it (the driver's own is used)"
+    )
+
+
+def check_python(python: str) -> None:
+    """On a local master the executors are this process's JVM, started with its environment: a TaskManager's Python
+    other than the driver's must import strom here too. Checked once, before any Spark task fails on it."""
+    if not python or os.path.realpath(python) == os.path.realpath(sys.executable):
+        return
+    try:
+        proc = subprocess.run(
+            [python, "-c", "import strom.deploy.spark.task_manager_job"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    else:
+        if proc.returncode == 0:
+            return
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        error = lines[-1].strip() if lines else f"exit status {proc.returncode}"
+    raise TaskManagerStartError(unfit_python_message(python, error, "a check on this machine"))
 
 
 def _spark_error_summary(text: str) -> str:

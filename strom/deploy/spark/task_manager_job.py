@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from strom.deploy.spark.stdout_forwarder import StdoutForwarder
 from strom.runtime.taskexecutor.runner import TaskManagerSpec, run_task_manager
 
 __all__ = ["SparkTaskManagerLaunch", "task_manager_partition"]
@@ -53,13 +54,16 @@ def host_task_manager(launch: SparkTaskManagerLaunch) -> dict[str, Any]:
     }
     added = [p for p in launch.python_path if p and p not in sys.path and os.path.isdir(p)]
     sys.path.extend(added)
+    stdout = StdoutForwarder()  # print() of the tasks goes to the driver's standard output, as on the MiniCluster
+    stdout.install()
     try:
-        asyncio.run(run_task_manager(launch.spec, bytes.fromhex(launch.secret_hex)))
+        asyncio.run(run_task_manager(launch.spec, bytes.fromhex(launch.secret_hex), started=stdout.connect))
     except BaseException as exc:  # strom owns failover: report, never let Spark retry the task
         outcome["status"] = "failed"
         outcome["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         outcome["traceback"] = "".join(traceback.format_exception(exc))
     finally:
+        stdout.close()
         for p in added:
             if p in sys.path:
                 sys.path.remove(p)
