@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import inspect
 import logging
 import os
@@ -27,6 +28,8 @@ from strom.runtime.metrics.prometheus import PrometheusReporter, PrometheusSetti
 from strom.runtime.network.connection_manager import NettyConnectionManager
 from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.operators.coordination import OperatorEventDelivery, TriggerCheckpointMessage
+from strom.runtime.python_dependency_info import PYTHON_DEPENDENCIES_KEY, PythonDependencyInfo
+from strom.runtime.python_environment_manager import PythonEnvironmentManager
 from strom.runtime.python_files import PYTHON_FILES_KEY, PythonFilesCache
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
 from strom.runtime.task_group import AsyncTaskGroup
@@ -238,6 +241,8 @@ class TaskExecutor:
         self.metrics_url = ""
         #: the Python files of jobs submitted to a standalone cluster (:mod:`strom.runtime.python_files`)
         self.python_files = PythonFilesCache(f"taskmanager-{tm_id}")
+        #: python.files / python.requirements / python.archives (:mod:`strom.runtime.python_environment_manager`)
+        self.python_environment = PythonEnvironmentManager(f"taskmanager-{tm_id}")
         #: HA: the fencing token (leader session) of the JobManager this TaskExecutor registered with, and a check
         #: of a token against the current lease (:func:`strom.runtime.highavailability.services.fencing_check`)
         self.fencing_token = ""
@@ -307,6 +312,7 @@ class TaskExecutor:
             await asyncio.to_thread(self._reporter.close)
         if not any(t.thread.is_alive() for t in self.tasks.values()):
             self.python_files.close()
+            self.python_environment.close()
         self.terminated.set()
 
     def _jm_disconnected(self) -> None:
@@ -454,6 +460,12 @@ class TaskExecutor:
         files = tdd.config.get(PYTHON_FILES_KEY)
         if isinstance(files, bytes):  # before the task thread unpickles the chain that may name them
             self.python_files.install(tdd.job_id, files)
+        dependencies = tdd.config.get(PYTHON_DEPENDENCIES_KEY)
+        prepare = (
+            functools.partial(self.python_environment.prepare, tdd.job_id, dependencies)
+            if isinstance(dependencies, PythonDependencyInfo)
+            else None
+        )
         self.slot_table.add_task(tdd.allocation_id, tdd.job_id, tdd.execution_attempt_id)
         task = Task(
             tdd,
@@ -464,6 +476,7 @@ class TaskExecutor:
             gateway=_OperatorEventGateway(self, tdd.job_id, tdd.execution_attempt_id),
             pid=os.getpid(),
             responder=_CheckpointResponder(self, tdd.job_id, tdd.execution_attempt_id),
+            prepare=prepare,
         )
         self.tasks[tdd.execution_attempt_id] = task
         if self._log_forwarder is not None:
@@ -556,6 +569,7 @@ class TaskExecutor:
             if not task.thread.is_alive():
                 self.tasks.pop(a, None)
         self.slot_table.free_slots_of_job(job_id)
+        self.python_environment.release(job_id)
 
     @rpc_method
     def shutdown(self) -> None:
