@@ -1,18 +1,31 @@
 """strom on Spark as a user meets it from the command line: ``print()`` output on the driver's standard output
 (not on its standard error between Spark's progress bars), a TaskManager Python that cannot import strom named at
 once with the hint alone, and a program run by an unactivated venv's Python (``python3`` on ``PATH`` being another
-one) whose TaskManagers run that same Python."""
+one) whose TaskManagers run that same Python. TaskManagers in Spark tasks write log files and serve Prometheus
+endpoints as standalone ones do."""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import random
 import re
 import subprocess
 import sys
 import time
+import urllib.request
+import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from standalone_cluster import http_get
+
+from strom import Configuration, DataGeneratorSource, StreamExecutionEnvironment
+from strom.api.functions import MapFunction, RuntimeContext
+from strom.deploy.spark.session import create_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
@@ -86,3 +99,71 @@ def test_an_unactivated_venv_s_program_has_task_managers_on_its_own_python(tmp_p
     proc = run([sys.executable, "job.py"], tmp_path, env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert sorted(ln.split("> ")[-1] for ln in proc.stdout.splitlines()) == ["10", "20", "30"], proc.stdout
+
+
+class LogsAMarker(MapFunction[int, int]):
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        index = runtime_context.get_index_of_this_subtask()
+        logging.getLogger("myjob.marker").info("%s from subtask %d", self.marker, index)
+
+    def map(self, value: int) -> int:
+        return value
+
+
+def wait_for(what: str, condition: Callable[[], Any], timeout: float = 120.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.2)
+
+
+@pytest.mark.timeout(300)
+def test_task_managers_in_spark_tasks_write_log_files_and_serve_prometheus(tmp_path: Path) -> None:
+    marker = f"marker-{uuid.uuid4().hex}"
+    base = random.randrange(20000, 40000, 50)
+    spark = create_session(Configuration({"spark.master": "local[2]"}), "strom-logs-and-metrics")
+    try:
+        config = {
+            "execution.target": "spark",
+            "logging.level": "INFO",
+            "env.log.dir": str(tmp_path / "logs"),
+            "metrics.reporter.prom.factory.class": "org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
+            "metrics.reporter.prom.port": f"{base}-{base + 49}",
+        }
+        env = StreamExecutionEnvironment.get_execution_environment(Configuration(config), spark=spark)
+        env.set_parallelism(2)
+        (
+            env.from_source(DataGeneratorSource(lambda i: i, 10**12, records_per_second=100), source_name="numbers")
+            .rebalance()
+            .map(LogsAMarker(marker))
+            .name("marker")
+            .add_sink(lambda _: None)
+        )
+        client = env.execute_async("logs and metrics")
+        try:
+            urls = wait_for(
+                "two TaskManager endpoints", lambda: len(client.get_metric_urls()) == 2 and client.get_metric_urls()
+            )
+            for tm_id, url in urls.items():
+                with urllib.request.urlopen(url, timeout=10) as response:
+                    text = response.read().decode()
+                assert "flink_taskmanager_job_task_" in text and f'tm_id="{tm_id.replace("-", "_")}"' in text, text
+            (directory,) = (tmp_path / "logs").iterdir()  # this cluster's own directory in env.log.dir
+            rest = client.get_rest_url()
+            for tm_id in urls:
+                log_file = directory / f"taskmanager-{tm_id}.log"
+                wait_for(f"the marker in {log_file}", lambda f=log_file: f.exists() and marker in f.read_text())
+                status, body = http_get(f"{rest}/taskmanagers/{tm_id}/log")
+                assert status == 200 and marker in body.decode()
+                listing = json.loads(http_get(f"{rest}/taskmanagers/{tm_id}/logs")[1])
+                assert [f["name"] for f in listing["logs"]] == [f"taskmanager-{tm_id}.log"]
+        finally:
+            client.cancel()  # waits until the job stopped and its cluster closed
+    finally:
+        spark.stop()

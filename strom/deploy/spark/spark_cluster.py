@@ -21,8 +21,10 @@ import logging
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -33,7 +35,7 @@ from strom.config import (
     CheckpointingOptions,
     ClusterOptions,
     Configuration,
-    MetricOptions,
+    CoreOptions,
     SparkOptions,
     TaskManagerOptions,
 )
@@ -91,6 +93,9 @@ class SparkCluster(ActiveCluster):
         self._group_prefix = f"strom-{uuid.uuid4().hex[:8]}"
         #: the Python the TaskManagers run (spark.pyspark.python, PYSPARK_PYTHON, the driver's on a local master)
         self.python = ""
+        #: the TaskManagers' log directory ("": each executor's working directory, see :meth:`_create_log_dir`)
+        self.log_dir = ""
+        self._temporary_log_dir = False
         self.session_started_at = 0.0  # monotonic, when the SparkSession was ready
         self.registered_at = 0.0  # monotonic, when every TaskManager had registered
 
@@ -105,6 +110,7 @@ class SparkCluster(ActiveCluster):
         if is_local_master(self.master):
             check_python(self.python)
         self._check_addresses()
+        self._create_log_dir()
         super().start()
         self.registered_at = time.monotonic()
         return self
@@ -144,11 +150,34 @@ class SparkCluster(ActiveCluster):
 
     # -- driver interface --------------------------------------------------------------------------
     def _task_manager_configuration(self, config: Configuration) -> TaskManagerConfiguration:
-        """A TaskManager in a Spark task writes no log file and serves no Prometheus endpoint: its log records go to
-        the driver (``metrics.reporter.prom.*`` and ``env.log.dir`` are not read for it)."""
-        without_reporter = config.copy()
-        without_reporter.remove_config(MetricOptions.PROMETHEUS_FACTORY_CLASS)
-        return replace(TaskManagerConfiguration.from_configuration(without_reporter), log_dir="")
+        """As a standalone TaskManager's: a Prometheus endpoint with ``metrics.reporter.prom.*`` (on its executor's
+        host, a port of the range) and a log file ``taskmanager-<id>.log`` (:meth:`_create_log_dir`); its log
+        records also go to the driver, the user's terminal."""
+        return TaskManagerConfiguration.from_configuration(config)
+
+    def _create_log_dir(self) -> None:
+        """Executors on this machine: a directory per cluster, as the MiniCluster's (in ``env.log.dir``, else a
+        temporary one removed with the cluster). On a cluster manager: ``env.log.dir`` on each executor's host, else
+        ``strom-logs/`` in the executor's working directory (the Spark UI lists it beside the executor's own logs)."""
+        configured = self.config.get(CoreOptions.FLINK_LOG_DIR)
+        if not runs_on_this_machine(self.master):
+            self.log_dir = configured
+            return
+        if configured:
+            os.makedirs(configured, mode=0o700, exist_ok=True)
+            prefix = f"spark-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-"
+            self.log_dir = tempfile.mkdtemp(prefix=prefix, dir=configured)
+        else:
+            self.log_dir = tempfile.mkdtemp(prefix=f"strom-logs-{os.getpid()}-")
+            self._temporary_log_dir = True
+        log.info("the TaskManagers in Spark tasks log into %s", self.log_dir)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self._temporary_log_dir and self.log_dir:
+                shutil.rmtree(self.log_dir, ignore_errors=True)
 
     def _launch_task_manager(self, tm_id: str, launch_token: str) -> None:
         from pyspark import inheritable_thread_target
@@ -160,7 +189,12 @@ class SparkCluster(ActiveCluster):
             jm_address=self.dispatcher.address,
             forward_logs_level=min(self.log_level, logging.getLogger("strom").getEffectiveLevel()),
         )
-        launch = SparkTaskManagerLaunch(spec=spec, secret_hex=self.secret.hex(), python_path=tuple(sys.path))
+        launch = SparkTaskManagerLaunch(
+            spec=replace(spec, log_dir=self.log_dir),
+            secret_hex=self.secret.hex(),
+            python_path=tuple(sys.path),
+            log_in_working_dir=not self.log_dir,
+        )
         record = _Launch(tm_id=tm_id, job_group=f"{self._group_prefix}-{tm_id}")
         thread = threading.Thread(
             target=inheritable_thread_target(self.spark)(self._run_spark_job),
