@@ -391,7 +391,7 @@ def unfit_python_message(python: str, error: str, where: str) -> str:
 def check_python(python: str) -> None:
     """On a local master the executors are this process's JVM, started with its environment: a TaskManager's Python
     other than the driver's must import strom here too. Checked once, before any Spark task fails on it."""
-    if not python or os.path.realpath(python) == os.path.realpath(sys.executable):
+    if not python or os.path.realpath(shutil.which(python) or python) == os.path.realpath(sys.executable):
         return
     try:
         proc = subprocess.run(
