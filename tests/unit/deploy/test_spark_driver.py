@@ -134,3 +134,40 @@ def test_print_output_reaches_the_driver_by_each_flush_and_the_worker_keeps_its_
 
 async def _connect(forwarder: StdoutForwarder, executor: Any) -> None:
     forwarder.connect(executor)
+
+
+class _ResourceManager:
+    shutting_down = False
+
+    def __init__(self) -> None:
+        self.forgotten: list[str] = []
+        self.failures: list[Exception] = []
+
+    def forget_task_manager(self, tm_id: str) -> None:
+        self.forgotten.append(tm_id)
+
+    def fail_slot_requests(self, error: Exception) -> None:
+        self.failures.append(error)
+
+
+def test_on_a_cluster_the_first_task_manager_whose_python_cannot_host_it_fails_the_start_at_once() -> None:
+    from strom.deploy.spark.spark_cluster import SparkCluster, _Launch
+
+    session: Any = SimpleNamespace(sparkContext=SimpleNamespace(master="yarn"))
+    cluster = SparkCluster(Configuration(), num_task_managers=2, spark=session)
+    rm = _ResourceManager()
+    cluster.dispatcher = SimpleNamespace(resource_manager=rm)  # type: ignore[assignment]
+    cluster.python = "/opt/env/bin/python"
+    error = "ModuleNotFoundError: No module named 'strom'"
+    launch = _Launch(tm_id="tm-1", job_group="g-tm-1", error=error, python_unfit=True)
+    launch.ended.set()  # its Spark job ended
+    cluster._launches["tm-1"] = launch
+    cluster._on_worker_terminated("tm-1", f"ended in its Spark job (group g-tm-1): {error}")
+    assert rm.forgotten == ["tm-1"]
+    (failure,) = rm.failures
+    assert isinstance(failure, TaskManagerStartError)
+    text = str(failure)
+    assert text.startswith("expected the TaskManagers' Python to import strom; got /opt/env/bin/python")
+    assert "failing in tm-1: ModuleNotFoundError: No module named 'strom'" in text and "hint: point PYSPARK" in text
+    assert cluster._paused_until == float("inf")  # no further TaskManager is started
+    cluster.close()
