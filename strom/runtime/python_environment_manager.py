@@ -12,9 +12,10 @@ the job's environment is made once per TaskManager process:
 - ``python.archives``: extracted into the job's working directory under their target directories.
 
 Those directories (files and requirements first, then the working directory) go on ``sys.path`` of the process until
-the job is released. Everything lives below ``<temp dir>/strom-python-<uid>``; a directory is made under a temporary
-name and renamed into place, so TaskManagers of one machine that prepare the same environment at once use one of
-them. Python has no per-job class loader: a module a task imported stays imported in that process.
+the job is released. Everything lives below ``<temp dir>/strom-python-<uid>`` (this user's alone, mode 0700); a
+directory is made under a temporary name and renamed into place, so TaskManagers of one machine that prepare the
+same environment at once use one of them. Python has no per-job class loader: a module a task imported stays
+imported in that process.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class PythonEnvironmentManager:
         with job_lock:
             if job_id in self._jobs:
                 return
+            _ensure_private_directory(self._root)
             entries = [self._files_entry(f.name, f.data, f.as_path_entry) for f in info.files]
             if info.requirements:
                 entries.append(self._requirements(job_id, info))
@@ -153,6 +155,19 @@ class PythonEnvironmentManager:
         parent = os.path.dirname(final)
         os.makedirs(parent, exist_ok=True)
         return os.path.join(parent, f".{os.path.basename(final)}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
+
+def _ensure_private_directory(root: str) -> None:
+    """``root`` exists, is this user's and no one else's: what is installed there is imported by the tasks."""
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    info = os.stat(root)
+    owner_ok = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    if not owner_ok or info.st_mode & 0o022:
+        raise ClusterError(
+            f"expected the TaskManagers' Python environments in a directory of this user that others cannot write; "
+            f"got {root} (owner uid {info.st_uid}, mode {oct(info.st_mode & 0o777)}); hint: remove it, or give the "
+            "TaskManagers another TMPDIR"
+        )
 
 
 def _pip(cmd: list[str], job_id: str, owner: str) -> None:

@@ -130,3 +130,13 @@ def test_archives_that_escape_or_are_no_archives_are_refused(tmp_path: Path) -> 
         packed(tmp_path, **{"python.archives": f"{tmp_path / 'ok.zip'}#../up"})
     with pytest.raises(InvalidProgramError, match=r"python\.files expects existing paths; got '/no/such\.py'"):
         packed(tmp_path, **{"python.files": "/no/such.py"})
+
+
+def test_an_environment_directory_others_can_write_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "shared"
+    root.mkdir()
+    root.chmod(0o777)
+    (tmp_path / "m.py").write_text("")
+    info = packed(tmp_path, **{"python.files": str(tmp_path / "m.py")})
+    with pytest.raises(ClusterError, match=r"a directory of this user that others cannot write; got .*shared .*0o777"):
+        PythonEnvironmentManager("tm-1", root=str(root)).prepare("j1", info)
