@@ -40,6 +40,7 @@ from strom.config import (
     Configuration,
     CoreOptions,
     DeploymentOptions,
+    PythonOptions,
     RestOptions,
     SparkOptions,
     TaskManagerOptions,
@@ -133,10 +134,28 @@ def _run_configuration(ns: argparse.Namespace) -> Configuration:
         conf.set(CheckpointingOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, True)
     if ns.slots is not None:
         conf.set(TaskManagerOptions.NUM_TASK_SLOTS, ns.slots)
+    _python_dependencies(ns, conf)
     if ns.taskmanagers is not None:
         spark = conf.get(DeploymentOptions.TARGET) == SparkExecutor.NAME
         conf.set(SparkOptions.TASK_MANAGERS if spark else ClusterOptions.NUM_TASK_MANAGERS, ns.taskmanagers)
     return conf
+
+
+def _python_dependencies(ns: argparse.Namespace, conf: Configuration) -> None:
+    """``-pyfs``, ``-pyreq`` and ``-pyarch`` as Flink's CLI: ``python.files``, ``python.requirements`` and
+    ``python.archives`` (their paths made absolute: the client reads them when the job graph is made)."""
+
+    def absolute(entry: str) -> str:
+        path, sep, rest = entry.strip().partition("#")
+        return os.path.abspath(os.path.expanduser(path)) + sep + rest
+
+    if ns.py_files:
+        conf.set(PythonOptions.PYTHON_FILES, ",".join(absolute(p) for p in ns.py_files.split(",") if p.strip()))
+    if ns.py_requirements:
+        path, sep, cache = ns.py_requirements.partition("#")
+        conf.set(PythonOptions.PYTHON_REQUIREMENTS, absolute(path) + (sep + absolute(cache) if cache else ""))
+    if ns.py_archives:
+        conf.set(PythonOptions.PYTHON_ARCHIVES, ",".join(absolute(a) for a in ns.py_archives.split(",") if a.strip()))
 
 
 def _run(ns: argparse.Namespace) -> int:
@@ -486,6 +505,20 @@ def _parser() -> argparse.ArgumentParser:
         dest="py_files",
         metavar="PATHS",
         help="comma-separated modules, packages or directories the program and its functions import (python.files)",
+    )
+    run.add_argument(
+        "-pyreq",
+        "--pyRequirements",
+        dest="py_requirements",
+        metavar="FILE[#DIR]",
+        help="requirements.txt the TaskManagers install, optionally #a directory of the packages (python.requirements)",
+    )
+    run.add_argument(
+        "-pyarch",
+        "--pyArchives",
+        dest="py_archives",
+        metavar="ARCHIVES",
+        help="comma-separated archive[#target_dir] extracted into the job's working directory (python.archives)",
     )
     run.add_argument("--spark-master", metavar="URL", help="Spark master (implies --target spark); default local[*]")
     run.add_argument("--taskmanagers", type=int, metavar="N", help="TaskManagers to start (default: as the job needs)")

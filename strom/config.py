@@ -27,6 +27,7 @@ from strom.config_option import (
     _opt,
     format_map,
 )
+from strom.config_python import PythonOptions
 from strom.config_security import SecurityOptions
 from strom.config_state import CheckpointingOptions, RocksDBOptions, StateBackendOptions, WorkingDirectoryOptions
 from strom.config_units import (
@@ -55,6 +56,7 @@ __all__ = [
     "MetricOptions",
     "NetworkOptions",
     "PipelineOptions",
+    "PythonOptions",
     "RestOptions",
     "RestartStrategyOptions",
     "RocksDBOptions",

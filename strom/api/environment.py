@@ -46,10 +46,12 @@ from strom.config import (
     ExecutionOptions,
     NetworkOptions,
     PipelineOptions,
+    PythonOptions,
     StateBackendOptions,
     millis,
 )
 from strom.config_logging import configure_client_logging
+from strom.config_option import ConfigOption
 from strom.connectors.collection import CollectionSource
 from strom.connectors.number_sequence import NumberSequenceSource
 from strom.exceptions import InvalidProgramError
@@ -59,6 +61,7 @@ from strom.runtime.operators.keyed import StreamGroupedReduce
 from strom.runtime.operators.source import SourceOperator
 from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
 from strom.runtime.operators.typed_output import type_mismatch
+from strom.runtime.python_dependency_info import PYTHON_DEPENDENCIES_KEY, PythonDependencyInfo
 from strom.runtime.state.state_backend import state_backend_options, validate_state_backend
 
 if TYPE_CHECKING:
@@ -365,21 +368,58 @@ class StreamExecutionEnvironment:
     def set_python_requirements(
         self, requirements_file_path: str, requirements_cache_dir: str | None = None
     ) -> StreamExecutionEnvironment:
-        """Accepted and ignored: install the job's requirements into the environment that runs it."""
-        log.info("set_python_requirements(%s): install them where the job runs; ignored", requirements_file_path)
+        """The job's third-party packages, as PyFlink's: every TaskManager that runs a task of the job installs
+        ``requirements_file_path`` (``pip install --target``) into an environment on its tasks' ``sys.path``, made
+        once per machine for the same requirements (``python.requirements``). ``requirements_cache_dir``: a
+        directory of the packages (``pip download -d DIR -r requirements.txt``), shipped with the job and installed
+        from without a package index, for TaskManagers that reach none.
+
+        >>> import pathlib, tempfile
+        >>> req = pathlib.Path(tempfile.mkdtemp(), "requirements.txt")
+        >>> _ = req.write_text("six")
+        >>> env.set_python_requirements(str(req)).get_configuration().get_string("python.requirements", "") == str(req)
+        True
+        """
+        path = self._existing_path(requirements_file_path, "set_python_requirements")
+        if requirements_cache_dir is not None:
+            path += "#" + self._existing_path(requirements_cache_dir, "set_python_requirements")
+        self._config.set(PythonOptions.PYTHON_REQUIREMENTS, path)
         return self
 
     def add_python_archive(self, archive_path: str, target_dir: str | None = None) -> StreamExecutionEnvironment:
-        """Accepted and ignored: TaskManagers share the client's environment and files."""
-        log.info("add_python_archive(%s): TaskManagers share the client's files; ignored", archive_path)
+        """An archive (.zip, .whl, .egg, .jar, .tar, .tar.gz, .tgz) every TaskManager that runs a task of the job
+        extracts into the job's working directory under ``target_dir`` (default: the archive's file name), as
+        PyFlink's; that working directory is on the tasks' ``sys.path``, so its files are found with
+        ``importlib.resources.files(target_dir)`` (tasks of several jobs share a process: its current directory
+        stays as it is) (``python.archives``)."""
+        entry = self._existing_path(archive_path, "add_python_archive")
+        if target_dir is not None:
+            entry += "#" + target_dir
+        self._append(PythonOptions.PYTHON_ARCHIVES, entry)
         return self
 
     def add_python_file(self, file_path: str) -> StreamExecutionEnvironment:
-        """Make ``file_path`` (a module, a package directory, or a directory of them) importable by the job's
-        functions: its directory goes on the client's ``sys.path`` and on the ``PYTHONPATH`` the TaskManagers
-        of this machine start with. On Spark, ship files with Spark's own ``--py-files``."""
+        """Make ``file_path`` (a module, a package directory, a directory of them, or a .zip / .whl / .egg)
+        importable by the job's functions, as PyFlink's: it goes on the client's ``sys.path`` and is shipped with the
+        job to every TaskManager that runs one of its tasks, wherever it runs (``python.files``)."""
         make_importable(file_path, "add_python_file")
+        self._append(PythonOptions.PYTHON_FILES, self._existing_path(file_path, "add_python_file"))
         return self
+
+    def _append(self, option: ConfigOption[str], entry: str) -> None:
+        entries = [e for e in self._config.get(option).split(",") if e.strip()]
+        if entry not in entries:
+            self._config.set(option, ",".join([*entries, entry]))
+
+    @staticmethod
+    def _existing_path(path: str, what: str) -> str:
+        full = os.path.abspath(os.path.expanduser(path))
+        if not os.path.exists(full):
+            raise InvalidProgramError(
+                f"{what} expects an existing file or directory; got '{path}'; hint: a path relative to "
+                f"{os.getcwd()} or an absolute one"
+            )
+        return full
 
     def add_source(
         self, source_func: Source[Any], source_name: str = "Custom Source", type_info: TypeInformation | None = None
@@ -505,6 +545,9 @@ class StreamExecutionEnvironment:
             "batch_shuffle_compression": c.get(NetworkOptions.BATCH_SHUFFLE_COMPRESSION),
             "tmp_dirs": c.get(NetworkOptions.TMP_DIRS),
         }
+        dependencies = PythonDependencyInfo.from_configuration(c)
+        if dependencies is not None:  # shipped to the TaskManagers, installed there before the tasks load
+            runtime_config[PYTHON_DEPENDENCIES_KEY] = dependencies
         job_graph = StreamingJobGraphGenerator(graph, job_id=uuid.uuid4().hex, config=runtime_config).create_job_graph()
         job_graph.job_configuration = c.to_dict()
         if graph.batch_execution and c.contains(CheckpointingOptions.CHECKPOINTING_INTERVAL):

@@ -3,9 +3,10 @@
 Flink's executors of an active cluster (YARN's, Kubernetes'): a :class:`~strom.deploy.spark.SparkCluster` started
 for the job on the program's SparkSession (``get_execution_environment(spark=...)``) or one strom creates for
 ``spark.master``. Each TaskManager holds one Spark task slot (a core in local mode) for the job's life: unless told
-otherwise, a local master's cores bound the TaskManagers and the slots are packed into them. Under ``strom run`` the
-session is created before the program runs, as ``spark-submit`` does, so the program's own
-``SparkSession.builder.getOrCreate()`` is the session its jobs run on.
+otherwise, a local master's cores bound the TaskManagers and the slots are packed into them. Under ``strom run``, as
+``spark-submit``, strom's Spark settings are the defaults of the session the program builds
+(``SparkSession.builder.config(...).getOrCreate()``, whose own settings win), and that session is the one its jobs
+run on; a program that builds none gets one from strom when it executes its first job.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class SparkExecutorFactory(PipelineExecutorFactory):
         return SparkExecutor()
 
     def prepare_program(self, configuration: Configuration, program_name: str) -> None:
-        """As ``spark-submit``: the program's ``SparkSession.builder.getOrCreate()`` is the session its jobs run on."""
-        from strom.deploy.spark.session import create_session
+        """As ``spark-submit``: strom's settings are the defaults of the session the program builds."""
+        from strom.deploy.spark.session import prepare_driver
 
-        create_session(configuration, program_name)
+        prepare_driver(configuration, program_name)

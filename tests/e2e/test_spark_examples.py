@@ -43,3 +43,15 @@ def test_the_spark_tables_example_runs_with_its_task_managers_in_spark_tasks(tmp
     example = str(ROOT / "examples" / "spark_tables.py")
     out = run([strom, "run", "--target", "spark", "--spark-master", "local[2]", example], tmp_path)
     assert "1670 windows; equal to Spark's batch query: True" in out, out
+
+
+@pytest.mark.timeout(600)
+def test_the_spark_tables_example_runs_twice_in_a_row_with_its_own_session_settings(tmp_path: Path) -> None:
+    """The example's SparkSession.builder settings take effect under strom run (its warehouse in a temporary
+    directory): nothing is left in the working directory, and a second run does not meet the first one's tables."""
+    strom = str(Path(sys.executable).with_name("strom"))
+    example = str(ROOT / "examples" / "spark_tables.py")
+    for _ in range(2):
+        out = run([strom, "run", "--target", "spark", example], tmp_path)
+        assert "1670 windows; equal to Spark's batch query: True" in out, out
+        assert list(tmp_path.iterdir()) == [], "expected nothing left in the working directory"

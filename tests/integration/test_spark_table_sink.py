@@ -19,7 +19,7 @@ from spark_tables import ROW, failure_free, keyed_job, local_spark, location, st
 from strom import Configuration, StreamExecutionEnvironment
 from strom.api.row import Row
 from strom.connectors.spark.sink import COMMITS_DIR, SparkTableCommitter, SparkTableSink
-from strom.exceptions import ConnectorError, JobExecutionError
+from strom.exceptions import ConnectorError, InvalidProgramError, JobExecutionError
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
@@ -154,3 +154,28 @@ def test_a_value_that_does_not_fit_its_column_fails_the_job_naming_table_column_
     assert "SparkTableSink (table 'spark_catalog.default.typed')" in text
     assert "'amount'" in text and "'lots'" in text
     assert spark.table("typed").count() == 0
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("form", ["ddl", "struct_type", "spark_types"])
+def test_a_schema_in_spark_s_own_forms_creates_the_table(spark: Any, form: str) -> None:
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    schema: Any = {
+        "ddl": "user string, start long, n long",
+        "struct_type": StructType(
+            [StructField("user", StringType()), StructField("start", LongType()), StructField("n", LongType())]
+        ),
+        "spark_types": {"user": StringType(), "start": LongType(), "n": LongType()},
+    }[form]
+    table = f"sessions_{form}"
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"parallelism.default": 1}))
+    env.from_collection([("a", 1, 2), ("b", 3, 4)]).sink_to(SparkTableSink(table, schema=schema))
+    env.execute(f"a {form} schema")
+    assert dict(spark.table(table).dtypes) == {"user": "string", "start": "bigint", "n": "bigint"}
+    assert sorted(tuple(r) for r in spark.table(table).collect()) == [("a", 1, 2), ("b", 3, 4)]
+
+
+def test_a_schema_of_another_kind_is_refused_naming_the_forms() -> None:
+    with pytest.raises(InvalidProgramError, match=r"Spark's DDL string .* got a list; hint: schema='user string"):
+        SparkTableSink("t", schema=[("user", "string")])  # type: ignore[arg-type]

@@ -46,12 +46,14 @@ from strom.connectors.spark.catalog import (
     SparkTable,
     arrow_schema_to_spark,
     describe_table,
+    spark_schema_to_arrow,
 )
 from strom.exceptions import ConnectorError, InvalidProgramError
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 
     from strom.formats.parquet_writer import ParquetBulkWriter
 
@@ -88,13 +90,70 @@ class _TableSpec:
     compression: str | None
 
 
+_SCHEMA_FORMS = (
+    "Spark's DDL string ('user string, start long'), a pyspark StructType, a pyarrow.Schema or {name: pyarrow type}"
+)
+
+
+def _checked_schema(schema: object) -> Any:
+    """``schema`` as given when it is one of the accepted forms (a DDL string is parsed later, with a session)."""
+    if schema is None or isinstance(schema, str | Mapping):
+        if isinstance(schema, str) and not schema.strip():
+            raise InvalidProgramError(f"SparkTableSink expects schema as {_SCHEMA_FORMS}; got an empty string")
+        return schema
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
+
+    if isinstance(schema, pa.Schema | StructType):
+        return schema
+    raise InvalidProgramError(
+        f"SparkTableSink expects schema as {_SCHEMA_FORMS}; got a {type(schema).__name__}; "
+        "hint: schema='user string, start long, n long'"
+    )
+
+
+def _arrow_schema(schema: Any, table: str) -> pa.Schema:
+    """A ``pyarrow.Schema`` of any accepted ``schema`` form (a DDL string needs the client's SparkContext)."""
+    import pyarrow as pa
+    from pyspark.sql.types import DataType, StructType, _parse_datatype_string
+
+    where = f"the schema of table '{table}'"
+    if isinstance(schema, pa.Schema):
+        return schema
+    if isinstance(schema, StructType):
+        return spark_schema_to_arrow(schema, where)
+    if isinstance(schema, str):
+        try:
+            parsed = _parse_datatype_string(schema)
+        except Exception as exc:
+            raise InvalidProgramError(
+                f"SparkTableSink expects schema as Spark's DDL ('name type, ...'); got {schema!r} "
+                f"({type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}); "
+                "hint: schema='user string, start long, n long'"
+            ) from None
+        if not isinstance(parsed, StructType):
+            raise InvalidProgramError(
+                f"SparkTableSink expects schema as Spark's DDL with named columns; got {schema!r} "
+                f"({parsed.simpleString()}); hint: schema='user string, start long, n long'"
+            )
+        return spark_schema_to_arrow(parsed, where)
+    fields = []
+    for name, column_type in dict(schema).items():
+        if isinstance(column_type, DataType):
+            column_type = spark_schema_to_arrow(StructType().add(name, column_type), where).field(0).type
+        fields.append((name, column_type))
+    return pa.schema(fields)
+
+
 class SparkTableSink(GlobalCommittingSink[Any, StagedFile]):
     """Writes a stream into the Spark table ``table`` (see the module documentation).
 
     ``mode``: ``"append"`` (default: create the table when missing, else add to it), ``"overwrite"`` (empty the
     table when the job is submitted), ``"error"`` (refuse a table that exists). ``partition_by``: the partition
-    columns of a table the sink creates (an existing table's own are used). ``schema``: a ``pyarrow.Schema`` or
-    ``{name: pyarrow type}`` for a table the sink creates, when the stream does not declare ``Types.ROW_NAMED``.
+    columns of a table the sink creates (an existing table's own are used). ``schema``: the columns of a table the
+    sink creates, when the stream does not declare ``Types.ROW_NAMED`` — Spark's DDL string
+    (``"user string, start long, n long"``), a pyspark ``StructType``, a ``pyarrow.Schema`` or
+    ``{name: pyarrow type}``.
     ``spark``: the SparkSession (default: the active one). Records are named Rows, dicts, or tuples in the
     table's column order.
     """
@@ -105,7 +164,7 @@ class SparkTableSink(GlobalCommittingSink[Any, StagedFile]):
         *,
         mode: str = "append",
         partition_by: Sequence[str] = (),
-        schema: pa.Schema | Mapping[str, Any] | None = None,
+        schema: str | StructType | pa.Schema | Mapping[str, Any] | None = None,
         spark: SparkSession | None = None,
         compression: str | None = "snappy",
     ) -> None:
@@ -116,7 +175,7 @@ class SparkTableSink(GlobalCommittingSink[Any, StagedFile]):
         self.table = table
         self.mode = mode
         self.partition_by = tuple(partition_by)
-        self.schema = schema
+        self.schema = _checked_schema(schema)
         self.compression = compression
         self._spark = spark
         self._input_type: TypeInformation | None = None
@@ -150,9 +209,7 @@ class SparkTableSink(GlobalCommittingSink[Any, StagedFile]):
         import pyarrow as pa
 
         if self.schema is not None:
-            if isinstance(self.schema, pa.Schema):
-                return self.schema
-            return pa.schema(list(dict(self.schema).items()))
+            return _arrow_schema(self.schema, self.table)
         t = self._input_type
         if isinstance(t, RowTypeInfo):
             return pa.schema(
@@ -168,7 +225,7 @@ class SparkTableSink(GlobalCommittingSink[Any, StagedFile]):
             raise ConnectorError(
                 f"SparkTableSink: expected table '{self.table}' to exist, or a schema to create it; got neither "
                 "(the stream declares no Types.ROW_NAMED); hint: .map(..., output_type=Types.ROW_NAMED([...], "
-                "[...])) before the sink, or SparkTableSink(..., schema=pa.schema([...]))"
+                "[...])) before the sink, or SparkTableSink(..., schema='user string, start long, n long')"
             )
         missing = [c for c in self.partition_by if c not in schema.names]
         if missing:

@@ -4,6 +4,10 @@ strom creates a SparkSession when the program brings none (``strom run --target 
 spark``) and keeps it for the later jobs of the process (a JVM takes seconds to start), stopping it when the
 process exits; a session the program passes in (``get_execution_environment(spark=...)``), or one already
 active in the process, is used as it is and only checked.
+
+Under ``strom run --target spark`` the program may build its own session (``SparkSession.builder.config(...)
+.getOrCreate()``): as ``spark-submit`` does, strom's settings and the ``-D spark.*`` keys are then the defaults of
+the JVM that session starts (:func:`prepare_driver`), and the program's own settings win over them.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import ipaddress
 import logging
 import os
 import re
+import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -30,7 +35,10 @@ __all__ = [
     "is_local_master",
     "is_loopback_master",
     "local_cores",
+    "prepare_driver",
+    "python_of_task_managers",
     "runs_on_this_machine",
+    "session_settings",
     "ship_py_files",
 ]
 
@@ -56,6 +64,10 @@ _LOCAL_SETTINGS = {
     "spark.driver.host": "127.0.0.1",
     "spark.ui.enabled": "false",
 }
+
+#: settings for a quiet driver, unless the user sets them: Spark's progress bars (``[Stage 0:>``) would share the
+#: terminal with the job's output
+_QUIET_SETTINGS = {"spark.ui.showConsoleProgress": "false"}
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:\s*,\s*(\d+))?\])?$")
 _STANDALONE = re.compile(r"^spark://([^/]+)/?$")
@@ -104,13 +116,9 @@ def local_cores(master: str) -> int | None:
 
 def get_or_create_session(config: Configuration, app_name: str) -> SparkSession:
     """The process's active SparkSession (checked), else a new one for ``config`` (see :func:`create_session`)."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        raise ClusterError(
-            "expected pyspark for execution.target 'spark'; got no module 'pyspark'; "
-            "hint: pip install 'strom[spark]' (and a Java 17+ runtime)"
-        ) from None
+    _require_pyspark()
+    from pyspark.sql import SparkSession
+
     active = SparkSession.getActiveSession()
     if active is not None:
         check_session(active)
@@ -120,17 +128,24 @@ def get_or_create_session(config: Configuration, app_name: str) -> SparkSession:
     return spark
 
 
+def _require_pyspark() -> None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise ClusterError(
+            "expected pyspark for execution.target 'spark'; got no module 'pyspark'; "
+            "hint: pip install -e '.[spark]' in strom's clone (and a Java 17+ runtime)"
+        ) from None
+
+
 def create_session(config: Configuration, app_name: str) -> SparkSession:
     """A SparkSession for ``config``'s ``spark.master`` with strom's settings and the ``spark.*`` passthrough."""
     from pyspark.sql import SparkSession
 
     master = config.get(SparkOptions.MASTER)
     builder = SparkSession.builder.master(master).appName(app_name)
-    settings = {k: v for k, (v, _why) in STROM_SPARK_SETTINGS.items()}
     here = runs_on_this_machine(master)
-    if here:
-        settings.update(_LOCAL_SETTINGS)
-    settings.update(config.spark_settings())  # the user's own spark.* keys win
+    settings = session_settings(config)
     for key, value in settings.items():
         builder = builder.config(key, value)
     # PySpark starts its workers with $PYSPARK_PYTHON (read once, when the SparkContext starts), else
@@ -150,6 +165,47 @@ def create_session(config: Configuration, app_name: str) -> SparkSession:
             del os.environ["PYSPARK_PYTHON"]
     ship_py_files(spark, settings.get(_PY_FILES, ""))
     return spark
+
+
+def session_settings(config: Configuration) -> dict[str, str]:
+    """The settings of a SparkSession strom starts for ``config``: strom's, the quiet driver's, loopback-only ones for
+    executors on this machine, and then the user's own ``spark.*`` keys, which win."""
+    settings = {k: v for k, (v, _why) in STROM_SPARK_SETTINGS.items()}
+    settings.update(_QUIET_SETTINGS)
+    if runs_on_this_machine(config.get(SparkOptions.MASTER)):
+        settings.update(_LOCAL_SETTINGS)
+    settings.update(config.spark_settings())
+    return settings
+
+
+def prepare_driver(config: Configuration, app_name: str) -> None:
+    """Before the program runs (``strom run --target spark``), as ``spark-submit``: the JVM of the SparkSession the
+    program builds — or strom builds for it — starts with ``spark.master``, the app name and :func:`session_settings`
+    as its defaults (``PYSPARK_SUBMIT_ARGS``); the program's ``SparkSession.builder.config(...)`` wins over them. A
+    JVM already running in the process is left as it is."""
+    _require_pyspark()
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        return
+    args = ["--master", config.get(SparkOptions.MASTER), "--name", app_name]
+    for key, value in session_settings(config).items():
+        args += ["--conf", f"{key}={value}"]
+    existing = os.environ.get("PYSPARK_SUBMIT_ARGS", "pyspark-shell")  # the user's own come later: they win
+    os.environ["PYSPARK_SUBMIT_ARGS"] = f"{shlex.join(args)} {existing}"
+
+
+def python_of_task_managers(spark: SparkSession) -> str:
+    """The Python the TaskManagers of ``spark`` run: ``spark.pyspark.python``, else the ``PYSPARK_PYTHON`` PySpark
+    read. When neither is set and the executors are this machine, the driver's own (``sys.executable``): PySpark's
+    default ``python3`` is whatever comes first on ``PATH``, often not the (unactivated) venv that has strom."""
+    sc = spark.sparkContext
+    configured = sc.getConf().get("spark.pyspark.python")
+    if configured:
+        return str(configured)
+    if "PYSPARK_PYTHON" not in os.environ and sc.pythonExec == "python3" and runs_on_this_machine(str(sc.master)):
+        sc.pythonExec = sys.executable  # read when an RDD's Python function is wrapped for the JVM
+    return str(sc.pythonExec)
 
 
 def ship_py_files(spark: SparkSession, py_files: str) -> None:

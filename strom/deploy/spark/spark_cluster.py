@@ -18,7 +18,13 @@ allocation, and any failure would restart every TaskManager.
 from __future__ import annotations
 
 import logging
+import math
+import os
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -29,7 +35,7 @@ from strom.config import (
     CheckpointingOptions,
     ClusterOptions,
     Configuration,
-    MetricOptions,
+    CoreOptions,
     SparkOptions,
     TaskManagerOptions,
 )
@@ -38,6 +44,7 @@ from strom.deploy.spark.session import (
     check_session,
     get_or_create_session,
     is_local_master,
+    python_of_task_managers,
     runs_on_this_machine,
 )
 from strom.deploy.spark.task_manager_job import SparkTaskManagerLaunch, task_manager_partition
@@ -63,6 +70,8 @@ class _Launch:
     thread: threading.Thread | None = None
     outcome: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    #: the executors' Python cannot run a TaskManager at all (it lacks strom or cannot start): no use retrying
+    python_unfit: bool = False
     ended: threading.Event = field(default_factory=threading.Event)
 
 
@@ -82,6 +91,11 @@ class SparkCluster(ActiveCluster):
         self._app_name = app_name
         self._launches: dict[str, _Launch] = {}
         self._group_prefix = f"strom-{uuid.uuid4().hex[:8]}"
+        #: the Python the TaskManagers run (spark.pyspark.python, PYSPARK_PYTHON, the driver's on a local master)
+        self.python = ""
+        #: the TaskManagers' log directory ("": each executor's working directory, see :meth:`_create_log_dir`)
+        self.log_dir = ""
+        self._temporary_log_dir = False
         self.session_started_at = 0.0  # monotonic, when the SparkSession was ready
         self.registered_at = 0.0  # monotonic, when every TaskManager had registered
 
@@ -92,7 +106,11 @@ class SparkCluster(ActiveCluster):
         else:
             check_session(self.spark)
         self.session_started_at = time.monotonic()
+        self.python = python_of_task_managers(self.spark)
+        if is_local_master(self.master):
+            check_python(self.python)
         self._check_addresses()
+        self._create_log_dir()
         super().start()
         self.registered_at = time.monotonic()
         return self
@@ -132,11 +150,34 @@ class SparkCluster(ActiveCluster):
 
     # -- driver interface --------------------------------------------------------------------------
     def _task_manager_configuration(self, config: Configuration) -> TaskManagerConfiguration:
-        """A TaskManager in a Spark task writes no log file and serves no Prometheus endpoint: its log records go to
-        the driver (``metrics.reporter.prom.*`` and ``env.log.dir`` are not read for it)."""
-        without_reporter = config.copy()
-        without_reporter.remove_config(MetricOptions.PROMETHEUS_FACTORY_CLASS)
-        return replace(TaskManagerConfiguration.from_configuration(without_reporter), log_dir="")
+        """As a standalone TaskManager's: a Prometheus endpoint with ``metrics.reporter.prom.*`` (on its executor's
+        host, a port of the range) and a log file ``taskmanager-<id>.log`` (:meth:`_create_log_dir`); its log
+        records also go to the driver, the user's terminal."""
+        return TaskManagerConfiguration.from_configuration(config)
+
+    def _create_log_dir(self) -> None:
+        """Executors on this machine: a directory per cluster, as the MiniCluster's (in ``env.log.dir``, else a
+        temporary one removed with the cluster). On a cluster manager: ``env.log.dir`` on each executor's host, else
+        ``strom-logs/`` in the executor's working directory (the Spark UI lists it beside the executor's own logs)."""
+        configured = self.config.get(CoreOptions.FLINK_LOG_DIR)
+        if not runs_on_this_machine(self.master):
+            self.log_dir = configured
+            return
+        if configured:
+            os.makedirs(configured, mode=0o700, exist_ok=True)
+            prefix = f"spark-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-"
+            self.log_dir = tempfile.mkdtemp(prefix=prefix, dir=configured)
+        else:
+            self.log_dir = tempfile.mkdtemp(prefix=f"strom-logs-{os.getpid()}-")
+            self._temporary_log_dir = True
+        log.info("the TaskManagers in Spark tasks log into %s", self.log_dir)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self._temporary_log_dir and self.log_dir:
+                shutil.rmtree(self.log_dir, ignore_errors=True)
 
     def _launch_task_manager(self, tm_id: str, launch_token: str) -> None:
         from pyspark import inheritable_thread_target
@@ -148,7 +189,12 @@ class SparkCluster(ActiveCluster):
             jm_address=self.dispatcher.address,
             forward_logs_level=min(self.log_level, logging.getLogger("strom").getEffectiveLevel()),
         )
-        launch = SparkTaskManagerLaunch(spec=spec, secret_hex=self.secret.hex(), python_path=tuple(sys.path))
+        launch = SparkTaskManagerLaunch(
+            spec=replace(spec, log_dir=self.log_dir),
+            secret_hex=self.secret.hex(),
+            python_path=tuple(sys.path),
+            log_in_working_dir=not self.log_dir,
+        )
         record = _Launch(tm_id=tm_id, job_group=f"{self._group_prefix}-{tm_id}")
         thread = threading.Thread(
             target=inheritable_thread_target(self.spark)(self._run_spark_job),
@@ -183,6 +229,7 @@ class SparkCluster(ActiveCluster):
         except Exception as exc:  # the Spark job failed or was cancelled
             text = str(exc).strip()
             record.error = _spark_error_summary(text) or type(exc).__name__
+            record.python_unfit = python_cannot_host(text)
         finally:
             record.ended.set()
             self._worker_terminated(
@@ -191,6 +238,22 @@ class SparkCluster(ActiveCluster):
         if record.error and not self._closed:
             level = logging.DEBUG if "stale" in record.error else logging.WARNING
             log.log(level, "TaskManager %s ended in its Spark task: %s", record.tm_id, record.error)
+
+    def _on_worker_terminated(self, tm_id: str, diagnostics: str) -> None:
+        """As the base class; but a TaskManager whose Python cannot import strom (or cannot start) fails the start at
+        once: every other would fail the same way (a wrong PYSPARK_PYTHON cost 10 attempts and their traces)."""
+        with self._lock:
+            record = self._launches.get(tm_id)
+            fatal = record is not None and record.python_unfit and tm_id not in self._registered_pids
+        if not fatal or self._closed or self.dispatcher is None or self.dispatcher.resource_manager.shutting_down:
+            super()._on_worker_terminated(tm_id, diagnostics)
+            return
+        assert record is not None
+        rm = self.dispatcher.resource_manager
+        rm.forget_task_manager(tm_id)
+        self._missing += 1
+        self._paused_until = math.inf  # no TaskManager starts any more: the job fails, the cluster closes
+        rm.fail_slot_requests(TaskManagerStartError(unfit_python_message(self.python, record.error, tm_id)))
 
     def _start_failure_hint(self) -> str:
         return (
@@ -303,6 +366,49 @@ def registration_timeout_message(
         "(spark.cores.max, spark.executor.cores, free workers — another application may hold them) or use fewer "
         "TaskManagers (spark.taskmanagers, more taskmanager.numberOfTaskSlots / strom run --slots)"
     )
+
+
+_UNFIT_PYTHON = re.compile(
+    r"(ModuleNotFoundError|ImportError): .*|Cannot run program|error=2, No such file|PYTHON_VERSION_MISMATCH"
+)
+
+
+def python_cannot_host(spark_error: str) -> bool:
+    """A Spark task's error says its Python cannot run a TaskManager: the function's modules do not import there
+    (strom, its dependencies), the interpreter does not exist, or its version differs from the driver's."""
+    return _UNFIT_PYTHON.search(spark_error) is not None
+
+
+def unfit_python_message(python: str, error: str, where: str) -> str:
+    return (
+        f"expected the TaskManagers' Python to import strom; got {python or 'python3'} "
+        f"(spark.pyspark.python / PYSPARK_PYTHON) failing in {where}: {error}; hint: point PYSPARK_PYTHON (or "
+        f"spark.pyspark.python) at a Python with strom and its dependencies — this driver runs {sys.executable} — "
+        "or, on a local master, unset it (the driver's own is used)"
+    )
+
+
+def check_python(python: str) -> None:
+    """On a local master the executors are this process's JVM, started with its environment: a TaskManager's Python
+    other than the driver's must import strom here too. Checked once, before any Spark task fails on it."""
+    if not python or os.path.realpath(shutil.which(python) or python) == os.path.realpath(sys.executable):
+        return
+    try:
+        proc = subprocess.run(
+            [python, "-c", "import strom.deploy.spark.task_manager_job"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    else:
+        if proc.returncode == 0:
+            return
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        error = lines[-1].strip() if lines else f"exit status {proc.returncode}"
+    raise TaskManagerStartError(unfit_python_message(python, error, "a check on this machine"))
 
 
 def _spark_error_summary(text: str) -> str:

@@ -15,9 +15,10 @@ import os
 import sys
 import traceback
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from strom.deploy.spark.stdout_forwarder import StdoutForwarder
 from strom.runtime.taskexecutor.runner import TaskManagerSpec, run_task_manager
 
 __all__ = ["SparkTaskManagerLaunch", "task_manager_partition"]
@@ -33,6 +34,9 @@ class SparkTaskManagerLaunch:
     #: the driver's ``sys.path``: entries that exist on the executor are added while the TaskManager runs
     #: (user functions pickled by reference import from there, as the MiniCluster's PYTHONPATH does)
     python_path: tuple[str, ...] = ()
+    #: no log directory was configured for executors of other machines: ``strom-logs/`` in the executor's working
+    #: directory
+    log_in_working_dir: bool = False
 
 
 def task_manager_partition(launches: Iterable[SparkTaskManagerLaunch]) -> Iterator[dict[str, Any]]:
@@ -53,13 +57,19 @@ def host_task_manager(launch: SparkTaskManagerLaunch) -> dict[str, Any]:
     }
     added = [p for p in launch.python_path if p and p not in sys.path and os.path.isdir(p)]
     sys.path.extend(added)
+    spec = launch.spec
+    if launch.log_in_working_dir:
+        spec = replace(spec, log_dir=os.path.join(os.getcwd(), "strom-logs"))
+    stdout = StdoutForwarder()  # print() of the tasks goes to the driver's standard output, as on the MiniCluster
+    stdout.install()
     try:
-        asyncio.run(run_task_manager(launch.spec, bytes.fromhex(launch.secret_hex)))
+        asyncio.run(run_task_manager(spec, bytes.fromhex(launch.secret_hex), started=stdout.connect))
     except BaseException as exc:  # strom owns failover: report, never let Spark retry the task
         outcome["status"] = "failed"
         outcome["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         outcome["traceback"] = "".join(traceback.format_exception(exc))
     finally:
+        stdout.close()
         for p in added:
             if p in sys.path:
                 sys.path.remove(p)

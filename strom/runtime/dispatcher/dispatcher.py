@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,11 @@ JOB_MASTER_CLOSE_GRACE = 5.0
 
 log = logging.getLogger(__name__)
 _tm_log = logging.getLogger("strom.taskmanager")
+
+
+def _write_stdout(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 class Dispatcher:
@@ -193,6 +199,12 @@ class Dispatcher:
                 self.job_logs.add(tagged[0], tm_id, int(created * 1000), level, name, message)
             if self.relog_task_manager_logs:
                 _tm_log.log(level, "[%s] %s: %s", tm_id, name, message)
+
+    @rpc_method
+    async def stdout_from_task_manager(self, tm_id: str, text: str) -> None:
+        """What a Spark-hosted TaskManager's tasks wrote to standard output, for this process's standard output
+        (:mod:`strom.deploy.spark.stdout_forwarder`); answered once written, so a slow reader holds the sinks back."""
+        await asyncio.to_thread(_write_stdout, text)
 
     @rpc_method
     def heartbeat_from_task_manager(self, tm_id: str, report: TaskManagerMetricsReport | None = None) -> None:

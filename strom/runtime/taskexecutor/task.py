@@ -104,8 +104,11 @@ class Task:
         pid: int,
         responder: CheckpointResponder | None = None,
         local_state_root: str = "",
+        prepare: Callable[[], None] | None = None,
     ) -> None:
         self.tdd = tdd
+        #: run on the task thread before the chain is loaded (the job's Python dependencies)
+        self._prepare = prepare
         self.tm_id = tm_id
         self.attempt_id = tdd.execution_attempt_id
         self.partition_manager = partition_manager
@@ -183,6 +186,8 @@ class Task:
             return
         error: BaseException | None = None
         try:
+            if self._prepare is not None:
+                self._prepare()
             self.invokable = self._setup()
             if not self.transition_state(ExecutionState.DEPLOYING, ExecutionState.INITIALIZING):
                 raise TaskCancelledError("cancelled while deploying")

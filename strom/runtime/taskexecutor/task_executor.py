@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import inspect
 import logging
 import os
@@ -30,6 +31,8 @@ from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.network.result_partition import ResultPartitionID
 from strom.runtime.network.sort_merge_result_partition import shuffle_directory, task_manager_shuffle_root
 from strom.runtime.operators.coordination import OperatorEventDelivery, TriggerCheckpointMessage
+from strom.runtime.python_dependency_info import PYTHON_DEPENDENCIES_KEY, PythonDependencyInfo
+from strom.runtime.python_environment_manager import PythonEnvironmentManager
 from strom.runtime.python_files import PYTHON_FILES_KEY, PythonFilesCache
 from strom.runtime.rpc import HeartbeatMonitor, HeartbeatSender, RpcClient, RpcServer, SystemClock, rpc_method
 from strom.runtime.state.task_local_state_store import discard_job
@@ -263,6 +266,8 @@ class TaskExecutor:
         self.python_files = PythonFilesCache(f"taskmanager-{tm_id}")
         #: the directories this TaskManager wrote blocking partitions into (BATCH), removed when it closes
         self.shuffle_roots: set[str] = set()
+        #: python.files / python.requirements / python.archives (:mod:`strom.runtime.python_environment_manager`)
+        self.python_environment = PythonEnvironmentManager(f"taskmanager-{tm_id}")
         #: HA: the fencing token (leader session) of the JobManager this TaskExecutor registered with, and a check
         #: of a token against the current lease (:func:`strom.runtime.highavailability.services.fencing_check`)
         self.fencing_token = ""
@@ -338,6 +343,7 @@ class TaskExecutor:
             await asyncio.to_thread(self._reporter.close)
         if not any(t.thread.is_alive() for t in self.tasks.values()):
             self.python_files.close()
+            self.python_environment.close()
         for root in self.shuffle_roots:  # blocking partitions of jobs not released before the TaskManager stops
             shutil.rmtree(root, ignore_errors=True)
         self.terminated.set()
@@ -492,6 +498,12 @@ class TaskExecutor:
         files = tdd.config.get(PYTHON_FILES_KEY)
         if isinstance(files, bytes):  # before the task thread unpickles the chain that may name them
             self.python_files.install(tdd.job_id, files)
+        dependencies = tdd.config.get(PYTHON_DEPENDENCIES_KEY)
+        prepare = (
+            functools.partial(self.python_environment.prepare, tdd.job_id, dependencies)
+            if isinstance(dependencies, PythonDependencyInfo)
+            else None
+        )
         self.slot_table.add_task(tdd.allocation_id, tdd.job_id, tdd.execution_attempt_id)
         if any(pd.partition_type.is_blocking for pd in tdd.produced_partitions):
             self.shuffle_roots.add(task_manager_shuffle_root(str(tdd.config.get("tmp_dirs") or ""), self.tm_id))
@@ -505,6 +517,7 @@ class TaskExecutor:
             pid=os.getpid(),
             responder=_CheckpointResponder(self, tdd.job_id, tdd.execution_attempt_id),
             local_state_root=self.local_state_root,
+            prepare=prepare,
         )
         self.tasks[tdd.execution_attempt_id] = task
         if self._log_forwarder is not None:
@@ -604,6 +617,7 @@ class TaskExecutor:
             if not task.thread.is_alive():
                 self.tasks.pop(a, None)
         self.slot_table.free_slots_of_job(job_id)
+        self.python_environment.release(job_id)
         if job_ended and self.local_state_root:
             discard_job(self.local_state_root, job_id)
 

@@ -89,7 +89,7 @@ def test_configuration_has_pyflinks_typed_getters_and_setters() -> None:
         c.set_integer("paralelism.default", 2)
 
 
-def test_jvm_calls_are_accepted_and_python_files_become_importable(
+def test_jvm_calls_are_accepted_python_dependencies_are_kept_and_python_files_become_importable(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sys, "path", list(sys.path))
@@ -97,13 +97,24 @@ def test_jvm_calls_are_accepted_and_python_files_become_importable(
     env = StreamExecutionEnvironment.get_execution_environment()
     with caplog.at_level(logging.INFO, logger="strom"):  # strom's INFO notes show at logging.level INFO
         env.add_jars("file:///x.jar").add_classpaths("file:///y").set_python_executable("python3")
-        env.set_python_requirements("requirements.txt").add_python_archive("venv.zip")
-    assert sum("ignored" in r.getMessage() for r in caplog.records) == 5
+    assert sum("ignored" in r.getMessage() for r in caplog.records) == 3
+    # the job's Python dependencies are shipped to the TaskManagers (issue 31): the paths must exist
+    for call in (env.set_python_requirements, env.add_python_archive):
+        with pytest.raises(InvalidProgramError, match=r"expects an existing file or directory; got 'missing\.txt'"):
+            call("missing.txt")
+    (tmp_path / "requirements.txt").write_text("six\n")
+    (tmp_path / "venv.zip").write_bytes(b"")
+    env.set_python_requirements(str(tmp_path / "requirements.txt"), str(tmp_path))
+    env.add_python_archive(str(tmp_path / "venv.zip"), "venv")
+    conf = env.get_configuration()
+    assert conf.get_string("python.requirements", "") == f"{tmp_path / 'requirements.txt'}#{tmp_path}"
+    assert conf.get_string("python.archives", "") == f"{tmp_path / 'venv.zip'}#venv"
     module = tmp_path / "helper_mod_for_strom.py"
     module.write_text("VALUE = 42\n")
     env.add_python_file(str(module))
     assert str(tmp_path) in sys.path and str(tmp_path) in __import__("os").environ["PYTHONPATH"]
     assert __import__("helper_mod_for_strom").VALUE == 42
+    assert env.get_configuration().get_string("python.files", "") == str(module)
     with pytest.raises(InvalidProgramError, match="expects an existing file or directory"):
         env.add_python_file(str(tmp_path / "missing.py"))
 

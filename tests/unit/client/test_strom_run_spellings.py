@@ -3,6 +3,7 @@ as Flink's CLI does, when a program submitted no job (issue 30 §4)."""
 
 from __future__ import annotations
 
+import ast
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,3 +72,25 @@ def test_pyfs_of_a_missing_path_and_no_program_are_refused(
     assert "-pyfs expects an existing file or directory" in capsys.readouterr().err
     assert strom_main(["run"]) == 2
     assert "expected a Python program" in capsys.readouterr().err
+
+
+def test_pyreq_and_pyarch_become_the_python_dependencies_of_the_program(
+    tmp_path: Path, restored: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    job = tmp_path / "job.py"
+    out = tmp_path / "conf.txt"
+    job.write_text(
+        "import sys\n"
+        "from strom.datastream import StreamExecutionEnvironment\n"
+        "c = StreamExecutionEnvironment.get_execution_environment().get_configuration()\n"
+        "with open(sys.argv[1], 'w') as f:\n"
+        "    f.write(repr([c.get_string(k, '') for k in ('python.requirements', 'python.archives', 'python.files')]))\n"
+    )
+    args = ["run", "-pyreq", "req.txt#wheels", "--pyArchives", "data.zip#data,more.tgz", "-pyfs", "job.py"]
+    assert strom_main([*args, str(job), str(out)]) == 1  # ran, submitted no job
+    assert ast.literal_eval(out.read_text()) == [
+        f"{tmp_path / 'req.txt'}#{tmp_path / 'wheels'}",
+        f"{tmp_path / 'data.zip'}#data,{tmp_path / 'more.tgz'}",
+        str(job),
+    ]

@@ -115,8 +115,9 @@ def test_an_unknown_target_is_named_in_the_error() -> None:
         env.execute()
 
 
-@pytest.mark.spark  # `strom run --spark-master` starts a SparkSession (a JVM), as spark-submit does
-def test_strom_run_options_become_the_programs_configuration(tmp_path: Path) -> None:
+@pytest.mark.spark
+def test_strom_run_options_become_the_programs_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "pyspark-shell")  # `strom run --spark-master` sets the JVM's defaults
     script = tmp_path / "job.py"
     out = tmp_path / "conf.txt"
     script.write_text(
