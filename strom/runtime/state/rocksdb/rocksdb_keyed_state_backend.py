@@ -11,6 +11,10 @@ states) — and the supplier it returns reads them into key-group blobs off the 
 canonical blobs of the key groups this subtask owns, so checkpoints restore at any parallelism and into either
 backend.
 
+Value, reducing and aggregating state and the tables keep their hot entries decoded in a bounded write-back cache
+(:mod:`.rocksdb_write_cache`); :meth:`RocksDBKeyedStateBackend.flush` writes what it holds, and everything here that
+reads a column family directly (a snapshot first of all) calls it.
+
     >>> import tempfile
     >>> from strom.api.state import ValueStateDescriptor
     >>> backend = RocksDBKeyedStateBackend(max_parallelism=128, path=tempfile.mkdtemp())
@@ -65,6 +69,7 @@ from strom.runtime.state.rocksdb.rocksdb_stored_forms import (
 from strom.runtime.state.rocksdb.rocksdb_tables import RocksDBNamespacedTable, RocksDBTable
 from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec, value_codec
 from strom.runtime.state.rocksdb.rocksdb_value_state import RocksDBValueState
+from strom.runtime.state.rocksdb.rocksdb_write_cache import DEFAULT_CAPACITY, WriteCache
 from strom.runtime.state.state_registration import check_new_state, merge_restored_kind, registered_state
 from strom.runtime.state.state_serialization import dump_state, load_state
 from strom.runtime.state.ttl import TtlPolicy, wall_clock_ms
@@ -109,6 +114,7 @@ class RocksDBKeyedStateBackend:
         ttl_time_provider: Callable[[], int] | None = None,
         remove_on_dispose: bool = True,
         key_type: TypeInformation | None = None,
+        write_cache_size: int = DEFAULT_CAPACITY,
     ) -> None:
         if not 1 <= max_parallelism <= _MAX_KEY_GROUPS:
             raise InvalidProgramError(
@@ -139,7 +145,10 @@ class RocksDBKeyedStateBackend:
         self._ns_obj: Any = None
         self._ns_bytes = _VOID
         self._expired: collections.deque[tuple[str, bytes]] = collections.deque(maxlen=100 * CLEANUP_BUDGET)
+        self._remove_on_dispose = remove_on_dispose
         self._finalizer = weakref.finalize(self, _close, self.db, path, remove_on_dispose)
+        #: decoded stored forms of the single-entry states and tables, written back in batches
+        self.write_cache = WriteCache(self, write_cache_size)
 
     # -- current key and namespace -------------------------------------------------------------------------
     def set_current_key(self, key: Any) -> None:
@@ -178,7 +187,18 @@ class RocksDBKeyedStateBackend:
         return self._key_bytes + self._ns_bytes
 
     # -- column families -------------------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Write every entry the write cache holds dirty into RocksDB (one ``WriteBatch``): call it before reading
+        the instance other than through the state objects and tables (snapshots, checkpoints of its files)."""
+        self.write_cache.flush()
+
     def column_family(self, name: str) -> Any:
+        """The column family of state ``name``, with the write cache's entries of that state in it."""
+        self.write_cache.flush(name)
+        return self.db_column_family(name)
+
+    def db_column_family(self, name: str) -> Any:
+        """The column family of ``name`` as it is (created on first use): what the write cache reads and writes."""
         cf = self._cfs.get(name)
         if cf is None:
             cf = self._cfs[name] = self.db.create_column_family(name, self._options)
@@ -241,6 +261,7 @@ class RocksDBKeyedStateBackend:
         return self.get_state(descriptor)
 
     def num_keys(self) -> int:
+        self.flush()
         keys: set[Any] = set()
         for name, cf in self._cfs.items():
             keys.update(key for _, key, _, _ in iter_stored(cf.items(), self.kind_of(name), self.codec(name)))
@@ -251,6 +272,7 @@ class RocksDBKeyedStateBackend:
         """Synchronous part: open one iterator per column family (RocksDB pins what they read as of now) and
         delete expired TTL entries an earlier snapshot found; the returned supplier reads the iterators into
         canonical key-group blobs (any thread)."""
+        self.flush()
         self._cleanup_found_expired(CLEANUP_BUDGET)
         now = self.ttl_time_provider() if self._ttl else 0
         sources = [
@@ -297,6 +319,9 @@ class RocksDBKeyedStateBackend:
     def _cleanup_found_expired(self, budget: int) -> None:
         """Delete (after re-checking: the task may have written them since) expired entries snapshots found."""
         expired = self._expired
+        if not expired:
+            return
+        self.write_cache.invalidate()  # entries are deleted below, behind the cache's back
         for _ in range(min(budget, len(expired))):
             name, prefix = expired.popleft()
             policy = self._ttl.get(name)
@@ -317,6 +342,7 @@ class RocksDBKeyedStateBackend:
     def cleanup_expired_state(self) -> None:
         """A full pass over every state with a TTL, deleting what has expired (Flink's full-snapshot cleanup run
         on demand; the compaction filter's job, which rocksdict cannot host)."""
+        self.flush()
         for name in list(self._ttl):
             policy = self._ttl[name]
             kind = self.kind_of(name)
@@ -333,6 +359,7 @@ class RocksDBKeyedStateBackend:
         strom 0.1 (another key hash) restores where its keys still belong, as the heap backend's."""
         from rocksdict import WriteBatch
 
+        self.write_cache.invalidate()
         for kg, blob in blobs.items():
             payload = load_state(blob, f"keyed state of key group {kg}")
             version = payload.get("version") if isinstance(payload, dict) else None
@@ -388,6 +415,9 @@ class RocksDBKeyedStateBackend:
     # -- lifecycle -------------------------------------------------------------------------------------------
     def dispose(self) -> None:
         """Close the RocksDB instance and delete its directory (idempotent; also when the backend is collected)."""
+        if self._finalizer.alive and not self._remove_on_dispose:
+            self.flush()  # the instance is kept: it holds every write
+        self.write_cache = WriteCache(self, self.write_cache.capacity)
         self._cfs.clear()
         self._finalizer()
 
