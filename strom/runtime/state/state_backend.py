@@ -124,7 +124,7 @@ def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
     removed first: a fresh start reuses nothing."""
     from strom.runtime.state.rocksdb.rocksdb_keyed_state_backend import RocksDBKeyedStateBackend
     from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import shared_resources
-    from strom.runtime.state.rocksdb.rocksdb_options import memory_configuration
+    from strom.runtime.state.rocksdb.rocksdb_options import memory_configuration, write_cache_capacity
 
     options = params.options
     root = str(options.get("state.backend.rocksdb.localdir") or "") or os.path.join(
@@ -144,6 +144,7 @@ def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
             path=path,
             resources=shared_resources(memory_configuration(options)),
             key_type=params.key_type,
+            write_cache_size=write_cache_capacity(options),
         )
     except BaseException:
         _forget(path)
