@@ -240,6 +240,7 @@ def main() -> None:
         print(f"{name:22s} {rate:12,.0f} records/s")
     print(f"counter rocksdb/heap: {results['counter rocksdb'] / results['counter heap']:.2f}")
     print(f"W2 aligned rocksdb/heap: {results['W2 aligned rocksdb'] / results['W2 aligned heap']:.2f}")
+    print(f"W2 general rocksdb/heap: {results['W2 general rocksdb'] / results['W2 general heap']:.2f}")
     print(f"W2 general rocksdb / aligned heap: {results['W2 general rocksdb'] / results['W2 aligned heap']:.2f}")
 
 

@@ -85,4 +85,6 @@ class CachedRocksDBState(AbstractRocksDBState):
             self._cache.added(ck)
 
     def _remove(self) -> None:
-        self._put(None)
+        b = self._backend
+        ns = b.current_namespace
+        self._cache.put(b.current_key if ns is None else (NAMESPACED, b.current_key, ns), None)

@@ -44,8 +44,11 @@ class RocksDBValueState(CachedRocksDBState, ValueState[Any]):
         return self._default if value is None else value
 
     def update(self, value: Any) -> None:
+        if value is None:
+            self._remove()
+            return
         ttl = self._ttl
-        stored = value if ttl is None or value is None else ttl.wrap(value)
+        stored = value if ttl is None else ttl.wrap(value)
         b = self._backend
         ns = b.current_namespace
         ck = b.current_key if ns is None else (NAMESPACED, b.current_key, ns)

@@ -64,13 +64,15 @@ def cache_key(key: Any, namespace: Any) -> Any:
 class StateCache:
     """The cached entries of one column family (see the module docstring)."""
 
-    __slots__ = ("_backend", "_cf", "_handle", "_owner", "clean", "dirty", "name")
+    __slots__ = ("_backend", "_cf", "_handle", "_ns", "_ns_bytes", "_owner", "clean", "dirty", "name")
 
     def __init__(self, owner: WriteCache, backend: RocksDBKeyedStateBackend, name: str, cf: Any) -> None:
         self._owner = owner
         self._backend = backend
         self._cf = cf
         self._handle: Any = None
+        self._ns: Any = None  # the namespace last encoded, and its bytes (windows repeat from record to record)
+        self._ns_bytes = _VOID
         self.name = name
         self.dirty: dict[Any, Any] = {}
         self.clean: dict[Any, Any] = {}
@@ -78,7 +80,11 @@ class StateCache:
     def entry_key(self, ck: Any) -> bytes:
         """The RocksDB key of cache key ``ck`` (raises for a key without a deterministic encoding)."""
         if type(ck) is tuple and len(ck) == 3 and ck[0] is NAMESPACED:
-            return self._backend.key_bytes(ck[1]) + encode_namespace(ck[2])
+            ns = ck[2]
+            if ns is not self._ns:
+                self._ns_bytes = encode_namespace(ns)
+                self._ns = ns
+            return self._backend.key_bytes(ck[1]) + self._ns_bytes
         return self._backend.key_bytes(ck) + _VOID
 
     def get(self, ck: Any) -> Any:
@@ -92,6 +98,9 @@ class StateCache:
 
     def put(self, ck: Any, stored: Any) -> None:
         """Write ``stored`` (``None``: delete) at ``ck``."""
+        if stored is None and self.clean.get(ck, MISSING) is None:
+            self.dirty.pop(ck, None)  # RocksDB has no entry there: forget the write, write no tombstone
+            return
         dirty = self.dirty
         n = len(dirty)
         dirty[ck] = stored
@@ -111,11 +120,12 @@ class StateCache:
 
     def added(self, ck: Any) -> None:
         """``ck`` became dirty: refuse a key RocksDB cannot hold now, not at the flush; spill when full."""
-        try:
-            self.entry_key(ck)
-        except BaseException:
-            del self.dirty[ck]
-            raise
+        if ck not in self.clean:  # a loaded key was encoded already
+            try:
+                self.entry_key(ck)
+            except BaseException:
+                del self.dirty[ck]
+                raise
         owner = self._owner
         owner.size += 1
         if len(self.dirty) > owner.dirty_limit:
