@@ -201,6 +201,7 @@ class _Sum(AggregateFunction):
 
 def _random_ops(backend: Any, rng: random.Random, snapshots: list[dict[int, bytes]]) -> list[Any]:
     """Random value/reducing/aggregating/table operations and snapshots; what each read saw."""
+    windows = [TimeWindow(0, 10), TimeWindow(10, 20), TimeWindow(0, 20)]
     value = backend.get_state(ValueStateDescriptor("v"))
     reducing = backend.get_state(ReducingStateDescriptor("r", lambda a, b: a + b))
     aggregating = backend.get_state(AggregatingStateDescriptor("g", _Sum()))
@@ -208,7 +209,7 @@ def _random_ops(backend: Any, rng: random.Random, snapshots: list[dict[int, byte
     for step in range(1500):
         backend.current_key = rng.randrange(30)
         backend.current_namespace = rng.choice([None, TimeWindow(0, 10), TimeWindow(10, 20)])
-        op = rng.randrange(10)
+        op = rng.randrange(14)
         if op == 0:
             value.update(rng.choice([None, step]))
         elif op == 1:
@@ -229,6 +230,16 @@ def _random_ops(backend: Any, rng: random.Random, snapshots: list[dict[int, byte
             seen.append(sorted(backend.get_table("v").items()))
         elif op == 9 and rng.random() < 0.1:
             snapshots.append(backend.snapshot())
+        elif op == 10:
+            seen.append(sorted(dict(backend.get_namespaced_table("r").get(backend.current_key) or {}).items()))
+        elif op == 11:
+            backend.get_namespaced_table("r")[backend.current_key] = {rng.choice(windows): step}
+        elif op == 12:
+            per_key = backend.get_namespaced_table("r").get(backend.current_key)
+            if per_key:
+                per_key.pop(rng.choice(windows), None)
+        elif op == 13 and rng.random() < 0.05:
+            backend.get_namespaced_table("r").clear()
     backend.current_namespace = None
     return seen
 

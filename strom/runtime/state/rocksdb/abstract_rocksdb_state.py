@@ -33,7 +33,7 @@ class AbstractRocksDBState(InternalKvState):
         self, backend: RocksDBKeyedStateBackend, descriptor: StateDescriptor, ttl: TtlPolicy | None, codec: ValueCodec
     ) -> None:
         self._backend = backend
-        self._cf = backend.column_family(descriptor.name)
+        self._cf = backend.db_column_family(descriptor.name)
         self._ttl = ttl
         self._codec = codec
         self.name = descriptor.name

@@ -193,8 +193,9 @@ class RocksDBKeyedStateBackend:
         self.write_cache.flush()
 
     def column_family(self, name: str) -> Any:
-        """The column family of state ``name``, with the write cache's entries of that state in it."""
-        self.write_cache.flush(name)
+        """The column family of state ``name`` to read or write directly: the write cache's entries of that state
+        are written into it first and then forgotten."""
+        self.write_cache.invalidate(name)
         return self.db_column_family(name)
 
     def db_column_family(self, name: str) -> Any:

@@ -7,13 +7,17 @@ stored form`` of the other namespaces, and what it returns per key is a write-th
 (``table[key] = value``). ``items()`` yields ``(key, dict)`` pairs for the namespaced table.
 
 Entries of one stored form (every kind but list and map) are read and written through the backend's write cache
-(:mod:`.rocksdb_write_cache`); what scans the column family (iteration, ``len``, ``clear``) flushes it first.
+(:mod:`.rocksdb_write_cache`): a key's namespaces are RocksDB's (none to scan while the column family is empty) and
+the cache's dirty ones, so the per-key calls of a snapshot's materialization touch no RocksDB; a scan of the whole
+column family (iteration, ``len``, ``clear``) flushes the cache first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
+
+from rocksdict import WriteBatch
 
 from strom.runtime.state.rocksdb.rocksdb_key_serialization_utils import (
     KEY_GROUP_PREFIX_BYTES,
@@ -59,56 +63,55 @@ class _Table:
         b = self._backend
         return iter_stored(self._flushed().items(), b.kind_of(self._name), b.codec(self._name))
 
-    def _read(self, key: Any, namespace: Any, prefix: bytes) -> Any:
+    def _prefix(self, key: Any, namespace: Any) -> bytes:
+        return self._backend.key_bytes(key) + encode_namespace(namespace)
+
+    def _read(self, key: Any, namespace: Any) -> Any:
         cache = self._cached()
         if cache is not None:
             return cache.get(cache_key(key, namespace))
         b = self._backend
-        return read_stored(self._cf, b.kind_of(self._name), b.codec(self._name), prefix)
+        return read_stored(self._cf, b.kind_of(self._name), b.codec(self._name), self._prefix(key, namespace))
 
-    def _write(self, key: Any, namespace: Any, prefix: bytes, stored: Any) -> None:
+    def _write(self, key: Any, namespace: Any, stored: Any) -> None:
         cache = self._cached()
         if cache is not None:
             cache.put(cache_key(key, namespace), stored)
             return
         b = self._backend
-        write_stored(self._cf, b.kind_of(self._name), b.codec(self._name), prefix, stored)
+        write_stored(self._cf, b.kind_of(self._name), b.codec(self._name), self._prefix(key, namespace), stored)
 
-    def _remove(self, key: Any, namespace: Any, prefix: bytes) -> None:
+    def _remove(self, key: Any, namespace: Any) -> None:
         cache = self._cached()
         if cache is not None:
             cache.put(cache_key(key, namespace), None)
             return
-        remove_stored(self._cf, self._backend.kind_of(self._name), prefix)
+        remove_stored(self._cf, self._backend.kind_of(self._name), self._prefix(key, namespace))
 
 
 class RocksDBTable(_Table, MutableMapping[Any, Any]):
     """``key → stored form`` of one state in the void namespace."""
 
-    def _prefix(self, key: Any) -> bytes:
-        return self._backend.key_bytes(key) + _VOID
-
     def __getitem__(self, key: Any) -> Any:
-        stored = self._read(key, None, self._prefix(key))
+        stored = self._read(key, None)
         if stored is None:
             raise KeyError(key)
         return stored
 
     def get(self, key: Any, default: Any = None) -> Any:
-        stored = self._read(key, None, self._prefix(key))
+        stored = self._read(key, None)
         return default if stored is None else stored
 
     def __contains__(self, key: object) -> bool:
-        return self._read(key, None, self._prefix(key)) is not None
+        return self._read(key, None) is not None
 
     def __setitem__(self, key: Any, stored: Any) -> None:
-        self._write(key, None, self._prefix(key), stored)
+        self._write(key, None, stored)
 
     def __delitem__(self, key: Any) -> None:
-        prefix = self._prefix(key)
-        if self._read(key, None, prefix) is None:
+        if self._read(key, None) is None:
             raise KeyError(key)
-        self._remove(key, None, prefix)
+        self._remove(key, None)
 
     def __iter__(self) -> Iterator[Any]:
         return (key for _, key, ns, _ in list(self._stored()) if ns is None)
@@ -122,37 +125,43 @@ class RocksDBTable(_Table, MutableMapping[Any, Any]):
     def clear(self) -> None:
         for _, key, ns, _ in list(self._stored()):
             if ns is None:
-                self._remove(key, None, self._prefix(key))
+                self._remove(key, None)
 
 
 class _NamespaceView(_Table, MutableMapping[Any, Any]):
-    """``namespace → stored form`` of one key: reads and writes go to RocksDB."""
+    """``namespace → stored form`` of one key: reads and writes go to RocksDB (through the write cache)."""
 
     def __init__(self, backend: RocksDBKeyedStateBackend, name: str, key: Any) -> None:
         super().__init__(backend, name)
         self._key = key
-        self._key_prefix = backend.key_bytes(key)
 
     def __getitem__(self, namespace: Any) -> Any:
-        stored = self._read(self._key, namespace, self._key_prefix + encode_namespace(namespace))
+        stored = self._read(self._key, namespace)
         if stored is None:
             raise KeyError(namespace)
         return stored
 
     def __setitem__(self, namespace: Any, stored: Any) -> None:
-        self._write(self._key, namespace, self._key_prefix + encode_namespace(namespace), stored)
+        self._write(self._key, namespace, stored)
 
     def __delitem__(self, namespace: Any) -> None:
-        prefix = self._key_prefix + encode_namespace(namespace)
-        if self._read(self._key, namespace, prefix) is None:
+        if self._read(self._key, namespace) is None:
             raise KeyError(namespace)
-        self._remove(self._key, namespace, prefix)
+        self._remove(self._key, namespace)
 
     def _namespaces(self) -> list[Any]:
-        n = len(self._key_prefix)
+        cache = self._cached()
+        if cache is None:
+            return self._scan(self._cf)
+        return cache.namespaces(self._key, [] if cache.rocksdb_empty else self._scan(self._cf))
+
+    def _scan(self, cf: Any) -> list[Any]:
+        """The namespaces (not the void one) of this key's entries in ``cf``, in key order."""
+        key_prefix = self._backend.key_bytes(self._key)
+        n = len(key_prefix)
         out: list[Any] = []
         last = _MISSING
-        for raw, _ in scan(self._flushed(), self._key_prefix):
+        for raw, _ in scan(cf, key_prefix):
             ns = decode_key(raw, n)[0]
             if ns is not None and ns != last:
                 out.append(ns)
@@ -230,9 +239,20 @@ class RocksDBNamespacedTable(_Table, MutableMapping[Any, MutableMapping[Any, Any
         return list(grouped.items())
 
     def clear(self) -> None:
-        self._backend.write_cache.invalidate(self._name)  # deleted below, behind the cache's back
-        for raw in [raw for raw, _ in self._cf.items() if not _is_void(raw)]:
-            self._cf.delete(raw)
+        b = self._backend
+        b.write_cache.invalidate(self._name)  # deleted below, behind the cache's back
+        batch = WriteBatch(raw_mode=True)
+        handle = b.db.get_column_family_handle(self._name)
+        kept = 0
+        for raw, _ in self._cf.items():
+            if _is_void(raw):
+                kept += 1
+            else:
+                batch.delete(raw, handle)
+        b.db.write(batch)
+        cache = self._cached()
+        if cache is not None:
+            cache.rocksdb_empty = kept == 0
 
 
 def _is_void(raw: bytes) -> bool:

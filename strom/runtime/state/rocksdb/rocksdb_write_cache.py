@@ -44,6 +44,12 @@ MISSING: Any = object()
 _VOID = encode_namespace(None)
 
 
+def _is_empty(cf: Any) -> bool:
+    it = cf.iter()
+    it.seek_to_first()
+    return not it.valid()
+
+
 class _Namespaced:
     """The first item of a namespaced entry's cache key (no user key can equal it)."""
 
@@ -64,7 +70,19 @@ def cache_key(key: Any, namespace: Any) -> Any:
 class StateCache:
     """The cached entries of one column family (see the module docstring)."""
 
-    __slots__ = ("_backend", "_cf", "_handle", "_ns", "_ns_bytes", "_owner", "clean", "dirty", "name")
+    __slots__ = (
+        "_backend",
+        "_cf",
+        "_handle",
+        "_ns",
+        "_ns_bytes",
+        "_owner",
+        "clean",
+        "dirty",
+        "dirty_namespaces",
+        "name",
+        "rocksdb_empty",
+    )
 
     def __init__(self, owner: WriteCache, backend: RocksDBKeyedStateBackend, name: str, cf: Any) -> None:
         self._owner = owner
@@ -76,6 +94,10 @@ class StateCache:
         self.name = name
         self.dirty: dict[Any, Any] = {}
         self.clean: dict[Any, Any] = {}
+        #: key -> the namespaces it has (or had) dirty entries in: what a namespaced table lists besides RocksDB's
+        self.dirty_namespaces: dict[Any, set[Any]] = {}
+        #: RocksDB holds no entry of this column family (then a namespaced table scans nothing)
+        self.rocksdb_empty = _is_empty(cf)
 
     def entry_key(self, ck: Any) -> bytes:
         """The RocksDB key of cache key ``ck`` (raises for a key without a deterministic encoding)."""
@@ -126,6 +148,11 @@ class StateCache:
             except BaseException:
                 del self.dirty[ck]
                 raise
+        if type(ck) is tuple and len(ck) == 3 and ck[0] is NAMESPACED:
+            found = self.dirty_namespaces.get(ck[1])
+            if found is None:
+                found = self.dirty_namespaces[ck[1]] = set()
+            found.add(ck[2])
         owner = self._owner
         owner.size += 1
         if len(self.dirty) > owner.dirty_limit:
@@ -145,6 +172,7 @@ class StateCache:
                 batch.delete(entry_key(ck), handle)
             else:
                 batch.put(entry_key(ck), codec.dumps_stored(stored), handle)
+                self.rocksdb_empty = False
 
     def settle(self) -> None:
         """After the dirty entries are in RocksDB: they are clean now, the most recent ones."""
@@ -153,6 +181,17 @@ class StateCache:
             clean.pop(ck, None)
             clean[ck] = stored
         self.dirty.clear()
+        self.dirty_namespaces.clear()
+
+    def namespaces(self, key: Any, in_rocksdb: list[Any]) -> list[Any]:
+        """The namespaces (not the void one) ``key`` has entries in, given those RocksDB holds (``in_rocksdb``)."""
+        dirty = self.dirty
+        out = [ns for ns in in_rocksdb if dirty.get((NAMESPACED, key, ns), MISSING) is not None]
+        extra = self.dirty_namespaces.get(key)
+        if extra:
+            known = set(in_rocksdb)
+            out += [ns for ns in extra if ns not in known and dirty.get((NAMESPACED, key, ns)) is not None]
+        return out
 
     def drop_oldest(self, n: int) -> None:
         clean = self.clean
@@ -204,6 +243,7 @@ class WriteCache:
         for cache in self._caches.values():
             if name is None or cache.name == name:
                 cache.clean.clear()
+                cache.rocksdb_empty = False  # as far as the cache knows: RocksDB is written behind it
         self.size = len(self)
 
     def check_capacity(self) -> None:
