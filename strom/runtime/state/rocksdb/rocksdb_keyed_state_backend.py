@@ -231,6 +231,7 @@ class RocksDBKeyedStateBackend:
         if known is not None:
             return known
         kind, has_ttl = check_new_state(self._kinds, descriptor)
+        self.write_cache.invalidate(descriptor.name)  # a table of that name cached it under another kind or codec
         ttl = TtlPolicy(descriptor.ttl_config, self.ttl_time_provider) if descriptor.ttl_config else None
         codec = value_codec(_value_type_info(descriptor), ttl=has_ttl, state=descriptor.name)
         self._codecs[descriptor.name] = codec
