@@ -55,15 +55,16 @@ class RocksDBOptions:
         0.5,
         "Fraction of the managed memory that write buffers (memtables) may take.",
     )
-    WRITE_CACHE_SIZE: ConfigOption[int] = _opt(
-        "state.backend.rocksdb.write-cache.size",
+    STATE_CACHE_SIZE: ConfigOption[int] = _opt(
+        "python.state.cache-size",
         int,
         100_000,
-        "Entries (per keyed operator subtask) of value, reducing and aggregating state and of the built-in "
-        "operators' tables kept decoded in front of RocksDB and written back in batches — before every snapshot, "
-        "when full, and before anything reads RocksDB directly. strom's own key (Flink's backend has no such "
-        "cache): at most a quarter of the slot's managed memory at 256 bytes an entry, which RocksDB's cache and "
-        "write buffers leave to it; 0 writes every update through.",
+        "PyFlink's cache of state in the Python worker (Flink's PythonOptions.STATE_CACHE_SIZE, default 1000 "
+        "there): here the entries per keyed operator subtask of RocksDB's value, reducing and aggregating state "
+        "and of the built-in operators' tables kept decoded in front of RocksDB and written back in batches — "
+        "before every snapshot, when full, and before anything reads RocksDB directly. At most a quarter of the "
+        "slot's managed memory at 256 bytes an entry, which RocksDB's cache and write buffers leave to it; 0 "
+        "writes every update through. The heap backend needs no cache.",
     )
     HIGH_PRIORITY_POOL_RATIO: ConfigOption[float] = _opt(
         "state.backend.rocksdb.memory.high-prio-pool-ratio",

@@ -268,9 +268,9 @@ def test_random_operations_see_what_the_heap_backend_sees(tmp_path: Path, capaci
 
 def test_the_capacity_is_configured_and_charged_to_managed_memory() -> None:
     assert write_cache_capacity({}) == 100_000
-    assert write_cache_capacity({"state.backend.rocksdb.write-cache.size": 0}) == 0
+    assert write_cache_capacity({"python.state.cache-size": 0}) == 0
     tight = {"taskmanager.memory.managed.size": "64 mb", "taskmanager.numberOfTaskSlots": 4}
     assert write_cache_capacity(tight) == (64 << 20) // 4 // 4 // 256
     assert memory_configuration(tight).managed_memory_bytes == (64 << 20) * 3 // 4  # the quarter left to the caches
-    off = {**tight, "state.backend.rocksdb.write-cache.size": 0}
+    off = {**tight, "python.state.cache-size": 0}
     assert memory_configuration(off).managed_memory_bytes == 64 << 20

@@ -19,7 +19,7 @@ _KEYS: tuple[ConfigOption[Any], ...] = (
     RocksDBOptions.USE_MANAGED_MEMORY,
     RocksDBOptions.WRITE_BUFFER_RATIO,
     RocksDBOptions.HIGH_PRIORITY_POOL_RATIO,
-    RocksDBOptions.WRITE_CACHE_SIZE,
+    RocksDBOptions.STATE_CACHE_SIZE,
     RocksDBOptions.MANAGED_MEMORY_SIZE,
     RocksDBOptions.MANAGED_MEMORY_FRACTION,
     RocksDBOptions.PROCESS_MEMORY_SIZE,
@@ -49,10 +49,10 @@ def _managed_bytes(config: Configuration) -> int:
 
 
 def write_cache_capacity(options: Mapping[str, Any]) -> int:
-    """Entries of a backend's write cache: ``state.backend.rocksdb.write-cache.size``, at most a quarter of the
+    """Entries of a backend's write cache: ``python.state.cache-size``, at most a quarter of the
     slot's share of the managed memory at :data:`ENTRY_BYTES` an entry."""
     config = Configuration(dict(options))
-    configured = int(config.get(RocksDBOptions.WRITE_CACHE_SIZE))
+    configured = int(config.get(RocksDBOptions.STATE_CACHE_SIZE))
     slots = max(1, int(config.get(TaskManagerOptions.NUM_TASK_SLOTS)))
     return max(0, min(configured, _managed_bytes(config) // slots // 4 // ENTRY_BYTES))
 

@@ -11,7 +11,7 @@ namespace)`` otherwise: equal keys encode to equal bytes (:mod:`.rocksdb_key_ser
 keys is a cache of RocksDB's entries. A read looks at ``dirty``, then ``clean``, then RocksDB.
 
 :class:`WriteCache` (one per backend) bounds the entries of all its caches by ``capacity``
-(``state.backend.rocksdb.write-cache.size``): ``dirty`` of one state grows to half of it at most, then every dirty
+(``python.state.cache-size``, PyFlink's key): ``dirty`` of one state grows to half of it at most, then every dirty
 entry of the backend is written in one ``WriteBatch``; a load beyond the capacity flushes too and drops the oldest
 clean entries (insertion order — an entry moves to the end when it is loaded or flushed) down to three quarters.
 :meth:`WriteCache.flush` runs first in everything that reads a column family directly: the synchronous part of a
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_CAPACITY", "ENTRY_BYTES", "MISSING", "NAMESPACED", "StateCache", "WriteCache", "cache_key"]
 
-#: entries a backend keeps decoded unless configured (``state.backend.rocksdb.write-cache.size``)
+#: entries a backend keeps decoded unless configured (``python.state.cache-size``)
 DEFAULT_CAPACITY = 100_000
 #: what one cached entry is taken to cost (dict slot, key, small decoded value) when the capacity is charged to the
 #: slot's managed memory
