@@ -109,6 +109,17 @@ class RocksDBOptions:
         0.5,
         "Fraction of the managed memory that write buffers (memtables) may take.",
     )
+    STATE_CACHE_SIZE: ConfigOption[int] = _opt(
+        "python.state.cache-size",
+        int,
+        100_000,
+        "PyFlink's cache of state in the Python worker (Flink's PythonOptions.STATE_CACHE_SIZE, default 1000 "
+        "there): here the entries per keyed operator subtask of RocksDB's value, reducing and aggregating state "
+        "and of the built-in operators' tables kept decoded in front of RocksDB and written back in batches — "
+        "before every snapshot, when full, and before anything reads RocksDB directly. At most a quarter of the "
+        "slot's managed memory at 256 bytes an entry, which RocksDB's cache and write buffers leave to it; 0 "
+        "writes every update through. The heap backend needs no cache.",
+    )
     HIGH_PRIORITY_POOL_RATIO: ConfigOption[float] = _opt(
         "state.backend.rocksdb.memory.high-prio-pool-ratio",
         float,

@@ -124,7 +124,7 @@ def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
     removed first: a fresh start reuses nothing."""
     from strom.runtime.state.rocksdb.rocksdb_keyed_state_backend import RocksDBKeyedStateBackend
     from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import shared_resources
-    from strom.runtime.state.rocksdb.rocksdb_options import memory_configuration
+    from strom.runtime.state.rocksdb.rocksdb_options import memory_configuration, write_cache_capacity
 
     options = params.options
     root = str(options.get("state.backend.rocksdb.localdir") or "") or os.path.join(
@@ -146,6 +146,7 @@ def _create_rocksdb(params: KeyedStateBackendParameters) -> KeyedStateBackend:
             key_type=params.key_type,
             timer_service_factory=str(options.get("state.backend.rocksdb.timer-service.factory") or "ROCKSDB"),
             compaction_style=str(options.get("state.backend.rocksdb.compaction.style") or "LEVEL"),
+            write_cache_size=write_cache_capacity(options),
         )
     except BaseException:
         _forget(path)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from strom.api.state import AggregatingState, AggregatingStateDescriptor
 from strom.runtime.state.internal_kv_state import AggregatingStateLogic
-from strom.runtime.state.rocksdb.abstract_rocksdb_state import AbstractRocksDBState
+from strom.runtime.state.rocksdb.abstract_rocksdb_state import CachedRocksDBState
 from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec
 from strom.runtime.state.ttl import TtlPolicy
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["RocksDBAggregatingState"]
 
 
-class RocksDBAggregatingState(AggregatingStateLogic, AbstractRocksDBState, AggregatingState[Any, Any]):
+class RocksDBAggregatingState(AggregatingStateLogic, CachedRocksDBState, AggregatingState[Any, Any]):
     __slots__ = ("_fn",)
     kind = "aggregating"
 

@@ -13,6 +13,10 @@ backend. With ``execution.checkpointing.incremental`` a checkpoint (never a save
 new SST files alone are uploaded (:mod:`.rocksdb_incremental_snapshot_strategy`), restored by
 :mod:`.rocksdb_incremental_restore_operation`.
 
+Value, reducing and aggregating state and the tables keep their hot entries decoded in a bounded write-back cache
+(:mod:`.rocksdb_write_cache`); :meth:`RocksDBKeyedStateBackend.flush` writes what it holds, and everything here that
+reads a column family directly (a snapshot first of all) calls it.
+
     >>> import tempfile
     >>> from strom.api.state import ValueStateDescriptor
     >>> backend = RocksDBKeyedStateBackend(max_parallelism=128, path=tempfile.mkdtemp())
@@ -79,6 +83,7 @@ from strom.runtime.state.rocksdb.rocksdb_tables import RocksDBNamespacedTable, R
 from strom.runtime.state.rocksdb.rocksdb_ttl_compact_filters_manager import RocksDbTtlCompactFiltersManager
 from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec, value_codec
 from strom.runtime.state.rocksdb.rocksdb_value_state import RocksDBValueState
+from strom.runtime.state.rocksdb.rocksdb_write_cache import DEFAULT_CAPACITY, WriteCache
 from strom.runtime.state.state_registration import check_new_state, merge_restored_kind, registered_state
 from strom.runtime.state.state_serialization import dump_state, load_state
 from strom.runtime.state.ttl import TtlPolicy, wall_clock_ms
@@ -125,6 +130,7 @@ class RocksDBKeyedStateBackend:
         key_type: TypeInformation | None = None,
         timer_service_factory: str = "ROCKSDB",
         compaction_style: str = "LEVEL",
+        write_cache_size: int = DEFAULT_CAPACITY,
     ) -> None:
         if not 1 <= max_parallelism <= _MAX_KEY_GROUPS:
             raise InvalidProgramError(
@@ -172,6 +178,8 @@ class RocksDBKeyedStateBackend:
         self.incremental = RocksIncrementalSnapshotStrategy()
         #: set by :meth:`prepare_incremental_snapshot` for the next :meth:`async_snapshot` only
         self._incremental_request: tuple[int, KeyGroupRange] | None = None
+        #: decoded stored forms of the single-entry states and tables, written back in batches
+        self.write_cache = WriteCache(self, write_cache_size)
 
     # -- current key and namespace -------------------------------------------------------------------------
     def set_current_key(self, key: Any) -> None:
@@ -210,7 +218,19 @@ class RocksDBKeyedStateBackend:
         return self._key_bytes + self._ns_bytes
 
     # -- column families -------------------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Write every entry the write cache holds dirty into RocksDB (one ``WriteBatch``): call it before reading
+        the instance other than through the state objects and tables (snapshots, checkpoints of its files)."""
+        self.write_cache.flush()
+
     def column_family(self, name: str) -> Any:
+        """The column family of state ``name`` to read or write directly: the write cache's entries of that state
+        are written into it first and then forgotten."""
+        self.write_cache.invalidate(name)
+        return self.db_column_family(name)
+
+    def db_column_family(self, name: str) -> Any:
+        """The column family of ``name`` as it is (created on first use): what the write cache reads and writes."""
         cf = self._cfs.get(name)
         if cf is None:
             cf = self._cfs[name] = self.db.create_column_family(name, self._options)
@@ -242,6 +262,7 @@ class RocksDBKeyedStateBackend:
         if known is not None:
             return known
         kind, has_ttl = check_new_state(self._kinds, descriptor)
+        self.write_cache.invalidate(descriptor.name)  # a table of that name cached it under another kind or codec
         ttl = TtlPolicy(descriptor.ttl_config, self.ttl_time_provider) if descriptor.ttl_config else None
         codec = value_codec(_value_type_info(descriptor), ttl=has_ttl, state=descriptor.name)
         self._codecs[descriptor.name] = codec
@@ -274,6 +295,7 @@ class RocksDBKeyedStateBackend:
         return self.get_state(descriptor)
 
     def num_keys(self) -> int:
+        self.flush()
         keys: set[Any] = set()
         for name, cf in self._cfs.items():
             keys.update(key for _, key, _, _ in iter_stored(cf.items(), self.kind_of(name), self.codec(name)))
@@ -282,7 +304,8 @@ class RocksDBKeyedStateBackend:
     # -- snapshot and restore --------------------------------------------------------------------------------
     def prepare_for_snapshot(self) -> None:
         """The one place every snapshot path (canonical, incremental) starts at: whatever the task holds in
-        front of RocksDB is written into it here, before the snapshot sees the database."""
+        front of RocksDB (the write cache) is written into it here, before the snapshot sees the database."""
+        self.flush()
 
     def prepare_incremental_snapshot(
         self, checkpoint_id: int | None, key_group_range: KeyGroupRange | None = None
@@ -380,6 +403,8 @@ class RocksDBKeyedStateBackend:
     def reopen_from(self, download: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
         """Replace this (empty, just created) instance by the database ``download(path)`` puts into its directory
         and describes by the meta it returns; on failure the instance is empty again."""
+        self.write_cache.flush()
+        self.write_cache = WriteCache(self, self.write_cache.capacity)  # its caches hold the old instance's handles
         self._finalizer.detach()
         self._cfs.clear()
         self.db.close()
@@ -429,6 +454,9 @@ class RocksDBKeyedStateBackend:
     def _cleanup_found_expired(self, budget: int) -> None:
         """Delete (after re-checking: the task may have written them since) expired entries snapshots found."""
         expired = self._expired
+        if not expired:
+            return
+        self.write_cache.invalidate()  # entries are deleted below, behind the cache's back
         for _ in range(min(budget, len(expired))):
             name, prefix = expired.popleft()
             policy = self._ttl.get(name)
@@ -449,6 +477,7 @@ class RocksDBKeyedStateBackend:
     def cleanup_expired_state(self) -> None:
         """A full pass over every state with a TTL, deleting what has expired (Flink's full-snapshot cleanup run
         on demand; the compaction filter's job, which rocksdict cannot host)."""
+        self.flush()
         for name in list(self._ttl):
             policy = self._ttl[name]
             kind = self.kind_of(name)
@@ -465,6 +494,7 @@ class RocksDBKeyedStateBackend:
         strom 0.1 (another key hash) restores where its keys still belong, as the heap backend's."""
         from rocksdict import WriteBatch
 
+        self.write_cache.invalidate()
         for kg, blob in blobs.items():
             payload = load_state(blob, f"keyed state of key group {kg}")
             version = payload.get("version") if isinstance(payload, dict) else None
@@ -520,6 +550,9 @@ class RocksDBKeyedStateBackend:
     # -- lifecycle -------------------------------------------------------------------------------------------
     def dispose(self) -> None:
         """Close the RocksDB instance and delete its directory (idempotent; also when the backend is collected)."""
+        if self._finalizer.alive and not self._remove_on_dispose:
+            self.flush()  # the instance is kept: it holds every write
+        self.write_cache = WriteCache(self, self.write_cache.capacity)
         self._cfs.clear()
         if self.priority_queue_factory is not None:
             self.priority_queue_factory.dispose()

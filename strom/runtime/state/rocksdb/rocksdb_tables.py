@@ -3,8 +3,13 @@
 The heap backend hands out its dicts; here the same ``MutableMapping`` interface reads and writes RocksDB:
 ``RocksDBTable`` is ``key → stored form`` in the void namespace, ``RocksDBNamespacedTable`` is ``key → namespace →
 stored form`` of the other namespaces, and what it returns per key is a write-through view (``per_key[ns] = v``,
-``per_key.pop(ns)``, ``del`` reach RocksDB). Values read are copies: a caller that mutates a stored list or dict in
-place stores it back (``table[key] = value``). ``items()`` yields ``(key, dict)`` pairs for the namespaced table.
+``per_key.pop(ns)``, ``del`` reach RocksDB). A caller that mutates a stored list or dict in place stores it back
+(``table[key] = value``). ``items()`` yields ``(key, dict)`` pairs for the namespaced table.
+
+Entries of one stored form (every kind but list and map) are read and written through the backend's write cache
+(:mod:`.rocksdb_write_cache`): a key's namespaces are RocksDB's (none to scan while the column family is empty) and
+the cache's dirty ones, so the per-key calls of a snapshot's materialization touch no RocksDB; a scan of the whole
+column family (iteration, ``len``, ``clear``) flushes the cache first.
 """
 
 from __future__ import annotations
@@ -12,18 +17,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
+from rocksdict import WriteBatch
+
 from strom.runtime.state.rocksdb.rocksdb_key_serialization_utils import (
     KEY_GROUP_PREFIX_BYTES,
     decode_key,
     encode_namespace,
 )
 from strom.runtime.state.rocksdb.rocksdb_stored_forms import (
+    MULTI_ENTRY_KINDS,
     iter_stored,
     read_stored,
     remove_stored,
     scan,
     write_stored,
 )
+from strom.runtime.state.rocksdb.rocksdb_write_cache import StateCache, cache_key
 
 if TYPE_CHECKING:
     from strom.runtime.state.rocksdb.rocksdb_keyed_state_backend import RocksDBKeyedStateBackend
@@ -38,51 +47,71 @@ class _Table:
     def __init__(self, backend: RocksDBKeyedStateBackend, name: str) -> None:
         self._backend = backend
         self._name = name
-        self._cf = backend.column_family(name)
+        self._cf = backend.db_column_family(name)
+
+    def _cached(self) -> StateCache | None:
+        """The write cache of this state, unless its entries are per element or user key (list, map)."""
+        b = self._backend
+        return None if b.kind_of(self._name) in MULTI_ENTRY_KINDS else b.write_cache.of(self._name)
+
+    def _flushed(self) -> Any:
+        """The column family with every cached write in it (before a scan)."""
+        self._backend.write_cache.flush(self._name)
+        return self._cf
 
     def _stored(self) -> Iterator[tuple[int, Any, Any, Any]]:
         b = self._backend
-        return iter_stored(self._cf.items(), b.kind_of(self._name), b.codec(self._name))
+        return iter_stored(self._flushed().items(), b.kind_of(self._name), b.codec(self._name))
 
-    def _read(self, prefix: bytes) -> Any:
+    def _prefix(self, key: Any, namespace: Any) -> bytes:
+        return self._backend.key_bytes(key) + encode_namespace(namespace)
+
+    def _read(self, key: Any, namespace: Any) -> Any:
+        cache = self._cached()
+        if cache is not None:
+            return cache.get(cache_key(key, namespace))
         b = self._backend
-        return read_stored(self._cf, b.kind_of(self._name), b.codec(self._name), prefix)
+        return read_stored(self._cf, b.kind_of(self._name), b.codec(self._name), self._prefix(key, namespace))
 
-    def _write(self, prefix: bytes, stored: Any) -> None:
+    def _write(self, key: Any, namespace: Any, stored: Any) -> None:
+        cache = self._cached()
+        if cache is not None:
+            cache.put(cache_key(key, namespace), stored)
+            return
         b = self._backend
-        write_stored(self._cf, b.kind_of(self._name), b.codec(self._name), prefix, stored)
+        write_stored(self._cf, b.kind_of(self._name), b.codec(self._name), self._prefix(key, namespace), stored)
 
-    def _remove(self, prefix: bytes) -> None:
-        remove_stored(self._cf, self._backend.kind_of(self._name), prefix)
+    def _remove(self, key: Any, namespace: Any) -> None:
+        cache = self._cached()
+        if cache is not None:
+            cache.put(cache_key(key, namespace), None)
+            return
+        remove_stored(self._cf, self._backend.kind_of(self._name), self._prefix(key, namespace))
 
 
 class RocksDBTable(_Table, MutableMapping[Any, Any]):
     """``key → stored form`` of one state in the void namespace."""
 
-    def _prefix(self, key: Any) -> bytes:
-        return self._backend.key_bytes(key) + _VOID
-
     def __getitem__(self, key: Any) -> Any:
-        stored = self._read(self._prefix(key))
+        stored = self._read(key, None)
         if stored is None:
             raise KeyError(key)
         return stored
 
     def get(self, key: Any, default: Any = None) -> Any:
-        stored = self._read(self._prefix(key))
+        stored = self._read(key, None)
         return default if stored is None else stored
 
     def __contains__(self, key: object) -> bool:
-        return self._read(self._prefix(key)) is not None
+        return self._read(key, None) is not None
 
     def __setitem__(self, key: Any, stored: Any) -> None:
-        self._write(self._prefix(key), stored)
+        self._write(key, None, stored)
 
     def __delitem__(self, key: Any) -> None:
-        prefix = self._prefix(key)
-        if self._read(prefix) is None:
+        if self._read(key, None) is None:
             raise KeyError(key)
-        self._remove(prefix)
+        self._remove(key, None)
 
     def __iter__(self) -> Iterator[Any]:
         return (key for _, key, ns, _ in list(self._stored()) if ns is None)
@@ -96,36 +125,43 @@ class RocksDBTable(_Table, MutableMapping[Any, Any]):
     def clear(self) -> None:
         for _, key, ns, _ in list(self._stored()):
             if ns is None:
-                self._remove(self._prefix(key))
+                self._remove(key, None)
 
 
 class _NamespaceView(_Table, MutableMapping[Any, Any]):
-    """``namespace → stored form`` of one key: reads and writes go to RocksDB."""
+    """``namespace → stored form`` of one key: reads and writes go to RocksDB (through the write cache)."""
 
-    def __init__(self, backend: RocksDBKeyedStateBackend, name: str, key_prefix: bytes) -> None:
+    def __init__(self, backend: RocksDBKeyedStateBackend, name: str, key: Any) -> None:
         super().__init__(backend, name)
-        self._key_prefix = key_prefix
+        self._key = key
 
     def __getitem__(self, namespace: Any) -> Any:
-        stored = self._read(self._key_prefix + encode_namespace(namespace))
+        stored = self._read(self._key, namespace)
         if stored is None:
             raise KeyError(namespace)
         return stored
 
     def __setitem__(self, namespace: Any, stored: Any) -> None:
-        self._write(self._key_prefix + encode_namespace(namespace), stored)
+        self._write(self._key, namespace, stored)
 
     def __delitem__(self, namespace: Any) -> None:
-        prefix = self._key_prefix + encode_namespace(namespace)
-        if self._read(prefix) is None:
+        if self._read(self._key, namespace) is None:
             raise KeyError(namespace)
-        self._remove(prefix)
+        self._remove(self._key, namespace)
 
     def _namespaces(self) -> list[Any]:
-        n = len(self._key_prefix)
+        cache = self._cached()
+        if cache is None:
+            return self._scan(self._cf)
+        return cache.namespaces(self._key, [] if cache.rocksdb_empty else self._scan(self._cf))
+
+    def _scan(self, cf: Any) -> list[Any]:
+        """The namespaces (not the void one) of this key's entries in ``cf``, in key order."""
+        key_prefix = self._backend.key_bytes(self._key)
+        n = len(key_prefix)
         out: list[Any] = []
         last = _MISSING
-        for raw, _ in scan(self._cf, self._key_prefix):
+        for raw, _ in scan(cf, key_prefix):
             ns = decode_key(raw, n)[0]
             if ns is not None and ns != last:
                 out.append(ns)
@@ -146,7 +182,7 @@ class RocksDBNamespacedTable(_Table, MutableMapping[Any, MutableMapping[Any, Any
     """``key → namespace → stored form`` of one state outside the void namespace."""
 
     def _view(self, key: Any) -> _NamespaceView:
-        return _NamespaceView(self._backend, self._name, self._backend.key_bytes(key))
+        return _NamespaceView(self._backend, self._name, key)
 
     def __getitem__(self, key: Any) -> MutableMapping[Any, Any]:
         view = self._view(key)
@@ -180,7 +216,7 @@ class RocksDBNamespacedTable(_Table, MutableMapping[Any, MutableMapping[Any, Any
     def _keys(self) -> list[Any]:
         out: list[Any] = []
         last: bytes | None = None
-        for raw, _ in self._cf.items():
+        for raw, _ in self._flushed().items():
             key, pos = decode_key(raw, KEY_GROUP_PREFIX_BYTES)
             if decode_key(raw, pos)[0] is None:
                 continue
@@ -203,8 +239,20 @@ class RocksDBNamespacedTable(_Table, MutableMapping[Any, MutableMapping[Any, Any
         return list(grouped.items())
 
     def clear(self) -> None:
-        for raw in [raw for raw, _ in self._cf.items() if not _is_void(raw)]:
-            self._cf.delete(raw)
+        b = self._backend
+        b.write_cache.invalidate(self._name)  # deleted below, behind the cache's back
+        batch = WriteBatch(raw_mode=True)
+        handle = b.db.get_column_family_handle(self._name)
+        kept = 0
+        for raw, _ in self._cf.items():
+            if _is_void(raw):
+                kept += 1
+            else:
+                batch.delete(raw, handle)
+        b.db.write(batch)
+        cache = self._cached()
+        if cache is not None:
+            cache.rocksdb_empty = kept == 0
 
 
 def _is_void(raw: bytes) -> bool:

@@ -1,12 +1,14 @@
-"""``ValueState`` in RocksDB (Flink's ``RocksDBValueState``): one entry per (key, namespace)."""
+"""``ValueState`` in RocksDB (Flink's ``RocksDBValueState``): one entry per (key, namespace), through the backend's
+write cache."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from strom.api.state import ValueState
-from strom.runtime.state.rocksdb.abstract_rocksdb_state import AbstractRocksDBState
-from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec, loads_value
+from strom.runtime.state.rocksdb.abstract_rocksdb_state import CachedRocksDBState
+from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec
+from strom.runtime.state.rocksdb.rocksdb_write_cache import MISSING, NAMESPACED
 from strom.runtime.state.ttl import TtlPolicy
 
 if TYPE_CHECKING:
@@ -16,31 +18,42 @@ if TYPE_CHECKING:
 __all__ = ["RocksDBValueState"]
 
 
-class RocksDBValueState(AbstractRocksDBState, ValueState[Any]):
-    __slots__ = ("_default", "_dumps")
+class RocksDBValueState(CachedRocksDBState, ValueState[Any]):
+    __slots__ = ("_default",)
 
     def __init__(
         self, backend: RocksDBKeyedStateBackend, descriptor: StateDescriptor, ttl: TtlPolicy | None, codec: ValueCodec
     ) -> None:
         super().__init__(backend, descriptor, ttl, codec)
         self._default = getattr(descriptor, "default_value", None)
-        self._dumps = codec.dumps_value
 
     def value(self) -> Any:
-        data = self._cf.get(self._backend.composite_key())
-        if data is None:
+        b = self._backend
+        ns = b.current_namespace
+        ck = b.current_key if ns is None else (NAMESPACED, b.current_key, ns)
+        stored = self._dirty.get(ck, MISSING)
+        if stored is MISSING:
+            stored = self._clean.get(ck, MISSING)
+            if stored is MISSING:
+                stored = self._cache.load(ck)
+        if stored is None:
             return self._default
         if self._ttl is None:
-            return loads_value(data)
-        value = self._read_ttl(self._codec.loads_stored(data))
+            return stored
+        value = self._read_ttl(stored)
         return self._default if value is None else value
 
     def update(self, value: Any) -> None:
         if value is None:
-            self._cf.delete(self._backend.composite_key())
+            self._remove()
             return
         ttl = self._ttl
-        if ttl is None:
-            self._cf.put(self._backend.composite_key(), self._dumps(value))
-        else:
-            self._put(ttl.wrap(value))
+        stored = value if ttl is None else ttl.wrap(value)
+        b = self._backend
+        ns = b.current_namespace
+        ck = b.current_key if ns is None else (NAMESPACED, b.current_key, ns)
+        dirty = self._dirty
+        n = len(dirty)
+        dirty[ck] = stored
+        if len(dirty) != n:
+            self._cache.added(ck)
