@@ -220,11 +220,14 @@ class HeapKeyedStateBackend:
             yield kg, dump_state(payload, states, "keyed state")
 
     def _live_tables(self, name: str, now: int) -> tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]:
-        """The flat and the namespaced table of ``name``, without the TTL entries expired at ``now``."""
+        """The flat and the namespaced table of ``name``, without the TTL entries expired at ``now`` and without keys
+        left with no namespace (the canonical form has none: a key's last namespace removed removes the key)."""
         flat = self._tables.get(name, {})
         namespaced = self._ns_tables.get(name, {})
         policy = self._ttl.get(name)
         if policy is None:
+            if not all(namespaced.values()):  # one pass in C; a copy only when a key is left empty
+                namespaced = {key: per_ns for key, per_ns in namespaced.items() if per_ns}
             return flat, namespaced
         kind = self._kinds.get(name, ("table", False))[0]
         live = {key: s for key, stored in flat.items() if (s := policy.purge(kind, stored, now)) is not None}

@@ -171,7 +171,7 @@ class RocksDBKeyedStateBackend:
             else None
         )
         #: TTL cleanup without reads: a sweep on the task thread standing in for Flink's compaction filter
-        self.ttl_compact_filters = RocksDbTtlCompactFiltersManager(self._cfs)
+        self.ttl_compact_filters = RocksDbTtlCompactFiltersManager(self._swept_column_family)
         self._remove_on_dispose = remove_on_dispose
         self._finalizer = weakref.finalize(self, _close, self.db, path, remove_on_dispose)
         #: incremental checkpoints: what this instance uploaded, and which checkpoint it knows as completed
@@ -228,6 +228,11 @@ class RocksDBKeyedStateBackend:
         are written into it first and then forgotten."""
         self.write_cache.invalidate(name)
         return self.db_column_family(name)
+
+    def _swept_column_family(self, name: str) -> Any | None:
+        """The TTL sweep's view of state ``name``: its column family with the write cache's entries written and
+        forgotten (the sweep deletes behind the cache), ``None`` before the state has one."""
+        return self.column_family(name) if name in self._cfs else None
 
     def db_column_family(self, name: str) -> Any:
         """The column family of ``name`` as it is (created on first use): what the write cache reads and writes."""

@@ -21,7 +21,7 @@ TTL state since 1.17 with 1 000 entries; ``disable_cleanup_in_background()`` tur
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -39,10 +39,12 @@ _TS = struct.Struct(">q")
 
 
 class RocksDbTtlCompactFiltersManager:
-    """The sweep over the column families (``cfs``: the backend's, by state name) of the states with TTL."""
+    """The sweep over the column families of the states with TTL; ``column_family(name)`` gives a state's column
+    family to read and delete in directly (the backend's write cache written into it first and forgotten), ``None``
+    for a state without one yet."""
 
-    def __init__(self, cfs: Mapping[str, Any]) -> None:
-        self._cfs = cfs
+    def __init__(self, column_family: Callable[[str], Any | None]) -> None:
+        self._column_family = column_family
         #: state name → (policy, entries between two reads of the clock)
         self._states: dict[str, tuple[TtlPolicy, int]] = {}
         self._order: list[str] = []
@@ -99,7 +101,7 @@ class RocksDbTtlCompactFiltersManager:
 
     def _sweep(self, name: str, budget: int) -> tuple[int, int, bool]:
         """Sweep state ``name`` from the cursor: (entries visited, deleted, reached its end)."""
-        cf = self._cfs.get(name)
+        cf = self._column_family(name)
         if cf is None:
             return 0, 0, True
         policy, every = self._states[name]
