@@ -12,12 +12,20 @@ from strom.client.job_client import JobClient, JobExecutionResult
 from strom.config import ConfigOption, Configuration
 from strom.connectors.file_system.bulk_writer import BulkWriterFactory
 from strom.connectors.file_system.encoders import Encoder
+from strom.connectors.kafka.serialization import (
+    ByteArraySchema,
+    DeserializationSchema,
+    SerializationSchema,
+    SimpleStringSchema,
+)
 from strom.runtime.execution_state import JobStatus
 
 __all__ = [
     "BulkWriterFactory",
+    "ByteArraySchema",
     "ConfigOption",
     "Configuration",
+    "DeserializationSchema",
     "Duration",
     "Encoder",
     "ExecutionConfig",
@@ -27,6 +35,8 @@ __all__ = [
     "JobStatus",
     "Row",
     "RowKind",
+    "SerializationSchema",
+    "SimpleStringSchema",
     "Time",
     "TypeInformation",
     "TypeSerializer",

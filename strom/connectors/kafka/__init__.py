@@ -8,18 +8,25 @@ from strom.connectors.kafka.serialization import (
     DeserializationSchema,
     KafkaRecordDeserializationSchema,
     KafkaRecordSerializationSchema,
+    KafkaRecordSerializationSchemaBuilder,
     SerializationSchema,
     SimpleStringSchema,
 )
+from strom.connectors.kafka.sink import DeliveryGuarantee, KafkaCommittable, KafkaSink, KafkaSinkBuilder
 from strom.connectors.kafka.source import KafkaSource, KafkaSourceBuilder
 
 __all__ = [
     "ByteArraySchema",
+    "DeliveryGuarantee",
     "DeserializationSchema",
+    "KafkaCommittable",
     "KafkaOffsetResetStrategy",
     "KafkaOffsetsInitializer",
     "KafkaRecordDeserializationSchema",
     "KafkaRecordSerializationSchema",
+    "KafkaRecordSerializationSchemaBuilder",
+    "KafkaSink",
+    "KafkaSinkBuilder",
     "KafkaSource",
     "KafkaSourceBuilder",
     "KafkaTopicPartition",

@@ -19,6 +19,7 @@ __all__ = [
     "DeserializationSchema",
     "KafkaRecordDeserializationSchema",
     "KafkaRecordSerializationSchema",
+    "KafkaRecordSerializationSchemaBuilder",
     "SerializationSchema",
     "SimpleStringSchema",
 ]
@@ -144,3 +145,7 @@ class KafkaRecordSerializationSchema:
                     "hint: set_value_serialization_schema(SimpleStringSchema())"
                 )
             return KafkaRecordSerializationSchema(self._topic, self._selector, self._value, self._key)
+
+
+#: PyFlink's name of the builder
+KafkaRecordSerializationSchemaBuilder = KafkaRecordSerializationSchema.Builder

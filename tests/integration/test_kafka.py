@@ -1,0 +1,242 @@
+"""The Kafka connector against a real Kafka-protocol broker (noida-db, tests/kafka_broker.py): a bounded
+``KafkaSource`` reads a 4-partition topic exactly with the records' Kafka timestamps; an unreachable broker fails the
+job's start naming its address; an unbounded source → keyed reduce → ``EXACTLY_ONCE`` ``KafkaSink`` with a
+TaskManager SIGKILLed mid-run leaves every result exactly once for a ``read_committed`` consumer; a savepoint
+mid-topic restored at p=1 and p=3 reads on without a loss or a repeat; partitions added while the job runs are read.
+
+The broker never aborts a transaction by timeout (a limit of noida-db): a test whose job left a transaction open would
+block ``read_committed`` readers of its topic for good — which is what the exactly-once test checks does not happen
+(the restored job aborts what its failed attempt left)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from failover import completed_checkpoints, failover_env, kill_task_managers
+from kafka_broker import KafkaBroker
+from processes import free_port
+
+from strom import Configuration, StreamExecutionEnvironment
+from strom.common import SimpleStringSchema, WatermarkStrategy
+from strom.datastream.connectors.kafka import (
+    DeliveryGuarantee,
+    KafkaOffsetsInitializer,
+    KafkaRecordSerializationSchema,
+    KafkaSink,
+    KafkaSource,
+)
+from strom.datastream.functions import ProcessFunction
+from strom.exceptions import StromError
+
+
+def _source(broker: KafkaBroker, topic: str, *, bounded: bool = False, **props: str) -> KafkaSource:
+    builder = (
+        KafkaSource.builder()
+        .set_bootstrap_servers(broker.bootstrap_servers)
+        .set_topics(topic)
+        .set_group_id(f"{topic}-group")
+        .set_starting_offsets(KafkaOffsetsInitializer.earliest())
+        .set_value_only_deserializer(SimpleStringSchema())
+    )
+    for key, value in props.items():
+        builder.set_property(key.replace("_", "."), value)
+    if bounded:
+        builder.set_bounded(KafkaOffsetsInitializer.latest())
+    return builder.build()
+
+
+def _sink(broker: KafkaBroker, topic: str, guarantee: DeliveryGuarantee, prefix: str = "") -> KafkaSink:
+    builder = (
+        KafkaSink.builder()
+        .set_bootstrap_servers(broker.bootstrap_servers)
+        .set_record_serializer(
+            KafkaRecordSerializationSchema.builder()
+            .set_topic(topic)
+            .set_value_serialization_schema(SimpleStringSchema())
+            .build()
+        )
+        .set_delivery_guarantee(guarantee)
+    )
+    if prefix:
+        builder.set_transactional_id_prefix(prefix)
+    return builder.build()
+
+
+class _WithTimestamp(ProcessFunction):
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        yield value, ctx.timestamp()
+
+
+def test_a_bounded_source_reads_every_record_of_four_partitions_with_its_kafka_timestamp(
+    kafka_broker: KafkaBroker,
+) -> None:
+    topic = kafka_broker.create_topic("bounded-four", 4)
+    values = [f"r{i}" for i in range(2000)]
+    kafka_broker.produce(topic, values, partitions=4, timestamp_ms=1_700_000_000_000)
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(3)
+    stream = env.from_source(_source(kafka_broker, topic, bounded=True), WatermarkStrategy.no_watermarks(), "kafka")
+    got = list(stream.process(_WithTimestamp()).execute_and_collect())
+    assert sorted(got) == sorted((v, 1_700_000_000_000 + i) for i, v in enumerate(values))
+
+
+def test_an_unreachable_broker_fails_the_start_naming_its_address(kafka_broker: KafkaBroker) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    source = (
+        KafkaSource.builder()
+        .set_bootstrap_servers(address)
+        .set_topics("nowhere")
+        .set_property("request.timeout.ms", "1500")
+        .set_value_only_deserializer(SimpleStringSchema())
+        .build()
+    )
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.from_source(source, WatermarkStrategy.no_watermarks(), "kafka").print()
+    started = time.monotonic()
+    with pytest.raises(StromError, match=address):
+        env.execute("unreachable")
+    assert time.monotonic() - started < 15
+
+
+def _running_sums(values: list[str]) -> Counter[str]:
+    """What the keyed reduce emits, computed in plain Python: per key, each running sum once."""
+    sums: dict[str, int] = {}
+    out: Counter[str] = Counter()
+    for value in values:
+        key, n = value.split(":")
+        sums[key] = sums.get(key, 0) + int(n)
+        out[f"{key}:{sums[key]}"] += 1
+    return out
+
+
+def _slowly(value: str) -> tuple[str, int]:
+    time.sleep(0.0008)  # keeps the job running long enough for the kill; nothing asserts on time
+    key, n = value.split(":")
+    return key, int(n)
+
+
+def _slow(value: str) -> str:
+    time.sleep(0.002)  # the first run is stopped mid-topic
+    return value
+
+
+def _read_until(broker: KafkaBroker, topic: str, count: int, timeout_s: float = 90.0) -> list[str]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = [v for _, _, v in broker.read_committed(topic, idle_s=0.5)]
+        if len(got) >= count or time.monotonic() > deadline:
+            return got
+        time.sleep(0.5)
+
+
+@pytest.mark.processes  # kills a TaskManager
+@pytest.mark.timeout(240)
+def test_exactly_once_from_kafka_to_kafka_across_a_task_manager_kill(kafka_broker: KafkaBroker) -> None:
+    source_topic = kafka_broker.create_topic("eo-in", 4)
+    sink_topic = kafka_broker.create_topic("eo-out", 3)
+    # a key's records all in one partition, so each key's running sums are the same in every run
+    values = [f"k{i % 8}:{i}" for i in range(4000)]
+    kafka_broker.produce(source_topic, values, partitions=4)
+    env = failover_env(parallelism=2, interval_ms=200, attempts=20)
+    env.configure(Configuration({"execution.batch-size": 50}))  # checkpoints come between two batches
+    (
+        env.from_source(_source(kafka_broker, source_topic), WatermarkStrategy.no_watermarks(), "kafka")
+        .map(_slowly)
+        .key_by(lambda kv: kv[0])
+        .reduce(lambda a, b: (a[0], a[1] + b[1]))
+        .map(lambda kv: f"{kv[0]}:{kv[1]}")
+        .sink_to(_sink(kafka_broker, sink_topic, DeliveryGuarantee.EXACTLY_ONCE, "eo-job"))
+    )
+    client = env.execute_async("kafka exactly-once")
+    killed: list[int] = []
+    try:
+        kill_task_managers(client, 1, random.Random(3), killed)
+        got = _read_until(kafka_broker, sink_topic, len(values))
+        completed_checkpoints(client, at_least=1)
+        got = [v for _, _, v in kafka_broker.read_committed(sink_topic, idle_s=1.5)]  # nothing more comes
+    finally:
+        client.cancel()
+    assert killed, "expected a TaskManager to be killed while the job ran"
+    assert client.get_job_status().name == "CANCELED"
+    assert Counter(got) == _running_sums(values)
+
+
+@pytest.mark.timeout(180)
+def test_a_savepoint_mid_topic_restored_at_p1_and_p3_neither_loses_nor_repeats(
+    kafka_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    source_topic = kafka_broker.create_topic("sp-in", 4)
+    values = [f"v{i}" for i in range(3000)]
+    kafka_broker.produce(source_topic, values, partitions=4)
+
+    def run(parallelism: int, sink_topic: str, savepoint: str | None) -> Any:
+        # small batches: a checkpoint is taken between two, and the first run is slow on purpose
+        settings: dict[str, Any] = {"execution.batch-size": 20}
+        if savepoint:
+            settings["execution.savepoint.path"] = savepoint
+        env = StreamExecutionEnvironment.get_execution_environment(Configuration(settings))
+        env.set_parallelism(parallelism)
+        env.enable_checkpointing(100)
+        (
+            env.from_source(_source(kafka_broker, source_topic), WatermarkStrategy.no_watermarks(), "kafka")
+            .uid("kafka")
+            .map(_slow if savepoint is None else str)
+            .map(str)
+            .sink_to(_sink(kafka_broker, sink_topic, DeliveryGuarantee.EXACTLY_ONCE, sink_topic))
+            .uid("sink")
+        )
+        return env.execute_async(f"savepoint p={parallelism}")
+
+    first = run(2, kafka_broker.create_topic("sp-first", 2), None)
+    try:
+        completed_checkpoints(first, at_least=2)
+        savepoint = first.stop_with_savepoint(str(tmp_path / "savepoints"))
+    finally:
+        first.cancel()
+    for parallelism in (1, 3):
+        out = kafka_broker.create_topic(f"sp-p{parallelism}", 2)
+        job = run(parallelism, out, savepoint)
+        try:
+            completed_checkpoints(job, at_least=2)  # the savepoint's transactions are committed at the restore
+            before = [v for _, _, v in kafka_broker.read_committed("sp-first", idle_s=0.5)]
+            assert len(before) < len(values), "expected the savepoint mid-topic"
+            after = _read_until(kafka_broker, out, len(values) - len(before), timeout_s=60)
+            after = [v for _, _, v in kafka_broker.read_committed(out, idle_s=1.0)]
+        finally:
+            job.cancel()
+        assert sorted(before + after) == sorted(values), f"p={parallelism}"
+
+
+@pytest.mark.timeout(120)
+def test_partitions_added_while_the_job_runs_are_read(kafka_broker: KafkaBroker) -> None:
+    topic = kafka_broker.create_topic("grow", 2)
+    out = kafka_broker.create_topic("grow-out", 1)
+    kafka_broker.produce(topic, [f"a{i}" for i in range(10)], partitions=2)
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    env.enable_checkpointing(100)
+    source = _source(kafka_broker, topic, partition_discovery_interval_ms="200")
+    (
+        env.from_source(source, WatermarkStrategy.no_watermarks(), "kafka").sink_to(
+            _sink(kafka_broker, out, DeliveryGuarantee.AT_LEAST_ONCE)
+        )
+    )
+    client = env.execute_async("growing topic")
+    try:
+        assert len(_read_until(kafka_broker, out, 10, timeout_s=30)) == 10
+        kafka_broker.add_partitions(topic, 4)
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers})
+        for i in range(20):
+            producer.produce(topic, f"b{i}".encode(), partition=2 + i % 2)
+        assert producer.flush(10) == 0
+        got = _read_until(kafka_broker, out, 30, timeout_s=30)
+    finally:
+        client.cancel()
+    assert sorted(got) == sorted([f"a{i}" for i in range(10)] + [f"b{i}" for i in range(20)])
