@@ -240,3 +240,19 @@ def test_partitions_added_while_the_job_runs_are_read(kafka_broker: KafkaBroker)
     finally:
         client.cancel()
     assert sorted(got) == sorted([f"a{i}" for i in range(10)] + [f"b{i}" for i in range(20)])
+
+
+def test_a_record_the_deserializer_cannot_read_fails_the_job_naming_topic_partition_and_offset(
+    kafka_broker: KafkaBroker,
+) -> None:
+    from confluent_kafka import Producer
+
+    topic = kafka_broker.create_topic("bad-bytes", 2)
+    kafka_broker.produce(topic, ["fine", "also fine"], partitions=2)
+    producer = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers})
+    producer.produce(topic, b"\xff\xfe not utf-8", partition=1)
+    assert producer.flush(10) == 0
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.from_source(_source(kafka_broker, topic, bounded=True), WatermarkStrategy.no_watermarks(), "kafka").print()
+    with pytest.raises(StromError, match=r"topic 'bad-bytes', partition 1, offset 1"):
+        env.execute("bad bytes")

@@ -53,6 +53,9 @@ _PREPARED_LOCK = threading.Lock()
 _PID = re.compile(r"Acquired PID\{Id:(\d+),Epoch:(\d+)\}")
 #: Kafka error codes of an EndTxn whose producer epoch is no longer the id's: the id was taken over since
 _FENCED = frozenset({47, 90})  # INVALID_PRODUCER_EPOCH, PRODUCER_FENCED
+#: how long the broker keeps a transaction open (Kafka's default transaction.max.timeout.ms; librdkafka's default,
+#: one minute, would abort a transaction whose checkpoint completes later)
+TRANSACTION_TIMEOUT_MS = "900000"
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +234,7 @@ class TransactionalKafkaWriter(KafkaWriter, StatefulSinkWriter[Any, tuple[int, i
         _forget(tid)
         self.pid_log = _ProducerLog()
         config = self._config()
+        config.setdefault("transaction.timeout.ms", TRANSACTION_TIMEOUT_MS)
         debug = config.get("debug")
         config.update({"transactional.id": tid, "logger": self.pid_log, "debug": f"{debug},eos" if debug else "eos"})
         producer = confluent_kafka_module().Producer(config)
