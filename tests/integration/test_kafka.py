@@ -256,3 +256,27 @@ def test_a_record_the_deserializer_cannot_read_fails_the_job_naming_topic_partit
     env.from_source(_source(kafka_broker, topic, bounded=True), WatermarkStrategy.no_watermarks(), "kafka").print()
     with pytest.raises(StromError, match=r"topic 'bad-bytes', partition 1, offset 1"):
         env.execute("bad bytes")
+
+
+def test_a_transaction_prepared_by_a_process_that_is_gone_is_committed_with_end_txn_once(
+    kafka_broker: KafkaBroker,
+) -> None:
+    from strom.api.sink import CommitRequest, SinkWriterContext
+    from strom.connectors.kafka import sink as kafka_sink
+
+    topic = kafka_broker.create_topic("end-txn", 2)
+    sink = _sink(kafka_broker, topic, DeliveryGuarantee.EXACTLY_ONCE, "end-txn")
+    writer = sink.create_writer(SinkWriterContext(subtask_index=0, parallelism=1, attempt_number=0))
+    writer.write_batch([f"e{i}" for i in range(50)])
+    (committable,) = writer.prepare_commit()
+    assert committable.transactional_id == "end-txn-0-1"
+    assert kafka_broker.read_committed(topic, idle_s=0.3) == []  # prepared, not visible
+    with kafka_sink._PREPARED_LOCK:  # its producer is gone, as with its TaskManager: the committer sends EndTxn
+        kafka_sink._PREPARED.pop(committable.transactional_id)
+    committer = sink.create_committer()
+    for _ in range(2):  # a commit repeated after a restore is answered without error
+        request = CommitRequest(committable)
+        committer.commit([request])
+        assert request.failure is None and not request.should_retry
+    assert sorted(v for _, _, v in kafka_broker.read_committed(topic, idle_s=0.3)) == sorted(f"e{i}" for i in range(50))
+    writer.close()

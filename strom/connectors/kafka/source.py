@@ -103,7 +103,7 @@ class KafkaSourceReader(SourceReader[Any]):
         self.source = source
         self.context = context
         self.deserialize = source.deserializer.value_schema.deserialize
-        self.positions: dict[tuple[str, int], int] = {}  # next offset to read
+        self.positions: dict[tuple[str, int], int] = {}  # next offset to read, as of the last snapshot
         self.stops: dict[tuple[str, int], int] = {}  # bounded splits: the offset they end before
         self.no_more_splits = False
         self.pending_commits: dict[int, list[tuple[str, int, int]]] = {}
@@ -138,38 +138,56 @@ class KafkaSourceReader(SourceReader[Any]):
     def poll_batch(self) -> list[Any] | None:
         if not self.positions:
             return None if self.no_more_splits else []
-        messages = self._client().consume(self.context.batch_size, 0)
-        values: list[Any] = []
-        timestamps: list[int | None] = []
-        positions = self.positions
-        stops = self.stops
-        deserialize = self.deserialize
-        message = None
-        try:
+        consumer = self._client()
+        messages = consumer.consume(self.context.batch_size, 0)
+        good = [m for m in messages if m.error() is None]
+        if len(good) < len(messages):
             for message in messages:
                 if message.error() is not None:
                     self._fail_on(message)
-                    continue
-                tp = (message.topic(), message.partition())
-                offset = message.offset()
-                if stops and offset >= stops.get(tp, offset + 1):
-                    continue  # past a bounded split's end
-                values.append(deserialize(message.value()))
-                kind, ts = message.timestamp()
-                timestamps.append(ts if kind else None)
-                positions[tp] = offset + 1
-        except ConnectorError:
-            raise
+        if self.stops:
+            good = self._within_stops(consumer, good)
+        if not good:
+            return []
+        try:
+            values = list(map(self.deserialize, [m.value() for m in good]))
         except Exception as exc:
-            assert message is not None
-            raise ConnectorError(
-                f"expected a record {type(self.source.deserializer.value_schema).__name__} can read at topic "
-                f"{message.topic()!r}, partition {message.partition()}, offset {message.offset()}; got "
-                f"{type(exc).__name__}: {exc}; hint: fix the producer or use a deserializer for this data"
-            ) from exc
-        if stops:
-            self._finish_bounded_splits()
-        return TimestampedBatch(values, timestamps) if values else []
+            raise self._unreadable(good, exc) from exc
+        stamps = [m.timestamp() for m in good]
+        return TimestampedBatch(values, [ts if kind else None for kind, ts in stamps])
+
+    def _unreadable(self, messages: list[Any], exc: Exception) -> ConnectorError:
+        """The error of the first record the deserializer cannot read, naming where it is."""
+        for message in messages:
+            try:
+                self.deserialize(message.value())
+            except Exception:
+                break
+        return ConnectorError(
+            f"expected a record {type(self.source.deserializer.value_schema).__name__} can read at topic "
+            f"{message.topic()!r}, partition {message.partition()}, offset {message.offset()}; got "
+            f"{type(exc).__name__}: {exc}; hint: fix the producer or use a deserializer for this data"
+        )
+
+    def _within_stops(self, consumer: Any, messages: list[Any]) -> list[Any]:
+        """Bounded splits: the records before their stopping offsets; a split whose consumer position reached its
+        stopping offset ends (a transaction's control record may hold that offset, so no record need have it)."""
+        from confluent_kafka import TopicPartition
+
+        stops = self.stops
+        positions = consumer.position([TopicPartition(t, p) for (t, p) in stops])
+        if any(tp.offset > stops[(tp.topic, tp.partition)] for tp in positions):  # this batch went past a stop
+            messages = [m for m in messages if m.offset() < stops.get((m.topic(), m.partition()), 1 << 63)]
+        done = []
+        for tp in positions:
+            key = (tp.topic, tp.partition)
+            if tp.offset >= stops[key]:
+                done.append(TopicPartition(tp.topic, tp.partition))
+                del stops[key]
+                del self.positions[key]
+        if done:
+            consumer.incremental_unassign(done)
+        return messages
 
     def _fail_on(self, message: Any) -> None:
         error = message.error()
@@ -184,30 +202,26 @@ class KafkaSourceReader(SourceReader[Any]):
             "retries from its checkpoint"
         )
 
-    def _finish_bounded_splits(self) -> None:
-        """A bounded split ends once the consumer's position reaches its stopping offset (which a transaction's
-        control record may hold, so no record need have that offset)."""
-        from confluent_kafka import TopicPartition
-
-        consumer = self._client()
-        open_ = [TopicPartition(t, p) for (t, p) in self.stops]
-        done = []
-        for tp in consumer.position(open_):
-            key = (tp.topic, tp.partition)
-            position = max(self.positions[key], tp.offset)
-            if position >= self.stops[key]:
-                done.append(TopicPartition(tp.topic, tp.partition))
-                del self.stops[key]
-        if done:
-            consumer.incremental_unassign(done)
-            for tp in done:
-                del self.positions[(tp.topic, tp.partition)]
-
     def snapshot_state(self, checkpoint_id: int) -> list[SourceSplit]:
+        self._sync_positions()
         splits = [split_of(t, p, offset, self.stops.get((t, p))) for (t, p), offset in self.positions.items()]
         if self.source.commit_offsets and self.positions:
             self.pending_commits[checkpoint_id] = [(t, p, offset) for (t, p), offset in self.positions.items()]
         return splits
+
+    def _sync_positions(self) -> None:
+        """The next offset of each split: the consumer's position (one past the last record ``consume`` returned,
+        and every record returned was emitted before this snapshot), which also steps over control records; the
+        split's start while nothing was read."""
+        if self._consumer is None or not self.positions:
+            return
+        from confluent_kafka import TopicPartition
+
+        for tp in self._consumer.position([TopicPartition(t, p) for (t, p) in self.positions]):
+            key = (tp.topic, tp.partition)
+            if tp.offset >= 0:
+                stop = self.stops.get(key)
+                self.positions[key] = max(self.positions[key], tp.offset if stop is None else min(tp.offset, stop))
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Flink's offset commit on checkpoint completion: the offsets of the checkpoint go to the group (for
