@@ -5,6 +5,12 @@ their strom modules (one definition each), so ``from strom.common import Types, 
 from strom.api.eventtime import WatermarkStrategy
 from strom.api.execution_config import ExecutionConfig
 from strom.api.row import Row, RowKind
+from strom.api.serialization_schema import (
+    ByteArraySchema,
+    DeserializationSchema,
+    SerializationSchema,
+    SimpleStringSchema,
+)
 from strom.api.time import Duration, Instant, Time
 from strom.api.type_serializer import TypeSerializer
 from strom.api.typeinfo import TypeInformation, Types
@@ -12,12 +18,6 @@ from strom.client.job_client import JobClient, JobExecutionResult
 from strom.config import ConfigOption, Configuration
 from strom.connectors.file_system.bulk_writer import BulkWriterFactory
 from strom.connectors.file_system.encoders import Encoder
-from strom.connectors.kafka.serialization import (
-    ByteArraySchema,
-    DeserializationSchema,
-    SerializationSchema,
-    SimpleStringSchema,
-)
 from strom.runtime.execution_state import JobStatus
 
 __all__ = [

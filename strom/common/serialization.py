@@ -1,14 +1,14 @@
 """PyFlink's ``pyflink.common.serialization`` module path (re-exports; see :mod:`strom.connectors.file_system` and
-:mod:`strom.connectors.kafka.serialization`)."""
+:mod:`strom.api.serialization_schema`)."""
 
-from strom.connectors.file_system.bulk_writer import BulkWriterFactory
-from strom.connectors.file_system.encoders import Encoder
-from strom.connectors.kafka.serialization import (
+from strom.api.serialization_schema import (
     ByteArraySchema,
     DeserializationSchema,
     SerializationSchema,
     SimpleStringSchema,
 )
+from strom.connectors.file_system.bulk_writer import BulkWriterFactory
+from strom.connectors.file_system.encoders import Encoder
 
 __all__ = [
     "BulkWriterFactory",

@@ -1,66 +1,23 @@
-"""Flink's ``SerializationSchema`` / ``DeserializationSchema`` (PyFlink's ``pyflink.common.serialization``:
-``SimpleStringSchema``, ``ByteArraySchema``) and the Kafka connector's record schemas:
-``KafkaRecordSerializationSchema`` (topic, key and value of each outgoing record) and
-``KafkaRecordDeserializationSchema`` (the value of each incoming record).
+"""The Kafka connector's record schemas: ``KafkaRecordSerializationSchema`` (topic, key and value of each outgoing
+record) and ``KafkaRecordDeserializationSchema`` (the value of each incoming record); the value schemas are
+:mod:`strom.api.serialization_schema`'s.
 
     KafkaRecordSerializationSchema.builder().set_topic("out").set_value_serialization_schema(SimpleStringSchema()).build()
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
+from strom.api.serialization_schema import DeserializationSchema, SerializationSchema
 from strom.exceptions import InvalidProgramError
 
 __all__ = [
-    "ByteArraySchema",
-    "DeserializationSchema",
     "KafkaRecordDeserializationSchema",
     "KafkaRecordSerializationSchema",
     "KafkaRecordSerializationSchemaBuilder",
-    "SerializationSchema",
-    "SimpleStringSchema",
 ]
-
-
-class SerializationSchema(ABC):
-    """A record to bytes (Flink's ``SerializationSchema``)."""
-
-    @abstractmethod
-    def serialize(self, element: Any) -> bytes: ...
-
-
-class DeserializationSchema(ABC):
-    """Bytes to a record (Flink's ``DeserializationSchema``)."""
-
-    @abstractmethod
-    def deserialize(self, message: bytes) -> Any: ...
-
-
-class SimpleStringSchema(SerializationSchema, DeserializationSchema):
-    """Strings as their bytes in ``charset`` (PyFlink's ``SimpleStringSchema``, UTF-8 by default)."""
-
-    def __init__(self, charset: str = "UTF-8") -> None:
-        "".encode(charset)  # an unknown charset fails when the job is built
-        self.charset = charset
-
-    def serialize(self, element: Any) -> bytes:
-        return str(element).encode(self.charset)
-
-    def deserialize(self, message: bytes) -> Any:
-        return message.decode(self.charset)
-
-
-class ByteArraySchema(SerializationSchema, DeserializationSchema):
-    """Bytes as they are (PyFlink's ``ByteArraySchema``)."""
-
-    def serialize(self, element: Any) -> bytes:
-        return bytes(element)
-
-    def deserialize(self, message: bytes) -> Any:
-        return message
 
 
 class KafkaRecordDeserializationSchema:

@@ -26,11 +26,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from strom.api.serialization_schema import DeserializationSchema
 from strom.api.source import Boundedness, Source, SourceReader, SourceReaderContext, SourceSplit
 from strom.connectors.kafka.client import client_config, confluent_kafka_module, list_topics
 from strom.connectors.kafka.enumerator import EnumState, KafkaSourceEnumerator, split_of
 from strom.connectors.kafka.offsets import KafkaOffsetsInitializer, KafkaTopicPartition
-from strom.connectors.kafka.serialization import DeserializationSchema, KafkaRecordDeserializationSchema
+from strom.connectors.kafka.serialization import KafkaRecordDeserializationSchema
 from strom.exceptions import ConnectorError, InvalidProgramError
 from strom.runtime.streamrecord import TimestampedBatch
 
