@@ -6,7 +6,7 @@ Markers are assigned here, by path and by fixture (:func:`pytest_collection_modi
 - ``processes``: needs TaskManager *processes* — every e2e test (CLI, standalone cluster, Spark), the files of
   :data:`PROCESS_FILES` (kills, pids, TaskManager logs, process lifecycle and start failures), and tests marked so
   by hand (they kill a TaskManager, count or measure its process by pid, or read its log or standard error);
-- ``services``: uses a PostgreSQL, Redis or S3 (moto) server (:data:`SERVICE_FIXTURES`);
+- ``services``: uses a PostgreSQL, Redis, Kafka (noida-db) or S3 (moto) server (:data:`SERVICE_FIXTURES`);
 - ``spark``: Apache Spark (pyspark and Java): integration and e2e ``test_spark_*`` files and the ``spark_standalone``
   fixture (unit tests of the Spark code start no Spark);
 - ``browser``: headless Chromium (``test_dashboard.py``, ``test_service_done_when.py``, or by hand);
@@ -33,6 +33,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from kafka_broker import KafkaBroker
 from postgres_server import PostgresDatabase, PostgresServer
 from processes import running_task_managers
 from redis_server import RedisServer
@@ -52,7 +53,9 @@ PROCESS_FILES = frozenset(
     }
 )
 #: fixtures of external servers (the ``services`` marker)
-SERVICE_FIXTURES = frozenset({"postgres_server", "postgres_db", "redis_server", "s3_server", "_moto_server"})
+SERVICE_FIXTURES = frozenset(
+    {"postgres_server", "postgres_db", "redis_server", "kafka_broker", "s3_server", "_moto_server"}
+)
 BROWSER_FILES = frozenset({"test_dashboard.py", "test_service_done_when.py"})
 TIERS = ("unit", "integration", "e2e")
 
@@ -241,6 +244,18 @@ def redis_server(_redis_server: RedisServer) -> Iterator[RedisServer]:
     yield _redis_server
     with _redis_server.client() as client:
         client.flushall()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker() -> Iterator[KafkaBroker]:
+    """A Kafka-protocol broker (noida-db, tests/kafka_broker.py) on 127.0.0.1, one per session: ``.bootstrap_servers``,
+    ``.create_topic(name, partitions)``, ``.produce(...)``, ``.read_committed(topic)``; tests use topics of their own
+    names. A test that stops it (``.stop()``) starts it again (``.start_again()``) before it ends."""
+    broker = KafkaBroker.start()
+    try:
+        yield broker
+    finally:
+        broker.close()
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,12 @@ their strom modules (one definition each), so ``from strom.common import Types, 
 from strom.api.eventtime import WatermarkStrategy
 from strom.api.execution_config import ExecutionConfig
 from strom.api.row import Row, RowKind
+from strom.api.serialization_schema import (
+    ByteArraySchema,
+    DeserializationSchema,
+    SerializationSchema,
+    SimpleStringSchema,
+)
 from strom.api.time import Duration, Instant, Time
 from strom.api.type_serializer import TypeSerializer
 from strom.api.typeinfo import TypeInformation, Types
@@ -16,8 +22,10 @@ from strom.runtime.execution_state import JobStatus
 
 __all__ = [
     "BulkWriterFactory",
+    "ByteArraySchema",
     "ConfigOption",
     "Configuration",
+    "DeserializationSchema",
     "Duration",
     "Encoder",
     "ExecutionConfig",
@@ -27,6 +35,8 @@ __all__ = [
     "JobStatus",
     "Row",
     "RowKind",
+    "SerializationSchema",
+    "SimpleStringSchema",
     "Time",
     "TypeInformation",
     "TypeSerializer",
