@@ -27,24 +27,21 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from strom.config import CheckpointingOptions, Configuration, StateBackendOptions, WebOptions
+from strom.config import CheckpointingOptions, Configuration, WebOptions
 from strom.exceptions import CheckpointError, ClusterError, CorruptStateError, TaskManagerStartError, UserFunctionError
 from strom.graph.execution_graph import Execution, ExecutionGraph
 from strom.graph.job_graph import JobGraph
 from strom.runtime.checkpoint.checkpoint_driver import CheckpointDriver
 from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsSnapshot
-from strom.runtime.checkpoint.coordinator import CheckpointCoordinatorConfiguration
 from strom.runtime.checkpoint.metadata import CheckpointMetadata
-from strom.runtime.checkpoint.plan_calculator import DefaultCheckpointPlanCalculator
-from strom.runtime.checkpoint.state_assignment import check_savepoint_matches, restore_descriptors
+from strom.runtime.checkpoint.state_assignment import restore_descriptors
 from strom.runtime.checkpoint.storage import (
     CheckpointStorage,
-    check_verifiable,
     read_state,
-    resolve_checkpoint_pointer,
 )
-from strom.runtime.deployment import CheckpointingSettings, OperatorRestoreDescriptor, TaskExecutionState
+from strom.runtime.deployment import OperatorRestoreDescriptor, TaskExecutionState
 from strom.runtime.execution_state import ExecutionState, JobStatus
+from strom.runtime.jobmaster.enable_checkpointing import enable_checkpointing
 from strom.runtime.jobmaster.execution_rows import execution_rows, task_metrics_rows
 from strom.runtime.jobmaster.job_result import (
     ExceptionHistoryEntry,
@@ -55,7 +52,7 @@ from strom.runtime.jobmaster.job_result import (
 )
 from strom.runtime.jobmaster.operator_coordinator_holder import OperatorCoordinatorHolder
 from strom.runtime.jobmaster.region_failover import RegionFailover, exception_entry
-from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways, TaskCheckpointGateway
+from strom.runtime.jobmaster.subtask_gateway import SubtaskGateways
 from strom.runtime.operators.coordination import CoordinatorStore, OperatorEventDelivery
 from strom.runtime.operators.sink import CollectSinkOperatorCoordinator
 from strom.runtime.resourcemanager.resource_manager import ResourceManager, task_manager_lost_message
@@ -74,18 +71,6 @@ from strom.runtime.task_group import AsyncTaskGroup
 __all__ = ["ExceptionHistoryEntry", "JobMaster", "JobResult"]
 
 log = logging.getLogger(__name__)
-
-
-def _client_temporary_dir(default_dir: Callable[[], str] | None) -> str:
-    """The client's temporary directory, whose owner lock tells whether the client lives — for a job that does
-    not checkpoint, whose uncommitted output nothing restores once the client is gone. ``""`` where the cluster
-    has none (Spark off local mode: no directory of the driver reaches the executors)."""
-    if default_dir is None:
-        return ""
-    try:
-        return default_dir()
-    except CheckpointError:
-        return ""
 
 
 class JobMaster:
@@ -178,50 +163,7 @@ class JobMaster:
 
     # -- checkpointing set-up ------------------------------------------------------------------------
     def _setup_checkpointing(self, default_dir: Callable[[], str] | None) -> None:
-        c = self.configuration
-        savepoint = c.get(CheckpointingOptions.SAVEPOINT_PATH)
-        if savepoint:
-            _, self.restore_from = resolve_checkpoint_pointer(savepoint)
-            check_verifiable(self.restore_from, c.get(CheckpointingOptions.SAVEPOINT_RESTORE_UNVERIFIED))
-            check_savepoint_matches(
-                self.restore_from,
-                self.job_graph,
-                ignore_unclaimed=self.configuration.get(CheckpointingOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE),
-            )
-        config = CheckpointCoordinatorConfiguration.from_configuration(c)
-        if config is None:
-            self.scheduler.checkpointing = None
-            self.scheduler.temporary_dir = _client_temporary_dir(default_dir)
-            return
-        configured = c.get(CheckpointingOptions.CHECKPOINTS_DIRECTORY)
-        base = configured or (default_dir() if default_dir else "")
-        if not base:
-            raise CheckpointError(
-                "expected a checkpoint directory; got none; hint: set execution.checkpointing.dir "
-                "(env.get_checkpoint_config().set_checkpoint_storage(path))"
-            )
-        storage = CheckpointStorage(
-            base, self.job_id, num_retained=c.get(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS)
-        )
-        if self.restore_from is not None:  # CLAIM: one of the job's retained checkpoints; NO_CLAIM: never deleted
-            storage.register_restored(self.restore_from, c.get(CheckpointingOptions.RESTORE_MODE))
-        first_id = self.restore_from.checkpoint_id + 1 if self.restore_from is not None else 1
-        self.checkpoints = CheckpointDriver(
-            self.job_id,
-            config,
-            storage,
-            plan_calculator=DefaultCheckpointPlanCalculator(self.graph, not_leader=self._not_leader),
-            coordinators=self.coordinators,
-            tasks=TaskCheckpointGateway(self.gateways, self.call_task_nowait),
-            listener=self,
-            restored=self.restore_from is not None,
-            first_checkpoint_id=first_id,
-            restored_from=self.restore_from,
-        )
-        self.scheduler.checkpointing = CheckpointingSettings(
-            exactly_once=config.exactly_once, local_recovery=c.get(StateBackendOptions.LOCAL_RECOVERY)
-        )
-        self.scheduler.temporary_dir = "" if configured else base
+        enable_checkpointing(self, default_dir)
 
     def _restore_for(self, ex: Execution) -> dict[str, OperatorRestoreDescriptor] | None:
         """The state each operator of ``ex``'s subtask restores (``None``: the job starts from no checkpoint)."""
@@ -446,7 +388,8 @@ class JobMaster:
         """The checkpoint driver's verdict: too many checkpoints failed."""
         self.handle_global_failure(f"checkpointing failed: {reason}", None)
 
-    def _not_leader(self) -> str:
+    def not_leader(self) -> str:
+        """Why this JobMaster may not act for its job (HA: another JobManager leads now); "" while it may."""
         if self.suspended or (self.ha is not None and not self.ha.is_leader_now()):
             return "this JobManager is not the leader (high availability)"
         return ""
@@ -566,9 +509,9 @@ class JobMaster:
         g = self.graph
         if g.state is not JobStatus.RUNNING or self.suspended:
             return  # already restarting, failing, cancelling or ended
-        if self._not_leader():  # HA: woken after a pause past the lease; the new leader owns the job now
+        if self.not_leader():  # HA: woken after a pause past the lease; the new leader owns the job now
             log.info(
-                "job %s: not failing over after %s: %s", self.job_id, summary or last_line(text), self._not_leader()
+                "job %s: not failing over after %s: %s", self.job_id, summary or last_line(text), self.not_leader()
             )
             return
         self._record_exception(text, error, execution)
