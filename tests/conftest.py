@@ -93,6 +93,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 break
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own hook, which appends "@<group>" to a grouped test's nodeid
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Under ``--dist loadgroup`` every grouped test's nodeid carries its group — else xdist would spread the Spark
+    and browser tests over every worker (pytest 9 broke that silently: the pin in pyproject.toml)."""
+    if not session.config.getoption("loadgroup", default=False):
+        return
+    ungrouped = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+    if ungrouped:
+        raise pytest.UsageError(
+            f"expected pytest-xdist to put the xdist_group tests on one worker each; got {len(ungrouped)} without "
+            f"their group (e.g. {ungrouped[0]}); hint: pytest {pytest.__version__} with this pytest-xdist does not "
+            "group: install the versions pyproject.toml's dev extra allows"
+        )
+
+
 @pytest.fixture(autouse=True)
 def minicluster_mode(request: pytest.FixtureRequest) -> Iterator[str]:
     """The test's ``minicluster.taskmanager-mode`` (see the module's docstring); yields it."""

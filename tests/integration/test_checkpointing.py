@@ -377,6 +377,7 @@ def test_unpicklable_in_flight_records_abort_an_unaligned_checkpoint_not_the_job
                 "taskmanager.numberOfTaskSlots": 2,
                 "minicluster.number-of-taskmanagers": 1,
                 "web.checkpoints.history": 100_000,  # every failed checkpoint's reason is looked at
+                "heartbeat.timeout": "60 s",  # a loaded machine's late heartbeat is no restart this test counts
             }
         )
     )

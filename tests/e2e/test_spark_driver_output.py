@@ -156,11 +156,17 @@ def test_task_managers_in_spark_tasks_write_log_files_and_serve_prometheus(tmp_p
                 assert "flink_taskmanager_job_task_" in text and f'tm_id="{tm_id.replace("-", "_")}"' in text, text
             (directory,) = (tmp_path / "logs").iterdir()  # this cluster's own directory in env.log.dir
             rest = client.get_rest_url()
-            for tm_id in urls:
+            job = json.loads(http_get(f"{rest}/jobs/{client.get_job_id()}")[1])
+            (vertex,) = [v["id"] for v in job["vertices"] if "marker" in v["name"]]
+            subtasks = json.loads(http_get(f"{rest}/jobs/{client.get_job_id()}/vertices/{vertex}")[1])["subtasks"]
+            for subtask in subtasks:  # each map subtask's marker in the log of the TaskManager that ran it
+                tm_id = subtask["taskmanager-id"]
+                line = f"{marker} from subtask {subtask['subtask']}"
                 log_file = directory / f"taskmanager-{tm_id}.log"
-                wait_for(f"the marker in {log_file}", lambda f=log_file: f.exists() and marker in f.read_text())
+                wait_for(f"the marker in {log_file}", lambda f=log_file, m=line: f.exists() and m in f.read_text())
                 status, body = http_get(f"{rest}/taskmanagers/{tm_id}/log")
-                assert status == 200 and marker in body.decode()
+                assert status == 200 and line in body.decode()
+            for tm_id in urls:  # every TaskManager has its log file, and REST lists it
                 listing = json.loads(http_get(f"{rest}/taskmanagers/{tm_id}/logs")[1])
                 assert [f["name"] for f in listing["logs"]] == [f"taskmanager-{tm_id}.log"]
         finally:
