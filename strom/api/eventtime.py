@@ -536,11 +536,11 @@ class _GeneratorFactoryStrategy(WatermarkStrategy[T]):
 
 
 @dataclass(frozen=True, slots=True)
-class _WatermarkStrategyWithTimestampAssigner(WatermarkStrategy[T]):
-    """Flink's ``WatermarkStrategyWithTimestampAssigner``."""
+class _WrappedWatermarkStrategy(WatermarkStrategy[T]):
+    """A strategy wrapping ``base_strategy`` (what the builder methods return): everything the subclass does not
+    change comes from the base."""
 
     base_strategy: WatermarkStrategy[T]
-    timestamp_assigner: TimestampAssigner[T]
 
     def create_watermark_generator(
         self, context: WatermarkGeneratorSupplierContext | None = None
@@ -550,17 +550,28 @@ class _WatermarkStrategyWithTimestampAssigner(WatermarkStrategy[T]):
     def create_timestamp_assigner(
         self, context: TimestampAssignerSupplierContext | None = None
     ) -> TimestampAssigner[T]:
-        return self.timestamp_assigner
+        return self.base_strategy.create_timestamp_assigner(context)
 
     def alignment_parameters(self) -> WatermarkAlignmentParams | None:
         return self.base_strategy.alignment_parameters()
 
 
 @dataclass(frozen=True, slots=True)
-class _WatermarkStrategyWithIdleness(WatermarkStrategy[T]):
+class _WatermarkStrategyWithTimestampAssigner(_WrappedWatermarkStrategy[T]):
+    """Flink's ``WatermarkStrategyWithTimestampAssigner``."""
+
+    timestamp_assigner: TimestampAssigner[T]
+
+    def create_timestamp_assigner(
+        self, context: TimestampAssignerSupplierContext | None = None
+    ) -> TimestampAssigner[T]:
+        return self.timestamp_assigner
+
+
+@dataclass(frozen=True, slots=True)
+class _WatermarkStrategyWithIdleness(_WrappedWatermarkStrategy[T]):
     """Flink's ``WatermarkStrategyWithIdleness``: idleness measured on the context's input activity clock."""
 
-    base_strategy: WatermarkStrategy[T]
     idle_timeout_ms: int
 
     def create_watermark_generator(
@@ -571,31 +582,12 @@ class _WatermarkStrategyWithIdleness(WatermarkStrategy[T]):
             self.base_strategy.create_watermark_generator(context), self.idle_timeout_ms, context.input_activity_clock
         )
 
-    def create_timestamp_assigner(
-        self, context: TimestampAssignerSupplierContext | None = None
-    ) -> TimestampAssigner[T]:
-        return self.base_strategy.create_timestamp_assigner(context)
-
-    def alignment_parameters(self) -> WatermarkAlignmentParams | None:
-        return self.base_strategy.alignment_parameters()
-
 
 @dataclass(frozen=True, slots=True)
-class _WatermarkStrategyWithAlignment(WatermarkStrategy[T]):
+class _WatermarkStrategyWithAlignment(_WrappedWatermarkStrategy[T]):
     """The base strategy with :meth:`WatermarkStrategy.with_watermark_alignment`'s parameters."""
 
-    base_strategy: WatermarkStrategy[T]
     params: WatermarkAlignmentParams
-
-    def create_watermark_generator(
-        self, context: WatermarkGeneratorSupplierContext | None = None
-    ) -> WatermarkGenerator[T]:
-        return self.base_strategy.create_watermark_generator(context)
-
-    def create_timestamp_assigner(
-        self, context: TimestampAssignerSupplierContext | None = None
-    ) -> TimestampAssigner[T]:
-        return self.base_strategy.create_timestamp_assigner(context)
 
     def alignment_parameters(self) -> WatermarkAlignmentParams | None:
         return self.params
