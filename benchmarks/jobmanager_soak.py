@@ -23,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 import urllib.request
 from pathlib import Path
@@ -32,30 +31,14 @@ from typing import Any
 import psutil
 from bench import DOCS, log, machine, md_table, splice_section
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from soak_job import JOB
+
 SECTION_BEGIN = "<!-- jobmanager-soak:begin -->"
 SECTION_END = "<!-- jobmanager-soak:end -->"
 WARM_UP = 500
 SAMPLE_EVERY = 250
 FLAT_BYTES_PER_1000 = 1 << 20
-
-JOB = textwrap.dedent(
-    """
-    import sys
-    from strom import CheckpointingMode, DataGeneratorSource, StreamExecutionEnvironment
-
-    env = StreamExecutionEnvironment.get_execution_environment()
-    env.enable_checkpointing(10, CheckpointingMode.EXACTLY_ONCE)
-    env.get_checkpoint_config().set_min_pause_between_checkpoints(0)
-    env.get_checkpoint_config().set_checkpoint_storage("file://" + sys.argv[1])
-    (
-        env.from_source(DataGeneratorSource(lambda i: (i % 100, i), 10**12, records_per_second=500), None, "gen")
-        .key_by(lambda e: e[0])
-        .reduce(lambda a, b: (a[0], a[1] + b[1]))
-        .add_sink(lambda _: None)
-    )
-    env.execute("soak")
-    """
-)
 
 
 def _get(url: str) -> tuple[Any, int]:

@@ -7,34 +7,16 @@ process's RSS from growing with the number of checkpoints — an unbounded histo
 from __future__ import annotations
 
 import json
-import textwrap
 import time
 from pathlib import Path
 
 import psutil
 import pytest
+from soak_job import JOB
 from standalone_cluster import Cluster, running_cluster, wait_for
 
 pytestmark = pytest.mark.slow
 
-JOB = textwrap.dedent(
-    """
-    import sys
-    from strom import CheckpointingMode, DataGeneratorSource, StreamExecutionEnvironment
-
-    env = StreamExecutionEnvironment.get_execution_environment()
-    env.enable_checkpointing(10, CheckpointingMode.EXACTLY_ONCE)
-    env.get_checkpoint_config().set_min_pause_between_checkpoints(0)
-    env.get_checkpoint_config().set_checkpoint_storage("file://" + sys.argv[1])
-    (
-        env.from_source(DataGeneratorSource(lambda i: (i % 100, i), 10**12, records_per_second=500), None, "gen")
-        .key_by(lambda e: e[0])
-        .reduce(lambda a, b: (a[0], a[1] + b[1]))
-        .add_sink(lambda _: None)
-    )
-    env.execute("soak")
-    """
-)
 WARM_UP = 500
 CHECKPOINTS = 2500
 

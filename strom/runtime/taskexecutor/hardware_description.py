@@ -62,13 +62,13 @@ def _physical_memory() -> int:
 
 
 def _mem_available() -> int:
+    """``MemAvailable`` of ``/proc/meminfo`` in bytes; -1 where there is none (not Linux, or unreadable)."""
     try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return -1
+        lines = Path("/proc/meminfo").read_text().splitlines()
+    except OSError:
+        return -1
+    found = [line.split() for line in lines if line.startswith("MemAvailable:")]
+    return int(found[0][1]) * 1024 if found and len(found[0]) > 1 and found[0][1].isdigit() else -1
 
 
 def _read_int(path: Path) -> int:

@@ -28,6 +28,7 @@ class RocksDBValueState(CachedRocksDBState, ValueState[Any]):
         self._default = getattr(descriptor, "default_value", None)
 
     def value(self) -> Any:
+        # CachedRocksDBState._get inlined: one Python call less per read on a keyed job's hottest path
         b = self._backend
         ns = b.current_namespace
         ck = b.current_key if ns is None else (NAMESPACED, b.current_key, ns)
