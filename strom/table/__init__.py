@@ -1,0 +1,1 @@
+"""The Table API and SQL (PyFlink's ``pyflink.table``) on strom's runtime."""
