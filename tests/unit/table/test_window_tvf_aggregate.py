@@ -7,6 +7,8 @@ import datetime
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from window_testing import (
     CountSum,
     CountSumMax,
@@ -177,3 +179,54 @@ def test_ltz_day_window_aggregate_ends_at_local_midnight() -> None:
     (row,) = harness.records()
     got = [str(row[2]), str(row[3]), kolkata(row[4]), row[0], row[1]]
     assert [("+I", got)] == facts("ltz_tumble_day")
+
+
+def window_slices(assigner: SliceAssigner, end: int) -> set[int]:
+    """The slices the operator merges for the window ending at ``end``."""
+    if isinstance(assigner, HoppingSliceAssigner):
+        return set(assigner.slices_of_window(end))
+    if isinstance(assigner, CumulativeSliceAssigner):
+        start = assigner.window_start(end)
+        return set(range(start + assigner.step, end + 1, assigner.step))
+    return {end}
+
+
+@given(
+    st.integers(-(10**12), 10**12),
+    st.sampled_from(
+        [
+            TumblingSliceAssigner(7, 3),
+            TumblingSliceAssigner(10, -4),
+            HoppingSliceAssigner(12, 4, 1),
+            HoppingSliceAssigner(10, 5),
+            CumulativeSliceAssigner(12, 3, 2),
+            CumulativeSliceAssigner(15, 5),
+        ]
+    ),
+)
+def test_a_rows_slice_belongs_to_exactly_the_windows_the_tvf_gives_it(t: int, assigner: SliceAssigner) -> None:
+    windows = assigner.assign_windows(t)
+    slice_end = assigner.assign_slice_end(t)
+    assert slice_end - assigner.slice_interval <= t < slice_end
+    for start, end in windows:
+        assert start <= t < end
+        assert assigner.window_start(end) == start
+        assert slice_end in window_slices(assigner, end)
+    ends = [end for _, end in windows]
+    assert max(ends) == assigner.last_window_end(slice_end)
+    # the window after the slice's last one no longer contains it
+    assert slice_end not in window_slices(assigner, max(ends) + assigner.slice_interval)
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_hop_and_cumulate_aggregates_on_both_state_backends(backend: str) -> None:
+    for name, assigner in (("agg_hop", HOP), ("agg_cumulate", CUMULATE)):
+        op = SlicingWindowAggOperator(RowKeySelector([0]), CountSumMax(1), assigner)
+        harness = OperatorHarness(op, state_backend=backend).open()
+        feed(harness, table("bids"), end=False)
+        restored = OperatorHarness(
+            SlicingWindowAggOperator(RowKeySelector([0]), CountSumMax(1), assigner), state_backend=backend
+        ).open(harness.snapshot())
+        first = harness.records()
+        restored.process_watermark((1 << 63) - 1)
+        assert unordered(normalized(reorder(first + restored.records()))) == unordered(facts(name))
