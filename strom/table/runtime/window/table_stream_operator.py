@@ -18,7 +18,7 @@ tables, event time from record timestamps, window properties as SQL values, and 
 from __future__ import annotations
 
 import datetime
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any, Protocol
 
 from strom.api.row import Row, RowKind
@@ -36,6 +36,7 @@ __all__ = [
     "RowKeySelector",
     "TableStreamOperator",
     "WindowProperties",
+    "fast_key",
     "make_row",
     "ns_get",
     "ns_pop",
@@ -57,12 +58,18 @@ def make_row(values: list[Any], fields: list[str] | None = None, kind: RowKind =
 
 
 class RowKeySelector:
-    """The key of a row: the tuple of its columns ``indices`` (``()`` when there are none)."""
+    """The key of a row: the tuple of its columns ``indices`` (``()`` when there are none). ``RowKeySelector(indices)``
+    builds the variant for that many columns (a per-record call, so each is one expression)."""
 
     __slots__ = ("indices",)
+    indices: tuple[int, ...]
 
-    def __init__(self, indices: Sequence[int]) -> None:
-        self.indices = tuple(indices)
+    def __new__(cls, indices: Sequence[int]) -> RowKeySelector:
+        indices = tuple(indices)
+        kind = _BY_ARITY.get(len(indices), _KeyN) if cls is RowKeySelector else cls
+        self = object.__new__(kind)
+        self.indices = indices
+        return self
 
     def __call__(self, row: Row) -> tuple[Any, ...]:
         values = row._values
@@ -76,6 +83,40 @@ class RowKeySelector:
 
     def __repr__(self) -> str:
         return f"RowKeySelector({list(self.indices)})"
+
+
+class _KeyN(RowKeySelector):
+    __slots__ = ()
+
+
+class _Key0(RowKeySelector):
+    __slots__ = ()
+
+    def __call__(self, row: Row) -> tuple[Any, ...]:
+        return ()
+
+
+class _Key1(RowKeySelector):
+    __slots__ = ()
+
+    def __call__(self, row: Row) -> tuple[Any, ...]:
+        return (row._values[self.indices[0]],)
+
+
+class _Key2(RowKeySelector):
+    __slots__ = ()
+
+    def __call__(self, row: Row) -> tuple[Any, ...]:
+        values, (i, j) = row._values, self.indices
+        return (values[i], values[j])
+
+
+_BY_ARITY: dict[int, type[RowKeySelector]] = {0: _Key0, 1: _Key1, 2: _Key2}
+
+
+def fast_key(selector: RowKeySelector | None) -> Callable[[Row], tuple[Any, ...]]:
+    """The key function an operator's loop calls: the selector (one call per row), ``()`` without one."""
+    return selector if selector is not None else _Key0(())
 
 
 def ns_get(table: MutableMapping[Any, Any], key: Any, namespace: Any) -> Any:

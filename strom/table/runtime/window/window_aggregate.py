@@ -37,15 +37,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from strom.api.row import RowKind
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService
 from strom.table.runtime.window.slice_assigners import SliceAssigner
 from strom.table.runtime.window.table_stream_operator import (
-    ACCUMULATE_KINDS,
     AggsHandleFunction,
     RowKeySelector,
     TableStreamOperator,
     WindowProperties,
+    fast_key,
     ns_get,
     ns_pop,
     ns_put,
@@ -59,6 +60,8 @@ __all__ = ["WINDOW_PROPERTIES", "SlicingWindowAggOperator", "window_aggregate"]
 
 WINDOW_PROPERTIES = ("window_start", "window_end", "window_time")
 STATE_NAME = "window-aggs"
+_INSERT, _UPDATE_AFTER = RowKind.INSERT, RowKind.UPDATE_AFTER
+_NONE = object()
 TIMERS = "window-timers"
 
 
@@ -145,49 +148,63 @@ class SlicingWindowAggOperator(TableStreamOperator):
         return slice_end, True  # a fired slice a later window still needs
 
     def process_batch(self, batch: list[Any]) -> None:
-        key_of = self.key_selector
-        assert key_of is not None
-        groups: dict[tuple[Any, tuple[int, bool]], list[Any]] = {}
+        key_of = fast_key(self.key_selector)
+        groups: dict[tuple[int, bool], dict[Any, list[Any]]] = {}  # slice -> key -> rows (Flink's window buffer)
+        per_key: dict[Any, list[Any]] = {}
+        current: object = _NONE
         late = 0
-        for row, slice_end in zip(batch, self._slice_ends(batch), strict=True):
-            if slice_end is None:
-                late += 1
-                continue
-            group = groups.get((k := key_of(row), slice_end))
-            if group is None:
-                groups[(k, slice_end)] = [row]
+        for row, slice_of in zip(batch, self._slice_ends(batch), strict=True):
+            if slice_of is not current:  # rows of one slice come in runs: one lookup per run
+                if slice_of is None:
+                    late += 1
+                    continue
+                current = slice_of
+                per_key = groups.setdefault(slice_of, {})
+            rows = per_key.get(k := key_of(row))
+            if rows is None:
+                per_key[k] = [row]
             else:
-                group.append(row)
+                rows.append(row)
         self.num_late_records_dropped += late
-        for (k, slice_end), rows in groups.items():
-            self._accumulate(k, slice_end, rows)
+        for slice_of, by_key in groups.items():
+            self._accumulate(slice_of, by_key)
         self._records_in += len(batch)
 
-    def _accumulate(self, key: Any, slice_of: tuple[int, bool], rows: list[Any]) -> None:
-        """Flink's ``AggCombiner.combine``: the rows into the slice's accumulators, and the window's timer."""
+    def _accumulate(self, slice_of: tuple[int, bool], by_key: dict[Any, list[Any]]) -> None:
+        """Flink's ``AggCombiner.combine`` for each key: the rows into the slice's accumulators (or, for a fired
+        slice, its merge target's), and the key's timer for the slice's (or first unfired) window."""
         backend, timers, aggs, table = self.keyed_backend, self._timers, self.aggs, self._table
         assert backend is not None and timers is not None
-        backend.current_key = key
         slice_end, fired = slice_of
-        unfired = None
+        timer_window: int | None = slice_end
         if fired:  # into its merge target; a timer for the first unfired window
             unfired = slice_end
             while self.shift.is_window_fired(unfired, self.current_watermark):
                 unfired += self.assigner.slice_interval
-            slice_end = self.assigner.merge_target(slice_end)
-        accs = ns_get(table, key, slice_end)
-        if accs is None:
-            accs = aggs.create_accumulators()
-        for row in rows:
-            if row._row_kind in ACCUMULATE_KINDS:
-                aggs.accumulate(accs, row)
+            slice_end, timer_window = self.assigner.merge_target(slice_end), unfired
+        elif self.shift.is_window_fired(slice_end, self.current_watermark):
+            timer_window = None
+        timer_time = 0 if timer_window is None else self.shift.to_epoch(timer_window - 1)
+        register = timers.register_event_time_timer
+        accumulate, retract, create = aggs.accumulate, aggs.retract, aggs.create_accumulators
+        for key, rows in by_key.items():
+            backend.current_key = key
+            per_key = table.get(key)
+            accs = None if per_key is None else per_key.get(slice_end)
+            if accs is None:
+                accs = create()
+            for row in rows:
+                kind = row._row_kind
+                if kind is _INSERT or kind is _UPDATE_AFTER:
+                    accumulate(accs, row)
+                else:
+                    retract(accs, row)
+            if per_key is None:
+                table[key] = {slice_end: accs}
             else:
-                aggs.retract(accs, row)
-        ns_put(table, key, slice_end, accs)
-        if unfired is not None:
-            timers.register_event_time_timer(unfired, self.shift.to_epoch(unfired - 1))
-        elif not self.shift.is_window_fired(slice_end, self.current_watermark):
-            timers.register_event_time_timer(slice_end, self.shift.to_epoch(slice_end - 1))
+                per_key[slice_end] = accs
+            if timer_window is not None:
+                register(timer_window, timer_time)
 
     # -- windows -----------------------------------------------------------------------------------------------
     def on_event_time(self, timer: InternalTimer) -> None:
@@ -226,7 +243,8 @@ class SlicingWindowAggOperator(TableStreamOperator):
         start_ms = self.assigner.window_start(window_end)
         props = self._properties.of(start_ms, window_end)
         values = [*key, *self.aggs.get_value(accs)]
-        values.extend(props[i] for i in self._props)
+        for i in self._props:
+            values.append(props[i])
         self.emit(values, props[3])
 
 
