@@ -118,7 +118,7 @@ class SlicingWindowAggOperator(TableStreamOperator):
         index = self.window_end_index
         if index >= 0:
             return [self._late_or(datetime_to_millis(r[index]), True) for r in batch]
-        assigner, to_local = self.assigner, self.shift.to_local
+        assigner, to_local, utc = self.assigner, self.shift.to_local, self.shift.utc
         interval = assigner.slice_interval
         out: list[tuple[int, bool] | None] = []
         lo, hi, slice_end = 1, 0, None  # the current slice [lo, hi) in local ms
@@ -128,7 +128,7 @@ class SlicingWindowAggOperator(TableStreamOperator):
                     f"expected a non-NULL rowtime in '{self.name}'; got NULL in {row!r:.80}; hint: RowTime field "
                     "should not be null, please convert it to a non-null long value (Flink's message)"
                 )
-            local = to_local(t)
+            local = t if utc else to_local(t)
             if not lo <= local < hi:
                 hi = assigner.assign_slice_end(local)
                 lo = hi - interval
@@ -190,9 +190,9 @@ class SlicingWindowAggOperator(TableStreamOperator):
         for key, rows in by_key.items():
             backend.current_key = key
             per_key = table.get(key)
-            accs = None if per_key is None else per_key.get(slice_end)
-            if accs is None:
-                accs = create()
+            stored = None if per_key is None else per_key.get(slice_end)
+            new = stored is None  # a slice seen before has its key's timer already (restored with it)
+            accs: list[Any] = create() if stored is None else stored
             for row in rows:
                 kind = row._row_kind
                 if kind is _INSERT or kind is _UPDATE_AFTER:
@@ -203,7 +203,7 @@ class SlicingWindowAggOperator(TableStreamOperator):
                 table[key] = {slice_end: accs}
             else:
                 per_key[slice_end] = accs
-            if timer_window is not None:
+            if timer_window is not None and (new or fired):
                 register(timer_window, timer_time)
 
     # -- windows -----------------------------------------------------------------------------------------------
