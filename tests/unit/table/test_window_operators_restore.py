@@ -10,8 +10,10 @@ import pytest
 from window_testing import (
     CountSum,
     OperatorHarness,
+    Record,
     TwoInputOperatorHarness,
     facts,
+    feed,
     normalized,
     table,
     unordered,
@@ -21,7 +23,11 @@ from strom.api.row import Row
 from strom.table.runtime.interval_join import RowTimeIntervalJoin
 from strom.table.runtime.over_aggregate import RowTimeOverAggregate
 from strom.table.runtime.window.session_window import SessionWindowOperator
+from strom.table.runtime.window.slice_assigners import TumblingSliceAssigner
 from strom.table.runtime.window.table_stream_operator import RowKeySelector
+from strom.table.runtime.window.window_join import WindowJoinOperator
+from strom.table.runtime.window.window_rank import WindowDeduplicateOperator, WindowRankOperator, sort_key
+from strom.table.runtime.window.window_table_function import WindowTableFunctionOperator
 
 MAX = (1 << 63) - 1
 BACKENDS = ["hashmap", "rocksdb"]
@@ -98,3 +104,72 @@ def test_interval_join_restored(backend: str) -> None:
     harness.process_watermark(MAX)
     got = [Row(r[0], r[1], r[3], r[4], r[2], r[5]) for r in out + harness.records()]
     assert unordered(normalized(got)) == unordered(facts("interval_join_full"))
+
+
+def tvf_events(source: str) -> list[Any]:
+    """What the TUMBLE(10 s) TVF emits for ``source``: records and watermarks, in order."""
+    harness = OperatorHarness(WindowTableFunctionOperator(TumblingSliceAssigner(10_000))).open()
+    feed(harness, table(source))
+    return harness.extract_output()  # type: ignore[no-any-return]
+
+
+def replay_restored(make: Callable[[], Any], events: list[Any], backend: str) -> list[Row]:
+    """``events`` into the operator, snapshotted and restored half way."""
+    harness = OperatorHarness(make(), state_backend=backend).open()
+    out: list[Row] = []
+    watermark = None
+    for i, event in enumerate(events):
+        if i == len(events) // 2:
+            out += harness.records()
+            harness = OperatorHarness(make(), state_backend=backend).open(harness.snapshot())
+            if watermark is not None:
+                harness.process_watermark(watermark)
+        if isinstance(event, Record):
+            harness.process_element(event.value, event.timestamp)
+        else:
+            watermark = event.timestamp
+            harness.process_watermark(watermark)
+    return out + harness.records()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_window_top_n_and_deduplication_restored(backend: str) -> None:
+    events = tvf_events("bids")
+    top = replay_restored(
+        lambda: WindowRankOperator(RowKeySelector([]), window_end_index=4, sort_keys=[sort_key(1, False)], rank_end=2),
+        events,
+        backend,
+    )
+    assert normalized([Row(*list(r)[:5], r[6]) for r in top]) == facts("topn_tvf")
+    last = replay_restored(
+        lambda: WindowDeduplicateOperator(RowKeySelector([0]), window_end_index=4, order_index=2, keep_last_row=True),
+        events,
+        backend,
+    )
+    assert unordered(normalized([Row(*list(r)[:5], 1) for r in last])) == unordered(facts("dedup_last"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_window_join_restored(backend: str) -> None:
+    def make() -> WindowJoinOperator:
+        return WindowJoinOperator(
+            RowKeySelector([0]),
+            RowKeySelector([0]),
+            left_window_end_index=4,
+            right_window_end_index=4,
+            left_arity=6,
+            right_arity=6,
+            join_type="FULL",
+        )
+
+    lefts = [e for e in tvf_events("bids") if isinstance(e, Record)]
+    rights = [e for e in tvf_events("clicks") if isinstance(e, Record)]
+    harness = TwoInputOperatorHarness(make(), state_backend=backend).open()
+    for e in lefts:
+        harness.process_element1(e.value, e.timestamp)
+    harness = TwoInputOperatorHarness(make(), state_backend=backend).open(harness.snapshot())
+    for e in rights:
+        harness.process_element2(e.value, e.timestamp)
+    harness.process_watermark(MAX)
+    got = [Row(r[0], r[1], r[6], r[7], r[3], r[9]) for r in harness.records()]
+    assert unordered(normalized(got)) == unordered(facts("window_join_full"))
