@@ -230,3 +230,10 @@ def test_hop_and_cumulate_aggregates_on_both_state_backends(backend: str) -> Non
         first = harness.records()
         restored.process_watermark((1 << 63) - 1)
         assert unordered(normalized(reorder(first + restored.records()))) == unordered(facts(name))
+
+
+def test_hop_tvf_takes_any_slide_and_the_aggregate_refuses_a_size_not_a_multiple_of_it() -> None:
+    hop = HoppingSliceAssigner(size=10, slide=3)
+    assert hop.assign_windows(7) == [(6, 16), (3, 13), (0, 10)]
+    with pytest.raises(ValueError, match="integral multiple"):
+        SlicingWindowAggOperator(RowKeySelector([0]), CountSum(1), hop)

@@ -139,6 +139,9 @@ class HoppingSliceAssigner(SliceAssigner):
 
     def __post_init__(self) -> None:
         _positive("HOP", size=self.size, slide=self.slide)
+
+    def check_sliceable(self) -> None:
+        """Window aggregation merges slices only when the size is a multiple of the slide (Flink's rule)."""
         if self.size % self.slide:
             raise ValueError(
                 f"expected HOP's size to be an integral multiple of its slide (Flink's slicing windows); got size "

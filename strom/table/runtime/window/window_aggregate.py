@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from strom.api.row import RowKind
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService
-from strom.table.runtime.window.slice_assigners import SliceAssigner
+from strom.table.runtime.window.slice_assigners import HoppingSliceAssigner, SliceAssigner
 from strom.table.runtime.window.table_stream_operator import (
     AggsHandleFunction,
     RowKeySelector,
@@ -95,6 +95,8 @@ class SlicingWindowAggOperator(TableStreamOperator):
     ) -> None:
         super().__init__(rowtime_index=rowtime_index, field_names=field_names)
         self.name = "WindowAggregate"
+        if isinstance(assigner, HoppingSliceAssigner):
+            assigner.check_sliceable()
         self.key_selector = key_selector
         self.aggs = aggs
         self.assigner = assigner
