@@ -231,7 +231,15 @@ class NetworkOptions:
         "taskmanager.network.batch-shuffle.compression.enabled",
         bool,
         True,
-        "BATCH execution: compress (zlib) the data buffers of blocking result partitions written to disk.",
+        "BATCH execution: compress the data buffers of blocking result partitions written to disk (with "
+        "taskmanager.network.compression.codec).",
+    )
+    COMPRESSION_CODEC: ConfigOption[str] = _opt(
+        "taskmanager.network.compression.codec",
+        str,
+        "LZ4",
+        "BATCH execution: the codec of compressed partition files: LZ4 (Flink's default, the fastest), ZSTD "
+        "(smallest files; needs the zstandard package) or ZLIB (strom's own; Flink's LZO is not available).",
     )
     TMP_DIRS: ConfigOption[str] = _opt(
         "io.tmp.dirs",

@@ -274,6 +274,7 @@ class Task:
                     directory=shuffle_directory(str(cfg.get("tmp_dirs") or ""), self.tm_id, tdd.job_id),
                     sort_buffer_bytes=int(cfg.get("sort_buffer_bytes", 16 << 20)),
                     compress=bool(cfg.get("batch_shuffle_compression", True)),
+                    codec=str(cfg.get("compression_codec", "LZ4")),
                     serializer=cloudpickle.loads(pd.serialized_serializer),
                     on_finished=self.partition_manager.partition_finished,
                 )
