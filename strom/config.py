@@ -137,6 +137,21 @@ class ExecutionOptions:
         "exchanges are blocking (sort-merge files) and it runs stage after stage. AUTOMATIC runs as BATCH when "
         "every source is bounded, else as STREAMING.",
     )
+    SORTED_INPUTS_ENABLED: ConfigOption[bool] = _opt(
+        "execution.sorted-inputs.enabled",
+        bool,
+        True,
+        "BATCH execution: keyed one-input operators (process, map/flat_map/filter after key_by) get their input "
+        "grouped by key, key after key, and keep only the current key's state; its timers fire when its records "
+        "are done. Off: they keep every key's state until the end of input, as in STREAMING.",
+    )
+    SORTED_INPUTS_MEMORY: ConfigOption[int] = _opt(
+        "execution.sorted-inputs.memory",
+        MemorySize,
+        "128 mb",
+        "BATCH execution: the records a sorted input holds (estimated as pickled bytes) before it spills them, "
+        "sorted by key, to a file under io.tmp.dirs; the end of input merges the files.",
+    )
     BUFFER_TIMEOUT: ConfigOption[timedelta] = _opt(
         "execution.buffer-timeout.interval",
         timedelta,

@@ -547,6 +547,8 @@ class StreamExecutionEnvironment:
             "sort_buffer_bytes": c.get(NetworkOptions.SORT_SHUFFLE_MIN_BUFFERS) * c.get(NetworkOptions.SEGMENT_SIZE),
             "batch_shuffle_compression": c.get(NetworkOptions.BATCH_SHUFFLE_COMPRESSION),
             "compression_codec": c.get(NetworkOptions.COMPRESSION_CODEC),
+            "sorted_inputs": c.get(ExecutionOptions.SORTED_INPUTS_ENABLED),
+            "sorted_inputs_memory": c.get(ExecutionOptions.SORTED_INPUTS_MEMORY),
             "tmp_dirs": c.get(NetworkOptions.TMP_DIRS),
         }
         dependencies = PythonDependencyInfo.from_configuration(c)
