@@ -79,5 +79,8 @@ def test_keyed_reduce_process_with_timers_and_windows_give_streamings_results_so
     assert sum(n for (kind, *_), n in streaming.items() if kind == "timer") == KEYS
     assert streaming[("count", "k0", RECORDS // KEYS + (1 if RECORDS % KEYS else 0))] == 1
     assert _results(RuntimeExecutionMode.BATCH, {}) == streaming
-    assert _results(RuntimeExecutionMode.BATCH, {"execution.sorted-inputs.enabled": False}) == streaming
-    assert _results(RuntimeExecutionMode.BATCH, {"execution.sorted-inputs.memory": "4 kb"}) == streaming
+    sorted_inputs = {"execution.sorted-inputs.enabled": True}
+    assert _results(RuntimeExecutionMode.BATCH, sorted_inputs) == streaming
+    assert (
+        _results(RuntimeExecutionMode.BATCH, {**sorted_inputs, "execution.sorted-inputs.memory": "4 kb"}) == streaming
+    )

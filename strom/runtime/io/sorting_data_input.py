@@ -23,10 +23,12 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import operator
 import os
 import pickle
 import tempfile
 from collections.abc import Callable, Iterator
+from operator import itemgetter
 from typing import Any, BinaryIO
 
 from strom.runtime.io.data_output import DataOutput
@@ -35,15 +37,22 @@ from strom.runtime.streamrecord import timestamps_of, with_timestamps
 
 __all__ = ["KeyGroup", "SortingDataInput"]
 
-#: one key's records: ``(order, key, records, timestamps or None)``
-KeyGroup = tuple[bytes, Any, list[Any], "list[Any] | None"]
+#: one key's records: ``(order, key, records)``, a record ``(value, timestamp)`` once the input had timestamps
+KeyGroup = tuple[bytes, Any, list[Any]]
 
 _SAMPLE_EVERY = 64
+_VALUE, _TIME = itemgetter(0), itemgetter(1)
 _MIN_TS = -(1 << 63)
 
 
-def _ts_order(t: int | None) -> int:
-    return _MIN_TS if t is None else t
+def _in_time_order(group: list[tuple[Any, int | None]]) -> list[tuple[Any, int | None]]:
+    """A key's ``(value, timestamp)`` records in order of time (stable; no timestamp = Flink's Long.MIN_VALUE)."""
+    ts = list(map(_TIME, group))
+    if None in ts:
+        ts = [_MIN_TS if t is None else t for t in ts]
+    elif all(map(operator.le, ts, itertools.islice(ts, 1, None))):
+        return group  # in order already (the common case: sorted runs cost one pass)
+    return [group[i] for i in sorted(range(len(group)), key=ts.__getitem__)]
 
 
 class SortingDataInput:
@@ -68,7 +77,7 @@ class SortingDataInput:
         self.batch_records = max(1, batch_records)
         self.spill_directory = spill_directory or tempfile.gettempdir()
         self._groups: dict[Any, list[Any]] = {}
-        self._ts: dict[Any, list[Any]] | None = None  # per key, once a batch carried timestamps
+        self._timed = False  # a batch carried timestamps: records are kept as (value, timestamp) from then on
         self._records = 0
         self._bytes_per_record = 0.0
         self._until_sample = 0
@@ -88,17 +97,22 @@ class SortingDataInput:
     def add_batch(self, batch: list[Any]) -> None:
         groups = self._groups
         get = groups.get
-        keys = list(map(self.key_of, batch))
+        keys = map(self.key_of, batch)
         ts = timestamps_of(batch)
-        if ts is not None or self._ts is not None:
-            self._add_timestamped(keys, batch, ts)
+        if ts is not None or self._timed:
+            if not self._timed:  # the first batch with timestamps: the records before it had none
+                self._timed = True
+                for k, g in groups.items():
+                    groups[k] = [(v, None) for v in g]
+            entries: Any = zip(batch, ts if ts is not None else itertools.repeat(None), strict=False)
         else:
-            for k, v in zip(keys, batch, strict=True):
-                group = get(k)
-                if group is None:
-                    groups[k] = [v]
-                else:
-                    group.append(v)
+            entries = batch
+        for k, e in zip(keys, entries, strict=False):
+            group = get(k)
+            if group is None:
+                groups[k] = [e]
+            else:
+                group.append(e)
         self._records += len(batch)
         self.num_records += len(batch)
         self._until_sample -= 1
@@ -107,20 +121,6 @@ class SortingDataInput:
             self._bytes_per_record = len(pickle.dumps(list(batch), protocol=5)) / max(1, len(batch))
         if self._records * self._bytes_per_record > self.memory_bytes:
             self._spill()
-
-    def _add_timestamped(self, keys: list[Any], batch: list[Any], ts: list[Any] | None) -> None:
-        groups = self._groups
-        if self._ts is None:  # the first batch with timestamps: the records before it had none
-            self._ts = {k: [None] * len(g) for k, g in groups.items()}
-        tss = self._ts
-        for k, v, t in zip(keys, batch, ts if ts is not None else itertools.repeat(None), strict=False):
-            group = groups.get(k)
-            if group is None:
-                groups[k] = [v]
-                tss[k] = [t]
-            else:
-                group.append(v)
-                tss[k].append(t)
 
     def process_watermark(self, timestamp: int) -> None:
         """Only the final watermark counts in BATCH: it ends the input (the keys go first)."""
@@ -136,23 +136,26 @@ class SortingDataInput:
         self.drained = True
         head = self.head
         process_batch, end_key, n = head.process_batch, head.end_key, self.batch_records
+        timed = self._timed
         try:
-            for _order, _key, records, ts in self._sorted_groups():
-                if ts is not None and any(t is not None for t in ts):
-                    order = sorted(range(len(records)), key=list(map(_ts_order, ts)).__getitem__)
-                    records, ts = [records[i] for i in order], [ts[i] for i in order]
-                for start in range(0, len(records), n):
-                    chunk = records[start : start + n]
-                    process_batch(with_timestamps(chunk, ts[start : start + n]) if ts is not None else chunk)
+            for _order, _key, group in self._sorted_groups():
+                if timed:
+                    group = _in_time_order(group)
+                for start in range(0, len(group), n):
+                    chunk = group[start : start + n]
+                    if timed:
+                        process_batch(with_timestamps(list(map(_VALUE, chunk)), list(map(_TIME, chunk))))
+                    else:
+                        process_batch(chunk)
                 end_key()
         finally:
             self.close()
 
     def _in_memory_groups(self) -> list[KeyGroup]:
-        groups, tss = self._groups, self._ts
-        self._groups, self._ts, self._records = {}, None, 0
-        out = [(batch_key_order(k), k, g, tss[k] if tss is not None else None) for k, g in groups.items()]
-        out.sort(key=lambda e: e[0])
+        groups = self._groups
+        self._groups, self._records = {}, 0
+        out = [(batch_key_order(k), k, g) for k, g in groups.items()]
+        out.sort(key=itemgetter(0))
         return out
 
     def _sorted_groups(self) -> Iterator[KeyGroup]:
@@ -161,14 +164,10 @@ class SortingDataInput:
             yield from in_memory
             return
         sources = [_read_run(f) for f in self._runs] + [iter(in_memory)]
-        merged = heapq.merge(*sources, key=lambda e: e[0])
-        for order, same in itertools.groupby(merged, key=lambda e: e[0]):
+        merged = heapq.merge(*sources, key=itemgetter(0))
+        for order, same in itertools.groupby(merged, key=itemgetter(0)):
             parts = list(same)  # this key's groups: one per run that holds it, and the one in memory
-            records = [v for part in parts for v in part[2]]
-            ts = None
-            if any(part[3] is not None for part in parts):
-                ts = [t for part in parts for t in (part[3] if part[3] is not None else [None] * len(part[2]))]
-            yield order, parts[0][1], records, ts
+            yield order, parts[0][1], [e for part in parts for e in part[2]]
 
     def _spill(self) -> None:
         """Write the groups in memory, sorted by key, as one run file (deleted once read or closed)."""
@@ -188,7 +187,7 @@ class SortingDataInput:
         for f in runs:
             with contextlib.suppress(OSError):
                 f.close()
-        self._groups, self._ts = {}, None
+        self._groups = {}
 
 
 def _read_run(f: BinaryIO) -> Iterator[KeyGroup]:

@@ -122,12 +122,15 @@ class StreamGroupedReduce(_KeyedUdfOperator):
     """Running reduce per key: emits the new aggregate for every input record. With ``batch_results`` (BATCH
     execution) it emits only each key's final aggregate, at the end of input, keys in Flink's batch order."""
 
+    #: BATCH keeps hash aggregation (one value per key in a dict) rather than sorted input: in CPython grouping the
+    #: records by key costs more than the dict update it saves (docs/design.md, "Sorted inputs")
+    supports_sorted_input = False
+
     def __init__(self, fn: object, key_selector: object) -> None:
         super().__init__(fn, key_selector)
         self._reduce: Callable[[Any, Any], Any] = as_callable(fn, ReduceFunction, "reduce", "reduce()")
         self._table: MutableMapping[Any, Any] = {}
         self.batch_results = False
-        self._finals: list[Any] = []  # sorted input: the final values of the keys done, not yet emitted
 
     def open(self) -> None:
         super().open()
@@ -157,19 +160,7 @@ class StreamGroupedReduce(_KeyedUdfOperator):
             return
         self.output.emit(with_timestamps(out, timestamps_of(batch)))
 
-    def _emit_key_end(self) -> None:
-        if not self.batch_results:
-            return
-        finals = self._finals
-        finals.extend(self._table.values())  # one key's final value (the table holds the current key only)
-        if len(finals) >= self.output_budget.records:
-            self.output.emit(finals)
-            self._finals = []
-
     def finish(self) -> None:
-        if self._finals:
-            self.output.emit(self._finals)
-            self._finals = []
         if self.batch_results:
             keys = sorted(self._table, key=batch_key_order)
             budget = self.output_budget.records

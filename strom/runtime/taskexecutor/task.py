@@ -260,7 +260,7 @@ class Task:
             batch_bytes=int(cfg.get("batch_bytes", 1 << 20)),
             yielded_output_tags=bool(cfg.get("yielded_output_tags", False)),
             batch_execution=bool(cfg.get("batch_execution", False)),
-            sorted_inputs=bool(cfg.get("batch_execution", False)) and bool(cfg.get("sorted_inputs", True)),
+            sorted_inputs=bool(cfg.get("batch_execution", False)) and bool(cfg.get("sorted_inputs", False)),
             sorted_inputs_memory=int(cfg.get("sorted_inputs_memory", 128 << 20)),
             tmp_dirs=str(cfg.get("tmp_dirs") or ""),
             job_parameters=dict(cfg.get("job_parameters", {})),
