@@ -138,12 +138,15 @@ class StreamGroupedReduce(_KeyedUdfOperator):
         self._table = self.keyed_backend.get_table(f"_reduce:{self.operator_id}")
 
     def process_batch(self, batch: list[Any]) -> None:
+        if self.batch_results:
+            self._aggregate(batch)
+            return
         key_of = self._key
         reduce = self._reduce
         table = self._table
         get = table.get
         out: list[Any] = []
-        append = out.append if not self.batch_results else _discard
+        append = out.append
         missing = _MISSING
         v = None
         try:
@@ -156,9 +159,24 @@ class StreamGroupedReduce(_KeyedUdfOperator):
         except Exception as exc:
             raise self.keyed_user_error(exc, batch, v, self._key) from exc
         self._records_in += len(batch)
-        if self.batch_results:
-            return
         self.output.emit(with_timestamps(out, timestamps_of(batch)))
+
+    def _aggregate(self, batch: list[Any]) -> None:
+        """BATCH: the running loop without its output (hash aggregation; the final values leave in ``finish``)."""
+        key_of = self._key
+        reduce = self._reduce
+        table = self._table
+        get = table.get
+        missing = _MISSING
+        v = None
+        try:
+            for v in batch:
+                k = key_of(v)
+                old = get(k, missing)
+                table[k] = v if old is missing else reduce(old, v)
+        except Exception as exc:
+            raise self.keyed_user_error(exc, batch, v, self._key) from exc
+        self._records_in += len(batch)
 
     def finish(self) -> None:
         if self.batch_results:
@@ -167,10 +185,6 @@ class StreamGroupedReduce(_KeyedUdfOperator):
             for start in range(0, len(keys), budget):
                 self.output.emit([self._table[k] for k in keys[start : start + budget]])
         super().finish()
-
-
-def _discard(value: Any) -> None:
-    return None
 
 
 _MISSING = object()
