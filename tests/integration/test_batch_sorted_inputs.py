@@ -1,18 +1,21 @@
 """Keyed operators fed sorted input in BATCH execution (``execution.sorted-inputs.enabled``), on TaskManager
 processes: a keyed reduce, a keyed process function with state and event-time timers, and an event-time window
 give the same results as the same job in STREAMING, with sorted inputs on and off; a sorted input that must spill
-(a few KiB of memory) gives them too."""
+(a few KiB of memory) gives them too; a failing task with sorted input re-runs alone and the output is exact."""
 
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
+from failover import committed_rows
 
-from strom import Configuration, KeyedProcessFunction, StreamExecutionEnvironment
+from strom import Configuration, DataGeneratorSource, KeyedProcessFunction, StreamExecutionEnvironment
 from strom.api.execution_mode import RuntimeExecutionMode
 from strom.common import Time, WatermarkStrategy
+from strom.connectors.file_system import FileSink, JsonLinesEncoder
 from strom.datastream.state import ValueStateDescriptor
 from strom.datastream.window import TumblingEventTimeWindows
 
@@ -83,4 +86,73 @@ def test_keyed_reduce_process_with_timers_and_windows_give_streamings_results_so
     assert _results(RuntimeExecutionMode.BATCH, sorted_inputs) == streaming
     assert (
         _results(RuntimeExecutionMode.BATCH, {**sorted_inputs, "execution.sorted-inputs.memory": "4 kb"}) == streaming
+    )
+
+
+class SumFailingOnce(KeyedProcessFunction):
+    """A key's count and sum, emitted by a timer at the end of time; subtask ``failing`` raises on its first record,
+    once (a marker file keeps its next attempt from failing)."""
+
+    def __init__(self, marker: Path, failing: int) -> None:
+        self.marker, self.failing = marker, failing
+
+    def open(self, runtime_context: Any) -> None:
+        self.index = runtime_context.get_index_of_this_subtask()
+        self.count = runtime_context.get_state(ValueStateDescriptor("count"))
+        self.total = runtime_context.get_state(ValueStateDescriptor("total"))
+
+    def process_element(self, value: tuple[str, int], ctx: Any) -> None:
+        if self.index == self.failing and not self.marker.exists():
+            self.marker.write_text("failed once")
+            raise RuntimeError(f"failing on purpose, once, in subtask {self.index}")
+        self.count.update((self.count.value() or 0) + 1)
+        self.total.update((self.total.value() or 0) + value[1])
+        ctx.timer_service().register_event_time_timer(10_000_000)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Any:
+        yield (ctx.get_current_key(), self.count.value(), self.total.value())
+
+
+@pytest.mark.timeout(180)
+def test_a_failing_sorted_input_task_re_runs_alone_with_exact_output(tmp_path: Path) -> None:
+    failing, parallelism = 1, 4
+    env = StreamExecutionEnvironment.get_execution_environment(
+        Configuration(
+            {
+                "taskmanager.numberOfTaskSlots": 1,
+                "minicluster.number-of-taskmanagers": 2,
+                "restart-strategy.type": "fixed-delay",
+                "restart-strategy.fixed-delay.attempts": 3,
+                "restart-strategy.fixed-delay.delay": 100,
+                "execution.sorted-inputs.enabled": True,
+                "execution.sorted-inputs.memory": "4 kb",  # spills too
+            }
+        )
+    )
+    env.set_parallelism(parallelism)
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    (
+        env.from_source(DataGeneratorSource(_event, RECORDS), source_name="events")
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda e, _: e[1])
+        )
+        .key_by(lambda e: e[0])
+        .process(SumFailingOnce(tmp_path / "failed", failing))
+        .sink_to(FileSink.for_row_format(str(tmp_path / "out"), JsonLinesEncoder()).build())
+    )
+    client = env.execute_async("sorted input re-run")
+    result = client.get_job_execution_result()
+    assert (tmp_path / "failed").exists(), "the task never failed"
+    jm = client._cluster.dispatcher.job_masters[client.get_job_id()]  # type: ignore[attr-defined]
+    attempts = {(r["job_vertex_id"], r["subtask_index"]): r["attempt_number"] for r in jm.execution_snapshot()}
+    assert sorted(attempts.values()) == [0] * (2 * parallelism - 1) + [1], attempts  # the failed task alone re-ran
+    assert [i for (_, i), a in attempts.items() if a == 1] == [failing]
+    assert result.num_restarts == 1
+    expected: dict[str, list[int]] = {}
+    for i in range(RECORDS):
+        key, value = _event(i)
+        count, total = expected.get(key, [0, 0])
+        expected[key] = [count + 1, total + value]
+    assert Counter(tuple(r) for r in committed_rows(tmp_path / "out")) == Counter(
+        (k, c, t) for k, (c, t) in expected.items()
     )
