@@ -57,6 +57,7 @@ from strom.connectors.number_sequence import NumberSequenceSource
 from strom.exceptions import InvalidProgramError
 from strom.graph.job_graph import JobGraph, StreamingJobGraphGenerator
 from strom.graph.stream_graph import StreamGraph, StreamGraphGenerator
+from strom.runtime.network.buffer_compressor import check_codec
 from strom.runtime.operators.keyed import StreamGroupedReduce
 from strom.runtime.operators.source import SourceOperator
 from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
@@ -527,6 +528,8 @@ class StreamExecutionEnvironment:
         """
         graph = self.get_stream_graph(job_name, clear=clear)
         c = self._config
+        if graph.batch_execution and c.get(NetworkOptions.BATCH_SHUFFLE_COMPRESSION):
+            check_codec(c.get(NetworkOptions.COMPRESSION_CODEC))
         runtime_config: dict[str, object] = {
             "buffer_timeout_ms": millis(c.get(ExecutionOptions.BUFFER_TIMEOUT)),
             "batch_size": c.get(ExecutionOptions.BATCH_SIZE),
@@ -543,6 +546,9 @@ class StreamExecutionEnvironment:
             "batch_execution": graph.batch_execution,
             "sort_buffer_bytes": c.get(NetworkOptions.SORT_SHUFFLE_MIN_BUFFERS) * c.get(NetworkOptions.SEGMENT_SIZE),
             "batch_shuffle_compression": c.get(NetworkOptions.BATCH_SHUFFLE_COMPRESSION),
+            "compression_codec": c.get(NetworkOptions.COMPRESSION_CODEC),
+            "sorted_inputs": c.get(ExecutionOptions.SORTED_INPUTS_ENABLED),
+            "sorted_inputs_memory": c.get(ExecutionOptions.SORTED_INPUTS_MEMORY),
             "tmp_dirs": c.get(NetworkOptions.TMP_DIRS),
         }
         dependencies = PythonDependencyInfo.from_configuration(c)

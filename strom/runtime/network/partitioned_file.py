@@ -5,8 +5,9 @@ Two files per partition, ``<base>.data`` and ``<base>.index``:
 
 * The data file is a sequence of *regions*, one per spill of the producer's sort buffer. Inside a region the
   buffers are grouped by subpartition, subpartition 0 first, each group in the order the producer wrote them. A
-  buffer is a header ``kind u8, compressed u8, length u32`` and its payload: a serialized batch (``kind`` 0) or a
-  pickled runtime event (``kind`` 1), the data payload zlib-compressed where that made it smaller.
+  buffer is a header ``kind u8, codec u8, length u32`` and its payload: a serialized batch (``kind`` 0) or a
+  pickled runtime event (``kind`` 1), the data payload compressed where that made it smaller (``codec``: the
+  codec id of :mod:`~strom.runtime.network.buffer_compressor`, 0 for a payload stored as it is).
 * The index file starts with ``magic, version, subpartitions u32, regions u32``, then per region and per
   subpartition ``offset u64, length u64, buffers u32``: where that subpartition's buffers of that region lie.
 
@@ -19,11 +20,11 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from strom.exceptions import StromError
+from strom.runtime.network.buffer_compressor import NO_COMPRESSION, BufferCompressor, check_codec, decompress
 
 __all__ = [
     "DATA_BUFFER",
@@ -43,8 +44,6 @@ _INDEX_HEADER = struct.Struct("!4sBII")
 _INDEX_ENTRY = struct.Struct("!QQI")
 _MAGIC = b"SMRP"
 _VERSION = 1
-#: payloads shorter than this are stored as they are: zlib gains nothing on them
-_MIN_COMPRESS_BYTES = 64
 #: a reader reads its subpartition's part of a region in pieces of this size
 READ_CHUNK_BYTES = 1 << 20
 
@@ -61,13 +60,15 @@ class _Entry:
 
 
 class PartitionedFileWriter:
-    """Writes the regions of one partition (producer's task thread only), then the index on :meth:`finish`."""
+    """Writes the regions of one partition (producer's task thread only), then the index on :meth:`finish`.
 
-    def __init__(self, base_path: str, num_subpartitions: int, *, compress: bool, compress_level: int = 1) -> None:
+    With ``compress``, data buffers are compressed with ``codec`` (``taskmanager.network.compression.codec``)."""
+
+    def __init__(self, base_path: str, num_subpartitions: int, *, compress: bool, codec: str = "LZ4") -> None:
         self.base_path = base_path
         self.num_subpartitions = num_subpartitions
         self.compress = compress
-        self.compress_level = compress_level
+        self._compressor = BufferCompressor(check_codec(codec)) if compress else None
         os.makedirs(os.path.dirname(base_path) or ".", exist_ok=True)
         self._data = open(base_path + ".data", "wb")  # noqa: SIM115 - closed by finish()/abort()
         self._regions: list[list[_Entry]] = []
@@ -81,17 +82,16 @@ class PartitionedFileWriter:
             raise ValueError(f"expected buffers of {self.num_subpartitions} subpartitions; got {len(buffers)}")
         region: list[_Entry] = []
         parts: list[bytes] = []
-        pack, compress, level = _BUFFER_HEADER.pack, self.compress, self.compress_level
+        pack = _BUFFER_HEADER.pack
+        compress = self._compressor.compress if self._compressor is not None else None
         for group in buffers:
             start = self._offset
             for kind, payload in group:
                 self.bytes_uncompressed += len(payload)
-                flag = 0
-                if compress and kind == DATA_BUFFER and len(payload) >= _MIN_COMPRESS_BYTES:
-                    packed = zlib.compress(payload, level)
-                    if len(packed) < len(payload):
-                        payload, flag = packed, 1
-                parts.append(pack(kind, flag, len(payload)))
+                codec = NO_COMPRESSION
+                if compress is not None and kind == DATA_BUFFER:
+                    codec, payload = compress(payload)
+                parts.append(pack(kind, codec, len(payload)))
                 parts.append(payload)
                 self._offset += _BUFFER_HEADER.size + len(payload)
             region.append(_Entry(start, self._offset - start, len(group)))
@@ -212,14 +212,14 @@ class PartitionedFileReader:
             entry = self._entries[self._region]
             self._left_in_region, self._position = entry.num_buffers, entry.offset
             self._region_end = entry.offset + entry.length
-        kind, compressed, length = _BUFFER_HEADER.unpack(self._read(self._position, _BUFFER_HEADER.size))
+        kind, codec, length = _BUFFER_HEADER.unpack(self._read(self._position, _BUFFER_HEADER.size))
         payload = self._read(self._position + _BUFFER_HEADER.size, length)
         self._position += _BUFFER_HEADER.size + length
         self._left_in_region -= 1
         self.remaining -= 1
         if self.remaining == 0:
             self.close()
-        return kind, zlib.decompress(payload) if compressed else bytes(payload)
+        return kind, decompress(codec, payload) if codec else bytes(payload)
 
     def close(self) -> None:
         self._chunk = b""

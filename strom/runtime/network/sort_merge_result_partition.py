@@ -4,7 +4,8 @@ and ``SortMergeSubpartitionReader``, the view a consumer reads it through.
 The producer serializes each buffer as it emits it and keeps it in a bounded in-memory *sort buffer*, grouped by
 subpartition (Flink's ``SortBuffer``). When the buffer holds ``taskmanager.network.sort-shuffle.min-buffers`` ×
 ``taskmanager.memory.segment-size`` bytes it is *spilled*: written to the partition's data file as one region,
-subpartition by subpartition (:mod:`strom.runtime.network.partitioned_file`), compressed with zlib unless
+subpartition by subpartition (:mod:`strom.runtime.network.partitioned_file`), compressed with
+``taskmanager.network.compression.codec`` (LZ4 by default) unless
 ``taskmanager.network.batch-shuffle.compression.enabled`` is off. Events (the end of data, the final watermark) go
 into every subpartition in their place. :meth:`SortMergeResultPartition.finish` spills the rest and writes the index:
 from then on the partition is *consumable*, and the TaskManager's partition manager answers the requests that waited.
@@ -70,6 +71,7 @@ class SortMergeResultPartition(ResultPartition):
         directory: str,
         sort_buffer_bytes: int,
         compress: bool,
+        codec: str = "LZ4",
         serializer: BatchSerializer | None = None,
         on_finished: Callable[[ResultPartition], None] | None = None,
     ) -> None:
@@ -82,6 +84,7 @@ class SortMergeResultPartition(ResultPartition):
         self.base_path = os.path.join(directory, name)
         self.sort_buffer_bytes = sort_buffer_bytes
         self.compress = compress
+        self.codec = codec
         self._on_finished = on_finished
         self._sorted: list[list[tuple[int, bytes]]] = [[] for _ in range(num_subpartitions)]
         self._sorted_bytes = 0
@@ -117,7 +120,9 @@ class SortMergeResultPartition(ResultPartition):
             if self.released:  # cancelled: the task ends CANCELED, as a writer of a released pipelined partition
                 raise TaskCancelledError(f"partition {self.partition_id} released: {self.release_cause}")
             if self._writer is None:
-                self._writer = PartitionedFileWriter(self.base_path, len(self._sorted), compress=self.compress)
+                self._writer = PartitionedFileWriter(
+                    self.base_path, len(self._sorted), compress=self.compress, codec=self.codec
+                )
             self._writer.write_region(self._sorted)
         self.num_buffers += sum(len(g) for g in self._sorted)
         self.num_spills += 1

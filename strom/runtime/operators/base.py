@@ -93,6 +93,10 @@ class TaskInfo:
     batch_bytes: int = 1 << 20  # execution.batch-bytes
     yielded_output_tags: bool = False  # the client made an OutputTag: process functions may yield (tag, value)
     batch_execution: bool = False  # execution.runtime-mode: BATCH (timers fire key by key at the end of input)
+    #: BATCH with execution.sorted-inputs.enabled: a keyed one-input head gets its input key by key
+    sorted_inputs: bool = False
+    sorted_inputs_memory: int = 128 << 20  # execution.sorted-inputs.memory
+    tmp_dirs: str = ""  # io.tmp.dirs: where a sorted input spills
     job_parameters: Mapping[str, str] = field(default_factory=dict)  # pipeline.global-job-parameters
 
 

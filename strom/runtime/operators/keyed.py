@@ -29,6 +29,7 @@ from strom.runtime.operators.collector import TimestampedCollector
 from strom.runtime.operators.simple import StreamFilter, StreamFlatMap, StreamMap
 from strom.runtime.operators.timer_service import InternalTimer, InternalTimerService, batch_key_order
 from strom.runtime.operators.udf_loop import Loop, explain_key_error, process_loop, unopened
+from strom.runtime.state.batch_execution_keyed_state_backend import BatchExecutionKeyedStateBackend
 from strom.runtime.state.state_backend import backend_parameters, create_keyed_state_backend, key_type_of
 from strom.runtime.streamrecord import timestamps_of, with_timestamps
 
@@ -43,6 +44,7 @@ __all__ = [
     "UserTimersOperator",
     "check_timer_time",
     "key_selector_callable",
+    "sorted_input_key",
 ]
 
 
@@ -50,15 +52,33 @@ def key_selector_callable(selector: object) -> Callable[[Any], Any]:
     return as_callable(selector, KeySelector, "get_key", "key_by()")
 
 
+def sorted_input_key(op: StreamOperator) -> Callable[[Any], Any] | None:
+    """The key selector of a keyed operator that takes sorted input (BATCH, ``execution.sorted-inputs.enabled``);
+    ``None`` for any other operator."""
+    if isinstance(op, _KeyedUdfOperator) and op.sorted_input:
+        return op._key
+    return None
+
+
 class _KeyedUdfOperator(AbstractUdfStreamOperator):
+    #: may take sorted input in BATCH execution (``execution.sorted-inputs.enabled``)
+    supports_sorted_input = True
+
     def __init__(self, fn: object, key_selector: object) -> None:
         super().__init__(fn)
         self.key_selector = key_selector
         self._key: Callable[[Any], Any] = key_selector_callable(key_selector)
+        #: BATCH execution with sorted inputs: the task feeds this operator key by key, calling ``end_key``
+        self.sorted_input = False
 
     def setup(self, runtime_context: StreamingRuntimeContext, output: Any) -> None:
-        if runtime_context.keyed_backend is None:
-            info = runtime_context.info
+        info = runtime_context.info
+        if runtime_context.keyed_backend is None and info.sorted_inputs and self.supports_sorted_input:
+            self.sorted_input = True  # Flink: BATCH replaces the configured backend with the single-key one
+            runtime_context.keyed_backend = BatchExecutionKeyedStateBackend(
+                max_parallelism=info.max_parallelism, key_type=key_type_of(self.key_selector)
+            )
+        elif runtime_context.keyed_backend is None:
             runtime_context.keyed_backend = create_keyed_state_backend(
                 info.state_backend,
                 max_parallelism=info.max_parallelism,
@@ -66,6 +86,20 @@ class _KeyedUdfOperator(AbstractUdfStreamOperator):
             )
         self.keyed_backend = runtime_context.keyed_backend
         super().setup(runtime_context, output)
+
+    def end_key(self) -> None:
+        """Sorted input (BATCH): the current key's records are all in. Its timers fire (watermark +∞), what they
+        emitted goes out, then its state is dropped: the next key starts from none."""
+        manager = self.time_service_manager
+        if manager is not None:
+            manager.end_key()
+        self._emit_key_end()
+        backend = self.keyed_backend
+        if isinstance(backend, BatchExecutionKeyedStateBackend):
+            backend.end_key()
+
+    def _emit_key_end(self) -> None:
+        """What the operator emits when a key ends (sorted input): nothing but what its timers collected."""
 
     def _explain(self, exc: Exception, record: Any) -> Exception:
         """An unhashable key surfaces here when routing needed no hash (one consumer): say so plainly."""
@@ -88,6 +122,10 @@ class StreamGroupedReduce(_KeyedUdfOperator):
     """Running reduce per key: emits the new aggregate for every input record. With ``batch_results`` (BATCH
     execution) it emits only each key's final aggregate, at the end of input, keys in Flink's batch order."""
 
+    #: BATCH keeps hash aggregation (one value per key in a dict) rather than sorted input: in CPython grouping the
+    #: records by key costs more than the dict update it saves (docs/design.md, "Sorted inputs")
+    supports_sorted_input = False
+
     def __init__(self, fn: object, key_selector: object) -> None:
         super().__init__(fn, key_selector)
         self._reduce: Callable[[Any, Any], Any] = as_callable(fn, ReduceFunction, "reduce", "reduce()")
@@ -100,12 +138,15 @@ class StreamGroupedReduce(_KeyedUdfOperator):
         self._table = self.keyed_backend.get_table(f"_reduce:{self.operator_id}")
 
     def process_batch(self, batch: list[Any]) -> None:
+        if self.batch_results:
+            self._aggregate(batch)
+            return
         key_of = self._key
         reduce = self._reduce
         table = self._table
         get = table.get
         out: list[Any] = []
-        append = out.append if not self.batch_results else _discard
+        append = out.append
         missing = _MISSING
         v = None
         try:
@@ -118,9 +159,24 @@ class StreamGroupedReduce(_KeyedUdfOperator):
         except Exception as exc:
             raise self.keyed_user_error(exc, batch, v, self._key) from exc
         self._records_in += len(batch)
-        if self.batch_results:
-            return
         self.output.emit(with_timestamps(out, timestamps_of(batch)))
+
+    def _aggregate(self, batch: list[Any]) -> None:
+        """BATCH: the running loop without its output (hash aggregation; the final values leave in ``finish``)."""
+        key_of = self._key
+        reduce = self._reduce
+        table = self._table
+        get = table.get
+        missing = _MISSING
+        v = None
+        try:
+            for v in batch:
+                k = key_of(v)
+                old = get(k, missing)
+                table[k] = v if old is missing else reduce(old, v)
+        except Exception as exc:
+            raise self.keyed_user_error(exc, batch, v, self._key) from exc
+        self._records_in += len(batch)
 
     def finish(self) -> None:
         if self.batch_results:
@@ -129,10 +185,6 @@ class StreamGroupedReduce(_KeyedUdfOperator):
             for start in range(0, len(keys), budget):
                 self.output.emit([self._table[k] for k in keys[start : start + budget]])
         super().finish()
-
-
-def _discard(value: Any) -> None:
-    return None
 
 
 _MISSING = object()
@@ -260,3 +312,6 @@ class KeyedProcessOperator(UserTimersOperator, _KeyedUdfOperator):
 
     def process_batch(self, batch: list[Any]) -> None:
         self.process_elements(batch, self._loop, self._key)
+
+    def _emit_key_end(self) -> None:
+        self._collector.flush(self.output)  # what the key's timers emitted

@@ -324,6 +324,14 @@ class InternalTimeServiceManager:
         for service in self.services.values():
             service.advance_watermark(watermark)
 
+    def end_key(self) -> None:
+        """BATCH execution with sorted input, the current key's records done (Flink's
+        ``BatchExecutionInternalTimeService`` on a key change): its timers fire with the watermark at +∞ (event
+        time, then processing time), then the watermark is back at -∞ for the next key."""
+        for service in self.services.values():
+            service.advance_watermark(LONG_MAX)
+            service.current_watermark = LONG_MIN
+
     def before_snapshot(self) -> None:
         for service in self.services.values():
             service.write_to_backend()

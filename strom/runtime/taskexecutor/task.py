@@ -260,6 +260,9 @@ class Task:
             batch_bytes=int(cfg.get("batch_bytes", 1 << 20)),
             yielded_output_tags=bool(cfg.get("yielded_output_tags", False)),
             batch_execution=bool(cfg.get("batch_execution", False)),
+            sorted_inputs=bool(cfg.get("batch_execution", False)) and bool(cfg.get("sorted_inputs", False)),
+            sorted_inputs_memory=int(cfg.get("sorted_inputs_memory", 128 << 20)),
+            tmp_dirs=str(cfg.get("tmp_dirs") or ""),
             job_parameters=dict(cfg.get("job_parameters", {})),
         )
         partitions: dict[str, tuple[ResultPartition, bytes, str]] = {}
@@ -274,6 +277,7 @@ class Task:
                     directory=shuffle_directory(str(cfg.get("tmp_dirs") or ""), self.tm_id, tdd.job_id),
                     sort_buffer_bytes=int(cfg.get("sort_buffer_bytes", 16 << 20)),
                     compress=bool(cfg.get("batch_shuffle_compression", True)),
+                    codec=str(cfg.get("compression_codec", "LZ4")),
                     serializer=cloudpickle.loads(pd.serialized_serializer),
                     on_finished=self.partition_manager.partition_finished,
                 )

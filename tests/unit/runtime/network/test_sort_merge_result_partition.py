@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from strom.exceptions import TaskCancelledError
+from strom.exceptions import ConfigurationError, TaskCancelledError
 from strom.runtime.network import partitioned_file
+from strom.runtime.network.buffer_compressor import CODECS, check_codec
 from strom.runtime.network.events import END_OF_PARTITION, EndOfPartitionEvent, WatermarkEvent
 from strom.runtime.network.partition_manager import ResultPartitionManager
 from strom.runtime.network.partitioned_file import (
@@ -67,6 +68,25 @@ def test_compression_shrinks_the_file_and_reads_back_the_same_bytes(tmp_path: Pa
         assert _read_all(file, 0) == [(DATA_BUFFER, payload), (EVENT_BUFFER, b"tiny")]
         sizes[compress] = os.path.getsize(file.data_path)
     assert sizes[True] < sizes[False] / 2
+
+
+@pytest.mark.parametrize("codec", ["LZ4", "ZSTD", "ZLIB", "lz4"])
+def test_every_codec_reads_back_the_same_bytes_and_names_itself_in_the_header(tmp_path: Path, codec: str) -> None:
+    payload = pickle.dumps([("word", i % 7) for i in range(2000)])
+    writer = PartitionedFileWriter(str(tmp_path / "p"), 2, compress=True, codec=codec)
+    writer.write_region([[(DATA_BUFFER, payload)], [(DATA_BUFFER, b"short"), (EVENT_BUFFER, b"e" * 200)]])
+    file = writer.finish()
+    assert _read_all(file, 0) == [(DATA_BUFFER, payload)]
+    assert _read_all(file, 1) == [(DATA_BUFFER, b"short"), (EVENT_BUFFER, b"e" * 200)]
+    with open(file.data_path, "rb") as f:
+        header = f.read(6)
+    assert header[1] == CODECS[codec.upper()]  # the reader needs no configuration: the header says the codec
+    assert os.path.getsize(file.data_path) < len(payload) / 2
+
+
+def test_an_unknown_codec_is_refused_with_the_choices() -> None:
+    with pytest.raises(ConfigurationError, match="one of ZLIB, LZ4, ZSTD; got 'LZO'"):
+        check_codec("LZO")
 
 
 def test_a_truncated_index_or_data_file_is_an_error_not_garbage(tmp_path: Path) -> None:
