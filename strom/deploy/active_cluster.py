@@ -244,6 +244,7 @@ class ActiveCluster(ABC):
             self.run(self._start_dispatcher())
             for _ in range(self.num_task_managers):
                 self._start_task_manager()
+            self._start_rest_endpoint()  # while the TaskManagers start: a process start is most of a cluster's
             self._wait_for_registration()
         except BaseException:
             self.close()
@@ -266,18 +267,26 @@ class ActiveCluster(ABC):
         rm.registration_listeners.append(self._task_manager_registered)
         rm.slot_request_listeners.append(self._request_workers_if_required)
         await self.dispatcher.start()
+
+    def _start_rest_endpoint(self) -> None:
+        """The REST API and web UI. Started after the TaskManagers were launched, so that importing aiohttp and the
+        web modules here (the caller's thread, off the JobManager loop) overlaps with their start."""
         from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
         from strom.web import start_rest_endpoint  # aiohttp is imported only once a cluster starts
 
+        assert self.dispatcher is not None
+        c = self.config
         # Flink's port (8081) when rest.port is set; otherwise a free one: many embedded clusters may run at once
-        self.rest_endpoint = await start_rest_endpoint(
-            self.dispatcher,
-            secret=self.secret,
-            bind_address=c.get(RestOptions.BIND_ADDRESS),
-            port=c.get(RestOptions.PORT) if c.contains(RestOptions.PORT) else 0,
-            advertised_address=c.get(RestOptions.ADDRESS),
-            configuration=c,
-            ssl_context=create_rest_server_ssl_context(c),  # security.ssl.rest.*: HTTPS
+        self.rest_endpoint = self.run(
+            start_rest_endpoint(
+                self.dispatcher,
+                secret=self.secret,
+                bind_address=c.get(RestOptions.BIND_ADDRESS),
+                port=c.get(RestOptions.PORT) if c.contains(RestOptions.PORT) else 0,
+                advertised_address=c.get(RestOptions.ADDRESS),
+                configuration=c,
+                ssl_context=create_rest_server_ssl_context(c),  # security.ssl.rest.*: HTTPS
+            )
         )
         log.info("%s's REST API: %s", self.kind, self.rest_endpoint.url)
 
