@@ -58,6 +58,7 @@ from strom.config import (
 from strom.config_logging import configure_client_logging
 from strom.config_units import format_duration
 from strom.connectors.file_system import remove_abandoned_parts_of
+from strom.deploy.prestarted_task_managers import task_manager_id
 from strom.exceptions import ClusterError, ConfigurationError, TaskManagerStartError
 from strom.runtime.checkpoint.temporary_dir import (
     create_temporary_checkpoint_dir,
@@ -305,7 +306,7 @@ class ActiveCluster(ABC):
         assert self.dispatcher is not None
         with self._lock:
             self._next_tm += 1
-            tm_id = f"tm-{self._next_tm}"
+            tm_id = task_manager_id(self._next_tm)
             self._resource_ids[tm_id] = self._free_resource_ids.pop(0) if self._free_resource_ids else tm_id
         token = secrets.token_hex(16)
         rm = self.dispatcher.resource_manager
