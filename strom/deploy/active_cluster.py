@@ -57,7 +57,6 @@ from strom.config import (
 )
 from strom.config_logging import configure_client_logging
 from strom.config_units import format_duration
-from strom.connectors.file_system import remove_abandoned_parts_of
 from strom.deploy.prestarted_task_managers import task_manager_id
 from strom.exceptions import ClusterError, ConfigurationError, TaskManagerStartError
 from strom.runtime.checkpoint.temporary_dir import (
@@ -149,6 +148,8 @@ def remove_abandoned_checkpoint_dirs(tmp: str | None = None) -> list[str]:
         path = os.path.join(tmp, name)
         with contextlib.suppress(OSError):
             if os.lstat(path).st_uid == os.getuid() and is_abandoned(path):
+                from strom.connectors.file_system import remove_abandoned_parts_of  # fsspec: only when there are some
+
                 parts = remove_abandoned_parts_of(path)
                 if parts:
                     log.info("removed %d part file(s) that a killed client's jobs never committed", len(parts))
@@ -466,6 +467,8 @@ class ActiveCluster(ABC):
                 if not loop.is_running():
                     loop.close()
             if self._checkpoint_dir:
+                from strom.connectors.file_system import remove_abandoned_parts_of  # a job used checkpoints: imported
+
                 os.close(self._checkpoint_dir_lock)  # abandoned now: nothing restores its checkpoints any more
                 remove_abandoned_parts_of(self._checkpoint_dir)  # what a cancelled or failed job left pending
                 shutil.rmtree(self._checkpoint_dir, ignore_errors=True)

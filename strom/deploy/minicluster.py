@@ -38,6 +38,7 @@ import tempfile
 import threading
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from strom.config import (
     Configuration,
@@ -51,11 +52,13 @@ from strom.deploy.prestarted_task_managers import (
     task_manager_environment,
     task_manager_mode,
 )
-from strom.deploy.task_manager_thread import TaskManagerThread
 from strom.runtime.metrics.job_metrics import job_manager_readings
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
 from strom.runtime.taskexecutor.log_files import log_file_name
 from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration
+
+if TYPE_CHECKING:
+    from strom.deploy.task_manager_thread import TaskManagerThread
 
 __all__ = ["MiniCluster", "task_manager_arguments", "task_manager_command"]
 
@@ -187,6 +190,8 @@ class MiniCluster(ActiveCluster):
         threading.Thread(target=self._watch, args=(tm_id, proc), name=f"strom-watch-{tm_id}", daemon=True).start()
 
     def _launch_task_manager_thread(self, tm_id: str, launch_token: str) -> None:
+        from strom.deploy.task_manager_thread import TaskManagerThread  # the TaskExecutor's runtime: thread mode only
+
         assert self.dispatcher is not None
         settings = self._task_manager_settings(tm_id, "")  # threads write no log files
         spec = settings.spec(tm_id=tm_id, launch_token=launch_token, jm_address=self.dispatcher.address)

@@ -58,6 +58,8 @@ def test_import_strom_imports_no_module_of_the_api() -> None:
         "from strom.datastream import StreamExecutionEnvironment",
         "import strom.connectors",
         "import strom.runtime.taskexecutor.__main__",  # what a TaskManager process imports before it registers
+        "import strom.deploy.minicluster",  # the client's JobManager side (the REST endpoint's aiohttp comes later)
+        "from strom.connectors.file_system import remove_abandoned_parts_of",  # a closing cluster's clean-up
     ],
 )
 def test_no_heavy_library_is_imported_before_a_job_uses_it(statement: str) -> None:
