@@ -22,16 +22,17 @@ log = logging.getLogger(__name__)
 
 
 def process_start_time() -> float | None:
-    """When this process started (wall-clock seconds, to the kernel's clock tick, 10 ms); None off Linux."""
+    """When this process started (wall-clock seconds, to the kernel's clock tick, 10 ms); None off Linux. Its age is
+    the system's uptime minus its start in ticks since boot (both on the boot clock, so no rounding of a boot time)."""
     try:
         with open("/proc/self/stat", "rb") as f:
             stat = f.read()
-        with open("/proc/stat", "rb") as f:
-            boot = next(int(line.split()[1]) for line in f if line.startswith(b"btime "))
-    except (OSError, StopIteration, ValueError):
+        with open("/proc/uptime", "rb") as f:
+            uptime = float(f.read().split()[0])
+        start_ticks = int(stat.rsplit(b")", 1)[1].split()[19])  # field 22 (starttime), after "(comm)"
+    except (OSError, ValueError, IndexError):
         return None
-    start_ticks = int(stat.rsplit(b")", 1)[1].split()[19])  # field 22 (starttime), after "(comm)"
-    return boot + start_ticks / os.sysconf("SC_CLK_TCK")
+    return time.time() - (uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
 
 
 @dataclass(slots=True)
