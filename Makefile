@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test test-fast check lint typecheck api-docs bench bench-windows bench-checkpoints bench-state bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service clean
+.PHONY: demo test test-fast check lint typecheck api-docs bench bench-windows bench-checkpoints bench-state bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service bench-startup clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -60,6 +60,9 @@ check: lint typecheck api-docs test  # exactly what .ci/run runs
 
 bench: $(STAMP)  # data-plane benchmarks; rewrites docs/benchmarks.md (a few minutes; run on a quiet machine)
 	$(BIN)/python benchmarks/bench.py --write-docs
+
+bench-startup: $(STAMP)  # a tiny job's start-up split and wall time (issue 33); BASELINE=DIR pairs it with another checkout (~1 min)
+	$(BIN)/python benchmarks/startup.py $(if $(BASELINE),--baseline $(BASELINE))
 
 bench-windows: $(STAMP)  # event-time windows W2/W3 vs the plain loop; its section of docs/benchmarks.md (~8 min: five rounds)
 	$(BIN)/python benchmarks/windows.py --write-docs

@@ -9,144 +9,294 @@
     env.execute("word count")
 """
 
-from strom.api.broadcast_stream import BroadcastConnectedStream, BroadcastStream
-from strom.api.checkpoint import (
-    CheckpointedFunction,
-    CheckpointListener,
-    FunctionInitializationContext,
-    FunctionSnapshotContext,
-)
-from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode, ExternalizedCheckpointRetention
-from strom.api.co_functions import (
-    BroadcastProcessFunction,
-    BroadcastState,
-    CoFlatMapFunction,
-    CoMapFunction,
-    CoProcessFunction,
-    KeyedBroadcastProcessFunction,
-    KeyedCoProcessFunction,
-    ProcessJoinFunction,
-    ReadOnlyBroadcastState,
-)
-from strom.api.connected_streams import ConnectedStreams
-from strom.api.datastream import DataStream, DataStreamSink, KeyedStream
-from strom.api.environment import StreamExecutionEnvironment
-from strom.api.eventtime import (
-    BoundedOutOfOrdernessWatermarks,
-    TimestampAssigner,
-    Watermark,
-    WatermarkGenerator,
-    WatermarkOutput,
-    WatermarkStrategy,
-)
-from strom.api.functions import (
-    CoGroupFunction,
-    FilterFunction,
-    FlatJoinFunction,
-    FlatMapFunction,
-    JoinFunction,
-    KeyedProcessFunction,
-    KeySelector,
-    MapFunction,
-    ProcessFunction,
-    ReduceFunction,
-    RichFunction,
-    RuntimeContext,
-    SinkFunction,
-    TimeDomain,
-    TimerService,
-)
-from strom.api.interval_join import IntervalJoin, IntervalJoined
-from strom.api.join import CoGroupedStreams, JoinedStreams
-from strom.api.output_tag import OutputTag
-from strom.api.row import Row, RowKind
-from strom.api.serialization import BatchSerializer, PickleBatchSerializer
-from strom.api.sink import Sink, SinkWriter, SinkWriterContext
-from strom.api.source import (
-    Source,
-    SourceEvent,
-    SourceReader,
-    SourceReaderContext,
-    SourceSplit,
-    SplitEnumerator,
-    SplitEnumeratorContext,
-)
-from strom.api.state import (
-    AggregateFunction,
-    AggregatingState,
-    AggregatingStateDescriptor,
-    ListState,
-    ListStateDescriptor,
-    MapState,
-    MapStateDescriptor,
-    ReducingState,
-    ReducingStateDescriptor,
-    StateTtlConfig,
-    StateVisibility,
-    UpdateType,
-    ValueState,
-    ValueStateDescriptor,
-)
-from strom.api.windowed_stream import AllWindowedStream, WindowedStream
-from strom.api.windowing import (
-    ContinuousEventTimeTrigger,
-    ContinuousProcessingTimeTrigger,
-    CountEvictor,
-    CountTrigger,
-    DeltaEvictor,
-    DynamicEventTimeSessionWindows,
-    DynamicProcessingTimeSessionWindows,
-    EventTimeSessionWindows,
-    EventTimeTrigger,
-    Evictor,
-    GlobalWindow,
-    GlobalWindows,
-    ProcessingTimeSessionWindows,
-    ProcessingTimeTrigger,
-    PurgingTrigger,
-    SlidingEventTimeWindows,
-    SlidingProcessingTimeWindows,
-    TimeEvictor,
-    TimeWindow,
-    Trigger,
-    TriggerResult,
-    TumblingEventTimeWindows,
-    TumblingProcessingTimeWindows,
-    WindowAssigner,
-)
-from strom.api.windowing.functions import (
-    AllWindowFunction,
-    ProcessAllWindowFunction,
-    ProcessWindowFunction,
-    WindowFunction,
-)
-from strom.client.job_client import CloseableIterator, JobClient, JobExecutionResult, TaskMetrics
-from strom.config import Configuration
-from strom.connectors.datagen import DataGeneratorSource
-from strom.connectors.file_system import (
-    BucketAssigner,
-    CsvEncoder,
-    DefaultRollingPolicy,
-    Encoder,
-    FileSink,
-    FileSource,
-    JsonLinesEncoder,
-    OnCheckpointRollingPolicy,
-    OutputFileConfig,
-    RollingPolicy,
-    SimpleStringEncoder,
-    StreamFormat,
-)
-from strom.exceptions import (
-    CheckpointError,
-    ConnectorError,
-    InvalidProgramError,
-    JobExecutionError,
-    StromError,
-    UserFunctionError,
-)
-from strom.runtime.execution_state import JobStatus
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from strom.lazy_exports import LazyExports
 from strom.version import __version__ as __version__
+
+if TYPE_CHECKING:
+    from strom.api.broadcast_stream import BroadcastConnectedStream, BroadcastStream
+    from strom.api.checkpoint import (
+        CheckpointedFunction,
+        CheckpointListener,
+        FunctionInitializationContext,
+        FunctionSnapshotContext,
+    )
+    from strom.api.checkpoint_config import CheckpointConfig, CheckpointingMode, ExternalizedCheckpointRetention
+    from strom.api.co_functions import (
+        BroadcastProcessFunction,
+        BroadcastState,
+        CoFlatMapFunction,
+        CoMapFunction,
+        CoProcessFunction,
+        KeyedBroadcastProcessFunction,
+        KeyedCoProcessFunction,
+        ProcessJoinFunction,
+        ReadOnlyBroadcastState,
+    )
+    from strom.api.connected_streams import ConnectedStreams
+    from strom.api.datastream import DataStream, DataStreamSink, KeyedStream
+    from strom.api.environment import StreamExecutionEnvironment
+    from strom.api.eventtime import (
+        BoundedOutOfOrdernessWatermarks,
+        TimestampAssigner,
+        Watermark,
+        WatermarkGenerator,
+        WatermarkOutput,
+        WatermarkStrategy,
+    )
+    from strom.api.functions import (
+        CoGroupFunction,
+        FilterFunction,
+        FlatJoinFunction,
+        FlatMapFunction,
+        JoinFunction,
+        KeyedProcessFunction,
+        KeySelector,
+        MapFunction,
+        ProcessFunction,
+        ReduceFunction,
+        RichFunction,
+        RuntimeContext,
+        SinkFunction,
+        TimeDomain,
+        TimerService,
+    )
+    from strom.api.interval_join import IntervalJoin, IntervalJoined
+    from strom.api.join import CoGroupedStreams, JoinedStreams
+    from strom.api.output_tag import OutputTag
+    from strom.api.row import Row, RowKind
+    from strom.api.serialization import BatchSerializer, PickleBatchSerializer
+    from strom.api.sink import Sink, SinkWriter, SinkWriterContext
+    from strom.api.source import (
+        Source,
+        SourceEvent,
+        SourceReader,
+        SourceReaderContext,
+        SourceSplit,
+        SplitEnumerator,
+        SplitEnumeratorContext,
+    )
+    from strom.api.state import (
+        AggregateFunction,
+        AggregatingState,
+        AggregatingStateDescriptor,
+        ListState,
+        ListStateDescriptor,
+        MapState,
+        MapStateDescriptor,
+        ReducingState,
+        ReducingStateDescriptor,
+        StateTtlConfig,
+        StateVisibility,
+        UpdateType,
+        ValueState,
+        ValueStateDescriptor,
+    )
+    from strom.api.windowed_stream import AllWindowedStream, WindowedStream
+    from strom.api.windowing import (
+        ContinuousEventTimeTrigger,
+        ContinuousProcessingTimeTrigger,
+        CountEvictor,
+        CountTrigger,
+        DeltaEvictor,
+        DynamicEventTimeSessionWindows,
+        DynamicProcessingTimeSessionWindows,
+        EventTimeSessionWindows,
+        EventTimeTrigger,
+        Evictor,
+        GlobalWindow,
+        GlobalWindows,
+        ProcessingTimeSessionWindows,
+        ProcessingTimeTrigger,
+        PurgingTrigger,
+        SlidingEventTimeWindows,
+        SlidingProcessingTimeWindows,
+        TimeEvictor,
+        TimeWindow,
+        Trigger,
+        TriggerResult,
+        TumblingEventTimeWindows,
+        TumblingProcessingTimeWindows,
+        WindowAssigner,
+    )
+    from strom.api.windowing.functions import (
+        AllWindowFunction,
+        ProcessAllWindowFunction,
+        ProcessWindowFunction,
+        WindowFunction,
+    )
+    from strom.client.job_client import CloseableIterator, JobClient, JobExecutionResult, TaskMetrics
+    from strom.config import Configuration
+    from strom.connectors.datagen import DataGeneratorSource
+    from strom.connectors.file_system import (
+        BucketAssigner,
+        CsvEncoder,
+        DefaultRollingPolicy,
+        Encoder,
+        FileSink,
+        FileSource,
+        JsonLinesEncoder,
+        OnCheckpointRollingPolicy,
+        OutputFileConfig,
+        RollingPolicy,
+        SimpleStringEncoder,
+        StreamFormat,
+    )
+    from strom.exceptions import (
+        CheckpointError,
+        ConnectorError,
+        InvalidProgramError,
+        JobExecutionError,
+        StromError,
+        UserFunctionError,
+    )
+    from strom.runtime.execution_state import JobStatus
+
+_LAZY = LazyExports(
+    __name__,
+    {
+        "strom.api.broadcast_stream": ("BroadcastConnectedStream", "BroadcastStream"),
+        "strom.api.checkpoint": (
+            "CheckpointedFunction",
+            "CheckpointListener",
+            "FunctionInitializationContext",
+            "FunctionSnapshotContext",
+        ),
+        "strom.api.checkpoint_config": ("CheckpointConfig", "CheckpointingMode", "ExternalizedCheckpointRetention"),
+        "strom.api.co_functions": (
+            "BroadcastProcessFunction",
+            "BroadcastState",
+            "CoFlatMapFunction",
+            "CoMapFunction",
+            "CoProcessFunction",
+            "KeyedBroadcastProcessFunction",
+            "KeyedCoProcessFunction",
+            "ProcessJoinFunction",
+            "ReadOnlyBroadcastState",
+        ),
+        "strom.api.connected_streams": ("ConnectedStreams",),
+        "strom.api.datastream": ("DataStream", "DataStreamSink", "KeyedStream"),
+        "strom.api.environment": ("StreamExecutionEnvironment",),
+        "strom.api.eventtime": (
+            "BoundedOutOfOrdernessWatermarks",
+            "TimestampAssigner",
+            "Watermark",
+            "WatermarkGenerator",
+            "WatermarkOutput",
+            "WatermarkStrategy",
+        ),
+        "strom.api.functions": (
+            "CoGroupFunction",
+            "FilterFunction",
+            "FlatJoinFunction",
+            "FlatMapFunction",
+            "JoinFunction",
+            "KeyedProcessFunction",
+            "KeySelector",
+            "MapFunction",
+            "ProcessFunction",
+            "ReduceFunction",
+            "RichFunction",
+            "RuntimeContext",
+            "SinkFunction",
+            "TimeDomain",
+            "TimerService",
+        ),
+        "strom.api.interval_join": ("IntervalJoin", "IntervalJoined"),
+        "strom.api.join": ("CoGroupedStreams", "JoinedStreams"),
+        "strom.api.output_tag": ("OutputTag",),
+        "strom.api.row": ("Row", "RowKind"),
+        "strom.api.serialization": ("BatchSerializer", "PickleBatchSerializer"),
+        "strom.api.sink": ("Sink", "SinkWriter", "SinkWriterContext"),
+        "strom.api.source": (
+            "Source",
+            "SourceEvent",
+            "SourceReader",
+            "SourceReaderContext",
+            "SourceSplit",
+            "SplitEnumerator",
+            "SplitEnumeratorContext",
+        ),
+        "strom.api.state": (
+            "AggregateFunction",
+            "AggregatingState",
+            "AggregatingStateDescriptor",
+            "ListState",
+            "ListStateDescriptor",
+            "MapState",
+            "MapStateDescriptor",
+            "ReducingState",
+            "ReducingStateDescriptor",
+            "StateTtlConfig",
+            "StateVisibility",
+            "UpdateType",
+            "ValueState",
+            "ValueStateDescriptor",
+        ),
+        "strom.api.windowed_stream": ("AllWindowedStream", "WindowedStream"),
+        "strom.api.windowing": (
+            "ContinuousEventTimeTrigger",
+            "ContinuousProcessingTimeTrigger",
+            "CountEvictor",
+            "CountTrigger",
+            "DeltaEvictor",
+            "DynamicEventTimeSessionWindows",
+            "DynamicProcessingTimeSessionWindows",
+            "EventTimeSessionWindows",
+            "EventTimeTrigger",
+            "Evictor",
+            "GlobalWindow",
+            "GlobalWindows",
+            "ProcessingTimeSessionWindows",
+            "ProcessingTimeTrigger",
+            "PurgingTrigger",
+            "SlidingEventTimeWindows",
+            "SlidingProcessingTimeWindows",
+            "TimeEvictor",
+            "TimeWindow",
+            "Trigger",
+            "TriggerResult",
+            "TumblingEventTimeWindows",
+            "TumblingProcessingTimeWindows",
+            "WindowAssigner",
+        ),
+        "strom.api.windowing.functions": (
+            "AllWindowFunction",
+            "ProcessAllWindowFunction",
+            "ProcessWindowFunction",
+            "WindowFunction",
+        ),
+        "strom.client.job_client": ("CloseableIterator", "JobClient", "JobExecutionResult", "TaskMetrics"),
+        "strom.config": ("Configuration",),
+        "strom.connectors.datagen": ("DataGeneratorSource",),
+        "strom.connectors.file_system": (
+            "BucketAssigner",
+            "CsvEncoder",
+            "DefaultRollingPolicy",
+            "Encoder",
+            "FileSink",
+            "FileSource",
+            "JsonLinesEncoder",
+            "OnCheckpointRollingPolicy",
+            "OutputFileConfig",
+            "RollingPolicy",
+            "SimpleStringEncoder",
+            "StreamFormat",
+        ),
+        "strom.exceptions": (
+            "CheckpointError",
+            "ConnectorError",
+            "InvalidProgramError",
+            "JobExecutionError",
+            "StromError",
+            "UserFunctionError",
+        ),
+        "strom.runtime.execution_state": ("JobStatus",),
+    },
+)
 
 __all__ = [
     "AggregateFunction",
@@ -282,3 +432,11 @@ __all__ = [
     "WindowFunction",
     "WindowedStream",
 ]
+
+
+def __getattr__(name: str) -> object:
+    return _LAZY.load(name)
+
+
+def __dir__() -> list[str]:
+    return _LAZY.dir(globals())

@@ -30,10 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from strom.api.environment import StreamExecutionEnvironment, make_importable
+from strom.client import startup_split
 from strom.client.executor_service_loader import DEFAULT_EXECUTOR_SERVICE_LOADER
 from strom.client.job_client import interrupted_job
 from strom.client.remote_executor import RemoteExecutor
 from strom.client.spark_executor import SparkExecutor
+from strom.client.startup_split import mark_program_start
 from strom.config import (
     CheckpointingOptions,
     ClusterOptions,
@@ -187,6 +189,9 @@ def _run(ns: argparse.Namespace) -> int:
     sys.argv = [str(script), *ns.args]
     sys.path.insert(0, str(script.parent.resolve()))
     submitted_before = StreamExecutionEnvironment.submitted_jobs
+    if ns.startup_split:
+        _print_startup_split()
+    mark_program_start()
     try:
         for path in (ns.py_files or "").split(","):
             if path.strip():
@@ -223,6 +228,16 @@ def _run(ns: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _print_startup_split() -> None:
+    """``--startup-split``: each job's start-up split (logged at INFO by its client) goes to standard error."""
+    split_log = logging.getLogger(startup_split.__name__)
+    split_log.setLevel(logging.INFO)
+    split_log.propagate = False  # printed once, whatever the program's own logging does
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("strom run: %(message)s"))
+    split_log.addHandler(handler)
 
 
 def _run_credentials(ns: argparse.Namespace) -> None:
@@ -523,6 +538,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--spark-master", metavar="URL", help="Spark master (implies --target spark); default local[*]")
     run.add_argument("--taskmanagers", type=int, metavar="N", help="TaskManagers to start (default: as the job needs)")
     run.add_argument("--slots", type=int, metavar="S", help="slots per TaskManager")
+    run.add_argument(
+        "--startup-split",
+        action="store_true",
+        help="print where each job's time went: interpreter and imports, program, cluster, deploy, run, shutdown",
+    )
     run.add_argument("script", nargs="?", help="the program (a Python file), unless -py names it")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the program's arguments")
     lst = sub.add_parser("list", help="list running jobs (-a: all)")

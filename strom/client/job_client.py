@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from strom.client.startup_split import ClientStamps, report
 from strom.exceptions import ClusterError, JobCancelledError, JobExecutionError
 from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsCounts
 from strom.runtime.execution_state import JobStatus
@@ -105,11 +106,15 @@ class TaskMetrics:
 class JobClient:
     """Returned by ``execute_async``; owns the job's cluster and closes it once the job ends."""
 
-    def __init__(self, cluster: ActiveCluster, job_id: str, job_name: str) -> None:
+    def __init__(
+        self, cluster: ActiveCluster, job_id: str, job_name: str, *, stamps: ClientStamps | None = None
+    ) -> None:
         self._cluster = cluster
         self.job_id = job_id
         self.job_name = job_name
         self._result: JobResult | None = None
+        #: the client's steps of the job (its start-up split, :mod:`strom.client.startup_split`)
+        self.stamps = stamps if stamps is not None else ClientStamps()
 
     def get_job_id(self) -> str:
         return self.job_id
@@ -217,11 +222,17 @@ class JobClient:
             assert d is not None
             try:
                 self._result = self._cluster.run(d.request_job_result(self.job_id))
+                self.stamps.ended = ClientStamps.now()
             except KeyboardInterrupt as interrupt:  # Ctrl-C: the job ends with its cluster, closed below
                 mark_job_interrupted(interrupt, f"'{self.job_name}' ({self.job_id})")
                 raise
             finally:
                 self._cluster.close()
+            self.stamps.closed = ClientStamps.now()
+            if self.stamps.submitting:
+                report(
+                    f"'{self.job_name}' ({self.job_id})", self.stamps, all_running=self._result.all_running_ms / 1000
+                )
         return self._result
 
     def get_job_execution_result(self) -> JobExecutionResult:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from strom.client.job_client import JobClient, mark_job_interrupted
 from strom.client.pipeline_executor import PipelineExecutor
+from strom.client.startup_split import ClientStamps
 from strom.config import Configuration
 from strom.runtime.scheduler.default_scheduler import slots_required
 
@@ -40,15 +41,18 @@ class AbstractJobClusterExecutor(PipelineExecutor):
         self, job_graph: JobGraph, configuration: Configuration, *, spark: SparkSession | None = None
     ) -> JobClient:
         slots = slots_required(job_graph)
+        stamps = ClientStamps(submitting=ClientStamps.now())
         try:
             cluster = self._create_cluster(job_graph, slots, configuration, spark)
+            stamps.cluster_started = ClientStamps.now()
             try:
                 assert cluster.dispatcher is not None
                 job_id = cluster.run(cluster.dispatcher.submit_job(job_graph))
+                stamps.submitted = ClientStamps.now()
             except BaseException:
                 cluster.close()
                 raise
         except KeyboardInterrupt as interrupt:  # Ctrl-C while the cluster starts (it closed on its way out)
             mark_job_interrupted(interrupt, f"'{job_graph.job_name}' ({job_graph.job_id})")
             raise
-        return JobClient(cluster, job_id, job_graph.job_name)
+        return JobClient(cluster, job_id, job_graph.job_name, stamps=stamps)

@@ -3,7 +3,8 @@
 Flink's ``LocalExecutor``: a :class:`~strom.deploy.minicluster.MiniCluster` started for the job, with
 ``minicluster.number-of-taskmanagers`` TaskManagers, else as many as the job's slots need at
 ``taskmanager.numberOfTaskSlots`` each; the job's :class:`~strom.client.job_client.JobClient` closes it once the job
-ended.
+ended. Their processes start before the MiniCluster is even imported
+(:class:`~strom.deploy.prestarted_task_managers.PrestartedTaskManagers`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 from strom.client.job_cluster_executor import AbstractJobClusterExecutor
 from strom.client.pipeline_executor import PipelineExecutor, PipelineExecutorFactory
 from strom.config import ClusterOptions, Configuration, TaskManagerOptions
+from strom.deploy.prestarted_task_managers import PROCESS, PrestartedTaskManagers, task_manager_mode
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -32,11 +34,19 @@ class LocalExecutor(AbstractJobClusterExecutor):
     def _create_cluster(
         self, job_graph: JobGraph, slots: int, configuration: Configuration, spark: SparkSession | None
     ) -> ActiveCluster:
-        from strom.deploy.minicluster import MiniCluster
-
         c = configuration
         tms = c.get(ClusterOptions.NUM_TASK_MANAGERS) or math.ceil(slots / c.get(TaskManagerOptions.NUM_TASK_SLOTS))
-        return MiniCluster(c, num_task_managers=tms).start()
+        # the TaskManager processes first: their interpreters and imports overlap with the JobManager's
+        prestarted = PrestartedTaskManagers(max(1, tms)) if task_manager_mode(c) == PROCESS else None
+        try:
+            from strom.deploy.minicluster import MiniCluster
+
+            cluster = MiniCluster(c, num_task_managers=tms, prestarted=prestarted)
+        except BaseException:
+            if prestarted is not None:
+                prestarted.close()
+            raise
+        return cluster.start()  # closes the cluster, and what it did not take of them, if it fails
 
 
 class LocalExecutorFactory(PipelineExecutorFactory):

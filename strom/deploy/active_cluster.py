@@ -57,7 +57,7 @@ from strom.config import (
 )
 from strom.config_logging import configure_client_logging
 from strom.config_units import format_duration
-from strom.connectors.file_system import remove_abandoned_parts_of
+from strom.deploy.prestarted_task_managers import task_manager_id
 from strom.exceptions import ClusterError, ConfigurationError, TaskManagerStartError
 from strom.runtime.checkpoint.temporary_dir import (
     create_temporary_checkpoint_dir,
@@ -80,6 +80,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _DRIVER_TIMEOUT = 30.0  # seconds close() waits for releases and launches still under way
+#: seconds after its start a cluster starts the REST endpoint nobody asked for yet (on a free port): a job that ended
+#: sooner was not watched, and did not pay for aiohttp's import (issue 33)
+_REST_START_DELAY = 1.0
 
 _LIVE: weakref.WeakSet[ActiveCluster] = weakref.WeakSet()
 
@@ -148,6 +151,8 @@ def remove_abandoned_checkpoint_dirs(tmp: str | None = None) -> list[str]:
         path = os.path.join(tmp, name)
         with contextlib.suppress(OSError):
             if os.lstat(path).st_uid == os.getuid() and is_abandoned(path):
+                from strom.connectors.file_system import remove_abandoned_parts_of  # fsspec: only when there are some
+
                 parts = remove_abandoned_parts_of(path)
                 if parts:
                     log.info("removed %d part file(s) that a killed client's jobs never committed", len(parts))
@@ -179,6 +184,7 @@ class ActiveCluster(ABC):
         self._thread: threading.Thread | None = None
         self._closed = False
         self._lock = threading.Lock()
+        self._rest_lock = threading.Lock()  # held while the REST endpoint starts, and by close() to read it
         self._next_tm = 0
         self._checkpoint_dir = ""
         self._checkpoint_dir_lock = -1
@@ -244,6 +250,10 @@ class ActiveCluster(ABC):
             self.run(self._start_dispatcher())
             for _ in range(self.num_task_managers):
                 self._start_task_manager()
+            if self._rest_endpoint_configured():
+                self._ensure_rest_endpoint()  # while the TaskManagers start: a process start is most of a cluster's
+            else:  # on a free port nobody knows before asking for its URL: on demand, or once the job ran a moment
+                loop.call_later(_REST_START_DELAY, self._submit_to_driver, self._start_rest_endpoint_later)
             self._wait_for_registration()
         except BaseException:
             self.close()
@@ -266,37 +276,74 @@ class ActiveCluster(ABC):
         rm.registration_listeners.append(self._task_manager_registered)
         rm.slot_request_listeners.append(self._request_workers_if_required)
         await self.dispatcher.start()
+
+    def _rest_endpoint_configured(self) -> bool:
+        """Whether the REST endpoint was asked for: a port, an address, TLS — then it starts with the cluster and its
+        errors fail the start. Otherwise it binds a free port nobody can know before asking for :attr:`rest_url`."""
+        from strom.runtime.net.ssl_utils import is_rest_ssl_enabled
+
+        c = self.config
+        return any(c.contains(o) for o in (RestOptions.PORT, RestOptions.BIND_ADDRESS)) or is_rest_ssl_enabled(c)
+
+    def _ensure_rest_endpoint(self) -> None:
+        """Start the REST endpoint unless it runs (any thread but the JobManager loop; waits for a start under way)."""
+        with self._rest_lock:
+            if self.rest_endpoint is None and not self._closed:
+                self._start_rest_endpoint()
+
+    def _start_rest_endpoint_later(self) -> None:
+        """Driver thread, :data:`_REST_START_DELAY` after the start: a job still running may be watched."""
+        try:
+            self._ensure_rest_endpoint()
+        except Exception as exc:
+            log.warning("%s could not start its REST endpoint: %s", self.kind, exc)
+
+    def _start_rest_endpoint(self) -> None:
+        """The REST API and web UI. Started after the TaskManagers were launched, so that importing aiohttp and the
+        web modules here (the caller's thread, off the JobManager loop) overlaps with their start."""
         from strom.runtime.net.ssl_utils import create_rest_server_ssl_context
         from strom.web import start_rest_endpoint  # aiohttp is imported only once a cluster starts
 
+        assert self.dispatcher is not None
+        c = self.config
         # Flink's port (8081) when rest.port is set; otherwise a free one: many embedded clusters may run at once
-        self.rest_endpoint = await start_rest_endpoint(
-            self.dispatcher,
-            secret=self.secret,
-            bind_address=c.get(RestOptions.BIND_ADDRESS),
-            port=c.get(RestOptions.PORT) if c.contains(RestOptions.PORT) else 0,
-            advertised_address=c.get(RestOptions.ADDRESS),
-            configuration=c,
-            ssl_context=create_rest_server_ssl_context(c),  # security.ssl.rest.*: HTTPS
+        self.rest_endpoint = self.run(
+            start_rest_endpoint(
+                self.dispatcher,
+                secret=self.secret,
+                bind_address=c.get(RestOptions.BIND_ADDRESS),
+                port=c.get(RestOptions.PORT) if c.contains(RestOptions.PORT) else 0,
+                advertised_address=c.get(RestOptions.ADDRESS),
+                configuration=c,
+                ssl_context=create_rest_server_ssl_context(c),  # security.ssl.rest.*: HTTPS
+            )
         )
         log.info("%s's REST API: %s", self.kind, self.rest_endpoint.url)
+
+    def _rest_endpoint_on_demand(self) -> DispatcherRestEndpoint | None:
+        """The REST endpoint, started now if it is not yet (not from the JobManager loop, which starting needs)."""
+        if self.rest_endpoint is None and self._loop is not None and threading.current_thread() is not self._thread:
+            self._ensure_rest_endpoint()
+        return self.rest_endpoint
 
     @property
     def rest_url(self) -> str:
         """The base URL of the cluster's REST API (Flink's paths: ``<url>/jobs``, ``<url>/overview``, ...)."""
-        return self.rest_endpoint.url if self.rest_endpoint is not None else ""
+        endpoint = self._rest_endpoint_on_demand()
+        return endpoint.url if endpoint is not None else ""
 
     @property
     def rest_token(self) -> str:
         """The token calls that change a job (PATCH, POST) send as ``Authorization: Bearer <token>``."""
-        return self.rest_endpoint.token if self.rest_endpoint is not None else ""
+        endpoint = self._rest_endpoint_on_demand()
+        return endpoint.token if endpoint is not None else ""
 
     def _start_task_manager(self) -> str:
         """Announce a new TaskManager to the ResourceManager, then have the driver start it."""
         assert self.dispatcher is not None
         with self._lock:
             self._next_tm += 1
-            tm_id = f"tm-{self._next_tm}"
+            tm_id = task_manager_id(self._next_tm)
             self._resource_ids[tm_id] = self._free_resource_ids.pop(0) if self._free_resource_ids else tm_id
         token = secrets.token_hex(16)
         rm = self.dispatcher.resource_manager
@@ -442,8 +489,10 @@ class ActiveCluster(ABC):
             if running:
                 assert dispatcher is not None
                 try:
-                    if self.rest_endpoint is not None:
-                        self.run(self.rest_endpoint.close(), timeout=10)
+                    with self._rest_lock:  # a start under way ends first (it finds the cluster closed afterwards)
+                        endpoint = self.rest_endpoint
+                    if endpoint is not None:
+                        self.run(endpoint.close(), timeout=10)
                     # the Dispatcher's close lets the clean-up each job's end started finish (its JobMasters' task
                     # groups), then cancels what is left: no task is destroyed pending
                     self.run(dispatcher.close(), timeout=20)
@@ -456,6 +505,8 @@ class ActiveCluster(ABC):
                 if not loop.is_running():
                     loop.close()
             if self._checkpoint_dir:
+                from strom.connectors.file_system import remove_abandoned_parts_of  # a job used checkpoints: imported
+
                 os.close(self._checkpoint_dir_lock)  # abandoned now: nothing restores its checkpoints any more
                 remove_abandoned_parts_of(self._checkpoint_dir)  # what a cancelled or failed job left pending
                 shutil.rmtree(self._checkpoint_dir, ignore_errors=True)

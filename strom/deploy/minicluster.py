@@ -38,50 +38,46 @@ import tempfile
 import threading
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from strom.config import (
-    ClusterOptions,
     Configuration,
     CoreOptions,
 )
 from strom.deploy.active_cluster import ActiveCluster
-from strom.deploy.task_manager_thread import TaskManagerThread
-from strom.exceptions import ConfigurationError
+from strom.deploy.prestarted_task_managers import (
+    TASK_MANAGER_MODULE,
+    THREAD,
+    PrestartedTaskManagers,
+    task_manager_environment,
+    task_manager_mode,
+)
 from strom.runtime.metrics.job_metrics import job_manager_readings
 from strom.runtime.metrics.prometheus import PrometheusReporter, Reading, prometheus_settings
 from strom.runtime.taskexecutor.log_files import log_file_name
 from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration
 
-__all__ = ["PROCESS", "THREAD", "MiniCluster", "task_manager_command", "task_manager_mode"]
+if TYPE_CHECKING:
+    from strom.deploy.task_manager_thread import TaskManagerThread
+
+__all__ = ["MiniCluster", "task_manager_arguments", "task_manager_command"]
 
 log = logging.getLogger(__name__)
 
-#: the values of ``minicluster.taskmanager-mode``
-PROCESS = "process"
-THREAD = "thread"
-
 _THREAD_JOIN_TIMEOUT = 10.0  # seconds close() waits for the TaskManager threads, together
-
-
-def task_manager_mode(config: Configuration) -> str:
-    """``minicluster.taskmanager-mode``: ``process`` or ``thread``."""
-    mode = config.get(ClusterOptions.TASK_MANAGER_MODE).strip().lower()
-    if mode not in (PROCESS, THREAD):
-        key = ClusterOptions.TASK_MANAGER_MODE.key
-        raise ConfigurationError(
-            f"expected '{PROCESS}' or '{THREAD}' for {key}; got {mode!r}; hint: the default is '{PROCESS}' (child "
-            f"processes); '{THREAD}' hosts the TaskManagers in this process, for tests"
-        )
-    return mode
 
 
 class MiniCluster(ActiveCluster):
     kind = "the MiniCluster"
 
-    def __init__(self, config: Configuration, *, num_task_managers: int) -> None:
+    def __init__(
+        self, config: Configuration, *, num_task_managers: int, prestarted: PrestartedTaskManagers | None = None
+    ) -> None:
         super().__init__(config, num_task_managers=num_task_managers)
         #: ``minicluster.taskmanager-mode``: TaskManagers as child processes or as threads of this process
         self.task_manager_mode = task_manager_mode(config)
+        #: TaskManager processes started before this cluster (the local executor's); it owns them from now on
+        self._prestarted = prestarted
         self.threads: list[TaskManagerThread] = []
         self._thread_of: dict[str, TaskManagerThread] = {}  # tm id -> its thread (thread mode)
         self.processes: list[subprocess.Popen[bytes]] = []
@@ -142,6 +138,8 @@ class MiniCluster(ActiveCluster):
 
     def close(self) -> None:
         self._close_reporter()
+        if self._prestarted is not None:
+            self._prestarted.close()  # those it did not take (a cluster whose start failed)
         try:
             super().close()
         finally:
@@ -172,22 +170,28 @@ class MiniCluster(ActiveCluster):
             return
         assert self.dispatcher is not None
         settings = self._task_manager_settings(tm_id, self.log_dir)
-        cmd = task_manager_command(settings, jm_address=self.dispatcher.address, tm_id=tm_id, parent_pid=os.getpid())
-        env = dict(os.environ)
-        paths = [p or os.getcwd() for p in sys.path]
-        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=env, start_new_session=False)
-        assert proc.stdin is not None
-        proc.stdin.write(self.secret.hex().encode() + b"\n" + launch_token.encode() + b"\n")
+        arguments = task_manager_arguments(
+            settings, jm_address=self.dispatcher.address, tm_id=tm_id, parent_pid=os.getpid()
+        )
+        proc = self._prestarted.take(tm_id) if self._prestarted is not None else None
+        lines = [self.secret.hex().encode(), launch_token.encode()]
         if settings.internal_ssl is not None:  # its passwords, never on the command line
-            proc.stdin.write(json.dumps(settings.sensitive_properties()).encode() + b"\n")
-        proc.stdin.flush()
+            lines.append(json.dumps(settings.sensitive_properties()).encode())
+        if proc is None:
+            cmd = [sys.executable, "-m", TASK_MANAGER_MODULE, *arguments]
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=task_manager_environment(), start_new_session=False)
+            _write_lines(proc, lines)
+        else:  # prestarted, its imports done (or under way): the rest of its command line first
+            with contextlib.suppress(BrokenPipeError):  # it ended already: _watch reports it, as any start failure
+                _write_lines(proc, [json.dumps(arguments).encode(), *lines])
         with self._lock:  # even when the cluster closed meanwhile: _stop_task_managers then waits for it
             self.processes.append(proc)
             self._process_of[tm_id] = proc
         threading.Thread(target=self._watch, args=(tm_id, proc), name=f"strom-watch-{tm_id}", daemon=True).start()
 
     def _launch_task_manager_thread(self, tm_id: str, launch_token: str) -> None:
+        from strom.deploy.task_manager_thread import TaskManagerThread  # the TaskExecutor's runtime: thread mode only
+
         assert self.dispatcher is not None
         settings = self._task_manager_settings(tm_id, "")  # threads write no log files
         spec = settings.spec(tm_id=tm_id, launch_token=launch_token, jm_address=self.dispatcher.address)
@@ -304,12 +308,26 @@ class MiniCluster(ActiveCluster):
             return [p.pid for p in self.processes if p.poll() is None]
 
 
-def task_manager_command(
+def _write_lines(proc: subprocess.Popen[bytes], lines: list[bytes]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(b"".join(line + b"\n" for line in lines))
+    proc.stdin.flush()
+
+
+def task_manager_arguments(
     settings: TaskManagerConfiguration, *, jm_address: tuple[str, int], tm_id: str, parent_pid: int
 ) -> list[str]:
-    """A TaskManager process's command line: whom it joins and who it is as flags, its settings as Flink's ``-D``
+    """A TaskManager process's arguments: whom it joins and who it is as flags, its settings as Flink's ``-D``
     dynamic properties (parsed by ``strom.runtime.taskexecutor.__main__``); the secret and token go to its stdin."""
     host, port = jm_address
     identity = [f"--jm-host={host}", f"--jm-port={port}", f"--tm-id={tm_id}", f"--parent-pid={parent_pid}"]
     properties = [f"-D{item}" for item in settings.dynamic_properties()]
-    return [sys.executable, "-m", "strom.runtime.taskexecutor", *identity, *properties]
+    return [*identity, *properties]
+
+
+def task_manager_command(
+    settings: TaskManagerConfiguration, *, jm_address: tuple[str, int], tm_id: str, parent_pid: int
+) -> list[str]:
+    """A TaskManager process's command line: ``python -m strom.runtime.taskexecutor`` and its arguments."""
+    arguments = task_manager_arguments(settings, jm_address=jm_address, tm_id=tm_id, parent_pid=parent_pid)
+    return [sys.executable, "-m", TASK_MANAGER_MODULE, *arguments]

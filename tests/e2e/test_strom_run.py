@@ -79,3 +79,34 @@ def test_a_failed_job_prints_stroms_message_and_no_traceback(tmp_path: Path) -> 
     assert debug.returncode == 1
     assert "strom run: job 'bad timestamps'" in debug.stderr
     assert "Traceback" in debug.stderr  # the TaskManager's log and the client's, at DEBUG
+
+
+TINY_JOB = textwrap.dedent(
+    """
+    from strom.datastream import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.from_collection(list(range(10))).map(lambda x: x * 2).print()
+    env.execute("tiny")
+    """
+)
+
+
+@pytest.mark.timeout(120)
+def test_startup_split_says_where_a_jobs_time_went(tmp_path: Path) -> None:
+    """`strom run --startup-split` prints each job's phases on stderr (issue 33); without the flag, and at the
+    default logging level, nothing of it."""
+    run = _strom_run(tmp_path, TINY_JOB, "--startup-split")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [str(2 * x) for x in range(10)]
+    lines = [line for line in run.stderr.splitlines() if "start-up split" in line]
+    assert len(lines) == 1, run.stderr
+    line = lines[0]
+    assert line.startswith("strom run: start-up split of job 'tiny' ("), line
+    for phase in ("interpreter and strom's imports", "program", "cluster", "deploy", "run", "shutdown", "total"):
+        assert f"{phase} " in line, line
+
+    quiet = _strom_run(tmp_path, TINY_JOB)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "start-up split" not in quiet.stderr

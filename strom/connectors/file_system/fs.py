@@ -13,9 +13,6 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-import fsspec
-import fsspec.core
-
 from strom.exceptions import ConnectorError
 
 __all__ = ["is_local", "protocol_of", "resolve", "unstrip"]
@@ -40,6 +37,8 @@ def resolve(
     text = os.fspath(url)
     if not text:
         raise ConnectorError(f"expected a {role} (a local path or an fsspec URL); got an empty string")
+    import fsspec.core  # on first use: a cluster's clean-up reads local paths only (is_local, owner markers)
+
     try:
         fs, path = fsspec.core.url_to_fs(text, **dict(storage_options or {}))
     except ImportError as exc:

@@ -33,7 +33,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-import fsspec.core
 import xxhash
 
 from strom.exceptions import CheckpointStorageError, ConfigurationError, CorruptStateError
@@ -125,6 +124,8 @@ def _join(directory: str, name: str) -> str:
 
 
 def _fs(uri: str) -> tuple[Any, str]:
+    import fsspec.core  # imported on first use: a job without checkpoints never needs it
+
     try:
         fs, path = fsspec.core.url_to_fs(uri)
     except (ImportError, ValueError) as e:

@@ -4,16 +4,22 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from strom.exceptions import UserFunctionError
 from strom.runtime.checkpoint.checkpoint_stats_tracker import CheckpointStatsSnapshot
-from strom.runtime.execution_state import JobStatus
+from strom.runtime.execution_state import ExecutionState, JobStatus
+
+if TYPE_CHECKING:
+    from strom.graph.execution_graph import Execution
 
 __all__ = [
     "APPLICATION_STATUS",
     "ExceptionHistoryEntry",
     "JobResult",
+    "all_running_ms",
     "last_line",
     "lost_data_connection",
     "task_failure_summary",
@@ -36,6 +42,9 @@ class JobResult:
     num_restarts: int = 0
     #: the job's checkpoint statistics (bounded: counts, the latest of each kind, the last few in full)
     checkpoints: CheckpointStatsSnapshot = field(default_factory=CheckpointStatsSnapshot)
+    #: when the last of its tasks (their final attempts) went RUNNING, wall-clock ms; 0: some never ran (the
+    #: start-up split's end of deployment, :mod:`strom.client.startup_split`)
+    all_running_ms: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +64,17 @@ class ExceptionHistoryEntry:
     concurrent: tuple[ExceptionHistoryEntry, ...] = ()
     #: the subtasks a region failover restarted ("name (i/n)"); empty: the whole job restarted (or ended)
     restarted_tasks: tuple[str, ...] = ()
+
+
+def all_running_ms(executions: Iterable[Execution]) -> int:
+    """When the last of ``executions`` went RUNNING (wall-clock ms); 0 when one never did."""
+    latest = 0
+    for ex in executions:
+        running = ex.state_timestamps.get(ExecutionState.RUNNING)
+        if running is None:
+            return 0
+        latest = max(latest, running)
+    return latest
 
 
 def last_line(text: str) -> str:

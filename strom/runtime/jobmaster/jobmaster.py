@@ -46,6 +46,7 @@ from strom.runtime.jobmaster.execution_rows import execution_rows, task_metrics_
 from strom.runtime.jobmaster.job_result import (
     ExceptionHistoryEntry,
     JobResult,
+    all_running_ms,
     last_line,
     lost_data_connection,
     task_failure_summary,
@@ -713,6 +714,7 @@ class JobMaster:
             task_pids=dict(self._pids),
             num_restarts=self.num_restarts,
             checkpoints=self.checkpoint_statistics(),
+            all_running_ms=all_running_ms(self.graph.all_executions()),
         )
         try:
             await self.rm.release_job(self.job_id, job_ended=True)

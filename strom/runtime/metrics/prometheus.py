@@ -20,16 +20,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry
-from prometheus_client.exposition import start_http_server
-from prometheus_client.metrics_core import Metric as PromMetric
-
 from strom.exceptions import ConfigurationError
 from strom.runtime.metrics.metrics import QUANTILES, DistributionView, metric_values, quantile_key
 from strom.runtime.metrics.scope import filter_characters, prometheus_labels, prometheus_name
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
+
+    from prometheus_client.metrics_core import Metric as PromMetric
 
     from strom.config import Configuration
     from strom.runtime.metrics.metric_group import MetricEntry
@@ -77,6 +75,8 @@ def readings_of(entries: Iterable[MetricEntry]) -> list[Reading]:
 
 def families(readings: Iterable[Reading]) -> list[PromMetric]:
     """The Prometheus metric families of ``readings``, named and labelled as Flink's PrometheusReporter."""
+    from prometheus_client.metrics_core import Metric as PromMetric  # only where a reporter is configured
+
     by_name: dict[str, PromMetric] = {}
     for r in readings:
         labels = prometheus_labels(r.variables)
@@ -168,6 +168,8 @@ class PrometheusReporter:
     """An HTTP server on a thread of its own serving ``/metrics`` of ``read()``'s readings."""
 
     def __init__(self, read: Callable[[], list[Reading]], settings: PrometheusSettings, *, owner: str) -> None:
+        from prometheus_client import CollectorRegistry  # imported where a reporter is configured, not by every process
+
         self._registry = CollectorRegistry(auto_describe=False)
         self._registry.register(_Collector(read))
         self.settings = settings
@@ -179,6 +181,8 @@ class PrometheusReporter:
         """Bind the first free port of the range; returns the endpoint's URL."""
         last: OSError | None = None
         host = self.settings.host
+        from prometheus_client.exposition import start_http_server
+
         for port in parse_port_range(self.settings.ports):
             try:
                 server, _thread = start_http_server(port, addr=host, registry=self._registry)

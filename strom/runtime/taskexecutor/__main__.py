@@ -11,6 +11,10 @@ passwords (:meth:`TaskManagerConfiguration.sensitive_properties`). Standard inpu
 the process: when it closes — the parent MiniCluster exited, however it died — the TaskManager shuts down. On Linux the
 kernel also sends it SIGKILL when its parent dies (``PR_SET_PDEATHSIG``). So no TaskManager outlives
 its cluster.
+
+A TaskManager the MiniCluster started before its JobManager ran (:mod:`strom.deploy.prestarted_task_managers`) has
+only its id, its parent and ``--command-line-on-stdin`` on its command line: the rest of it comes as the first line of
+standard input (a JSON list), before the secret; standard input closing first ends it (exit 0).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from strom.exceptions import ConfigurationError
+from strom.runtime.taskexecutor import COMMAND_LINE_ON_STDIN
 from strom.runtime.taskexecutor.runner import run_task_manager
 from strom.runtime.taskexecutor.task_executor import TaskExecutor
 from strom.runtime.taskexecutor.task_manager_configuration import TaskManagerConfiguration
@@ -120,7 +125,26 @@ def _read_passwords() -> dict[str, str]:
     return {str(k): v for k, v in passwords.items()}
 
 
+def _read_command_line() -> list[str]:
+    """A prestarted TaskManager's command line (a JSON list of strings) from standard input's first line; its end
+    before one arrived: the cluster did not need this process, which exits 0."""
+    line = sys.stdin.buffer.readline()
+    if not line:
+        sys.exit(0)
+    try:
+        argv = json.loads(line)
+    except ValueError:
+        argv = None
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        print("strom taskmanager: expected its command line (a JSON list of strings) on stdin", file=sys.stderr)
+        sys.exit(2)
+    return argv
+
+
 def main(argv: list[str] | None = None) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the client, which stops us in order
+    if COMMAND_LINE_ON_STDIN in (sys.argv[1:] if argv is None else argv):  # prestarted: its imports are done
+        argv = _read_command_line()
     secret, token = _read_stdin()
     args = parse_arguments(argv)
     if args.configuration.internal_ssl is not None:  # its passwords follow on stdin
@@ -128,7 +152,6 @@ def main(argv: list[str] | None = None) -> None:
     settings = args.configuration
     if args.parent_pid:
         _die_with_parent(args.parent_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the client, which stops us in order
     logging.basicConfig(
         level=settings.log_level,
         format=f"%(asctime)s %(levelname)s [{args.tm_id}] %(name)s: %(message)s",

@@ -12,12 +12,15 @@ import asyncio
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from strom.runtime.metrics.prometheus import PrometheusSettings
 from strom.runtime.net.internal_ssl import InternalSslSettings
 from strom.runtime.taskexecutor.log_files import TaskManagerLogFiles
-from strom.runtime.taskexecutor.task_executor import TaskExecutor
 from strom.runtime.taskexecutor.thread_switching import DEFAULT_SWITCH_INTERVAL_MS
+
+if TYPE_CHECKING:
+    from strom.runtime.taskexecutor.task_executor import TaskExecutor
 
 __all__ = ["TaskManagerSpec", "resolve_bind_host", "run_task_manager"]
 
@@ -100,6 +103,9 @@ async def _run(
     started: Callable[[TaskExecutor], None] | None,
     before_start: Callable[[TaskExecutor], None] | None,
 ) -> None:
+    # here, not at the top: a launcher reads TaskManagerSpec without importing the TaskExecutor's runtime
+    from strom.runtime.taskexecutor.task_executor import TaskExecutor
+
     executor = TaskExecutor(
         tm_id=spec.tm_id,
         secret=secret,

@@ -19,7 +19,6 @@ from typing import Any
 import cloudpickle
 
 from strom.exceptions import StromError, TaskCancelledError, UserFunctionError
-from strom.runtime.checkpoint.channel_state_rescaling import redistribute
 from strom.runtime.checkpoint.snapshot import OperatorRestoreState
 from strom.runtime.checkpoint.storage import read_state
 from strom.runtime.deployment import OperatorRestoreDescriptor, TaskDeploymentDescriptor, TaskExecutionState
@@ -450,6 +449,9 @@ class Task:
     def _rescaled_channel_state(self, head: OperatorRestoreDescriptor, head_id: str) -> ChannelState:
         """Restored at another parallelism: this subtask's share of the old channels' in-flight data, as its input
         channel state (each old subtask's file read once, checksums verified)."""
+        # the rescaling wiring is the job graph's (strom.graph): imported by the restores that need it only
+        from strom.runtime.checkpoint.channel_state_rescaling import redistribute
+
         cache: dict[Any, ChannelState] = {}
 
         def read(handle: Any) -> tuple[dict[tuple[int, int], list[bytes]], dict[int, list[bytes]]]:

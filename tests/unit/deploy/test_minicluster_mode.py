@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from strom import Configuration
-from strom.deploy.minicluster import PROCESS, THREAD, MiniCluster, task_manager_mode
+from strom.deploy.minicluster import MiniCluster
+from strom.deploy.prestarted_task_managers import PROCESS, THREAD, task_manager_mode
 from strom.deploy.task_manager_thread import TaskManagerThread
 from strom.exceptions import ConfigurationError
 from strom.runtime.taskexecutor.runner import TaskManagerSpec
