@@ -179,7 +179,8 @@ class MiniCluster(ActiveCluster):
             lines.append(json.dumps(settings.sensitive_properties()).encode())
         if proc is None:
             cmd = [sys.executable, "-m", TASK_MANAGER_MODULE, *arguments]
-            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=task_manager_environment(), start_new_session=False)
+            # its own process group: a terminal's Ctrl-C reaches the client only, which stops the TaskManagers in order
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=task_manager_environment(), process_group=0)
             _write_lines(proc, lines)
         else:  # prestarted, its imports done (or under way): the rest of its command line first
             with contextlib.suppress(BrokenPipeError):  # it ended already: _watch reports it, as any start failure

@@ -87,7 +87,8 @@ class PrestartedTaskManagers:
             for n in range(1, count + 1):
                 tm_id = task_manager_id(n)
                 cmd = [sys.executable, "-m", TASK_MANAGER_MODULE, f"--tm-id={tm_id}", parent, COMMAND_LINE_ON_STDIN]
-                self._waiting[tm_id] = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=env)
+                # own process group: a terminal's Ctrl-C (its foreground group) never interrupts their imports
+                self._waiting[tm_id] = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=env, process_group=0)
         except BaseException:
             self.close()
             raise

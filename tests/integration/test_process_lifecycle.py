@@ -223,6 +223,33 @@ def test_ctrl_c_prints_one_line_and_exits_130(tmp_path: Path, via: str) -> None:
     assert _gone(tms, 15)
 
 
+@pytest.mark.timeout(90)
+def test_a_terminals_ctrl_c_while_task_managers_start_leaves_no_task_manager_traceback(tmp_path: Path) -> None:
+    """A terminal sends Ctrl-C to its whole foreground process group: the TaskManagers, started in their own group,
+    never see it (not even while still importing); the client stops them in order."""
+    script = tmp_path / "job.py"
+    script.write_text(RUNNING_JOB)
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tms := [p.pid for p in _task_managers_of(proc.pid)]) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert tms, "expected the client to start TaskManager processes"
+        # outside the group a terminal signals, whatever they are doing (the import window is too short to hit)
+        assert all(os.getpgid(tm) != proc.pid for tm in tms)
+        os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C: the client's whole process group
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    assert "taskexecutor" not in err, err  # no TaskManager interrupted mid-import or mid-run printed a traceback
+    assert _gone(tms, 15)
+
+
 CHECKPOINTING_JOB = textwrap.dedent(
     """
     import sys, time
