@@ -32,7 +32,7 @@ TYPES = (
     "CAST('10:11:12.5' AS TIME(3)) AS t3, x'0aff' AS b, CAST('abc' AS BYTES) AS b2, ARRAY[1, 2] AS arr, "
     "ARRAY['x', CAST(NULL AS STRING)] AS sarr, MAP['k', 1] AS m, ROW(1, 'a') AS r, "
     "INTERVAL '1 02:03:04.5' DAY TO SECOND AS dts, INTERVAL '1-2' YEAR TO MONTH AS ym, "
-    "CAST('ab' AS CHAR(4)) AS c4, '中文字符' AS cjk, CAST(1.0 AS DOUBLE) AS one, CAST(0.1 AS FLOAT) AS tenth"
+    "CAST('ab' AS CHAR(4)) AS c4, '中文字符' AS cjk, CAST(1.0 AS DOUBLE) AS d1, CAST(0.1 AS FLOAT) AS f01"
 )
 AGG = (
     "SELECT name, COUNT(*) AS cnt, SUM(v) AS total FROM (VALUES ('a', 1), ('b', 2), ('a', 3)) AS t(name, v) "
