@@ -4,10 +4,10 @@ and the ``+I[...]`` strings of the print connector (``Row.toString``).
 - :func:`format_value` ``(value, data_type)``: one tableau cell — ``<NULL>``, ``TRUE``, ``1.50`` (DECIMAL at its
   scale), ``2024-01-01 12:00:00.000`` (TIMESTAMP(3)), TIMESTAMP_LTZ in the session time zone, ``[1, 2]``, ``{a=1}``,
   ``(1, a)``, bytes as ``x'0aff'``.
-- :func:`print_table` ``(names, types, rows, *, changelog)``: the whole table. BATCH (``changelog=False``) sizes the
-  columns by their content and ends with ``N rows in set``; STREAMING (``changelog=True``) adds the ``op`` column,
-  sizes the columns by type, and ends with ``Received a total of N rows``. Cells wider than 30 are cut with ``...``;
-  East Asian wide characters count two.
+- :func:`print_table` ``(names, types, rows, *, changelog)``: the whole table, columns sized by their type (INT 11,
+  BIGINT 20, DECIMAL(p, s) p + 2, TIMESTAMP(3) 23, …, others 30, at least the name and ``<NULL>``); cells wider are
+  cut with ``...``, East Asian wide characters count two; a STREAMING result (``changelog=True``) has the ``op``
+  column first. The table ends with ``N rows in set`` (``1 row in set``); an empty result prints ``Empty set``.
 - :func:`row_to_string` ``(row, types)``: ``+I[1, Alice, 2024-01-01T12:00]`` as the print connector writes.
 """
 
@@ -168,29 +168,21 @@ def print_table(
     rows = _rows(rows_with_kinds)
     cells = [[f(v) for f, v in zip(formatters, values, strict=True)] for _, values in rows]
     names = list(column_names)
+    widths = [
+        max(display_width(n), min(_type_width(t), max_column_width), len(NULL_COLUMN))
+        for n, t in zip(names, column_types, strict=True)
+    ]
     if changelog:
-        widths = [max(len(n), _type_width(t), len(NULL_COLUMN)) for n, t in zip(names, column_types, strict=True)]
-        widths = [min(w, max_column_width) if w > max_column_width else w for w in widths]
         names = ["op", *names]
         widths = [2, *widths]
         cells = [[kind.short_string(), *row] for (kind, _), row in zip(rows, cells, strict=True)]
-    else:
-        widths = [display_width(n) for n in names]
-        for row in cells:
-            widths = [max(w, display_width(c)) for w, c in zip(widths, row, strict=True)]
-        widths = [min(w, max_column_width) for w in widths]
-    if not rows and not changelog:
+    if not rows:
         return "Empty set\n"
     border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
     lines = [border, _line(names, widths), border]
     lines += [_line(row, widths) for row in cells]
-    if rows or changelog:
-        lines.append(border)
-    n = len(rows)
-    if changelog:
-        lines.append("Received a total of " + (f"{n} rows" if n != 1 else "1 row"))
-    else:
-        lines.append(f"{n} rows in set" if n != 1 else "1 row in set")
+    lines.append(border)
+    lines.append(f"{len(rows)} rows in set" if len(rows) != 1 else "1 row in set")
     return "\n".join(lines) + "\n"
 
 

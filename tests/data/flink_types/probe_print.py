@@ -1,15 +1,17 @@
 """Captures how PyFlink 2.3.0 prints results: ``TableResult.print()`` (tableau, BATCH and STREAMING) and the
 ``print`` connector's ``+I[...]`` rows, for value_format's tests.
 
-    /work/pyflink-venv/bin/python tests/data/flink_types/probe_print.py > tests/data/flink_types/print_output.txt
+    /work/pyflink-venv/bin/python tests/data/flink_types/probe_print.py > /tmp/print_output.txt
 
-The JVM writes to this process's stdout; each query is preceded by a ``### <name>`` marker line naming it, and
-``print_queries.json`` (written beside) holds the queries and their result column types. strom's tests read both.
+The JVM writes to this process's stdout (a file); each query is preceded by a ``### <name>`` marker line, and at the
+end the output is copied to ``print_output.txt`` and ``print_queries.json`` (the queries and their result column
+types) is written beside this program. strom's tests read both.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -48,6 +50,14 @@ def schema_of(t_env: TableEnvironment, query: str) -> list[list[str]]:
     return [[c.getName(), c.getDataType().getLogicalType().asSummaryString()] for c in schema.getColumns()]
 
 
+def _captured() -> str:
+    """This process's stdout so far, when it is a file (run with ``> file``); else empty."""
+    try:
+        return Path(f"/proc/{os.getpid()}/fd/1").read_text()
+    except OSError:
+        return ""
+
+
 def main() -> None:
     meta: dict[str, object] = {}
     for mode in ("batch", "streaming"):
@@ -62,13 +72,18 @@ def main() -> None:
             sys.stdout.flush()
         if mode == "streaming":
             for name in ("values", "types", "agg"):
-                cols = ", ".join(f"`{c}` {t.replace(' NOT NULL', '')}" for c, t in meta[f"{mode}/{name}"]["columns"])  # type: ignore[index]
+                # DDL has no INTERVAL column types: the print sink gets the other columns
+                columns = [(c, t) for c, t in meta[f"{mode}/{name}"]["columns"] if "INTERVAL" not in t]  # type: ignore[index]
+                cols = ", ".join(f"`{c}` {t.replace(' NOT NULL', '')}" for c, t in columns)
                 t_env.execute_sql(f"CREATE TEMPORARY TABLE sink_{name} ({cols}) WITH ('connector' = 'print')")
+                meta[f"print/{name}"] = {"columns": columns}
+                select = ", ".join(f"`{c}`" for c, _ in columns)
                 print(f"### print/{name}", flush=True)
-                t_env.execute_sql(f"INSERT INTO sink_{name} {QUERIES[name]}").wait()
+                t_env.execute_sql(f"INSERT INTO sink_{name} SELECT {select} FROM ({QUERIES[name]})").wait()
                 sys.stdout.flush()
     print("### end", flush=True)
     Path(__file__).with_name("print_queries.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+    Path(__file__).with_name("print_output.txt").write_text(_captured())
 
 
 if __name__ == "__main__":
