@@ -194,36 +194,57 @@ def _line(values: Sequence[str], widths: Sequence[int]) -> str:
     return "| " + " | ".join(parts) + " |"
 
 
-def _java_string(value: Any) -> str:
-    """Java's ``toString`` of the external object Flink's Row holds for *value*."""
+def _java_time(value: datetime.time | datetime.datetime, *, always_seconds: bool = False) -> str:
+    """Java's ``LocalTime.toString``: ``10:11``, ``10:11:12``, ``10:11:12.500``, ``10:11:12.123456``."""
+    text = f"{value.hour:02d}:{value.minute:02d}"
+    if value.second or value.microsecond or always_seconds:
+        text += f":{value.second:02d}"
+    if value.microsecond:
+        text += f".{value.microsecond // 1000:03d}" if value.microsecond % 1000 == 0 else f".{value.microsecond:06d}"
+    return text
+
+
+def _java_string(value: Any, t: DataType | None = None) -> str:
+    """Java's ``toString`` of the external object Flink's Row holds for *value* of type *t*."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return format_double(value)
+        return format_float(value) if t is not None and t.type_root is _R.FLOAT else format_double(value)
     if isinstance(value, decimal.Decimal):
-        return str(value) if "E" not in str(value) else format(value, "f")
+        return format(value, "f")
     if isinstance(value, datetime.datetime):
-        text = value.isoformat()
-        return text[:-3] if text.endswith(":00") and value.microsecond == 0 else text
+        if t is not None and t.type_root is _R.TIMESTAMP_WITH_LOCAL_TIME_ZONE:  # an Instant, always in UTC
+            return f"{format_date(value)}T{_java_time(value, always_seconds=True)}Z"
+        return f"{format_date(value)}T{_java_time(value)}"
     if isinstance(value, datetime.time):
-        text = value.isoformat()
-        return text[:-3] if text.endswith(":00") and value.microsecond == 0 else text
+        return _java_time(value)
     if isinstance(value, datetime.date):
-        return value.isoformat()
+        return format_date(value)
     if isinstance(value, bytes | bytearray):
         return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in bytes(value)) + "]"
+    children = list(t.children) if t is not None else []
     if isinstance(value, list):
-        return "[" + ", ".join(_java_string(v) for v in value) + "]"
+        elem = children[0] if children else None
+        return "[" + ", ".join(_java_string(v, elem) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_java_string(k)}={_java_string(v)}" for k, v in value.items()) + "}"
+        key, val = (children[0], children[1]) if len(children) == 2 else (None, None)
+        return "{" + ", ".join(f"{_java_string(k, key)}={_java_string(v, val)}" for k, v in value.items()) + "}"
     if isinstance(value, Row):
-        return row_to_string(value)
+        return row_to_string(value, children or None)
     return str(value)
 
 
 def row_to_string(row: Row, data_types: Sequence[DataType] | None = None) -> str:
-    """Flink's ``Row.toString``: ``+I[1, Alice, null]`` (the print connector's line, without its prefix)."""
-    del data_types  # the Java objects' toString depends on the value only
-    return f"{row.get_row_kind().short_string()}[" + ", ".join(_java_string(v) for v in row) + "]"
+    """Flink's ``Row.toString``: ``+I[1, Alice, null]`` (the print connector's line, without its prefix).
+
+    With the column types, TIMESTAMP_LTZ values print as Java's ``Instant`` (``2024-01-01T04:00:00Z``) and FLOAT as
+    ``Float.toString``; without them every timestamp prints as a ``LocalDateTime``.
+    """
+    types: Sequence[DataType | None] = data_types if data_types is not None else [None] * len(row)
+    return (
+        f"{row.get_row_kind().short_string()}["
+        + ", ".join(_java_string(v, t) for v, t in zip(row, types, strict=True))
+        + "]"
+    )
