@@ -408,7 +408,6 @@ class Evaluator:
         if name in ("TIMESTAMPADD", "TIMESTAMPDIFF"):
             unit = self.word()
             self.i += 1
-            self.expect(",")
             return self.fn(name, self.sym(unit), *self.rest_args())
         if name.startswith("JSON_"):
             return self.json_call(name)
