@@ -89,3 +89,20 @@ def test_same_result_as_flink(entry: dict[str, Any], zone: str) -> None:
         return
     result = evaluate(expr, context)
     assert (str(result.type), encode(result.value)) == (entry["type"], entry["value"])
+
+
+# contract §2: the Python type of each SQL type's values; PyFlink hands BYTES over as bytearray, strom as bytes
+_PYTHON_TYPE_DIFFERENT = {"bytearray": "bytes"}
+
+
+def test_python_value_types_are_pyflinks() -> None:
+    checked = 0
+    for params in _cases():
+        entry, zone = params.values
+        if "pytype" not in entry or entry["pytype"] == "NoneType" or entry["expr"] in DIFFERENT:
+            continue
+        value = evaluate(entry["expr"], FunctionContext(local_time_zone=zone)).value
+        expected = _PYTHON_TYPE_DIFFERENT.get(entry["pytype"], entry["pytype"])
+        assert type(value).__name__ == expected, entry["expr"]
+        checked += 1
+    assert checked > 300
