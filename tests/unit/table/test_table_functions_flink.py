@@ -26,6 +26,10 @@ _FOLDING = (
 )
 
 _NANOS = "PyFlink's collect() hands TIMESTAMP(p > 3) over with milliseconds only; strom keeps microseconds"
+_PRE_EPOCH = (
+    "Flink extracts the hour of a TIMESTAMP_LTZ before 1970-01-01 local time with Java's truncating %, giving -5 "
+    "for 1969-12-31 19:00 in New York; strom gives the wall-clock hour 19"
+)
 DIFFERENT: dict[str, tuple[str, Any, str]] = {
     # expression: (strom's type, strom's value, why it differs from Flink's)
     "CAST(7 AS DOUBLE) / 0": ("DOUBLE NOT NULL", {"float": "inf"}, _FOLDING),
@@ -33,6 +37,8 @@ DIFFERENT: dict[str, tuple[str, Any, str]] = {
     "CAST(0 AS DOUBLE) / 0": ("DOUBLE NOT NULL", {"float": "nan"}, _FOLDING),
     "CAST('-Infinity' AS FLOAT)": ("FLOAT NOT NULL", {"float": "-inf"}, _FOLDING),
     "COSH(1)": ("DOUBLE NOT NULL", {"float": "1.5430806348152437"}, "the last bit of Java's StrictMath.cosh"),
+    "HOUR(TO_TIMESTAMP_LTZ(0, 3))": ("BIGINT", {"int": 19}, _PRE_EPOCH),
+    "EXTRACT(HOUR FROM TO_TIMESTAMP_LTZ(0, 3))": ("BIGINT", {"int": 19}, _PRE_EPOCH),
     "-(-2147483648)": (
         "INT NOT NULL",
         {"int": -2147483648},
