@@ -24,7 +24,7 @@ from strom.table.functions.bound_function import (
 from strom.table.functions.conditional_functions import branch_casts, case_result_type
 from strom.table.functions.type_inference import is_string
 from strom.table.logical_constructed_types import ArrayType, MapType, RowField, RowType
-from strom.table.logical_types import MAX_LENGTH, BooleanType, DataType, IntType, VarCharType
+from strom.table.logical_types import MAX_LENGTH, BooleanType, DataType, IntType, LogicalTypeFamily, VarCharType
 
 __all__ = ["FUNCTIONS"]
 
@@ -119,8 +119,6 @@ def _collection_fn(
     return resolve
 
 
-from strom.table.logical_types import LogicalTypeFamily  # noqa: E402
-
 _INTEGER = LogicalTypeFamily.INTEGER_NUMERIC
 
 
@@ -213,9 +211,7 @@ FUNCTIONS: dict[str, Resolver] = {
     "ARRAY_MAX": _always_nullable(_collection_fn("a", _element_nullable, lambda a: max(_non_null(a), default=None))),
     "ARRAY_MIN": _always_nullable(_collection_fn("a", _element_nullable, lambda a: min(_non_null(a), default=None))),
     "ARRAY_JOIN": _collection_fn("as", lambda _: STRING, lambda a, sep: sep.join(_non_null(a))),
-    "ARRAY_SORT": _collection_fn(
-        "a", _array_types, lambda a: sorted(_non_null(a)) and [None] * a.count(None) + sorted(_non_null(a))
-    ),
+    "ARRAY_SORT": _collection_fn("a", _array_types, lambda a: [None] * a.count(None) + sorted(_non_null(a))),
     "ARRAY_APPEND": _collection_fn("ax", _array_types, lambda a, v: [*a, v]),
     "ARRAY_PREPEND": _collection_fn("ax", _array_types, lambda a, v: [v, *a]),
     "ARRAY_EXCEPT": _collection_fn("aa", _array_types, lambda a, b: [x for x in _distinct(a) if x not in b]),
