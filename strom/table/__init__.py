@@ -1,0 +1,1 @@
+"""The Table API and SQL (PyFlink's ``pyflink.table``): Flink's dynamic tables planned onto strom's DataStream runtime."""
