@@ -93,6 +93,19 @@ class FlinkParser(Parser):
         text = self.sql[first.start : last.end + 1]
         return self.expression(FlinkType(this=text), first)
 
+    def _parse_projections(self) -> tuple[list[exp.Expr], list[exp.Expr] | None]:
+        # Flink refuses a trailing comma in the SELECT list (sqlglot's base dialect accepts it)
+        first = self._parse_expression()
+        items = [first] if first is not None else []
+        while self._match(TokenType.COMMA):
+            item = self._parse_expression()
+            if item is None:
+                near = self._curr.text if self._curr is not None else "end of input"
+                self.raise_error(f"Incorrect syntax near the keyword '{near}'")
+            else:
+                items.append(item)
+        return items, None
+
     def _ends_type(self, token: Any, first: Any) -> bool:
         return token is not first and token.text.upper() in self._TYPE_END
 

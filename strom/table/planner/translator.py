@@ -1,0 +1,126 @@
+"""Flink's ``ExecNode.translateToPlan``: a logical plan → strom DataStream operators.
+
+Scans become sources, ``Calc`` one compiled closure (``map``, or ``flat_map`` when it filters), ``Aggregate`` a
+``key_by`` on the key tuple and a :class:`~strom.table.runtime.group_agg.GroupAggFunction` over keyed state,
+``Union`` a stream union, ``Join`` a keyed two-input join over state; rows stay :class:`~strom.api.row.Row`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from strom.api.row import _create_row
+from strom.table.errors import TableException
+from strom.table.functions.aggregate_functions import resolve_aggregate
+from strom.table.planner.changelog import is_insert_only
+from strom.table.planner.codegen import compile_calc
+from strom.table.planner.logical import (
+    Aggregate,
+    Calc,
+    DataStreamScan,
+    Join,
+    Rank,
+    RelNode,
+    TableScan,
+    Union,
+    Values,
+    WatermarkAssigner,
+)
+from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
+from strom.table.runtime.group_agg import GroupAggFunction, KeyByIndices
+
+if TYPE_CHECKING:
+    from strom.api.datastream import DataStream
+    from strom.api.environment import StreamExecutionEnvironment
+
+__all__ = ["Translator"]
+
+
+class _HandleFactory:
+    """Builds the :class:`GeneratedAggsHandle` of an Aggregate in each subtask (picklable: plain data)."""
+
+    def __init__(
+        self, calls: tuple[tuple[str, tuple[Any, ...], tuple[int, ...], bool, int | None], ...], retracting: bool
+    ) -> None:
+        self.calls = calls
+        self.retracting = retracting
+
+    def __call__(self) -> GeneratedAggsHandle:
+        built = []
+        for name, arg_types, args, distinct, filter_arg in self.calls:
+            resolved = resolve_aggregate(name, list(arg_types), retracting=self.retracting)
+            built.append(AggCall(resolved.function, args, distinct, filter_arg))
+        return GeneratedAggsHandle(built)
+
+
+def aggs_handle_factory(rel: Aggregate) -> _HandleFactory:
+    """The handle factory of an Aggregate's calls (also used by the window operators' planner)."""
+    input_types = rel.input.row_type.types
+    calls = tuple((c.name, tuple(input_types[a] for a in c.args), c.args, c.distinct, c.filter_arg) for c in rel.calls)
+    return _HandleFactory(calls, retracting=not is_insert_only(rel.input))
+
+
+class _First:
+    def __init__(self, values: Any) -> None:
+        self.values = values
+
+    def __call__(self, row: Any) -> Any:
+        return self.values(row)[0]
+
+
+class Translator:
+    """Translates plans into one environment's transformations."""
+
+    def __init__(self, env: StreamExecutionEnvironment) -> None:
+        self.env = env
+
+    def translate(self, rel: RelNode) -> DataStream[Any]:
+        method = getattr(self, f"_{type(rel).__name__.lower()}", None)
+        if method is None:
+            raise TableException(f"expected a plan node the translator knows; got {type(rel).__name__}")
+        stream: DataStream[Any] = method(rel)
+        return stream
+
+    def _tablescan(self, rel: TableScan) -> DataStream[Any]:
+        stream: DataStream[Any] = rel.source.create_stream(self.env, rel.row_type)
+        return stream
+
+    def _datastreamscan(self, rel: DataStreamScan) -> DataStream[Any]:
+        stream: DataStream[Any] = rel.stream
+        return stream
+
+    def _values(self, rel: Values) -> DataStream[Any]:
+        rows = [_create_row(None, list(r)) for r in rel.rows]
+        return self.env.from_collection(rows).name("Values")
+
+    def _calc(self, rel: Calc) -> DataStream[Any]:
+        upstream = self.translate(rel.input)
+        fn = compile_calc(rel.projection, rel.condition)
+        name = f"Calc(select=[{', '.join(rel.row_type.names)}])"
+        if rel.condition is not None:
+            return upstream.flat_map(fn).name(name)
+        return upstream.map(fn).name(name)
+
+    def _aggregate(self, rel: Aggregate) -> DataStream[Any]:
+        upstream = self.translate(rel.input)
+        keyed = upstream.key_by(KeyByIndices(rel.group_keys))
+        keys = ", ".join(rel.input.row_type.names[k] for k in rel.group_keys)
+        return keyed.process(GroupAggFunction(aggs_handle_factory(rel))).name(f"GroupAggregate(groupBy=[{keys}])")
+
+    def _union(self, rel: Union) -> DataStream[Any]:
+        first, *rest = (self.translate(m) for m in rel.members)
+        return first.union(*rest) if rest else first
+
+    def _join(self, rel: Join) -> DataStream[Any]:
+        raise TableException(f"Unsupported: a regular {rel.kind} join is not planned yet (docs/sql.md)")
+
+    def _watermarkassigner(self, rel: WatermarkAssigner) -> DataStream[Any]:
+        from strom.table.planner.codegen import compile_projection
+        from strom.table.runtime.watermark_assigner import RowtimeWatermarkStrategy
+
+        values = compile_projection([rel.expression])
+        strategy = RowtimeWatermarkStrategy(rel.rowtime_index, _First(values))
+        return self.translate(rel.input).assign_timestamps_and_watermarks(strategy)
+
+    def _rank(self, rel: Rank) -> DataStream[Any]:
+        raise TableException("Unsupported: ROW_NUMBER Top-N is not planned yet (docs/sql.md)")
