@@ -36,6 +36,17 @@ def _item(field: Any) -> exp.Expr:
     return to_sql_expression(field)
 
 
+def _named(fields: tuple[Any, ...]) -> list[exp.Expr]:
+    """The Table API's names: an unnamed expression at position i is ``_c<i>`` (SQL's would be ``EXPR$<i>``)."""
+    items = []
+    for i, field in enumerate(fields):
+        node = _item(field)
+        if not isinstance(node, exp.Alias | exp.Column | exp.Star):
+            node = exp.alias_(node, f"_c{i}", quoted=True)
+        items.append(node)
+    return items
+
+
 class Table:
     """A (dynamic) table: a logical plan in one ``TableEnvironment``."""
 
@@ -54,7 +65,7 @@ class Table:
         return [exp.column(n, quoted=True) for n in self._plan.row_type.names]
 
     def select(self, *fields: Any) -> Table:
-        return self._query(exp.Select(expressions=[_item(f) for f in fields]).from_(_source()))
+        return self._query(exp.Select(expressions=_named(fields)).from_(_source()))
 
     def where(self, predicate: Any) -> Table:
         return self._query(exp.Select(expressions=[exp.Star()]).from_(_source()).where(_item(predicate)))
@@ -200,7 +211,7 @@ class GroupedTable:
         self._keys = keys
 
     def select(self, *fields: Any) -> Table:
-        select = exp.Select(expressions=[_item(f) for f in fields]).from_(_source())
+        select = exp.Select(expressions=_named(fields)).from_(_source())
         select = select.group_by(*[k.copy() for k in self._keys]) if self._keys else select
         if not self._keys:
             select.set("group", None)

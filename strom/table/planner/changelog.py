@@ -37,7 +37,7 @@ def is_insert_only(rel: RelNode) -> bool:
     if isinstance(rel, Union):
         return all(is_insert_only(m) for m in rel.members)
     if isinstance(rel, Join):
-        return rel.kind == "INNER" and is_insert_only(rel.left) and is_insert_only(rel.right)
+        return rel.kind in ("INNER", "SEMI") and is_insert_only(rel.left) and is_insert_only(rel.right)
     if isinstance(rel, Aggregate | Rank):
         return False
     return False

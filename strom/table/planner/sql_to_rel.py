@@ -17,8 +17,8 @@ from strom.table.errors import TableException, ValidationException
 from strom.table.planner.aggregate_converter import convert_aggregate
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.join_converter import convert_join
-from strom.table.planner.logical import Calc, RelNode, RowType, Union, Values
-from strom.table.planner.rank_converter import convert_rank, has_window_function
+from strom.table.planner.logical import Calc, Join, RelNode, RowType, Union, Values
+from strom.table.planner.rank_converter import convert_rank, drop_unused_rank, has_window_function, push_rank_limit
 from strom.table.planner.rex import RexInputRef, RexLiteral, RexNode
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
@@ -107,12 +107,18 @@ class SqlToRel:
         rel, scope = self.from_clause(select, ctes)
         where = select.args.get("where")
         if where is not None:
-            condition = ExpressionConverter(scope).convert(where.this)
+            rel, remaining = self.semi_joins(rel, scope, where.this, ctes)
+            where = exp.Where(this=remaining) if remaining is not None else None
+        if where is not None:
+            condition: RexNode | None = ExpressionConverter(scope).convert(where.this)
+            assert condition is not None
             if condition.type.type_root.name not in ("BOOLEAN", "NULL"):
                 raise ValidationException(
                     f"SQL validation failed{at(where.this)}: WHERE expects a BOOLEAN condition; got {condition.type}"
                 )
-            rel = Calc(rel.row_type, rel, None, condition)
+            rel, condition = push_rank_limit(rel, condition)
+            if condition is not None:
+                rel = Calc(rel.row_type, rel, None, condition)
         items = self.expand_stars(select.expressions, scope)
         having = select.args.get("having")
         aggregated = select.args.get("group") is not None or any(
@@ -128,7 +134,7 @@ class SqlToRel:
             converter = ExpressionConverter(scope)
             projection = tuple(converter.convert(i) for i in items)
             names = output_names(items)
-            rel = _project(rel, projection, names)
+            rel = drop_unused_rank(_project(rel, projection, names))
         if select.args.get("distinct") is not None:
             from strom.table.planner.aggregate_converter import distinct
 
@@ -140,6 +146,29 @@ class SqlToRel:
                     "query; hint: Top-N by ROW_NUMBER() OVER (...) WHERE rn <= N"
                 )
         return rel
+
+    def semi_joins(
+        self, rel: RelNode, scope: Scope, condition: exp.Expr, ctes: Mapping[str, RelNode]
+    ) -> tuple[RelNode, exp.Expr | None]:
+        """Top-level ``x IN (SELECT y …)`` conjuncts of WHERE → LEFT SEMI joins (Flink's SubQueryRemoveRule)."""
+        conjuncts = list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
+        rest: list[exp.Expr] = []
+        for conjunct in conjuncts:
+            query = conjunct.args.get("query") if isinstance(conjunct, exp.In) else None
+            if query is None:
+                rest.append(conjunct)
+                continue
+            left_key = ExpressionConverter(scope).convert(conjunct.this)
+            right = self.convert_query(query.this if isinstance(query, exp.Subquery) else query, ctes)
+            if not isinstance(left_key, RexInputRef) or len(right.row_type) != 1:
+                raise TableException(
+                    f"Unsupported SQL construct{at(conjunct)}: IN (subquery) expects a column IN (a one-column query)"
+                )
+            rel = Join(rel.row_type, rel, right, "SEMI", (left_key.index,), (0,), None)
+        remaining: exp.Expr | None = None
+        for c in rest:
+            remaining = c if remaining is None else exp.And(this=remaining, expression=c)
+        return rel, remaining
 
     def expand_stars(self, items: list[exp.Expr], scope: Scope) -> list[exp.Expr]:
         expanded: list[exp.Expr] = []

@@ -112,7 +112,15 @@ class Translator:
         return first.union(*rest) if rest else first
 
     def _join(self, rel: Join) -> DataStream[Any]:
-        raise TableException(f"Unsupported: a regular {rel.kind} join is not planned yet (docs/sql.md)")
+        from strom.table.planner.codegen import compile_condition
+        from strom.table.runtime.streaming_join import StreamingJoinFunction
+
+        left = self.translate(rel.left).key_by(KeyByIndices(rel.left_keys))
+        right = self.translate(rel.right).key_by(KeyByIndices(rel.right_keys))
+        condition = compile_condition(rel.condition) if rel.condition is not None else None
+        function = StreamingJoinFunction(rel.kind, len(rel.left.row_type), len(rel.right.row_type), condition)
+        joined: DataStream[Any] = left.connect(right).process(function)
+        return joined.name(f"Join(joinType=[{rel.kind}])")
 
     def _watermarkassigner(self, rel: WatermarkAssigner) -> DataStream[Any]:
         from strom.table.planner.codegen import compile_projection
@@ -123,4 +131,8 @@ class Translator:
         return self.translate(rel.input).assign_timestamps_and_watermarks(strategy)
 
     def _rank(self, rel: Rank) -> DataStream[Any]:
-        raise TableException("Unsupported: ROW_NUMBER Top-N is not planned yet (docs/sql.md)")
+        from strom.table.runtime.rank import RankFunction
+
+        keyed = self.translate(rel.input).key_by(KeyByIndices(rel.partition_keys))
+        function = RankFunction(rel.order_keys, rel.limit, rel.output_rank)
+        return keyed.process(function).name(f"Rank(rankEnd={rel.limit})")

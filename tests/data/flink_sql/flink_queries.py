@@ -21,6 +21,8 @@ SETUP = [
     "CREATE TABLE gen (id INT, v BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence', "
     "'fields.id.start' = '1', 'fields.id.end' = '5', 'fields.v.kind' = 'sequence', 'fields.v.start' = '10', "
     "'fields.v.end' = '14')",
+    "CREATE TEMPORARY VIEW people AS SELECT * FROM (VALUES ('alice', 'Berlin'), ('bob', 'Paris'), "
+    "('carol', 'Rome'), ('erin', 'Oslo')) AS t(name, city)",
     "CREATE TABLE print_sink (customer STRING, cnt BIGINT) WITH ('connector' = 'print')",
     "CREATE TABLE csv_sink (customer STRING, cnt BIGINT) WITH ('connector' = 'filesystem', "
     "'path' = '/tmp/strom-flink-facts-csv', 'format' = 'csv')",
@@ -46,6 +48,15 @@ QUERIES = {
     "error_append_only_sink": "INSERT INTO csv_sink SELECT customer, COUNT(*) FROM orders GROUP BY customer",
     "batch_group_agg": "SELECT customer, COUNT(*) AS cnt, SUM(amount) AS total FROM orders GROUP BY customer",
     "batch_project": "SELECT id, customer FROM orders WHERE amount > 6",
+    "join_inner": "SELECT o.id, o.customer, p.city FROM orders o JOIN people p ON o.customer = p.name",
+    "join_left": "SELECT o.id, p.city FROM orders o LEFT JOIN people p ON o.customer = p.name AND o.amount > 6",
+    "join_full_agg": "SELECT p.name, a.n FROM (SELECT customer, COUNT(*) AS n FROM orders GROUP BY customer) a "
+    "FULL JOIN people p ON a.customer = p.name",
+    "top_n": "SELECT * FROM (SELECT id, customer, amount, ROW_NUMBER() OVER (PARTITION BY customer "
+    "ORDER BY amount DESC) AS rn FROM orders) WHERE rn <= 2",
+    "top_n_no_rank": "SELECT id, category, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY category "
+    "ORDER BY amount ASC) AS rn FROM orders) WHERE rn = 1",
+    "in_subquery": "SELECT id FROM orders WHERE customer IN (SELECT name FROM people WHERE city <> 'Paris')",
     "error_unknown_column": "SELECT nope FROM orders",
     "error_unknown_table": "SELECT a FROM missing_table",
     "error_parse": "SELECT id,\nFROM orders",

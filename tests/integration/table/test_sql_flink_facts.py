@@ -30,7 +30,11 @@ def _program() -> tuple[list[str], dict[str, str]]:
 
 
 SETUP, QUERIES = _program()
-RESULTS = [n for n in QUERIES if not n.startswith("error_") and not QUERIES[n].startswith("INSERT")]
+# two sources interleave in an order neither Flink nor strom fixes: only the final table of a join is a fact
+TWO_INPUTS = ["join_inner", "join_left", "join_full_agg", "in_subquery"]
+RESULTS = [
+    n for n in QUERIES if not n.startswith("error_") and not QUERIES[n].startswith("INSERT") and n not in TWO_INPUTS
+]
 
 
 def _env(parallelism: int, batch: bool = False) -> TableEnvironment:
@@ -72,9 +76,15 @@ def _final_rows(text: str) -> list[tuple[str, ...]]:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", ["group_agg", "nested_agg", "delete_empty_group", "union_all", "group_agg_having"])
-def test_final_table_at_parallelism_2_is_flinks(name: str) -> None:
-    t_env = _env(2)
+@pytest.mark.parametrize(
+    ("name", "parallelism"),
+    [
+        *((n, 2) for n in ["group_agg", "nested_agg", "delete_empty_group", "union_all", "group_agg_having"]),
+        *((n, p) for n in TWO_INPUTS for p in (1, 2)),
+    ],
+)
+def test_final_table_is_flinks(name: str, parallelism: int) -> None:
+    t_env = _env(parallelism)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         t_env.execute_sql(QUERIES[name]).print()
