@@ -133,6 +133,16 @@ class Table:
         ]
         return self._query(exp.Select(expressions=items).from_(_source()))
 
+    def flat_map(self, func: Any) -> Table:
+        """Apply a ``@udtf`` to each row (PyFlink's ``Table.flat_map``): columns ``f0``, ``f1``, …"""
+        from strom.table.planner.logical import Correlate, RowType
+        from strom.table.udf import UserDefinedFunctionWrapper
+
+        if not isinstance(func, UserDefinedFunctionWrapper) or not func.table_function:
+            raise ValidationException(f"flat_map expects a @udtf function; got {type(func).__name__}")
+        names = tuple(f"f{i}" for i in range(len(func.result_types)))
+        return Table(self._t_env, Correlate(RowType(names, func.result_types), self._plan, func.func))
+
     def union_all(self, right: Table) -> Table:
         left_q = exp.Select(expressions=[exp.Star()]).from_(_source())
         right_q = exp.Select(expressions=[exp.Star()]).from_(_source(_RIGHT))

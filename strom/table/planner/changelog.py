@@ -12,6 +12,7 @@ from strom.table.errors import TableException
 from strom.table.planner.logical import (
     Aggregate,
     Calc,
+    Correlate,
     DataStreamScan,
     Join,
     Rank,
@@ -32,7 +33,7 @@ def is_insert_only(rel: RelNode) -> bool:
         return bool(getattr(rel.source, "insert_only", True))
     if isinstance(rel, DataStreamScan):
         return not rel.changelog
-    if isinstance(rel, Calc | WatermarkAssigner):
+    if isinstance(rel, Calc | WatermarkAssigner | Correlate):
         return is_insert_only(rel.input)
     if isinstance(rel, Union):
         return all(is_insert_only(m) for m in rel.members)

@@ -164,6 +164,11 @@ class ExpressionConverter:
             name = node.sql_name()
             operands = [v for key in node.arg_types for v in _as_list(node.args.get(key))]
         args = [self.convert(o) for o in operands]
+        from strom.table.udf import lookup
+
+        python_function = lookup(name)
+        if python_function is not None and not python_function.table_function:
+            return RexCall(name, python_function.func, tuple(args), python_function.result_type)
         try:
             bound = resolve_function(name.upper(), [a.type for a in args])
         except ValidationException as err:

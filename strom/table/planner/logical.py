@@ -17,6 +17,7 @@ __all__ = [
     "Aggregate",
     "AggregateCall",
     "Calc",
+    "Correlate",
     "DataStreamScan",
     "Join",
     "Rank",
@@ -187,7 +188,20 @@ class WatermarkAssigner:
         return (self.input,)
 
 
-RelNode = TableScan | DataStreamScan | Values | Calc | Aggregate | Union | Join | Rank | WatermarkAssigner
+@dataclass(frozen=True, slots=True, eq=False)
+class Correlate:
+    """A Python table function applied to each row (``Table.flat_map``): its rows replace the input row."""
+
+    row_type: RowType
+    input: RelNode
+    function: Any = field(repr=False)
+
+    @property
+    def inputs(self) -> tuple[RelNode, ...]:
+        return (self.input,)
+
+
+RelNode = Correlate | TableScan | DataStreamScan | Values | Calc | Aggregate | Union | Join | Rank | WatermarkAssigner
 
 
 def explain(node: RelNode, indent: int = 0) -> str:

@@ -17,6 +17,7 @@ from strom.table.planner.codegen import compile_calc
 from strom.table.planner.logical import (
     Aggregate,
     Calc,
+    Correlate,
     DataStreamScan,
     Join,
     Rank,
@@ -66,6 +67,27 @@ class _First:
 
     def __call__(self, row: Any) -> Any:
         return self.values(row)[0]
+
+
+class _TableFunctionRows:
+    """A Python table function's results as rows of the input's kind (a scalar, tuple or Row per result)."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+
+    def __call__(self, row: Any) -> list[Any]:
+        results = self.function(row)
+        if results is None:
+            return []
+        out = []
+        for result in results:
+            values = (
+                list(result._values)
+                if hasattr(result, "_values")
+                else (list(result) if isinstance(result, tuple | list) else [result])
+            )
+            out.append(_create_row(None, values, row._row_kind))
+        return out
 
 
 class Translator:
@@ -121,6 +143,9 @@ class Translator:
         function = StreamingJoinFunction(rel.kind, len(rel.left.row_type), len(rel.right.row_type), condition)
         joined: DataStream[Any] = left.connect(right).process(function)
         return joined.name(f"Join(joinType=[{rel.kind}])")
+
+    def _correlate(self, rel: Correlate) -> DataStream[Any]:
+        return self.translate(rel.input).flat_map(_TableFunctionRows(rel.function)).name("Correlate")
 
     def _watermarkassigner(self, rel: WatermarkAssigner) -> DataStream[Any]:
         from strom.table.planner.codegen import compile_projection
