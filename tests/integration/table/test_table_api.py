@@ -64,11 +64,13 @@ def test_filesystem_csv_and_json_round_trip(t_env: TableEnvironment, tmp_path: P
     source = tmp_path / "in.csv"
     source.write_text("alice,3\nbob,5\nalice,4\n")
     t_env.execute_sql(
-        f"CREATE TABLE src (name STRING, n INT) WITH ('connector' = 'filesystem', 'path' = '{source}', 'format' = 'csv')"
+        f"CREATE TABLE src (name STRING, n INT) WITH ('connector' = 'filesystem', 'path' = '{source}', "
+        "'format' = 'csv')"
     )
     out = tmp_path / "out"
     t_env.execute_sql(
-        f"CREATE TABLE dst (name STRING, doubled BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json')"
+        f"CREATE TABLE dst (name STRING, doubled BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', "
+        "'format' = 'json')"
     )
     t_env.execute_sql("INSERT INTO dst SELECT name, n * 2 FROM src WHERE n > 3").wait()
     written = sorted(
