@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from strom.table.errors import ValidationException
+from strom.table.errors import TableException, ValidationException
 from strom.table.functions.aggregate_functions import AGGREGATE_FUNCTIONS, resolve_aggregate
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Aggregate, AggregateCall, Calc, RelNode, RowType
-from strom.table.planner.rex import RexInputRef, RexNode
+from strom.table.planner.rex import RexInputRef, RexNode, input_refs
 from strom.table.planner.scope import Scope
+from strom.table.planner.window_converter import WINDOW_COLUMNS, WindowAggregate, WindowTableFunction
 from strom.table.sql.parser import at
 
 __all__ = ["aggregate_name", "convert_aggregate", "distinct"]
@@ -61,17 +62,28 @@ def convert_aggregate(
     agg_nodes = _aggregates([*items, *([having.this] if having is not None else [])])
     for node in agg_nodes:
         calls.append(_aggregate_call(node, input_of, pre, retracting))
-    pre_rel = _project(rel, tuple(pre), tuple(pre_names))
-    key_types = tuple(pre[k].type for k in keys)
     item_names = dict(zip((i.unalias().sql() for i in items), output_names(items), strict=True))
     call_names = tuple(item_names.get(node.sql(), f"EXPR${j}") for j, node in enumerate(agg_nodes))
-    names = tuple(_key_name(k, i) for i, k in enumerate(key_nodes)) + call_names
-    agg_rel = Aggregate(RowType(names, key_types + tuple(c.result_type for c in calls)), pre_rel, keys, tuple(calls))
+    key_names = tuple(_key_name(k, i) for i, k in enumerate(key_nodes))
     substitutions: dict[str, RexNode] = {}
-    for i, node in enumerate(key_nodes):
-        substitutions[node.sql()] = RexInputRef(i, key_types[i], names[i])
+    windowed = window_aggregate(rel, pre, keys, calls, key_names, call_names)
+    if windowed is not None:
+        agg_rel: RelNode = windowed[0]
+        for node, position in zip(key_nodes, windowed[1], strict=True):
+            substitutions[node.sql()] = RexInputRef(position, agg_rel.row_type.types[position])
+        first_call = len(keys) - len(windowed[0].window_properties)
+    else:
+        pre_rel = _project(rel, tuple(pre), tuple(pre_names))
+        key_types = tuple(pre[k].type for k in keys)
+        names = key_names + call_names
+        agg_rel = Aggregate(
+            RowType(names, key_types + tuple(c.result_type for c in calls)), pre_rel, keys, tuple(calls)
+        )
+        for i, node in enumerate(key_nodes):
+            substitutions[node.sql()] = RexInputRef(i, key_types[i], names[i])
+        first_call = len(keys)
     for j, node in enumerate(agg_nodes):
-        substitutions[node.sql()] = RexInputRef(len(keys) + j, calls[j].result_type)
+        substitutions[node.sql()] = RexInputRef(first_call + j, calls[j].result_type)
     post = ExpressionConverter(Scope.of(agg_rel.row_type), substitutions)
     projection = tuple(post.convert(i) for i in items)
     condition = post.convert(having.this) if having is not None else None
@@ -82,6 +94,80 @@ def convert_aggregate(
         return Calc(out.row_type, agg_rel, out.projection, condition)
     identity = tuple(RexInputRef(i, t) for i, t in enumerate(agg_rel.row_type.types))
     return Calc(out.row_type, agg_rel, identity, condition)
+
+
+def window_aggregate(
+    rel: RelNode,
+    pre: list[RexNode],
+    keys: tuple[int, ...],
+    calls: list[AggregateCall],
+    key_names: tuple[str, ...],
+    call_names: tuple[str, ...],
+) -> tuple[WindowAggregate, list[int]] | None:
+    """A GROUP BY with window_start and window_end over a window TVF → a WindowAggregate (and each group key's
+    position in its output), else None."""
+    condition = None
+    base = rel
+    if isinstance(base, Calc) and base.projection is None:
+        condition, base = base.condition, base.input
+    if not isinstance(base, WindowTableFunction):
+        return None
+    width = len(base.input.row_type)
+    window_of = {
+        k: WINDOW_COLUMNS[pre[k].index - width]  # type: ignore[union-attr]
+        for k in keys
+        if isinstance(pre[k], RexInputRef) and pre[k].index >= width  # type: ignore[union-attr]
+    }
+    if not {"window_start", "window_end"} <= set(window_of.values()):
+        return None
+    plain_keys = [k for k in keys if k not in window_of]
+    used = input_refs([pre[k] for k in plain_keys]) | input_refs([pre[a] for c in calls for a in c.args])
+    if condition is not None:
+        used |= input_refs([condition])
+    if any(i >= width for i in used):
+        raise TableException(
+            "Unsupported: a window aggregation whose WHERE, keys or aggregate arguments read window_start, "
+            "window_end or window_time; expected them only in GROUP BY"
+        )
+    arguments = sorted({a for c in calls for a in c.args} | {c.filter_arg for c in calls if c.filter_arg is not None})
+    columns = [*plain_keys, *[a for a in arguments if a not in plain_keys]]
+    position = {old: new for new, old in enumerate(columns)}
+    projection = tuple(pre[c] for c in columns)
+    source: RelNode = base.input
+    if condition is not None:
+        source = Calc(source.row_type, source, None, condition)
+    from strom.table.planner.sql_to_rel import _project
+
+    projected = _project(source, projection, tuple(f"$f{i}" for i in range(len(projection))))
+    remapped = tuple(
+        AggregateCall(
+            c.name,
+            tuple(position[a] for a in c.args),
+            c.distinct,
+            c.result_type,
+            position[c.filter_arg] if c.filter_arg is not None else None,
+        )
+        for c in calls
+    )
+    properties = tuple(window_of[k] for k in keys if k in window_of)
+    names = (
+        *(key_names[keys.index(k)] for k in plain_keys),
+        *call_names,
+        *(key_names[keys.index(k)] for k in keys if k in window_of),
+    )
+    window_types = {"window_start": base.row_type.types[width], "window_end": base.row_type.types[width + 1]}
+    window_types["window_time"] = base.row_type.types[width + 2]
+    types = (
+        *(pre[k].type for k in plain_keys),
+        *(c.result_type for c in calls),
+        *(window_types[p] for p in properties),
+    )
+    node = WindowAggregate(
+        RowType(tuple(names), tuple(types)), projected, base, tuple(range(len(plain_keys))), remapped, properties
+    )
+    offset = len(plain_keys) + len(calls)
+    positions = [plain_keys.index(k) if k not in window_of else offset + properties.index(window_of[k]) for k in keys]
+    return node, positions
 
 
 def _key_name(node: exp.Expr, i: int) -> str:

@@ -70,6 +70,9 @@ def _stand_in_operator(op: str, arg_types: Sequence[DataType]) -> BoundFunction:
             "%": _op.mod,
         }
         return BoundFunction(op, result, _strict(fns[op]))
+    if op in ("+", "-") and roots[0].startswith("TIMESTAMP") and roots[1].startswith("INTERVAL"):
+        fn = _op.add if op == "+" else _op.sub
+        return BoundFunction(op, arg_types[0].nullable() if nullable else arg_types[0], _strict(fn))
     if op == "||":
         return BoundFunction(op, parse_type("STRING"), _strict(lambda a, b: f"{a}{b}"))
     if op == "IN":

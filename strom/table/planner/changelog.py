@@ -21,6 +21,8 @@ from strom.table.planner.logical import (
     Union,
     Values,
     WatermarkAssigner,
+    WindowAggregate,
+    WindowTableFunction,
 )
 
 __all__ = ["changelog_mode", "check_sink_accepts", "describe_updating_node", "is_insert_only"]
@@ -33,7 +35,9 @@ def is_insert_only(rel: RelNode) -> bool:
         return bool(getattr(rel.source, "insert_only", True))
     if isinstance(rel, DataStreamScan):
         return not rel.changelog
-    if isinstance(rel, Calc | WatermarkAssigner | Correlate):
+    if isinstance(rel, WindowAggregate):
+        return True
+    if isinstance(rel, Calc | WatermarkAssigner | Correlate | WindowTableFunction):
         return is_insert_only(rel.input)
     if isinstance(rel, Union):
         return all(is_insert_only(m) for m in rel.members)

@@ -201,7 +201,65 @@ class Correlate:
         return (self.input,)
 
 
-RelNode = Correlate | TableScan | DataStreamScan | Values | Calc | Aggregate | Union | Join | Rank | WatermarkAssigner
+@dataclass(frozen=True, slots=True, eq=False)
+class WindowTableFunction:
+    """TUMBLE / HOP / CUMULATE over ``input``: its rows with their windows appended."""
+
+    row_type: RowType
+    input: RelNode
+    kind: str
+    params: tuple[int, ...]  # milliseconds: (size,) / (slide, size) / (step, size), then the offset
+    rowtime_index: int
+
+    @property
+    def inputs(self) -> tuple[RelNode, ...]:
+        return (self.input,)
+
+    def assigner(self) -> Any:
+        from strom.table.runtime.window.slice_assigners import (
+            CumulativeSliceAssigner,
+            HoppingSliceAssigner,
+            TumblingSliceAssigner,
+        )
+
+        *sizes, offset = self.params
+        if self.kind == "TUMBLE":
+            return TumblingSliceAssigner(sizes[0], offset)
+        if self.kind == "HOP":
+            return HoppingSliceAssigner(sizes[1], sizes[0], offset)
+        return CumulativeSliceAssigner(sizes[1], sizes[0], offset)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WindowAggregate:
+    """GROUP BY window_start, window_end, keys over a window TVF: output keys, aggregates, window properties."""
+
+    row_type: RowType
+    input: RelNode  # rows of the TVF's input, projected to keys and aggregate arguments
+    window: WindowTableFunction = field(repr=False)
+    group_keys: tuple[int, ...]
+    calls: tuple[AggregateCall, ...]
+    window_properties: tuple[str, ...]
+
+    @property
+    def inputs(self) -> tuple[RelNode, ...]:
+        return (self.input,)
+
+
+RelNode = (
+    Correlate
+    | TableScan
+    | DataStreamScan
+    | Values
+    | Calc
+    | Aggregate
+    | Union
+    | Join
+    | Rank
+    | WatermarkAssigner
+    | WindowTableFunction
+    | WindowAggregate
+)
 
 
 def explain(node: RelNode, indent: int = 0) -> str:

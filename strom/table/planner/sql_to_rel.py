@@ -22,6 +22,7 @@ from strom.table.planner.rank_converter import convert_rank, drop_unused_rank, h
 from strom.table.planner.rex import RexInputRef, RexLiteral, RexNode
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
+from strom.table.planner.window_converter import convert_window_tvf, is_window_tvf
 from strom.table.sql.parser import at
 
 __all__ = ["SqlToRel"]
@@ -55,6 +56,10 @@ class SqlToRel:
     # -- FROM ------------------------------------------------------------------------------------------
     def from_item(self, node: exp.Expr, ctes: Mapping[str, RelNode]) -> tuple[RelNode, Scope]:
         alias = node.alias_or_name if isinstance(node, exp.Table) else node.alias
+        if is_window_tvf(node):
+            assert isinstance(node, exp.Table)
+            window = convert_window_tvf(node, lambda table: self.table(table, ctes))
+            return window, Scope.of(window.row_type, node.alias or None)
         if isinstance(node, exp.Table) and not isinstance(node.this, exp.Func):
             rel = self.table(node, ctes)
             return rel, Scope.of(rel.row_type, alias or node.name)

@@ -26,6 +26,8 @@ from strom.table.planner.logical import (
     Union,
     Values,
     WatermarkAssigner,
+    WindowAggregate,
+    WindowTableFunction,
 )
 from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
 from strom.table.runtime.group_agg import GroupAggFunction, KeyByIndices
@@ -54,7 +56,7 @@ class _HandleFactory:
         return GeneratedAggsHandle(built)
 
 
-def aggs_handle_factory(rel: Aggregate) -> _HandleFactory:
+def aggs_handle_factory(rel: Aggregate | WindowAggregate) -> _HandleFactory:
     """The handle factory of an Aggregate's calls (also used by the window operators' planner)."""
     input_types = rel.input.row_type.types
     calls = tuple((c.name, tuple(input_types[a] for a in c.args), c.args, c.distinct, c.filter_arg) for c in rel.calls)
@@ -143,6 +145,24 @@ class Translator:
         function = StreamingJoinFunction(rel.kind, len(rel.left.row_type), len(rel.right.row_type), condition)
         joined: DataStream[Any] = left.connect(right).process(function)
         return joined.name(f"Join(joinType=[{rel.kind}])")
+
+    def _windowtablefunction(self, rel: WindowTableFunction) -> DataStream[Any]:
+        from strom.table.runtime.window.window_table_function import window_tvf
+
+        upstream = self.translate(rel.input)
+        return window_tvf(upstream, rel.assigner(), rowtime_index=rel.rowtime_index)
+
+    def _windowaggregate(self, rel: WindowAggregate) -> DataStream[Any]:
+        from strom.table.runtime.window.window_aggregate import window_aggregate
+
+        upstream = self.translate(rel.input)
+        return window_aggregate(
+            upstream,
+            key_indices=rel.group_keys,
+            aggs=aggs_handle_factory(rel)(),
+            assigner=rel.window.assigner(),
+            window_properties=rel.window_properties,
+        )
 
     def _correlate(self, rel: Correlate) -> DataStream[Any]:
         return self.translate(rel.input).flat_map(_TableFunctionRows(rel.function)).name("Correlate")

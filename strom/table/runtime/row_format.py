@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime
 import decimal
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +26,10 @@ def value_to_string(value: Any, data_type: Any = None) -> str:
         return _java_double(value)
     if isinstance(value, decimal.Decimal):
         return format(value, "f")
+    if isinstance(value, datetime.datetime):
+        precision = int(getattr(data_type, "precision", 6)) if data_type is not None else 6
+        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        return f"{text}.{value.microsecond:06d}"[: 20 + precision] if precision > 0 else text
     if isinstance(value, Row):
         return "(" + ", ".join(value_to_string(v) for v in value._values) + ")"
     return str(value)

@@ -12,6 +12,15 @@ import sys
 from pyflink.table import EnvironmentSettings, TableEnvironment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+CLICKS = "/tmp/strom-flink-facts-clicks.csv"
+CLICK_ROWS = [
+    ("ann", "2024-01-01 00:00:00.100"),
+    ("bob", "2024-01-01 00:00:00.500"),
+    ("ann", "2024-01-01 00:00:01.200"),
+    ("ann", "2024-01-01 00:00:01.300"),
+    ("bob", "2024-01-01 00:00:02.900"),
+    ("ann", "2024-01-01 00:00:04.000"),
+]
 
 SETUP = [
     "CREATE TEMPORARY VIEW orders AS SELECT * FROM (VALUES "
@@ -23,6 +32,8 @@ SETUP = [
     "'fields.v.end' = '14')",
     "CREATE TEMPORARY VIEW people AS SELECT * FROM (VALUES ('alice', 'Berlin'), ('bob', 'Paris'), "
     "('carol', 'Rome'), ('erin', 'Oslo')) AS t(name, city)",
+    f"CREATE TABLE clicks (u STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ("
+    f"'connector' = 'filesystem', 'path' = '{CLICKS}', 'format' = 'csv')",
     "CREATE TABLE print_sink (customer STRING, cnt BIGINT) WITH ('connector' = 'print')",
     "CREATE TABLE csv_sink (customer STRING, cnt BIGINT) WITH ('connector' = 'filesystem', "
     "'path' = '/tmp/strom-flink-facts-csv', 'format' = 'csv')",
@@ -57,6 +68,11 @@ QUERIES = {
     "top_n_no_rank": "SELECT id, category, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY category "
     "ORDER BY amount ASC) AS rn FROM orders) WHERE rn = 1",
     "in_subquery": "SELECT id FROM orders WHERE customer IN (SELECT name FROM people WHERE city <> 'Paris')",
+    "window_tumble_agg": "SELECT window_start, window_end, u, COUNT(*) AS n FROM "
+    "TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end, u",
+    "window_hop_agg": "SELECT window_start, window_end, COUNT(*) AS n FROM "
+    "TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '2' SECOND)) "
+    "GROUP BY window_start, window_end",
     "error_unknown_column": "SELECT nope FROM orders",
     "error_unknown_table": "SELECT a FROM missing_table",
     "error_parse": "SELECT id,\nFROM orders",
@@ -65,6 +81,11 @@ QUERIES = {
 
 
 MARK = "#### query "
+
+
+def write_clicks(path: str = CLICKS) -> None:
+    with open(path, "w") as f:
+        f.writelines(f"{user},{ts}\n" for user, ts in CLICK_ROWS)
 
 
 def environment(settings: EnvironmentSettings) -> TableEnvironment:
@@ -96,6 +117,7 @@ def run_queries(only: list[str]) -> None:
 
 
 def main() -> None:
+    write_clicks()
     if sys.argv[1:2] == ["--child"]:
         run_queries(sys.argv[2:])
         return

@@ -7,7 +7,9 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,19 +19,25 @@ from strom.table.table_result import materialize
 DATA = Path(__file__).parents[2] / "data" / "flink_sql"
 
 
-def _program() -> tuple[list[str], dict[str, str]]:
+def _program() -> dict[str, Any]:
     tree = ast.parse((DATA / "flink_queries.py").read_text())
-    values = {
-        t.id: ast.literal_eval(node.value)
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        for t in node.targets
-        if isinstance(t, ast.Name) and t.id in ("SETUP", "QUERIES")
-    }
-    return values["SETUP"], values["QUERIES"]
+    values: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in ("QUERIES", "CLICK_ROWS", "CLICKS"):
+                values[name] = ast.literal_eval(node.value)
+            elif name == "SETUP":  # f-strings name the clicks file: evaluate them with CLICKS
+                source = ast.unparse(node.value)
+                values[name] = eval(source, {"CLICKS": values["CLICKS"]})  # our own test data
+    return values
 
 
-SETUP, QUERIES = _program()
+PROGRAM = _program()
+CLICKS = Path(tempfile.mkdtemp(prefix="strom-sql-facts-")) / "clicks.csv"
+CLICKS.write_text("".join(f"{user},{ts}\n" for user, ts in PROGRAM["CLICK_ROWS"]))
+SETUP = [s.replace(PROGRAM["CLICKS"], str(CLICKS)) for s in PROGRAM["SETUP"]]
+QUERIES: dict[str, str] = PROGRAM["QUERIES"]
 # two sources interleave in an order neither Flink nor strom fixes: only the final table of a join is a fact
 TWO_INPUTS = ["join_inner", "join_left", "join_full_agg", "in_subquery"]
 RESULTS = [
