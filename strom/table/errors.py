@@ -5,9 +5,10 @@ All derive from :class:`strom.exceptions.StromError`::
     StromError
     ├── TableException              a Table API / SQL program cannot be planned or run as asked
     ├── ValidationException         a query or expression is invalid: unknown name, wrong argument types, …
-    └── SqlParserException          the SQL text cannot be parsed
+    ├── SqlParserException          the SQL text cannot be parsed
+    └── TableRuntimeException       an expression failed at run time (CAST('abc' AS INT), division by zero, …)
 
-As in Flink the three are siblings (none catches the others); each is also a ``ValueError``.
+As in Flink they are siblings (none catches the others); each is also a ``ValueError``.
 
 Messages follow *expected → got → hint*; the planner adds the position in the query (line:column).
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from strom.exceptions import StromError
 
-__all__ = ["SqlParserException", "TableException", "ValidationException"]
+__all__ = ["SqlParserException", "TableException", "TableRuntimeException", "ValidationException"]
 
 
 class TableException(StromError, ValueError):
@@ -29,3 +30,8 @@ class ValidationException(StromError, ValueError):
 
 class SqlParserException(StromError, ValueError):
     """The SQL text could not be parsed (Flink's ``SqlParserException``)."""
+
+
+class TableRuntimeException(StromError, ValueError):
+    """An expression failed while the job ran: a CAST that cannot convert, an integer division by zero, …
+    (Flink's ``TableRuntimeException``; ``TRY_CAST`` returns NULL instead)."""
