@@ -15,7 +15,7 @@ from typing import Any
 from sqlglot import exp
 
 from strom.table.errors import TableException, ValidationException
-from strom.table.planner.bound_functions import cast_function, resolve_function, resolve_operator
+from strom.table.functions import cast_function, resolve_function, resolve_operator
 from strom.table.planner.rex import RexCall, RexLiteral, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
@@ -152,7 +152,7 @@ class ExpressionConverter:
     def operator(self, op: str, operands: list[exp.Expr], node: exp.Expr) -> RexNode:
         args = [self.convert(o) for o in operands]
         try:
-            bound = resolve_operator(op, [a.type for a in args])
+            bound = resolve_operator(op, [a.type for a in args], literals=_literals(args))
         except ValidationException as err:
             raise ValidationException(f"SQL validation failed{at(node)}: {err}") from None
         return RexCall(op, bound.call, tuple(args), bound.result_type)
@@ -170,7 +170,7 @@ class ExpressionConverter:
         if python_function is not None and not python_function.table_function:
             return RexCall(name, python_function.func, tuple(args), python_function.result_type)
         try:
-            bound = resolve_function(name.upper(), [a.type for a in args])
+            bound = resolve_function(name.upper(), [a.type for a in args], literals=_literals(args))
         except ValidationException as err:
             raise ValidationException(f"SQL validation failed{at(node)}: {err}") from None
         return RexCall(name.upper(), bound.call, tuple(args), bound.result_type)
@@ -284,6 +284,11 @@ class ExpressionConverter:
         exp.In: in_list,
         exp.Neg: negative,
     }
+
+
+def _literals(args: list[RexNode]) -> list[Any]:
+    """The arguments known at plan time (LIKE patterns, IN lists, units), None for the others."""
+    return [a.value if isinstance(a, RexLiteral) else None for a in args]
 
 
 def _as_list(value: Any) -> list[Any]:

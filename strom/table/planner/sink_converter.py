@@ -4,7 +4,7 @@ the same number of columns, each castable to the sink column's type."""
 from __future__ import annotations
 
 from strom.table.errors import ValidationException
-from strom.table.planner.bound_functions import cast_function
+from strom.table.functions import cast_function
 from strom.table.planner.logical import Calc, RelNode, RowType
 from strom.table.planner.rex import RexCall, RexInputRef, RexNode
 
