@@ -205,6 +205,14 @@ class TableEnvironment:
     def use_database(self, database_name: str) -> None:
         self._catalog.use_database(database_name)
 
+    def create_temporary_function(self, path: str, function: Any) -> None:
+        """``name(...)`` in SQL calls the ``@udf`` ``function``."""
+        from strom.table.udf import register
+
+        register(path.split(".")[-1], function)
+
+    create_temporary_system_function = create_temporary_function
+
     def create_statement_set(self) -> StatementSet:
         return StatementSet(self)
 

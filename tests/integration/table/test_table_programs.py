@@ -40,3 +40,9 @@ PYFLINK_EXAMPLES = Path("/work/pyflink-venv/lib/python3.11/site-packages/pyflink
 def test_pyflinks_own_word_count_example_prints_the_same(tmp_path: Path) -> None:
     out = _run_as_strom(PYFLINK_EXAMPLES / "word_count.py", tmp_path)
     assert out == (EXAMPLES / "word_count.txt").read_text()
+
+
+@pytest.mark.timeout(300)
+def test_column_operations_print_what_pyflink_prints(tmp_path: Path) -> None:
+    out = _run_as_strom(EXAMPLES / "column_operations_program.py", tmp_path)
+    assert out == (EXAMPLES / "column_operations.txt").read_text()
