@@ -15,6 +15,7 @@ from strom.table.planner.logical import (
     Correlate,
     DataStreamScan,
     Join,
+    OverAggregate,
     Rank,
     RelNode,
     TableScan,
@@ -35,6 +36,8 @@ def is_insert_only(rel: RelNode) -> bool:
         return bool(getattr(rel.source, "insert_only", True))
     if isinstance(rel, DataStreamScan):
         return not rel.changelog
+    if isinstance(rel, OverAggregate):
+        return is_insert_only(rel.input)
     if isinstance(rel, WindowAggregate):
         return True
     if isinstance(rel, Calc | WatermarkAssigner | Correlate | WindowTableFunction):

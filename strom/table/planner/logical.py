@@ -20,6 +20,7 @@ __all__ = [
     "Correlate",
     "DataStreamScan",
     "Join",
+    "OverAggregate",
     "Rank",
     "RelNode",
     "RowType",
@@ -246,8 +247,26 @@ class WindowAggregate:
         return (self.input,)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class OverAggregate:
+    """``agg(...) OVER (PARTITION BY keys ORDER BY rowtime ROWS|RANGE … PRECEDING)``: the input row plus the values."""
+
+    row_type: RowType
+    input: RelNode
+    partition_keys: tuple[int, ...]
+    calls: tuple[AggregateCall, ...]
+    rows: bool
+    preceding: int | None  # rows, or milliseconds for RANGE; None: UNBOUNDED PRECEDING
+    rowtime_index: int
+
+    @property
+    def inputs(self) -> tuple[RelNode, ...]:
+        return (self.input,)
+
+
 RelNode = (
-    Correlate
+    OverAggregate
+    | Correlate
     | TableScan
     | DataStreamScan
     | Values

@@ -36,6 +36,10 @@ def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr]) -> RelNode:
     window = found[0]
     function = window.this
     name = (str(function.this) if isinstance(function, exp.Anonymous) else type(function).__name__).upper()
+    if all(isinstance(w.this, exp.AggFunc) for w in found):
+        from strom.table.planner.over_converter import convert_over
+
+        return convert_over(rel, scope, items, windows)
     if len(found) > 1 or name not in ("ROW_NUMBER", "ROWNUMBER"):
         raise TableException(
             f"Unsupported SQL construct{at(window)}: {window.sql()[:60]}; expected one ROW_NUMBER() OVER "

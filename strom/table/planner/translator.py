@@ -20,6 +20,7 @@ from strom.table.planner.logical import (
     Correlate,
     DataStreamScan,
     Join,
+    OverAggregate,
     Rank,
     RelNode,
     TableScan,
@@ -162,6 +163,22 @@ class Translator:
             aggs=aggs_handle_factory(rel)(),
             assigner=rel.window.assigner(),
             window_properties=rel.window_properties,
+        )
+
+    def _overaggregate(self, rel: OverAggregate) -> DataStream[Any]:
+        from strom.table.runtime.over_aggregate import over_aggregate
+
+        input_types = rel.input.row_type.types
+        calls = tuple(
+            (c.name, tuple(input_types[a] for a in c.args), c.args, c.distinct, c.filter_arg) for c in rel.calls
+        )
+        return over_aggregate(
+            self.translate(rel.input),
+            key_indices=rel.partition_keys,
+            aggs=_HandleFactory(calls, retracting=True)(),
+            rows=rel.rows,
+            preceding=rel.preceding,
+            rowtime_index=rel.rowtime_index,
         )
 
     def _correlate(self, rel: Correlate) -> DataStream[Any]:

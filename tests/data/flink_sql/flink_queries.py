@@ -73,6 +73,10 @@ QUERIES = {
     "window_hop_agg": "SELECT window_start, window_end, COUNT(*) AS n FROM "
     "TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '2' SECOND)) "
     "GROUP BY window_start, window_end",
+    "over_rows": "SELECT u, ts, COUNT(*) OVER (PARTITION BY u ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) "
+    "AS c FROM clicks",
+    "over_range": "SELECT u, ts, COUNT(*) OVER (ORDER BY ts RANGE BETWEEN INTERVAL '1' SECOND PRECEDING AND "
+    "CURRENT ROW) AS c FROM clicks",
     "error_unknown_column": "SELECT nope FROM orders",
     "error_unknown_table": "SELECT a FROM missing_table",
     "error_parse": "SELECT id,\nFROM orders",
