@@ -99,10 +99,23 @@ class _RowGenerator:
     def __init__(self, fields: list[_FieldGenerator], seed: int) -> None:
         self.fields = fields
         self.seed = seed
+        self.sequences = tuple(
+            f.start if f.kind == "sequence" and f.root not in ("CHAR", "VARCHAR") else None for f in fields
+        )
+        self.random = any(f.kind == "random" for f in fields)
 
     def __call__(self, i: int) -> Any:
+        if not self.random:  # sequences only: no generator to seed (seeding one costs more than the row)
+            values = [
+                i + s if s is not None else f.value(i, _NO_RANDOM)
+                for s, f in zip(self.sequences, self.fields, strict=True)
+            ]
+            return _create_row(None, values)
         rng = random.Random(self.seed * 1_000_003 + i)
         return _create_row(None, [f.value(i, rng) for f in self.fields])
+
+
+_NO_RANDOM = random.Random(0)
 
 
 class DataGenTableSource(DynamicTableSource):
