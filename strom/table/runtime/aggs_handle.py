@@ -67,6 +67,7 @@ class GeneratedAggsHandle:
         self._plan = tuple(
             (i, c.function, c.args, self._distinct_slots[i], c.filter_arg) for i, c in enumerate(self._calls)
         )
+        self._getters = tuple((i, c.function.get_value) for i, c in enumerate(self._calls))
 
     def create_accumulators(self) -> list[Any]:
         accs: list[Any] = [c.function.create_accumulator() for c in self._calls]
@@ -129,7 +130,7 @@ class GeneratedAggsHandle:
         accs[self._count_slot] += other[self._count_slot]
 
     def get_value(self, accs: list[Any]) -> tuple[Any, ...]:
-        return tuple(c.function.get_value(accs[i]) for i, c in enumerate(self._calls))
+        return tuple([get(accs[i]) for i, get in self._getters])
 
     def record_count_is_zero(self, accs: list[Any]) -> bool:
         return bool(accs[self._count_slot] <= 0)

@@ -11,11 +11,11 @@ Per key the accumulators live in one ``ValueState``. An input row is accumulated
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from strom.api.functions import KeyedProcessFunction, RuntimeContext
-from strom.api.row import Row, RowKind, _create_row
+from strom.api.row import Row, RowKind
 from strom.api.state import ValueStateDescriptor
 from strom.table.runtime.aggs_handle import AggsHandle
 
@@ -27,6 +27,17 @@ _INSERT, _UPDATE_BEFORE, _UPDATE_AFTER, _DELETE = (
     RowKind.UPDATE_AFTER,
     RowKind.DELETE,
 )
+
+
+_new = object.__new__
+
+
+def _row(values: list[Any], kind: RowKind) -> Row:
+    """A positional Row without ``Row.__init__``'s argument handling (per emitted change)."""
+    row: Row = _new(Row)
+    row._values = values
+    row._row_kind = kind
+    return row
 
 
 class KeyByIndices:
@@ -51,7 +62,7 @@ class GroupAggFunction(KeyedProcessFunction[Any, Row, Row]):
         self.handle = self.handle_factory()
         self.acc_state = runtime_context.get_state(ValueStateDescriptor("accumulators"))
 
-    def process_element(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[Row] | None:
+    def process_element(self, value: Row, ctx: KeyedProcessFunction.Context) -> tuple[Row, ...] | None:
         handle = self.handle
         accs = self.acc_state.value()
         kind = value._row_kind
@@ -74,14 +85,14 @@ class GroupAggFunction(KeyedProcessFunction[Any, Row, Row]):
             self.acc_state.clear()
             if first:
                 return None
-            return iter((_create_row(None, [*key, *previous], _DELETE),))
+            return (_row([*key, *previous], _DELETE),)
         self.acc_state.update(accs)
         result = handle.get_value(accs)
         if first:
-            return iter((_create_row(None, [*key, *result], _INSERT),))
+            return (_row([*key, *result], _INSERT),)
         if result == previous:
             return None
-        after = _create_row(None, [*key, *result], _UPDATE_AFTER)
+        after = _row([*key, *result], _UPDATE_AFTER)
         if not self.generate_update_before:
-            return iter((after,))
-        return iter((_create_row(None, [*key, *previous], _UPDATE_BEFORE), after))
+            return (after,)
+        return (_row([*key, *previous], _UPDATE_BEFORE), after)
