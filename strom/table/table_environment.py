@@ -69,8 +69,13 @@ class TableEnvironment:
         if self._stream_env is not None:
             return self._stream_env
         from strom.api.environment import StreamExecutionEnvironment
+        from strom.config import Configuration
 
-        env = StreamExecutionEnvironment()
+        runtime = Configuration()  # the job's options (checkpointing, restarts, state backend, …): all but table.*
+        for key, value in self._config.to_dict().items():
+            if not key.startswith("table.") and key != "parallelism.default":
+                runtime.set_string(key, value)
+        env = StreamExecutionEnvironment(runtime)
         parallelism = self._config.parallelism()
         if parallelism is not None:
             env.set_parallelism(parallelism)
