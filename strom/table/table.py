@@ -143,6 +143,14 @@ class Table:
         names = tuple(f"f{i}" for i in range(len(func.result_types)))
         return Table(self._t_env, Correlate(RowType(names, func.result_types), self._plan, func.func))
 
+    def limit(self, fetch: int, offset: int = 0) -> Table:
+        """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``)."""
+        select = exp.Select(expressions=[exp.Star()]).from_(_source()).limit(fetch)
+        return self._query(select.offset(offset) if offset else select)
+
+    def fetch(self, fetch: int) -> Table:
+        return self.limit(fetch)
+
     def union_all(self, right: Table) -> Table:
         left_q = exp.Select(expressions=[exp.Star()]).from_(_source())
         right_q = exp.Select(expressions=[exp.Star()]).from_(_source(_RIGHT))

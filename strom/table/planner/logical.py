@@ -169,6 +169,7 @@ class Rank:
     order_keys: tuple[tuple[int, bool], ...]  # (column, ascending)
     limit: int
     output_rank: bool
+    offset: int = 0  # rows before rank offset + 1 are not emitted (LIMIT … OFFSET)
 
     @property
     def inputs(self) -> tuple[RelNode, ...]:

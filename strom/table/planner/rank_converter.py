@@ -82,6 +82,15 @@ def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr]) -> RelNode:
     return Calc(RowType(names, tuple(p.type for p in projection)), rank, projection, None)
 
 
+def fetch(rel: RelNode, offset: int, count: int) -> RelNode:
+    """The rows ``offset + 1 .. offset + count`` in arrival order (a Rank over one partition, no sort key)."""
+    rn_type = parse_type("BIGINT NOT NULL")
+    rank_type = RowType((*rel.row_type.names, "$rn"), (*rel.row_type.types, rn_type))
+    rank = Rank(rank_type, rel, (), (), offset + count, False, offset)
+    projection = tuple(RexInputRef(i, t) for i, t in enumerate(rel.row_type.types))
+    return Calc(rel.row_type, rank, projection, None)
+
+
 def _rank_below(rel: RelNode) -> tuple[Calc, Rank] | None:
     if isinstance(rel, Calc) and rel.condition is None and isinstance(rel.input, Rank) and rel.projection is not None:
         return rel, rel.input

@@ -144,13 +144,12 @@ class SqlToRel:
             from strom.table.planner.aggregate_converter import distinct
 
             rel = distinct(rel)
-        for clause in ("order", "limit", "offset"):
-            if select.args.get(clause) is not None:
-                raise TableException(
-                    f"Unsupported SQL construct{at(select.args[clause])}: {clause.upper()} BY/LIMIT in a streaming "
-                    "query; hint: Top-N by ROW_NUMBER() OVER (...) WHERE rn <= N"
-                )
-        return rel
+        if select.args.get("order") is not None:
+            raise TableException(
+                f"Unsupported SQL construct{at(select.args['order'])}: ORDER BY; "
+                "hint: Top-N by ROW_NUMBER() OVER (...) WHERE rn <= N"
+            )
+        return limit_of(rel, select)
 
     def semi_joins(
         self, rel: RelNode, scope: Scope, condition: exp.Expr, ctes: Mapping[str, RelNode]
@@ -222,6 +221,29 @@ class SqlToRel:
         names = tuple(_alias_columns(node) or [f"EXPR${i}" for i in range(width)])
         literal_rows = tuple(tuple(_literal_value(v) for v in r) for r in rows)
         return Values(RowType(names, types), literal_rows)
+
+
+def limit_of(rel: RelNode, select: exp.Select) -> RelNode:
+    """``LIMIT n [OFFSET m]`` without ORDER BY (Flink's streaming FETCH): the first rows in arrival order, as a Rank
+    over one partition that keeps rows ``m + 1 .. m + n`` and emits them once."""
+    limit, offset = select.args.get("limit"), select.args.get("offset")
+    if limit is None and offset is None:
+        return rel
+    count = _int_literal(limit.expression if limit is not None else None, select)
+    skip = _int_literal(offset.expression if offset is not None else None, select) or 0
+    if count is None:
+        raise TableException(f"Unsupported SQL construct{at(offset)}: OFFSET without LIMIT in a streaming query")
+    from strom.table.planner.rank_converter import fetch
+
+    return fetch(rel, skip, count)
+
+
+def _int_literal(node: exp.Expr | None, where: exp.Expr) -> int | None:
+    if node is None:
+        return None
+    if not (isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit()):
+        raise TableException(f"Unsupported SQL construct{at(where)}: LIMIT/OFFSET expect integer literals")
+    return int(node.this)
 
 
 def output_names(items: list[exp.Expr]) -> tuple[str, ...]:

@@ -196,5 +196,5 @@ class Translator:
         from strom.table.runtime.rank import RankFunction
 
         keyed = self.translate(rel.input).key_by(KeyByIndices(rel.partition_keys))
-        function = RankFunction(rel.order_keys, rel.limit, rel.output_rank)
+        function = RankFunction(rel.order_keys, rel.limit, rel.output_rank, rel.offset)
         return keyed.process(function).name(f"Rank(rankEnd={rel.limit})")

@@ -46,7 +46,8 @@ class _Key:
 
 
 class RankFunction(KeyedProcessFunction[Any, Row, Row]):
-    def __init__(self, order: tuple[tuple[int, bool], ...], limit: int, output_rank: bool) -> None:
+    def __init__(self, order: tuple[tuple[int, bool], ...], limit: int, output_rank: bool, offset: int = 0) -> None:
+        self.offset = offset
         self.order_columns = tuple(c for c, _ in order)
         self.ascending = tuple(a for _, a in order)
         self.limit = limit
@@ -60,7 +61,7 @@ class RankFunction(KeyedProcessFunction[Any, Row, Row]):
 
     def process_element(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[Row] | None:
         rows: list[tuple[Any, ...]] = self.rows_state.value() or []
-        before = rows[: self.limit]
+        before = rows[self.offset : self.limit]
         record = tuple(value._values)
         if value._row_kind in _RETRACT:
             try:
@@ -68,6 +69,8 @@ class RankFunction(KeyedProcessFunction[Any, Row, Row]):
             except ValueError:
                 return None
         else:
+            if not self.order_columns and len(rows) >= self.limit:
+                return None  # LIMIT in arrival order: a row after the first ones never enters
             key = self._key(record)
             position = len(rows)
             while position > 0 and key < self._key(rows[position - 1]):
@@ -77,7 +80,7 @@ class RankFunction(KeyedProcessFunction[Any, Row, Row]):
             self.rows_state.update(rows)
         else:
             self.rows_state.clear()
-        after = rows[: self.limit]
+        after = rows[self.offset : self.limit]
         return iter(self._changes(before, after))
 
     def _changes(self, before: list[tuple[Any, ...]], after: list[tuple[Any, ...]]) -> list[Row]:

@@ -40,6 +40,8 @@ def test_select_where_and_column_operations(t_env: TableEnvironment) -> None:
     assert rows(shaped.execute()) == [(1, "Hi", 10), (2, "Hello", 20), (3, "Hi", 30)]
     assert rows(table.select(col("b")).distinct().execute()) == [("Hi",), ("Hello",)]
     assert len(rows(table.union_all(table).execute())) == 6
+    assert rows(table.limit(2).execute()) == [(1, "Hi", 2.5), (2, "Hello", 3.0)]
+    assert rows(t_env.sql_query(f"SELECT a FROM {table} LIMIT 1 OFFSET 2").execute()) == [(3,)]
 
 
 def test_group_by_select_emits_the_changelog(t_env: TableEnvironment) -> None:

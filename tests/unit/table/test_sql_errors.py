@@ -47,8 +47,8 @@ def test_type_mismatch_names_its_position(t_env: TableEnvironment) -> None:
 
 
 def test_unsupported_construct_names_its_position(t_env: TableEnvironment) -> None:
-    with pytest.raises(TableException, match=r"Unsupported SQL construct at line 1, column \d+: .*LIMIT"):
-        t_env.sql_query("SELECT id FROM orders LIMIT 3")
+    with pytest.raises(TableException, match=r"Unsupported SQL construct at line 1, column \d+: ORDER BY"):
+        t_env.sql_query("SELECT id FROM orders ORDER BY id")
 
 
 def test_ungrouped_column_is_refused(t_env: TableEnvironment) -> None:
