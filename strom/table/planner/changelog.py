@@ -23,6 +23,7 @@ from strom.table.planner.logical import (
     Values,
     WatermarkAssigner,
     WindowAggregate,
+    WindowJoin,
     WindowTableFunction,
 )
 
@@ -38,7 +39,7 @@ def is_insert_only(rel: RelNode) -> bool:
         return not rel.changelog
     if isinstance(rel, OverAggregate):
         return is_insert_only(rel.input)
-    if isinstance(rel, WindowAggregate):
+    if isinstance(rel, WindowAggregate | WindowJoin):
         return True
     if isinstance(rel, Calc | WatermarkAssigner | Correlate | WindowTableFunction):
         return is_insert_only(rel.input)

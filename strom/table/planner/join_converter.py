@@ -53,8 +53,66 @@ def convert_join(
         types[n_left:] = [t.nullable() for t in types[n_left:]]
     names = tuple(f.name for f in scope.fields)
     row_type = RowType(names, tuple(types))
-    rel = Join(row_type, left, right, join_kind, tuple(left_keys), tuple(right_keys), rest)
+    rel: RelNode = Join(row_type, left, right, join_kind, tuple(left_keys), tuple(right_keys), rest)
+    windowed = _window_join(left, right, join_kind, left_keys, right_keys, rest, row_type)
+    if windowed is not None:
+        rel = windowed
     return rel, Scope([type(f)(f.qualifier, f.name, t) for f, t in zip(scope.fields, types, strict=True)])
+
+
+def window_columns(rel: RelNode) -> dict[str, int]:
+    """Which columns of ``rel`` are a window TVF's window_start / window_end (traced through projections)."""
+    from strom.table.planner.logical import Calc, WindowAggregate, WindowTableFunction
+    from strom.table.planner.window_converter import WINDOW_COLUMNS
+
+    if isinstance(rel, WindowTableFunction):
+        width = len(rel.input.row_type)
+        return {name: width + i for i, name in enumerate(WINDOW_COLUMNS)}
+    if isinstance(rel, WindowAggregate):
+        offset = len(rel.group_keys) + len(rel.calls)
+        return {name: offset + i for i, name in enumerate(rel.window_properties)}
+    if isinstance(rel, Calc):
+        below = window_columns(rel.input)
+        if rel.projection is None:
+            return below
+        found: dict[str, int] = {}
+        for i, p in enumerate(rel.projection):
+            for name, index in below.items():
+                if isinstance(p, RexInputRef) and p.index == index:
+                    found.setdefault(name, i)
+        return found
+    return {}
+
+
+def _window_join(
+    left: RelNode,
+    right: RelNode,
+    kind: str,
+    left_keys: list[int],
+    right_keys: list[int],
+    rest: RexNode | None,
+    row_type: RowType,
+) -> RelNode | None:
+    """Keys pairing window_start with window_start and window_end with window_end → a WindowJoin (Flink's rule)."""
+    from strom.table.planner.logical import WindowJoin
+
+    lw, rw = window_columns(left), window_columns(right)
+    pairs = list(zip(left_keys, right_keys, strict=True))
+    window_pairs = {name: (lw[name], rw[name]) for name in ("window_start", "window_end") if name in lw and name in rw}
+    if len(window_pairs) != 2 or any(pair not in pairs for pair in window_pairs.values()):
+        return None
+    others = [p for p in pairs if p not in window_pairs.values()]
+    return WindowJoin(
+        row_type,
+        left,
+        right,
+        kind,
+        tuple(a for a, _ in others),
+        tuple(b for _, b in others),
+        window_pairs["window_end"][0],
+        window_pairs["window_end"][1],
+        rest,
+    )
 
 
 def _conjuncts(node: RexNode) -> list[RexNode]:

@@ -28,6 +28,7 @@ __all__ = [
     "Union",
     "Values",
     "WatermarkAssigner",
+    "WindowJoin",
     "explain",
 ]
 
@@ -265,8 +266,28 @@ class OverAggregate:
         return (self.input,)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class WindowJoin:
+    """A join of two windowed inputs on window_start, window_end and keys: joined at the window's end (insert-only)."""
+
+    row_type: RowType
+    left: RelNode
+    right: RelNode
+    kind: str
+    left_keys: tuple[int, ...]
+    right_keys: tuple[int, ...]
+    left_window_end: int
+    right_window_end: int
+    condition: RexNode | None = None
+
+    @property
+    def inputs(self) -> tuple[RelNode, ...]:
+        return (self.left, self.right)
+
+
 RelNode = (
-    OverAggregate
+    WindowJoin
+    | OverAggregate
     | Correlate
     | TableScan
     | DataStreamScan

@@ -28,6 +28,7 @@ from strom.table.planner.logical import (
     Values,
     WatermarkAssigner,
     WindowAggregate,
+    WindowJoin,
     WindowTableFunction,
 )
 from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
@@ -91,6 +92,16 @@ class _TableFunctionRows:
             )
             out.append(_create_row(None, values, row._row_kind))
         return out
+
+
+class _PairCondition:
+    """A join's residual condition over ``left ++ right`` as the window join's ``condition(left, right)``."""
+
+    def __init__(self, predicate: Any) -> None:
+        self.predicate = predicate
+
+    def __call__(self, left: Any, right: Any) -> bool:
+        return bool(self.predicate(_create_row(None, [*left._values, *right._values])))
 
 
 class Translator:
@@ -179,6 +190,24 @@ class Translator:
             rows=rel.rows,
             preceding=rel.preceding,
             rowtime_index=rel.rowtime_index,
+        )
+
+    def _windowjoin(self, rel: WindowJoin) -> DataStream[Any]:
+        from strom.table.planner.codegen import compile_condition
+        from strom.table.runtime.window.window_join import window_join
+
+        condition = _PairCondition(compile_condition(rel.condition)) if rel.condition is not None else None
+        return window_join(
+            self.translate(rel.left),
+            self.translate(rel.right),
+            left_key_indices=rel.left_keys,
+            right_key_indices=rel.right_keys,
+            left_window_end_index=rel.left_window_end,
+            right_window_end_index=rel.right_window_end,
+            left_arity=len(rel.left.row_type),
+            right_arity=len(rel.right.row_type),
+            join_type=rel.kind,
+            condition=condition,
         )
 
     def _correlate(self, rel: Correlate) -> DataStream[Any]:

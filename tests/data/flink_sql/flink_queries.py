@@ -77,6 +77,12 @@ QUERIES = {
     "AS c FROM clicks",
     "over_range": "SELECT u, ts, COUNT(*) OVER (ORDER BY ts RANGE BETWEEN INTERVAL '1' SECOND PRECEDING AND "
     "CURRENT ROW) AS c FROM clicks",
+    "window_join": "SELECT L.u, L.window_start, L.n, R.m FROM "
+    "(SELECT u, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), "
+    "INTERVAL '1' SECOND)) GROUP BY u, window_start, window_end) L JOIN "
+    "(SELECT u, window_start, window_end, MAX(ts) AS m FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), "
+    "INTERVAL '1' SECOND)) GROUP BY u, window_start, window_end) R "
+    "ON L.u = R.u AND L.window_start = R.window_start AND L.window_end = R.window_end",
     "error_unknown_column": "SELECT nope FROM orders",
     "error_unknown_table": "SELECT a FROM missing_table",
     "error_parse": "SELECT id,\nFROM orders",
