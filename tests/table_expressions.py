@@ -77,7 +77,7 @@ def _number(text: str) -> Value:
         scale = -int(d.as_tuple().exponent)
         return Value(DecimalType(max(digits, scale, 1), scale, False), d, True)
     n = int(text)
-    return Value(IntType(False) if n < 2**31 else BigIntType(False), n, True)
+    return Value(IntType(False) if -(2**31) <= n < 2**31 else BigIntType(False), n, True)
 
 
 def _string(text: str) -> Value:
@@ -217,6 +217,9 @@ class Evaluator:
 
     def unary(self) -> Value:
         if self.accept("-"):
+            if self.peek().kind == "num":  # Calcite reads "-2147483648" as one literal (an INT)
+                self.i += 1
+                return _number("-" + self.tokens[self.i - 1].text)
             inner = self.unary()
             r = self.op("-", inner)
             r.literal = inner.literal
@@ -405,7 +408,6 @@ class Evaluator:
         if name in ("TIMESTAMPADD", "TIMESTAMPDIFF"):
             unit = self.word()
             self.i += 1
-            self.expect(",")
             return self.fn(name, self.sym(unit), *self.rest_args())
         if name.startswith("JSON_"):
             return self.json_call(name)

@@ -4,10 +4,10 @@ and the ``+I[...]`` strings of the print connector (``Row.toString``).
 - :func:`format_value` ``(value, data_type)``: one tableau cell — ``<NULL>``, ``TRUE``, ``1.50`` (DECIMAL at its
   scale), ``2024-01-01 12:00:00.000`` (TIMESTAMP(3)), TIMESTAMP_LTZ in the session time zone, ``[1, 2]``, ``{a=1}``,
   ``(1, a)``, bytes as ``x'0aff'``.
-- :func:`print_table` ``(names, types, rows, *, changelog)``: the whole table. BATCH (``changelog=False``) sizes the
-  columns by their content and ends with ``N rows in set``; STREAMING (``changelog=True``) adds the ``op`` column,
-  sizes the columns by type, and ends with ``Received a total of N rows``. Cells wider than 30 are cut with ``...``;
-  East Asian wide characters count two.
+- :func:`print_table` ``(names, types, rows, *, changelog)``: the whole table, columns sized by their type (INT 11,
+  BIGINT 20, DECIMAL(p, s) p + 2, TIMESTAMP(3) 23, …, others 30, at least the name and ``<NULL>``); cells wider are
+  cut with ``...``, East Asian wide characters count two; a STREAMING result (``changelog=True``) has the ``op``
+  column first. The table ends with ``N rows in set`` (``1 row in set``); an empty result prints ``Empty set``.
 - :func:`row_to_string` ``(row, types)``: ``+I[1, Alice, 2024-01-01T12:00]`` as the print connector writes.
 """
 
@@ -168,29 +168,21 @@ def print_table(
     rows = _rows(rows_with_kinds)
     cells = [[f(v) for f, v in zip(formatters, values, strict=True)] for _, values in rows]
     names = list(column_names)
+    widths = [
+        max(display_width(n), min(_type_width(t), max_column_width), len(NULL_COLUMN))
+        for n, t in zip(names, column_types, strict=True)
+    ]
     if changelog:
-        widths = [max(len(n), _type_width(t), len(NULL_COLUMN)) for n, t in zip(names, column_types, strict=True)]
-        widths = [min(w, max_column_width) if w > max_column_width else w for w in widths]
         names = ["op", *names]
         widths = [2, *widths]
         cells = [[kind.short_string(), *row] for (kind, _), row in zip(rows, cells, strict=True)]
-    else:
-        widths = [display_width(n) for n in names]
-        for row in cells:
-            widths = [max(w, display_width(c)) for w, c in zip(widths, row, strict=True)]
-        widths = [min(w, max_column_width) for w in widths]
-    if not rows and not changelog:
+    if not rows:
         return "Empty set\n"
     border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
     lines = [border, _line(names, widths), border]
     lines += [_line(row, widths) for row in cells]
-    if rows or changelog:
-        lines.append(border)
-    n = len(rows)
-    if changelog:
-        lines.append("Received a total of " + (f"{n} rows" if n != 1 else "1 row"))
-    else:
-        lines.append(f"{n} rows in set" if n != 1 else "1 row in set")
+    lines.append(border)
+    lines.append(f"{len(rows)} rows in set" if len(rows) != 1 else "1 row in set")
     return "\n".join(lines) + "\n"
 
 
@@ -202,36 +194,57 @@ def _line(values: Sequence[str], widths: Sequence[int]) -> str:
     return "| " + " | ".join(parts) + " |"
 
 
-def _java_string(value: Any) -> str:
-    """Java's ``toString`` of the external object Flink's Row holds for *value*."""
+def _java_time(value: datetime.time | datetime.datetime, *, always_seconds: bool = False) -> str:
+    """Java's ``LocalTime.toString``: ``10:11``, ``10:11:12``, ``10:11:12.500``, ``10:11:12.123456``."""
+    text = f"{value.hour:02d}:{value.minute:02d}"
+    if value.second or value.microsecond or always_seconds:
+        text += f":{value.second:02d}"
+    if value.microsecond:
+        text += f".{value.microsecond // 1000:03d}" if value.microsecond % 1000 == 0 else f".{value.microsecond:06d}"
+    return text
+
+
+def _java_string(value: Any, t: DataType | None = None) -> str:
+    """Java's ``toString`` of the external object Flink's Row holds for *value* of type *t*."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return format_double(value)
+        return format_float(value) if t is not None and t.type_root is _R.FLOAT else format_double(value)
     if isinstance(value, decimal.Decimal):
-        return str(value) if "E" not in str(value) else format(value, "f")
+        return format(value, "f")
     if isinstance(value, datetime.datetime):
-        text = value.isoformat()
-        return text[:-3] if text.endswith(":00") and value.microsecond == 0 else text
+        if t is not None and t.type_root is _R.TIMESTAMP_WITH_LOCAL_TIME_ZONE:  # an Instant, always in UTC
+            return f"{format_date(value)}T{_java_time(value, always_seconds=True)}Z"
+        return f"{format_date(value)}T{_java_time(value)}"
     if isinstance(value, datetime.time):
-        text = value.isoformat()
-        return text[:-3] if text.endswith(":00") and value.microsecond == 0 else text
+        return _java_time(value)
     if isinstance(value, datetime.date):
-        return value.isoformat()
+        return format_date(value)
     if isinstance(value, bytes | bytearray):
         return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in bytes(value)) + "]"
+    children = list(t.children) if t is not None else []
     if isinstance(value, list):
-        return "[" + ", ".join(_java_string(v) for v in value) + "]"
+        elem = children[0] if children else None
+        return "[" + ", ".join(_java_string(v, elem) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_java_string(k)}={_java_string(v)}" for k, v in value.items()) + "}"
+        key, val = (children[0], children[1]) if len(children) == 2 else (None, None)
+        return "{" + ", ".join(f"{_java_string(k, key)}={_java_string(v, val)}" for k, v in value.items()) + "}"
     if isinstance(value, Row):
-        return row_to_string(value)
+        return row_to_string(value, children or None)
     return str(value)
 
 
 def row_to_string(row: Row, data_types: Sequence[DataType] | None = None) -> str:
-    """Flink's ``Row.toString``: ``+I[1, Alice, null]`` (the print connector's line, without its prefix)."""
-    del data_types  # the Java objects' toString depends on the value only
-    return f"{row.get_row_kind().short_string()}[" + ", ".join(_java_string(v) for v in row) + "]"
+    """Flink's ``Row.toString``: ``+I[1, Alice, null]`` (the print connector's line, without its prefix).
+
+    With the column types, TIMESTAMP_LTZ values print as Java's ``Instant`` (``2024-01-01T04:00:00Z``) and FLOAT as
+    ``Float.toString``; without them every timestamp prints as a ``LocalDateTime``.
+    """
+    types: Sequence[DataType | None] = data_types if data_types is not None else [None] * len(row)
+    return (
+        f"{row.get_row_kind().short_string()}["
+        + ", ".join(_java_string(v, t) for v, t in zip(row, types, strict=True))
+        + "]"
+    )

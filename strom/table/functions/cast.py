@@ -140,8 +140,7 @@ def _constructed(source: DataType, target: DataType, ctx: FunctionContext) -> Co
         return lambda v: {key(k): val(x) for k, x in v.items()}
     if isinstance(source, RowType) and isinstance(target, RowType):
         fields = [_nullable(converter(a, b, ctx)) for a, b in zip(source.children, target.children, strict=True)]
-        names = target.field_names()
-        return lambda v: _create_row(names, [f(x) for f, x in zip(fields, v, strict=True)])
+        return lambda v: _create_row(None, [f(x) for f, x in zip(fields, v, strict=True)])
     raise ValidationException(f"CAST: expected compatible types; got CAST({source} AS {target})")
 
 

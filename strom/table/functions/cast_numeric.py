@@ -2,8 +2,8 @@
 
 - STRING → integer: trimmed, optional sign, digits; a fractional part is dropped (``'4.5'`` → 4); anything else or
   a value out of range fails. STRING → FLOAT/DOUBLE: Java's ``parseDouble`` (``NaN``, ``Infinity``, ``1e3``).
-  STRING → DECIMAL: rounded HALF_UP, NULL beyond the precision. STRING → BOOLEAN: ``true/t/yes/y/1`` and
-  ``false/f/no/n/0``, any case.
+  STRING → DECIMAL: trimmed, rounded HALF_UP; beyond the precision it fails (a number → DECIMAL gives NULL).
+  STRING → BOOLEAN: ``true/t/yes/y/1`` and ``false/f/no/n/0``, any case, not trimmed.
 - fractional → integer truncates toward zero; DOUBLE → INT/BIGINT saturates and NaN is 0 (Java's casts); integer
   narrowing wraps; numbers → DECIMAL round HALF_UP (a DOUBLE through its shortest decimal, as ``BigDecimal.valueOf``);
   numbers ↔ BOOLEAN: non-zero is TRUE, TRUE is 1.
@@ -50,14 +50,12 @@ def _string_to_integer(target: DataType) -> Converter:
 
 
 def _string_to_double(target: DataType) -> Converter:
-    round32 = target.type_root is _R.FLOAT
-
     def convert(text: str) -> float:
         s = text.strip()
         if _FLOAT_TEXT.fullmatch(s) is None:
             raise cast_error("a numeric string", text, target)
         value = float(s.rstrip("fFdD") if s[-1:] in "fFdD" and "Infinity" not in s else s.replace("Infinity", "inf"))
-        return float32(value) if round32 else value
+        return value
 
     return convert
 
@@ -72,14 +70,17 @@ def _string_to_decimal(target: DecimalType) -> Converter:
             raise cast_error("a decimal string", text, target) from None
         if not value.is_finite():
             raise cast_error("a decimal string", text, target)
-        return rnd(value)
+        result = rnd(value)
+        if result is None:
+            raise cast_error("a decimal string", text, target)
+        return result
 
     return convert
 
 
 def _string_to_boolean(target: DataType) -> Converter:
     def convert(text: str) -> bool:
-        s = text.strip().lower()
+        s = text.lower()  # not trimmed, unlike the numbers (Flink: "Cannot parse ' false ' as BOOLEAN")
         if s in _TRUE:
             return True
         if s in _FALSE:
@@ -132,7 +133,7 @@ def _to_decimal(source: DataType, target: DecimalType) -> Converter:
 
         def from_double(v: float) -> decimal.Decimal | None:
             if math.isnan(v) or math.isinf(v):
-                return None
+                raise cast_error("a finite number", v, target)
             return rnd(decimal.Decimal(repr(v)))
 
         return from_double
@@ -150,6 +151,6 @@ def numeric_converter(source: DataType, target: DataType) -> Converter:
         return _to_integer(source, target)
     if isinstance(target, DecimalType):
         return _to_decimal(source, target)
-    if t is _R.FLOAT:
-        return lambda v: float32(float(v))
-    return float
+    if t is _R.FLOAT and source.type_root is _R.DOUBLE:
+        return lambda v: float32(v)
+    return lambda v: float(v) + 0.0  # BigDecimal has no -0

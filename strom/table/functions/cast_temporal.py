@@ -1,10 +1,11 @@
 """CAST rules of dates, times and timestamps (Flink's string-to-date-time and date-time cast rules).
 
-STRING → DATE ``yyyy-[m]m-[d]d``; → TIME ``HH:mm[:ss[.f…]]``; → TIMESTAMP ``yyyy-MM-dd[( |T)HH:mm[:ss[.f…]]]``
-(trimmed; fractions beyond the precision are cut); → TIMESTAMP_LTZ reads the text as a wall-clock time in the session
-time zone. TIMESTAMP ↔ TIMESTAMP_LTZ go through the session time zone; a precision cut truncates; integers ↔
-TIMESTAMP_LTZ are epoch seconds. Values are Python ``date``/``time``/naive ``datetime`` (TIMESTAMP_LTZ in UTC), so
-precisions beyond 6 (nanoseconds) are kept only to the microsecond.
+STRING → DATE ``yyyy-[m]m-[d]d`` (a time after a space is ignored); → TIME ``HH:mm[:ss[.f…]]``; → TIMESTAMP
+``yyyy-MM-dd[ HH:mm:ss[.f…]]`` (no ``T``, seconds required, as Flink's; trimmed; fractions beyond the precision
+cut); → TIMESTAMP_LTZ reads the text as a wall-clock time in the session time zone. TIMESTAMP ↔ TIMESTAMP_LTZ go
+through the session time zone; a precision cut truncates; numbers ↔ timestamps are refused, as Flink 2.x
+(TO_TIMESTAMP_LTZ, UNIX_TIMESTAMP instead). Values are Python ``date``/``time``/naive ``datetime`` (TIMESTAMP_LTZ in
+UTC), so precisions beyond 6 (nanoseconds) are kept only to the microsecond.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ _R = LogicalTypeRoot
 _F = LogicalTypeFamily
 _DATE = r"(\d{1,4})-(\d{1,2})-(\d{1,2})"
 _TIME = r"(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?"
-_DATE_RE = re.compile(_DATE)
+_DATE_RE = re.compile(_DATE + r"(?: .*)?")
 _TIME_RE = re.compile(_TIME)
-_TIMESTAMP_RE = re.compile(_DATE + r"(?:[ T]" + _TIME + r")?")
+_TIMESTAMP_RE = re.compile(_DATE + r"(?: (\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{0,9}))?)?")
 _EPOCH = datetime.datetime(1970, 1, 1)
 Converter = Callable[[Any], Any]
 
@@ -108,16 +109,10 @@ def _truncate(precision: int) -> Converter:
 
 
 def temporal_converter(source: DataType, target: DataType, ctx: FunctionContext) -> Converter:
-    """Between DATE, TIME, TIMESTAMP, TIMESTAMP_LTZ and integers (epoch seconds)."""
+    """Between DATE, TIME, TIMESTAMP and TIMESTAMP_LTZ."""
     s, t = source.type_root, target.type_root
     precision = int(getattr(target, "precision", 0))
     trunc = _truncate(precision)
-    if source.has_family(_F.INTEGER_NUMERIC):
-        seconds: Converter = lambda v: _EPOCH + datetime.timedelta(seconds=v)  # noqa: E731
-        return seconds if t is _R.TIMESTAMP_WITH_LOCAL_TIME_ZONE else _chain(seconds, utc_to_local(ctx.zone))
-    if target.has_family(_F.INTEGER_NUMERIC):
-        to_utc = (lambda v: v) if s is _R.TIMESTAMP_WITH_LOCAL_TIME_ZONE else local_to_utc(ctx.zone)
-        return lambda v: (to_utc(v) - _EPOCH) // datetime.timedelta(seconds=1)
     if s is _R.DATE:
         midnight: Converter = lambda v: datetime.datetime(v.year, v.month, v.day)  # noqa: E731
         return _chain(midnight, local_to_utc(ctx.zone)) if t is _R.TIMESTAMP_WITH_LOCAL_TIME_ZONE else midnight

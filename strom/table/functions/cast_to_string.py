@@ -112,14 +112,27 @@ def _fraction(microseconds: int, precision: int, nanos: int = 0) -> str:
 
 
 def format_time(value: datetime.time, precision: int) -> str:
-    """``12:34:56`` / ``12:34:56.789`` — exactly *precision* fractional digits."""
-    return f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}{_fraction(value.microsecond, precision)}"
+    """Flink's ``unixTimeToString``: ``12:34:56``; with a precision, milliseconds without trailing zeros but at
+    least one digit (``12:34:56.5``, ``12:34:56.0``, ``12:34:56.789``)."""
+    text = f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+    if precision <= 0:
+        return text
+    digits, ms = [], value.microsecond // 1000
+    while precision > 0:
+        digits.append(str(ms // 100))
+        ms = ms % 100 * 10
+        if ms == 0:
+            break
+        precision -= 1
+    return text + "." + "".join(digits)
 
 
 def format_timestamp(value: datetime.datetime, precision: int) -> str:
     """``2024-01-15 10:20:30.000`` — exactly *precision* fractional digits (``nanosecond`` attribute if any)."""
     nanos = int(getattr(value, "nanosecond", 0)) % 1000
-    return f"{format_date(value)} {format_time(value.time(), 0)}{_fraction(value.microsecond, precision, nanos)}"
+    return f"{format_date(value)} {value.hour:02d}:{value.minute:02d}:{value.second:02d}" + _fraction(
+        value.microsecond, precision, nanos
+    )
 
 
 def format_day_time_interval(value: datetime.timedelta, fractional_precision: int = 3) -> str:

@@ -84,6 +84,8 @@ def _if(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: Func
     if types[0].type_root not in (LogicalTypeRoot.BOOLEAN, LogicalTypeRoot.NULL):
         raise validation_error(name, "IF(BOOLEAN, value, value)", types)
     result = case_result_type(types[1:])
+    if types[0].is_nullable:
+        result = result.nullable()
     ca, cb = branch_casts(types[1:], result, ctx)
 
     def call(cond: Any, a: Any, b: Any) -> Any:

@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from strom.table.functions.arithmetic import decimal_rounder, numeric_arithmetic
+from strom.table.functions.arithmetic import decimal_rounder, numeric_arithmetic, wrap_integer
 from strom.table.functions.bound_function import (
     BoundFunction,
     FunctionContext,
@@ -101,8 +101,11 @@ def _same_type(fn_int: Callable[[Any], Any], fn_other: Callable[[Any], Any]) -> 
 
     def resolve(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
         _numeric_args(name, types, 1)
-        fn = fn_int if types[0].has_family(_F.INTEGER_NUMERIC) else fn_other
-        return BoundFunction(name, types[0], strict(fn, 1))
+        t = types[0]
+        if t.has_family(_F.INTEGER_NUMERIC):
+            wrap = wrap_integer(t.type_root)  # Java: Math.abs(Integer.MIN_VALUE) is MIN_VALUE
+            return BoundFunction(name, t, strict(lambda v: wrap(fn_int(v)), 1))
+        return BoundFunction(name, t, strict(fn_other, 1))
 
     return resolve
 
@@ -110,8 +113,9 @@ def _same_type(fn_int: Callable[[Any], Any], fn_other: Callable[[Any], Any]) -> 
 def _sign(v: Any) -> Any:
     if isinstance(v, float):
         return math.copysign(1.0, v) if v != 0 and not math.isnan(v) else v
-    zero = type(v)(0)
-    return type(v)((v > zero) - (v < zero))
+    if isinstance(v, decimal.Decimal):
+        return decimal.Decimal((v > 0) - (v < 0)).quantize(decimal.Decimal(1).scaleb(v.as_tuple().exponent))  # type: ignore[arg-type]
+    return (v > 0) - (v < 0)
 
 
 def round_half_up(value: Any, digits: int, t: DataType) -> Any:
@@ -183,7 +187,7 @@ def _floor_ceil(name: str, types: Sequence[DataType], up: bool) -> BoundFunction
     if t.has_family(_F.INTEGER_NUMERIC):
         return BoundFunction(name, t, strict(lambda v: v, 1))
     if isinstance(t, DecimalType):
-        result = DecimalType(min(DecimalType.MAX_PRECISION, t.precision - t.scale + (1 if t.scale else 0)), 0)
+        result = DecimalType(t.precision, 0)  # Flink keeps the precision: FLOOR(DECIMAL(10, 2)) is DECIMAL(10, 0)
         mode = decimal.ROUND_CEILING if up else decimal.ROUND_FLOOR
         return BoundFunction(
             name,
@@ -259,6 +263,33 @@ def _to_string_fn(fn: Callable[[Any], str], kinds: str) -> Resolver:
     return resolve
 
 
+def _cosh(x: float) -> float:
+    """fdlibm's ``cosh`` (Java's ``StrictMath.cosh``), whose last digit can differ from the C library's."""
+    ax = abs(x)
+    if ax < 0.5 * math.log(2):
+        t = math.expm1(ax)
+        return 1.0 + (t * t) / (2.0 * (1.0 + t))
+    if ax < 22:
+        t = math.exp(ax)
+        return 0.5 * t + 0.5 / t
+    try:
+        return 0.5 * math.exp(ax)
+    except OverflowError:
+        return math.inf
+
+
+def _sinh(x: float) -> float:
+    """fdlibm's ``sinh`` (Java's ``StrictMath.sinh``)."""
+    ax, h = abs(x), math.copysign(0.5, x)
+    if ax < 22:
+        t = math.expm1(ax)
+        return h * (2.0 * t - t * t / (t + 1.0)) if ax < 1 else h * (t + t / (t + 1.0))
+    try:
+        return h * math.exp(ax)
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
 def _cot(x: float) -> float:
     t = math.tan(x)
     return math.inf if t == 0 else 1.0 / t
@@ -269,13 +300,11 @@ FUNCTIONS: dict[str, Resolver] = {
     "SIGN": _same_type(_sign, _sign),
     "MOD": _mod,
     "POWER": _double_fn(_power, 2),
-    "POW": _double_fn(_power, 2),
     "SQRT": _double_fn(lambda x: math.sqrt(x) if x >= 0 else math.nan),
-    "CBRT": _double_fn(lambda x: math.copysign(abs(x) ** (1 / 3), x)),
     "EXP": _double_fn(math.exp),
     "LN": _double_fn(_java_log),
     "LOG": _log,
-    "LOG10": _double_fn(lambda x: _java_log(x) / math.log(10) if x > 0 else _java_log(x)),
+    "LOG10": _double_fn(lambda x: math.log10(x) if x > 0 else _java_log(x)),
     "LOG2": _double_fn(lambda x: _java_log(x) / math.log(2) if x > 0 else _java_log(x)),
     "ROUND": _rounding(round_half_up),
     "TRUNCATE": _rounding(truncate_digits),
@@ -291,8 +320,8 @@ FUNCTIONS: dict[str, Resolver] = {
     "ACOS": _double_fn(math.acos),
     "ATAN": _double_fn(math.atan),
     "ATAN2": _double_fn(math.atan2, 2),
-    "SINH": _double_fn(math.sinh),
-    "COSH": _double_fn(math.cosh),
+    "SINH": _double_fn(_sinh),
+    "COSH": _double_fn(_cosh),
     "TANH": _double_fn(math.tanh),
     "DEGREES": _double_fn(math.degrees),
     "RADIANS": _double_fn(math.radians),

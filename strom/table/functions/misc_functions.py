@@ -46,6 +46,15 @@ def _overlay(s: str, r: str, start: int, length: int | None = None) -> str:
     return s[: start - 1] + r + s[start - 1 + n :]
 
 
+def _overlay_resolver(
+    name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext
+) -> BoundFunction:
+    """OVERLAY(s PLACING r FROM i [FOR n]): VARCHAR(len(s) + len(r))."""
+    arity(name, types, 3, 4)
+    length = min(sum(int(getattr(t, "length", MAX_LENGTH)) for t in types[:2]), MAX_LENGTH)
+    return BoundFunction(name, nullable_if_any(VarCharType(length), types), strict(_overlay, len(types)))
+
+
 def _translate(s: str, src: str, dst: str) -> str:
     table = {ord(c): (dst[i] if i < len(dst) else None) for i, c in reversed(list(enumerate(src)))}
     return s.translate(table)
@@ -89,7 +98,7 @@ def _printf(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: 
             return None
         return str(fmt) % tuple("null" if a is None else a for a in args)
 
-    return BoundFunction(name, STRING.copy(nullable=types[0].is_nullable), call)
+    return BoundFunction(name, STRING.nullable(), call)
 
 
 def _unhex(s: str) -> bytes | None:
@@ -101,7 +110,7 @@ def _unhex(s: str) -> bytes | None:
 
 FUNCTIONS: dict[str, Resolver] = {
     "UUID": _uuid,
-    "OVERLAY": _fixed(STRING, _overlay, 3, 4),
+    "OVERLAY": _overlay_resolver,
     "TRANSLATE": _fixed(STRING, _translate, 3),
     "ELT": _elt,
     "ENCODE": _fixed(BYTES, lambda s, cs: s.encode(cs), 2),

@@ -90,6 +90,9 @@ def _comparable(
     op: str, types: Sequence[DataType], ctx: FunctionContext
 ) -> tuple[DataType, list[Callable[[Any], Any]]]:
     """The common type of *types* and the conversions of each operand's non-NULL value into it."""
+    roots = {t.type_root for t in types}
+    if _R.DATE in roots and roots & {_R.TIMESTAMP_WITHOUT_TIME_ZONE, _R.TIMESTAMP_WITH_LOCAL_TIME_ZONE}:
+        raise validation_error(op, "operands of comparable types", types, "CAST the DATE to a TIMESTAMP")
     common = find_common_type([t.nullable() for t in types])
     if common is None:
         common = _implicit_comparison_type(op, types)

@@ -1,8 +1,8 @@
 """Flink's regular-expression functions: REGEXP, REGEXP_REPLACE, REGEXP_EXTRACT (Java regex semantics).
 
 Patterns are Java's ``java.util.regex`` syntax, which Python's ``re`` reads the same for the common constructs;
-replacement strings use Java's ``$1`` group references (translated to Python's). A pattern that does not compile
-gives NULL, as Flink's. Patterns known at plan time compile once; others go through a cache.
+REGEXP_REPLACE takes its replacement literally and REGEXP_EXTRACT's index defaults to 0 (the whole match), as
+Flink's. A pattern that does not compile gives NULL. Compiled patterns are cached.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from strom.table.logical_types import MAX_LENGTH, BooleanType, DataType, Logical
 __all__ = ["FUNCTIONS", "compile_java_regex"]
 
 STRING = VarCharType(MAX_LENGTH)
-_JAVA_GROUP = re.compile(r"\\(.)|\$(\d+)|\$\{(\w+)\}")
 
 
 @functools.lru_cache(maxsize=256)
@@ -39,32 +38,20 @@ def compile_java_regex(pattern: str) -> re.Pattern[str] | None:
         return None
 
 
-@functools.lru_cache(maxsize=256)
-def _python_replacement(replacement: str) -> str:
-    def sub(m: re.Match[str]) -> str:
-        if m.group(1) is not None:
-            return m.group(1).replace("\\", "\\\\")
-        return f"\\g<{m.group(2) or m.group(3)}>"
-
-    return _JAVA_GROUP.sub(sub, replacement.replace("\\", "\\\\").replace("\\\\$", "\\$"))
-
-
 def _regexp(s: str, pattern: str) -> bool | None:
     compiled = compile_java_regex(pattern)
     return None if compiled is None else compiled.search(s) is not None
 
 
 def _regexp_replace(s: str, pattern: str, replacement: str) -> str | None:
+    """Every match replaced by *replacement* taken literally (Flink's: ``$1`` is not a group reference)."""
     compiled = compile_java_regex(pattern)
     if compiled is None:
         return None
-    try:
-        return compiled.sub(_python_replacement(replacement), s)
-    except (re.error, IndexError):
-        return None
+    return compiled.sub(lambda _m: replacement, s)
 
 
-def _regexp_extract(s: str, pattern: str, index: int = 1) -> str | None:
+def _regexp_extract(s: str, pattern: str, index: int = 0) -> str | None:
     compiled = compile_java_regex(pattern)
     if compiled is None or index < 0 or index > compiled.groups:
         return None
@@ -84,7 +71,8 @@ def _resolver(kinds: Sequence[str], result: DataType, fn: Any) -> Resolver:
     def resolve(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
         arity(name, types, min(len(k) for k in kinds), max(len(k) for k in kinds))
         _check(name, types, next(k for k in kinds if len(k) == len(types)))
-        return BoundFunction(name, nullable_if_any(result, types).nullable(), strict(fn, len(types)))
+        rtype = result.nullable() if name == "REGEXP_EXTRACT" else nullable_if_any(result, types)
+        return BoundFunction(name, rtype, strict(fn, len(types)))
 
     return resolve
 

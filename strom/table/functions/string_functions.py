@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from strom.table.errors import TableRuntimeException
 from strom.table.functions import regexp_functions
 from strom.table.functions.bound_function import (
     BoundFunction,
@@ -61,15 +62,19 @@ def _check(name: str, types: Sequence[DataType], kinds: str) -> None:
         raise validation_error(name, f"{name}({', '.join(names[k] for k in kinds)})", types)
 
 
-def _simple(kinds: str | Sequence[str], result: DataType, fn: Callable[..., Any]) -> Resolver:
-    """A strict function over arguments of the given kinds (several signatures: one kinds string each)."""
+def _simple(
+    kinds: str | Sequence[str], result: DataType, fn: Callable[..., Any], *, always_nullable: bool = False
+) -> Resolver:
+    """A strict function over arguments of the given kinds (several signatures: one kinds string each); its result
+    is nullable when an argument is, or always (``always_nullable``: Flink's type says so)."""
     signatures = [kinds] if isinstance(kinds, str) else list(kinds)
 
     def resolve(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
         for sig in signatures:
             if len(sig) == len(types):
                 _check(name, types, sig)
-                return BoundFunction(name, nullable_if_any(result, types), strict(fn, len(types)))
+                rtype = result.nullable() if always_nullable else nullable_if_any(result, types)
+                return BoundFunction(name, rtype, strict(fn, len(types)))
         raise validation_error(name, " or ".join(f"{len(s)} arguments" for s in signatures), types)
 
     return resolve
@@ -86,7 +91,7 @@ def _same_string_type(fn: Callable[[str], str]) -> Resolver:
     return resolve
 
 
-def _substring(s: str, start: int, length: int | None = None) -> str:
+def _substring(s: str, start: int, length: int | None = None) -> str | None:
     """SQL SUBSTRING: 1-based *start*; a start ≤ 0 counts from the end when negative, as Flink's."""
     n = len(s)
     if start < 0:
@@ -98,7 +103,7 @@ def _substring(s: str, start: int, length: int | None = None) -> str:
     if length is None:
         return s[begin:]
     if length < 0:
-        return ""
+        return None
     return s[begin : begin + length]
 
 
@@ -109,16 +114,13 @@ def _substring_resolver(
     _check(name, types, "sii"[: len(types)])
     length = int(getattr(types[0], "length", MAX_LENGTH))
     result = VarCharType(length) if not isinstance(types[0], NullType) else STRING
-    return BoundFunction(name, nullable_if_any(result, types), strict(_substring, len(types)))
+    return BoundFunction(name, result, strict(_substring, len(types)))  # NULL for a negative length
 
 
 def _concat(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
     arity(name, types, 1, -1)
     _check(name, types, "s" * len(types))
-    total = min(sum(int(getattr(t, "length", 0)) for t in types), MAX_LENGTH)
-    return BoundFunction(
-        name, nullable_if_any(VarCharType(max(total, 1)), types), strict(lambda *a: "".join(a), len(types))
-    )
+    return BoundFunction(name, nullable_if_any(STRING, types), strict(lambda *a: "".join(a), len(types)))
 
 
 def _concat_ws(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
@@ -130,7 +132,7 @@ def _concat_ws(name: str, types: Sequence[DataType], literals: Sequence[Any], ct
             return None
         return str(sep).join(p for p in parts if p is not None)
 
-    return BoundFunction(name, STRING.copy(nullable=types[0].is_nullable), call)
+    return BoundFunction(name, nullable_if_any(STRING, types), call)
 
 
 def _trim_call(mode: str, chars: str, s: str) -> str:
@@ -171,13 +173,11 @@ def _side_trim(strip: Callable[[str, str], str]) -> Resolver:
 
 
 def _replace(s: str, old: str, new: str) -> str:
-    return s if old == "" else s.replace(old, new)
+    return s.replace(old, new)
 
 
 def _locate(sub: str, s: str, start: int = 1) -> int:
-    if start < 1:
-        return 0
-    return s.find(sub, start - 1) + 1
+    return s.find(sub, max(start, 1) - 1) + 1
 
 
 def _pad(left: bool) -> Callable[[str, int, str], str | None]:
@@ -226,8 +226,8 @@ def _ascii(s: str) -> int:
     return ord(s[0]) if s else 0
 
 
-def _chr(n: int) -> str | None:
-    return None if n < 0 else chr(n % 256)
+def _chr(n: int) -> str:
+    return "" if n < 0 else chr(n % 256)
 
 
 def _digest(algorithm: str) -> Callable[[Any], str]:
@@ -244,8 +244,11 @@ def _to_base64(v: Any) -> str:
     return base64.b64encode(v.encode("utf-8") if isinstance(v, str) else bytes(v)).decode("ascii")
 
 
-def _from_base64(v: str) -> str:
-    return base64.b64decode(v, validate=True).decode("utf-8", errors="replace")
+def _from_base64(v: Any) -> str:
+    try:
+        return base64.b64decode(v, validate=True).decode("utf-8", errors="replace")
+    except ValueError as exc:
+        raise TableRuntimeException(f"FROM_BASE64: expected base64 text; got {v!r} ({exc})") from None
 
 
 def _str_to_map(s: str, pair_sep: str = ",", kv_sep: str = "=") -> dict[str, str | None]:
@@ -264,7 +267,17 @@ def _str_to_map_resolver(
     if len(types) not in (1, 3):
         raise validation_error(name, "STR_TO_MAP(STRING) or STR_TO_MAP(STRING, STRING, STRING)", types)
     _check(name, types, "s" * len(types))
-    return BoundFunction(name, nullable_if_any(MapType(STRING, STRING), types), strict(_str_to_map, len(types)))
+    return BoundFunction(name, MapType(STRING, STRING), strict(_str_to_map, len(types)))
+
+
+def _left_right(fn: Callable[[str, int], str]) -> Resolver:
+    """LEFT / RIGHT: VARCHAR of the argument's length, always nullable."""
+
+    def resolve(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
+        _check(name, types, "si")
+        return BoundFunction(name, _varying(types[0]).nullable(), strict(fn, 2))
+
+    return resolve
 
 
 def _is_digit(s: str) -> bool:
@@ -299,13 +312,12 @@ FUNCTIONS: dict[str, Resolver] = {
     "INITCAP": _same_string_type(_initcap),
     "CHAR_LENGTH": _simple("s", IntType(), len),
     "CHARACTER_LENGTH": _simple("s", IntType(), len),
-    "LENGTH": _simple("s", IntType(), len),
     "SUBSTRING": _substring_resolver,
     "SUBSTR": _substring_resolver,
     "CONCAT": _concat,
     "CONCAT_WS": _concat_ws,
     "TRIM": _trim,
-    "BTRIM": _trim,
+    "BTRIM": _simple("s", STRING, lambda s: s.strip(" ")),
     "LTRIM": _side_trim(str.lstrip),
     "RTRIM": _side_trim(str.rstrip),
     "REPLACE": _simple("sss", STRING, _replace),
@@ -314,20 +326,20 @@ FUNCTIONS: dict[str, Resolver] = {
     "INSTR": _simple("ss", IntType(), lambda s, sub: s.find(sub) + 1),
     "LPAD": _simple("sis", STRING, _pad(True)),
     "RPAD": _simple("sis", STRING, _pad(False)),
-    "SPLIT_INDEX": _simple("ssi", STRING, _split_index),
-    "REVERSE": _simple("s", STRING, lambda s: s[::-1]),
+    "SPLIT_INDEX": _simple("ssi", STRING, _split_index, always_nullable=True),
+    "REVERSE": _simple("s", STRING, lambda s: s[::-1], always_nullable=True),
     "REPEAT": _simple("si", STRING, _repeat),
-    "LEFT": _simple("si", STRING, _left),
-    "RIGHT": _simple("si", STRING, _right),
+    "LEFT": _left_right(_left),
+    "RIGHT": _left_right(_right),
     "ASCII": _simple("s", IntType(), _ascii),
-    "CHR": _simple("i", CharType(1), _chr),
+    "CHR": _simple("i", STRING, _chr, always_nullable=True),
     "MD5": _simple("b", CharType(32), _digest("md5")),
     "SHA1": _simple("b", CharType(40), _digest("sha1")),
     "SHA224": _simple("b", CharType(56), _digest("sha224")),
     "SHA256": _simple("b", CharType(64), _digest("sha256")),
     "SHA384": _simple("b", CharType(96), _digest("sha384")),
     "SHA512": _simple("b", CharType(128), _digest("sha512")),
-    "SHA2": _simple("bi", STRING, _sha2),
+    "SHA2": _simple("bi", VarCharType(128), _sha2),
     "TO_BASE64": _simple("b", STRING, _to_base64),
     "FROM_BASE64": _simple("b", STRING, _from_base64),
     "STR_TO_MAP": _str_to_map_resolver,

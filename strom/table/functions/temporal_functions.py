@@ -91,7 +91,7 @@ def _wall_clock(t: DataType, ctx: FunctionContext) -> Callable[[Any], datetime.d
 
 def _date_format(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
     arity(name, types, 2)
-    if not (types[0].has_family(_F.DATETIME) or is_string(types[0])) or not is_string(types[1]):
+    if not (types[0].has_family(_F.TIMESTAMP) or is_string(types[0])) or not is_string(types[1]):
         raise validation_error(name, "DATE_FORMAT(TIMESTAMP or STRING, STRING)", types)
     wall = _wall_clock(types[0], ctx)
 
@@ -162,8 +162,7 @@ def _to_timestamp_ltz(
     def call(v: Any, *_: Any) -> datetime.datetime:
         return _EPOCH + unit * float(v) if not isinstance(v, int) else _EPOCH + unit * v
 
-    result = LocalZonedTimestampType(3).copy(nullable=types[0].is_nullable)
-    return BoundFunction(name, result, strict(call, len(types)))
+    return BoundFunction(name, LocalZonedTimestampType(3), strict(call, len(types)))
 
 
 def _utc_or_none(
@@ -185,9 +184,10 @@ def _unix_timestamp(
     def seconds(v: datetime.datetime | None) -> int | None:
         return None if v is None else (to_utc(v) - _EPOCH) // datetime.timedelta(seconds=1)
 
+    result = nullable_if_any(BigIntType(), types)
     if len(types) == 1:
-        return BoundFunction(name, BigIntType(), strict(lambda s: seconds(java_parser(_DEFAULT_FORMAT)(s)), 1))
-    return BoundFunction(name, BigIntType(), strict(lambda s, p: seconds(java_parser(p)(s)), 2))
+        return BoundFunction(name, result, strict(lambda s: seconds(java_parser(_DEFAULT_FORMAT)(s)), 1))
+    return BoundFunction(name, result, strict(lambda s, p: seconds(java_parser(p)(s)), 2))
 
 
 def _from_unixtime(
@@ -199,7 +199,7 @@ def _from_unixtime(
     def call(v: int, pattern: str = _DEFAULT_FORMAT) -> str:
         return java_formatter(pattern)(to_local(_EPOCH + datetime.timedelta(seconds=int(v))))
 
-    return BoundFunction(name, nullable_if_any(STRING, types), strict(call, len(types)))
+    return BoundFunction(name, STRING, strict(call, len(types)))
 
 
 def _convert_tz(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
@@ -210,13 +210,15 @@ def _convert_tz(name: str, types: Sequence[DataType], literals: Sequence[Any], c
         v = parse_timestamp(s, STRING, 9).replace(tzinfo=ZoneInfo(src)).astimezone(ZoneInfo(dst))
         return java_formatter(_DEFAULT_FORMAT)(v.replace(tzinfo=None))
 
-    return BoundFunction(name, nullable_if_any(STRING, types), strict(call, 3))
+    return BoundFunction(name, STRING, strict(call, 3))
 
 
 def _extract(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
     arity(name, types, 2)
     unit = str(literals[0]).upper() if literals and literals[0] is not None else ""
-    return temporal_units.extract(name, unit, types[1], ctx)
+    bound = temporal_units.extract(name, unit, types[1], ctx)
+    field = bound.call
+    return BoundFunction(name, bound.result_type, lambda _unit, v: field(v))
 
 
 def _part(unit: str) -> Resolver:

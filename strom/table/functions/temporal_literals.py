@@ -1,6 +1,7 @@
 """SQL interval literals (``INTERVAL '1 02:03:04.5' DAY TO SECOND``) → Flink's interval type and strom's value.
 
-Day-time intervals are ``datetime.timedelta``; year-month intervals are ``int`` months (as PyFlink).
+As Flink's planner types them, every day-time literal is ``INTERVAL SECOND(3)`` (a ``datetime.timedelta``) and every
+year-month literal ``INTERVAL MONTH`` (an ``int`` of months), whatever units the literal names.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from strom.table.logical_types import (
 __all__ = ["parse_interval_literal"]
 
 _UNITS = ("DAY", "HOUR", "MINUTE", "SECOND")
+_MONTHS = YearMonthIntervalType(YearMonthResolution.MONTH)
+_SECONDS_TYPE = DayTimeIntervalType(DayTimeResolution.SECOND, 2, 3)
 _SECONDS = {"DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}
 
 
@@ -31,14 +34,10 @@ def _year_month(text: str, start: str, end: str | None) -> tuple[DataType, int]:
         m = re.fullmatch(r"(\d+)-(\d+)", s)
         if m is None:
             raise ValidationException(f"INTERVAL: expected 'years-months'; got {text!r}")
-        months = int(m[1]) * 12 + int(m[2])
-        precision = max(2, len(m[1]))
-        return YearMonthIntervalType(YearMonthResolution.YEAR_TO_MONTH, min(precision, 4)), sign * months
+        return _MONTHS, sign * (int(m[1]) * 12 + int(m[2]))
     if not s.isdigit():
         raise ValidationException(f"INTERVAL: expected a number of {start.lower()}s; got {text!r}")
-    if start == "YEAR":
-        return YearMonthIntervalType(YearMonthResolution.YEAR, min(max(2, len(s)), 4)), sign * int(s) * 12
-    return YearMonthIntervalType(YearMonthResolution.MONTH), sign * int(s)
+    return _MONTHS, sign * int(s) * (12 if start == "YEAR" else 1)
 
 
 def parse_interval_literal(text: str, start: str, end: str | None = None) -> tuple[DataType, int | datetime.timedelta]:
@@ -62,7 +61,4 @@ def parse_interval_literal(text: str, start: str, end: str | None = None) -> tup
                 total += datetime.timedelta(seconds=_SECONDS[unit] * int(number))
         except ValueError:
             raise ValidationException(f"INTERVAL: expected numbers; got {text!r}") from None
-    name = start if end is None else f"{start}_TO_{end}"
-    fractional = 6
-    day_precision = max(2, len(numbers[0])) if start == "DAY" else 2
-    return DayTimeIntervalType(DayTimeResolution[name], min(day_precision, 6), fractional), sign * total
+    return _SECONDS_TYPE, sign * total

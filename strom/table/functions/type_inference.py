@@ -258,13 +258,7 @@ def supports_explicit_cast(source: DataType, target: DataType) -> bool:
         return True
     if s is _R.BOOLEAN and is_numeric(target):
         return True
-    if source.has_family(_F.INTEGER_NUMERIC) and t in (
-        _R.TIMESTAMP_WITH_LOCAL_TIME_ZONE,
-        _R.TIMESTAMP_WITHOUT_TIME_ZONE,
-    ):
-        return True
-    if s in (_R.TIMESTAMP_WITH_LOCAL_TIME_ZONE, _R.TIMESTAMP_WITHOUT_TIME_ZONE) and t is _R.BIGINT:
-        return True
+    # numbers ↔ TIMESTAMP / TIMESTAMP_LTZ are refused, as Flink 2.x (use TO_TIMESTAMP_LTZ / UNIX_TIMESTAMP)
     if source.has_family(_F.DATETIME) and target.has_family(_F.DATETIME):
         return not (
             (s is _R.DATE and t is _R.TIME_WITHOUT_TIME_ZONE) or (s is _R.TIME_WITHOUT_TIME_ZONE and t is _R.DATE)

@@ -1,15 +1,17 @@
 """Captures how PyFlink 2.3.0 prints results: ``TableResult.print()`` (tableau, BATCH and STREAMING) and the
 ``print`` connector's ``+I[...]`` rows, for value_format's tests.
 
-    /work/pyflink-venv/bin/python tests/data/flink_types/probe_print.py > tests/data/flink_types/print_output.txt
+    /work/pyflink-venv/bin/python tests/data/flink_types/probe_print.py > /tmp/print_output.txt
 
-The JVM writes to this process's stdout; each query is preceded by a ``### <name>`` marker line naming it, and
-``print_queries.json`` (written beside) holds the queries and their result column types. strom's tests read both.
+The JVM writes to this process's stdout (a file); each query is preceded by a ``### <name>`` marker line, and at the
+end the output is copied to ``print_output.txt`` and ``print_queries.json`` (the queries and their result column
+types) is written beside this program. strom's tests read both.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -32,7 +34,7 @@ TYPES = (
     "CAST('10:11:12.5' AS TIME(3)) AS t3, x'0aff' AS b, CAST('abc' AS BYTES) AS b2, ARRAY[1, 2] AS arr, "
     "ARRAY['x', CAST(NULL AS STRING)] AS sarr, MAP['k', 1] AS m, ROW(1, 'a') AS r, "
     "INTERVAL '1 02:03:04.5' DAY TO SECOND AS dts, INTERVAL '1-2' YEAR TO MONTH AS ym, "
-    "CAST('ab' AS CHAR(4)) AS c4, '中文字符' AS cjk, CAST(1.0 AS DOUBLE) AS one, CAST(0.1 AS FLOAT) AS tenth"
+    "CAST('ab' AS CHAR(4)) AS c4, '中文字符' AS cjk, CAST(1.0 AS DOUBLE) AS d1, CAST(0.1 AS FLOAT) AS f01"
 )
 AGG = (
     "SELECT name, COUNT(*) AS cnt, SUM(v) AS total FROM (VALUES ('a', 1), ('b', 2), ('a', 3)) AS t(name, v) "
@@ -46,6 +48,14 @@ QUERIES = {"values": VALUES, "types": TYPES, "agg": AGG, "empty": EMPTY, "one": 
 def schema_of(t_env: TableEnvironment, query: str) -> list[list[str]]:
     schema = t_env.sql_query(query)._j_table.getResolvedSchema()
     return [[c.getName(), c.getDataType().getLogicalType().asSummaryString()] for c in schema.getColumns()]
+
+
+def _captured() -> str:
+    """This process's stdout so far, when it is a file (run with ``> file``); else empty."""
+    try:
+        return Path(f"/proc/{os.getpid()}/fd/1").read_text()
+    except OSError:
+        return ""
 
 
 def main() -> None:
@@ -62,13 +72,18 @@ def main() -> None:
             sys.stdout.flush()
         if mode == "streaming":
             for name in ("values", "types", "agg"):
-                cols = ", ".join(f"`{c}` {t.replace(' NOT NULL', '')}" for c, t in meta[f"{mode}/{name}"]["columns"])  # type: ignore[index]
+                # DDL has no INTERVAL column types: the print sink gets the other columns
+                columns = [(c, t) for c, t in meta[f"{mode}/{name}"]["columns"] if "INTERVAL" not in t]  # type: ignore[index]
+                cols = ", ".join(f"`{c}` {t.replace(' NOT NULL', '')}" for c, t in columns)
                 t_env.execute_sql(f"CREATE TEMPORARY TABLE sink_{name} ({cols}) WITH ('connector' = 'print')")
+                meta[f"print/{name}"] = {"columns": columns}
+                select = ", ".join(f"`{c}`" for c, _ in columns)
                 print(f"### print/{name}", flush=True)
-                t_env.execute_sql(f"INSERT INTO sink_{name} {QUERIES[name]}").wait()
+                t_env.execute_sql(f"INSERT INTO sink_{name} SELECT {select} FROM ({QUERIES[name]})").wait()
                 sys.stdout.flush()
     print("### end", flush=True)
     Path(__file__).with_name("print_queries.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+    Path(__file__).with_name("print_output.txt").write_text(_captured())
 
 
 if __name__ == "__main__":

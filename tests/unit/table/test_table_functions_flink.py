@@ -25,12 +25,31 @@ _FOLDING = (
     "Infinity/NaN, as strom does for constants and columns alike"
 )
 
+_NANOS = "PyFlink's collect() hands TIMESTAMP(p > 3) over with milliseconds only; strom keeps microseconds"
 DIFFERENT: dict[str, tuple[str, Any, str]] = {
     # expression: (strom's type, strom's value, why it differs from Flink's)
     "CAST(7 AS DOUBLE) / 0": ("DOUBLE NOT NULL", {"float": "inf"}, _FOLDING),
     "CAST(-7 AS DOUBLE) / 0": ("DOUBLE NOT NULL", {"float": "-inf"}, _FOLDING),
     "CAST(0 AS DOUBLE) / 0": ("DOUBLE NOT NULL", {"float": "nan"}, _FOLDING),
+    "CAST('-Infinity' AS FLOAT)": ("FLOAT NOT NULL", {"float": "-inf"}, _FOLDING),
+    "COSH(1)": ("DOUBLE NOT NULL", {"float": "1.5430806348152437"}, "the last bit of Java's StrictMath.cosh"),
+    "-(-2147483648)": (
+        "INT NOT NULL",
+        {"int": -2147483648},
+        "Calcite folds the double negation of a literal into the BIGINT literal 2147483648; strom negates the INT "
+        "-2147483648, wrapping as Java's int does",
+    ),
+    "CAST('2024-01-15 10:20:30.123456789' AS TIMESTAMP(9))": (
+        "TIMESTAMP(9) NOT NULL",
+        {"datetime": "2024-01-15T10:20:30.123456"},
+        _NANOS,
+    ),
 }
+# Flink computed these but PyFlink could not hand the value to Python (TIMESTAMP_LTZ values, infinite FLOATs and
+# maps with NULL values fail in its pickler): only the type is compared.
+_UNOBSERVABLE = ("PickleException", "malformed node or string", "Ran out of input")
+# Flink's value was NULL in a column typed NOT NULL, which its collect sink refuses (EnforcerException).
+_NULL_IN_NOT_NULL = "EnforcerException"
 
 
 def _cases() -> list[Any]:
@@ -55,6 +74,14 @@ def test_same_result_as_flink(entry: dict[str, Any], zone: str) -> None:
         strom_type, strom_value, _why = DIFFERENT[expr]
         result = evaluate(expr, context)
         assert (str(result.type), encode(result.value)) == (strom_type, strom_value)
+        return
+    root = entry.get("root", "")
+    if any(marker in root for marker in _UNOBSERVABLE):
+        assert str(evaluate(expr, context).type) == entry["type"]
+        return
+    if _NULL_IN_NOT_NULL in root:
+        result = evaluate(expr, context)
+        assert (str(result.type), result.value) == (entry["type"], None)
         return
     if "error" in entry:
         with pytest.raises((ValidationException, TableRuntimeException)):
