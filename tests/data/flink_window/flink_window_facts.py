@@ -62,6 +62,13 @@ QUERIES: dict[str, str] = {
     f"(SELECT * FROM {TVF_TUMBLE}) L FULL JOIN (SELECT * FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), "
     "INTERVAL '10' SECOND))) R ON L.`user` = R.`user` AND L.window_start = R.window_start AND "
     "L.window_end = R.window_end",
+    "window_join_semi": f"SELECT * FROM (SELECT `user`, amount, window_start, window_end FROM {TVF_TUMBLE}) L "
+    "WHERE L.`user` IN (SELECT R.`user` FROM (SELECT * FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), "
+    "INTERVAL '10' SECOND))) R WHERE L.window_start = R.window_start AND L.window_end = R.window_end)",
+    "window_join_anti": f"SELECT * FROM (SELECT `user`, amount, window_start, window_end FROM {TVF_TUMBLE}) L "
+    "WHERE NOT EXISTS (SELECT * FROM (SELECT * FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), "
+    "INTERVAL '10' SECOND))) R WHERE L.`user` = R.`user` AND L.window_start = R.window_start AND "
+    "L.window_end = R.window_end)",
     "interval_join_inner": "SELECT b.`user`, b.amount, c.page, b.ts, c.ts FROM bids b JOIN clicks c "
     "ON b.`user` = c.`user` AND b.ts BETWEEN c.ts - INTERVAL '2' SECOND AND c.ts + INTERVAL '3' SECOND",
     "interval_join_left": "SELECT b.`user`, b.amount, c.page, b.ts, c.ts FROM bids b LEFT JOIN clicks c "

@@ -134,3 +134,23 @@ def test_interval_join_pads_an_outer_row_when_it_expires_and_holds_the_watermark
     assert [getattr(e, "timestamp", None) for e in out] == [9]  # the watermark, held back by 3
     harness.process_watermark(13)  # the cleanup timer at 10 + 2 + 1: the row expires, never joined
     assert [list(r) for r in harness.records()] == [["k", None]]
+
+
+@pytest.mark.parametrize(("join_type", "name"), [("SEMI", "window_join_semi"), ("ANTI", "window_join_anti")])
+def test_window_semi_and_anti_joins_are_flinks(join_type: str, name: str) -> None:
+    op = WindowJoinOperator(
+        RowKeySelector([0]),
+        RowKeySelector([0]),
+        left_window_end_index=4,
+        right_window_end_index=4,
+        left_arity=6,
+        right_arity=6,
+        join_type=join_type,
+    )
+    harness = TwoInputOperatorHarness(op).open()
+    for row, t in tvf("bids"):
+        harness.process_element1(row, t)
+    for row, t in tvf("clicks"):
+        harness.process_element2(row, t)
+    harness.process_watermark(MAX)
+    assert unordered(normalized(pick(harness.records(), [0, 1, 3, 4]))) == unordered(facts(name))

@@ -237,3 +237,24 @@ def test_hop_tvf_takes_any_slide_and_the_aggregate_refuses_a_size_not_a_multiple
     assert hop.assign_windows(7) == [(6, 16), (3, 13), (0, 10)]
     with pytest.raises(ValueError, match="integral multiple"):
         SlicingWindowAggOperator(RowKeySelector([0]), CountSum(1), hop)
+
+
+def test_tvf_drops_rows_without_rowtime_and_reads_the_rowtime_column_of_untimed_batches() -> None:
+    from strom.runtime.streamrecord import with_timestamps
+
+    op = WindowTableFunctionOperator(TUMBLE, rowtime_index=1)
+    harness = OperatorHarness(op).open()
+    op.process_batch(with_timestamps([Row("a", None)], [None]))
+    assert op.num_null_rowtime_records_dropped == 1
+    op.process_batch([Row("b", datetime.datetime(1970, 1, 1, 0, 0, 12))])  # no timestamp column: the rowtime column
+    (row,) = harness.records()
+    assert list(row)[2:4] == [datetime.datetime(1970, 1, 1, 0, 0, 10), datetime.datetime(1970, 1, 1, 0, 0, 20)]
+
+
+def test_aggregate_refuses_a_null_rowtime_as_flink() -> None:
+    from strom.exceptions import InvalidProgramError
+    from strom.runtime.streamrecord import with_timestamps
+
+    harness = agg_harness(TUMBLE, [0], CountSum(1))
+    with pytest.raises(InvalidProgramError, match="RowTime field should not be null"):
+        harness.operator.process_batch(with_timestamps([Row("a", 1)], [None]))

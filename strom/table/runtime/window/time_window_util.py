@@ -27,6 +27,7 @@ __all__ = [
     "TimeShift",
     "datetime_to_millis",
     "millis_to_datetime",
+    "shift_time_zone",
     "window_start_with_offset",
 ]
 
@@ -35,6 +36,19 @@ LONG_MAX = (1 << 63) - 1
 EPOCH = datetime.datetime(1970, 1, 1)
 _MS = datetime.timedelta(milliseconds=1)
 _UTC_NAMES = frozenset({"UTC", "Z", "GMT", "Etc/UTC", "Etc/GMT", "+00:00", "UTC+00:00"})
+
+
+def shift_time_zone(rowtime_type: str, local_time_zone: str | None) -> str | None:
+    """The ``time_zone=`` the window factories take for a rowtime of type ``rowtime_type`` (a type string such as
+    ``TIMESTAMP(3) *ROWTIME*`` or ``TIMESTAMP_LTZ(3) *ROWTIME*``): the session time zone for ``TIMESTAMP_LTZ``,
+    ``None`` (no shift) for ``TIMESTAMP`` (Flink's ``TimeWindowUtil.getShiftTimeZone``).
+
+    >>> shift_time_zone("TIMESTAMP_LTZ(3) *ROWTIME*", "Asia/Shanghai"), shift_time_zone("TIMESTAMP(3)", "Asia/Shanghai")
+    ('Asia/Shanghai', None)
+    """
+    kind = rowtime_type.strip().upper()
+    ltz = kind.startswith("TIMESTAMP_LTZ") or kind.startswith("TIMESTAMP WITH LOCAL TIME ZONE")
+    return local_time_zone if ltz else None
 
 
 def window_start_with_offset(timestamp: int, offset: int, size: int) -> int:

@@ -1,5 +1,6 @@
 """The window join (Flink's ``WindowJoinOperator``): rows of two inputs that carry their windows (``window_end``
-columns, as after a window TVF), joined on equal keys within the same window, INNER, LEFT, RIGHT or FULL OUTER.
+columns, as after a window TVF), joined on equal keys within the same window, INNER, LEFT, RIGHT or FULL OUTER — or
+SEMI / ANTI (``IN`` / ``EXISTS`` / ``NOT EXISTS``: the left rows with / without a partner, left values only).
 
 Each input keeps its rows per key and window (``window-join-left`` / ``-right``: key → window end → rows in arrival
 order) and registers the key's timer at the window's end; a row whose window fired already is late: dropped and
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["WindowJoinOperator", "window_join"]
 
-JOIN_TYPES = ("INNER", "LEFT", "RIGHT", "FULL")
+JOIN_TYPES = ("INNER", "LEFT", "RIGHT", "FULL", "SEMI", "ANTI")
 
 
 class WindowJoinOperator(TwoInputStreamOperator, TableStreamOperator):
@@ -118,6 +119,13 @@ class WindowJoinOperator(TwoInputStreamOperator, TableStreamOperator):
         lefts = ns_pop(self._tables[0], key, end) or []
         rights = ns_pop(self._tables[1], key, end) or []
         condition, join_type = self.condition, self.join_type
+        if join_type in ("SEMI", "ANTI"):  # Flink's SemiAntiJoinOperator: left rows with (without) a partner
+            keep = join_type == "SEMI"
+            for left in lefts:
+                matched = any(condition is None or condition(left, right) for right in rights)
+                if matched == keep:
+                    self.emit(list(left._values), time_ms)
+            return
         right_matched = [False] * len(rights)
         for left in lefts:
             matched = False
