@@ -28,7 +28,23 @@ def _fails_once(marker: str) -> object:
     return keep
 
 
-def _run(tmp_path: Path, name: str, inject: bool) -> list[dict[str, object]]:
+WINDOW_AGGREGATION = (
+    "INSERT INTO sink SELECT window_start, COUNT(*), SUM(id) FROM "
+    "TABLE(TUMBLE(TABLE gen, DESCRIPTOR(ts), INTERVAL '5' SECOND)) WHERE pass_row(id) "
+    "GROUP BY window_start, window_end"
+)
+WINDOW_JOIN = (
+    "INSERT INTO sink SELECT L.window_start, L.n, R.total FROM "
+    "(SELECT window_start, window_end, COUNT(*) AS n FROM "
+    "TABLE(TUMBLE(TABLE gen, DESCRIPTOR(ts), INTERVAL '5' SECOND)) "
+    "WHERE pass_row(id) GROUP BY window_start, window_end) L JOIN "
+    "(SELECT window_start, window_end, SUM(id) AS total FROM TABLE(TUMBLE(TABLE gen, DESCRIPTOR(ts), "
+    "INTERVAL '5' SECOND)) GROUP BY window_start, window_end) R "
+    "ON L.window_start = R.window_start AND L.window_end = R.window_end"
+)
+
+
+def _run(tmp_path: Path, name: str, inject: bool, query: str = WINDOW_AGGREGATION) -> list[dict[str, object]]:
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     config = t_env.get_config()
     config.set("parallelism.default", "2")
@@ -47,11 +63,7 @@ def _run(tmp_path: Path, name: str, inject: bool) -> list[dict[str, object]]:
         "CREATE TABLE sink (window_start TIMESTAMP(3), n BIGINT, total BIGINT) WITH ("
         f"'connector' = 'filesystem', 'path' = '{out}', 'format' = 'json')"
     )
-    t_env.execute_sql(
-        "INSERT INTO sink SELECT window_start, COUNT(*), SUM(id) FROM "
-        "TABLE(TUMBLE(TABLE gen, DESCRIPTOR(ts), INTERVAL '5' SECOND)) WHERE pass_row(id) "
-        "GROUP BY window_start, window_end"
-    ).wait()
+    t_env.execute_sql(query).wait()
     lines = [
         line
         for f in out.rglob("*")
@@ -74,3 +86,9 @@ def test_window_aggregation_survives_a_failure_with_exactly_once_output(tmp_path
     assert len(expected) == ROWS * 10 // 5000 and sum(int(r["n"]) for r in expected) == ROWS  # type: ignore[call-overload]
     assert _run(tmp_path, "failing", inject=True) == expected
     assert (tmp_path / "failing.marker").exists()
+
+
+def test_window_join_survives_a_failure_with_exactly_once_output(tmp_path: Path) -> None:
+    expected = _run(tmp_path, "clean", inject=False)  # the join's rows: each window's count and sum
+    assert _run(tmp_path, "failing-join", inject=True, query=WINDOW_JOIN) == expected
+    assert (tmp_path / "failing-join.marker").exists()
