@@ -47,7 +47,11 @@ def is_insert_only(rel: RelNode) -> bool:
         return all(is_insert_only(m) for m in rel.members)
     if isinstance(rel, Join):
         return rel.kind in ("INNER", "SEMI") and is_insert_only(rel.left) and is_insert_only(rel.right)
-    if isinstance(rel, Aggregate | Rank):
+    if isinstance(rel, Rank):
+        from strom.table.planner.rank_converter import window_rank_columns
+
+        return window_rank_columns(rel) is not None and rel.offset == 0 and rel.limit < 2**62
+    if isinstance(rel, Aggregate):
         return False
     return False
 

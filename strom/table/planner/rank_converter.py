@@ -82,6 +82,18 @@ def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr]) -> RelNode:
     return Calc(RowType(names, tuple(p.type for p in projection)), rank, projection, None)
 
 
+def window_rank_columns(rank: Rank) -> tuple[tuple[int, ...], int] | None:
+    """For a Rank partitioned by window_start and window_end of a windowed input (Flink's WindowRank): the other
+    partition keys and the window_end column; else None."""
+    from strom.table.planner.join_converter import window_columns
+
+    windows = window_columns(rank.input)
+    start, end = windows.get("window_start"), windows.get("window_end")
+    if start is None or end is None or start not in rank.partition_keys or end not in rank.partition_keys:
+        return None
+    return tuple(k for k in rank.partition_keys if k not in (start, end)), end
+
+
 def fetch(rel: RelNode, offset: int, count: int) -> RelNode:
     """The rows ``offset + 1 .. offset + count`` in arrival order (a Rank over one partition, no sort key)."""
     rn_type = parse_type("BIGINT NOT NULL")

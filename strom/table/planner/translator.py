@@ -31,6 +31,7 @@ from strom.table.planner.logical import (
     WindowJoin,
     WindowTableFunction,
 )
+from strom.table.planner.rank_converter import window_rank_columns
 from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
 from strom.table.runtime.group_agg import GroupAggFunction, KeyByIndices
 
@@ -224,6 +225,18 @@ class Translator:
     def _rank(self, rel: Rank) -> DataStream[Any]:
         from strom.table.runtime.rank import RankFunction
 
+        windowed = window_rank_columns(rel)
+        if windowed is not None and rel.offset == 0:
+            from strom.table.runtime.window.window_rank import sort_key, window_top_n
+
+            return window_top_n(
+                self.translate(rel.input),
+                window_end_index=windowed[1],
+                partition_indices=windowed[0],
+                sort_keys=[sort_key(column, ascending) for column, ascending in rel.order_keys],
+                rank_end=rel.limit,
+                output_rank_number=rel.output_rank,
+            )
         keyed = self.translate(rel.input).key_by(KeyByIndices(rel.partition_keys))
         function = RankFunction(rel.order_keys, rel.limit, rel.output_rank, rel.offset)
         return keyed.process(function).name(f"Rank(rankEnd={rel.limit})")

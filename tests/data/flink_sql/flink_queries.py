@@ -83,6 +83,9 @@ QUERIES = {
     "(SELECT u, window_start, window_end, MAX(ts) AS m FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), "
     "INTERVAL '1' SECOND)) GROUP BY u, window_start, window_end) R "
     "ON L.u = R.u AND L.window_start = R.window_start AND L.window_end = R.window_end",
+    "window_top_n": "SELECT * FROM (SELECT window_start, u, ts, ROW_NUMBER() OVER (PARTITION BY window_start, "
+    "window_end ORDER BY ts DESC) AS rn FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '2' SECOND))) "
+    "WHERE rn <= 2",
     "error_unknown_column": "SELECT nope FROM orders",
     "error_unknown_table": "SELECT a FROM missing_table",
     "error_parse": "SELECT id,\nFROM orders",
