@@ -11,6 +11,7 @@ from strom.table.catalog.catalog_manager import CatalogTable, CatalogView
 from strom.table.errors import TableException, ValidationException
 from strom.table.planner.ddl import catalog_table_of
 from strom.table.planner.logical import RowType
+from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 from strom.table.table_result import TableResult
 from strom.table.types import parse_type
@@ -53,7 +54,7 @@ def execute_statement(t_env: TableEnvironment, statement: exp.Expr, text: str) -
                 from strom.table.planner.sql_to_rel import _rename
 
                 plan = _rename(plan, columns)
-            table = CatalogView(plan, statement.expression.sql())
+            table = CatalogView(plan, statement.expression.sql(dialect=FlinkDialect))
         else:
             raise TableException(f"Unsupported SQL construct{at(statement)}: CREATE {kind}")
         catalog.create_table(ident, table, temporary=temporary, ignore_if_exists=exists)

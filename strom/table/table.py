@@ -14,6 +14,7 @@ from sqlglot import exp
 from strom.table.errors import ValidationException
 from strom.table.expression import to_sql_expression
 from strom.table.planner.logical import RelNode, explain
+from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import parse_expression
 
 if TYPE_CHECKING:
@@ -94,7 +95,9 @@ class Table:
         for f in fields:
             node = _item(f)
             if not isinstance(node, exp.Alias) or not isinstance(node.this, exp.Column):
-                raise ValidationException(f"rename_columns expects col('old').alias('new'); got {node.sql()}")
+                raise ValidationException(
+                    f"rename_columns expects col('old').alias('new'); got {node.sql(dialect=FlinkDialect)}"
+                )
             renames[node.this.name] = node.alias
         unknown = set(renames) - set(self._plan.row_type.names)
         if unknown:

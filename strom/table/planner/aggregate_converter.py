@@ -13,6 +13,7 @@ from strom.table.planner.logical import Aggregate, AggregateCall, Calc, RelNode,
 from strom.table.planner.rex import RexInputRef, RexNode, input_refs
 from strom.table.planner.scope import Scope
 from strom.table.planner.window_converter import WINDOW_COLUMNS, WindowAggregate, WindowTableFunction
+from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 
 __all__ = ["aggregate_name", "convert_aggregate", "distinct"]
@@ -32,7 +33,7 @@ def _aggregates(items: list[exp.Expr]) -> list[exp.Expr]:
             if isinstance(agg.parent, exp.Window):
                 continue
             holder = agg.parent if isinstance(agg.parent, exp.Filter) else agg
-            found.setdefault(holder.sql(), holder)
+            found.setdefault(holder.sql(dialect=FlinkDialect), holder)
     return list(found.values())
 
 
@@ -49,7 +50,7 @@ def convert_aggregate(
     pre_text: dict[str, int] = {}
 
     def input_of(node: exp.Expr) -> int:
-        text = node.sql()
+        text = node.sql(dialect=FlinkDialect)
         if text not in pre_text:
             pre_text[text] = len(pre)
             pre.append(converter.convert(node))
@@ -62,15 +63,15 @@ def convert_aggregate(
     agg_nodes = _aggregates([*items, *([having.this] if having is not None else [])])
     for node in agg_nodes:
         calls.append(_aggregate_call(node, input_of, pre, retracting))
-    item_names = dict(zip((i.unalias().sql() for i in items), output_names(items), strict=True))
-    call_names = tuple(item_names.get(node.sql(), f"EXPR${j}") for j, node in enumerate(agg_nodes))
+    item_names = dict(zip((i.unalias().sql(dialect=FlinkDialect) for i in items), output_names(items), strict=True))
+    call_names = tuple(item_names.get(node.sql(dialect=FlinkDialect), f"EXPR${j}") for j, node in enumerate(agg_nodes))
     key_names = tuple(_key_name(k, i) for i, k in enumerate(key_nodes))
     substitutions: dict[str, RexNode] = {}
     windowed = window_aggregate(rel, pre, keys, calls, key_names, call_names)
     if windowed is not None:
         agg_rel: RelNode = windowed[0]
         for node, position in zip(key_nodes, windowed[1], strict=True):
-            substitutions[node.sql()] = RexInputRef(position, agg_rel.row_type.types[position])
+            substitutions[node.sql(dialect=FlinkDialect)] = RexInputRef(position, agg_rel.row_type.types[position])
         first_call = len(keys) - len(windowed[0].window_properties)
     else:
         pre_rel = _project(rel, tuple(pre), tuple(pre_names))
@@ -80,10 +81,10 @@ def convert_aggregate(
             RowType(names, key_types + tuple(c.result_type for c in calls)), pre_rel, keys, tuple(calls)
         )
         for i, node in enumerate(key_nodes):
-            substitutions[node.sql()] = RexInputRef(i, key_types[i], names[i])
+            substitutions[node.sql(dialect=FlinkDialect)] = RexInputRef(i, key_types[i], names[i])
         first_call = len(keys)
     for j, node in enumerate(agg_nodes):
-        substitutions[node.sql()] = RexInputRef(first_call + j, calls[j].result_type)
+        substitutions[node.sql(dialect=FlinkDialect)] = RexInputRef(first_call + j, calls[j].result_type)
     post = ExpressionConverter(Scope.of(agg_rel.row_type), substitutions)
     projection = tuple(post.convert(i) for i in items)
     condition = post.convert(having.this) if having is not None else None

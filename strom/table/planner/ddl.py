@@ -35,17 +35,23 @@ def catalog_table_of(create: exp.Create) -> CatalogTable:
         elif isinstance(item, exp.PrimaryKey):
             primary_key = tuple(e.name for e in item.expressions)
         else:
-            raise TableException(f"Unsupported SQL construct{at(item)}: {item.sql()[:60]} in CREATE TABLE")
+            raise TableException(
+                f"Unsupported SQL construct{at(item)}: {item.sql(dialect=FlinkDialect)[:60]} in CREATE TABLE"
+            )
     options: dict[str, str] = {}
     properties = create.args.get("properties")
     for prop in properties.expressions if properties is not None else []:
         if isinstance(prop, exp.Property):
             value = prop.args.get("value")
-            options[prop.name] = value.name if isinstance(value, exp.Literal) else str(value.sql() if value else "")
+            options[prop.name] = (
+                value.name if isinstance(value, exp.Literal) else str(value.sql(dialect=FlinkDialect) if value else "")
+            )
         elif isinstance(prop, exp.PartitionedByProperty):
             continue
         else:
-            raise TableException(f"Unsupported SQL construct{at(prop)}: {prop.sql()[:60]} in CREATE TABLE")
+            raise TableException(
+                f"Unsupported SQL construct{at(prop)}: {prop.sql(dialect=FlinkDialect)[:60]} in CREATE TABLE"
+            )
     pk_inline = [c.name for c, d in zip(columns, _defs(schema), strict=True) if d.find(exp.PrimaryKeyColumnConstraint)]
     return CatalogTable(tuple(columns), options, watermark, primary_key or tuple(pk_inline))
 

@@ -19,7 +19,7 @@ from strom.table.functions import cast_function, resolve_function, resolve_opera
 from strom.table.planner.rex import RexCall, RexLiteral, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
-from strom.table.sql.flink_dialect import FlinkType
+from strom.table.sql.flink_dialect import FlinkDialect, FlinkType
 from strom.table.sql.parser import at
 from strom.table.types import DataType, parse_type
 
@@ -85,7 +85,7 @@ class ExpressionConverter:
 
     def convert(self, node: exp.Expr) -> RexNode:
         if self.substitutions:
-            hit = self.substitutions.get(node.sql())
+            hit = self.substitutions.get(node.sql(dialect=FlinkDialect))
             if hit is not None:
                 return hit
         handler = self._HANDLERS.get(type(node))
@@ -94,7 +94,8 @@ class ExpressionConverter:
         if isinstance(node, exp.Column):
             if self.grouped:
                 raise ValidationException(
-                    f"SQL validation failed{at(node)}: Expression '{node.sql()}' is not being grouped; "
+                    f"SQL validation failed{at(node)}: "
+                    f"Expression '{node.sql(dialect=FlinkDialect)}' is not being grouped; "
                     "hint: add it to GROUP BY or aggregate it (MIN, MAX, …)"
                 )
             return self.scope.resolve(node)
@@ -102,13 +103,13 @@ class ExpressionConverter:
             return self.operator(_BINARY[type(node)], [node.this, node.expression], node)
         if isinstance(node, exp.AggFunc):
             raise ValidationException(
-                f"SQL validation failed{at(node)}: aggregate {node.sql()} is not allowed here; "
+                f"SQL validation failed{at(node)}: aggregate {node.sql(dialect=FlinkDialect)} is not allowed here; "
                 "hint: aggregates belong in SELECT or HAVING of a grouped query"
             )
         if isinstance(node, exp.Func):
             return self.function(node)
         raise TableException(
-            f"Unsupported SQL construct{at(node)}: {type(node).__name__} ({node.sql()[:60]}); "
+            f"Unsupported SQL construct{at(node)}: {type(node).__name__} ({node.sql(dialect=FlinkDialect)[:60]}); "
             "expected a column, literal, operator, CASE, CAST or function call; see docs/sql.md"
         )
 
@@ -127,7 +128,9 @@ class ExpressionConverter:
 
     def interval(self, node: exp.Interval) -> RexNode:
         unit = node.args.get("unit")
-        text = str(node.this.name if isinstance(node.this, exp.Literal) else node.this.sql()).strip()
+        text = str(
+            node.this.name if isinstance(node.this, exp.Literal) else node.this.sql(dialect=FlinkDialect)
+        ).strip()
         if isinstance(unit, exp.IntervalSpan):
             start, end = unit.this.name.upper(), unit.expression.name.upper()
             return RexLiteral(
@@ -187,7 +190,7 @@ class ExpressionConverter:
         if operand.type.type_root.name not in ("BOOLEAN", "NULL"):
             raise ValidationException(
                 f"SQL validation failed{at(source)}: {what} expects BOOLEAN operands; got {operand.type} "
-                f"({source.sql()})"
+                f"({source.sql(dialect=FlinkDialect)})"
             )
 
     def negation(self, node: exp.Not) -> RexNode:
@@ -208,7 +211,7 @@ class ExpressionConverter:
             if negate:
                 return RexSpecial("NOT", (RexSpecial(kind, (operand,), _BOOLEAN),), _BOOLEAN)
         else:
-            raise TableException(f"Unsupported SQL construct{at(node)}: IS {target.sql()}")
+            raise TableException(f"Unsupported SQL construct{at(node)}: IS {target.sql(dialect=FlinkDialect)}")
         return RexSpecial(kind, (operand,), _BOOLEAN)
 
     def case(self, node: exp.Case) -> RexNode:
@@ -234,7 +237,7 @@ class ExpressionConverter:
     def cast(self, node: exp.Cast) -> RexNode:
         operand = self.convert(node.this)
         to = node.args["to"]
-        text = to.this if isinstance(to, FlinkType) else to.sql()
+        text = to.this if isinstance(to, FlinkType) else to.sql(dialect=FlinkDialect)
         target = parse_type(str(text))
         safe = bool(node.args.get("safe"))
         try:

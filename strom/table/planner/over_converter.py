@@ -18,6 +18,7 @@ from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import AggregateCall, Calc, OverAggregate, RelNode, RowType
 from strom.table.planner.rex import RexInputRef, RexLiteral, RexNode
 from strom.table.planner.scope import Scope
+from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 
 __all__ = ["convert_over"]
@@ -53,8 +54,8 @@ def convert_over(rel: RelNode, scope: Scope, items: list[exp.Expr], windows: lis
     first = found[0]
     specs = {
         (
-            tuple(p.sql() for p in w.args.get("partition_by") or []),
-            w.args["order"].sql() if w.args.get("order") else "",
+            tuple(p.sql(dialect=FlinkDialect) for p in w.args.get("partition_by") or []),
+            w.args["order"].sql(dialect=FlinkDialect) if w.args.get("order") else "",
             str(w.args.get("spec")),
         )
         for w in found

@@ -16,6 +16,7 @@ from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Calc, Rank, RelNode, RowType
 from strom.table.planner.rex import RexCall, RexInputRef, RexLiteral, RexNode, RexSpecial, input_refs
 from strom.table.planner.scope import Scope
+from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 from strom.table.types import parse_type
 
@@ -42,8 +43,8 @@ def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr]) -> RelNode:
         return convert_over(rel, scope, items, windows)
     if len(found) > 1 or name not in ("ROW_NUMBER", "ROWNUMBER"):
         raise TableException(
-            f"Unsupported SQL construct{at(window)}: {window.sql()[:60]}; expected one ROW_NUMBER() OVER "
-            "(PARTITION BY … ORDER BY …) (OVER aggregation comes with the windowing planner)"
+            f"Unsupported SQL construct{at(window)}: {window.sql(dialect=FlinkDialect)[:60]}; "
+            "expected one ROW_NUMBER() OVER (PARTITION BY … ORDER BY …) or aggregates OVER one window"
         )
     converter = ExpressionConverter(scope)
     pre: list[RexNode] = []

@@ -19,10 +19,11 @@ from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.join_converter import convert_join
 from strom.table.planner.logical import Calc, Join, RelNode, RowType, Union, Values
 from strom.table.planner.rank_converter import convert_rank, drop_unused_rank, has_window_function, push_rank_limit
-from strom.table.planner.rex import RexInputRef, RexLiteral, RexNode
+from strom.table.planner.rex import RexInputRef, RexLiteral, RexNode, input_refs
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
 from strom.table.planner.window_converter import convert_window_tvf, is_window_tvf
+from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 
 __all__ = ["SqlToRel"]
@@ -69,7 +70,7 @@ class SqlToRel:
             rel = self.values(node)
         else:
             raise TableException(
-                f"Unsupported SQL construct{at(node)}: {node.sql()[:60]} in FROM; "
+                f"Unsupported SQL construct{at(node)}: {node.sql(dialect=FlinkDialect)[:60]} in FROM; "
                 "expected a table, view, subquery or VALUES (window TVFs come with the windowing planner)"
             )
         columns = _alias_columns(node)
@@ -212,10 +213,7 @@ class SqlToRel:
         rows: list[tuple[RexNode, ...]] = []
         for tup in node.expressions:
             row = tuple(converter.convert(e) for e in (tup.expressions if isinstance(tup, exp.Tuple) else [tup]))
-            for value, source in zip(row, tup.expressions, strict=False):
-                if not isinstance(value, RexLiteral):
-                    raise TableException(f"Unsupported SQL construct{at(source)}: VALUES expects literals")
-            rows.append(row)
+            rows.append(tuple(_constant(value, source) for value, source in zip(row, tup.expressions, strict=False)))
         width = len(rows[0])
         types = tuple(common_type([r[i].type for r in rows], node) for i in range(width))
         names = tuple(_alias_columns(node) or [f"EXPR${i}" for i in range(width)])
@@ -305,6 +303,18 @@ def _alias_columns(node: exp.Expr) -> list[str]:
 
 def _has_aggregate(node: exp.Expr) -> bool:
     return any(not isinstance(a.parent, exp.Window) for a in node.find_all(exp.AggFunc))
+
+
+def _constant(node: RexNode, source: exp.Expr) -> RexNode:
+    """A VALUES cell folded to a literal (``CAST(NULL AS INT)``, ``-1``, ``'a' || 'b'``)."""
+    if isinstance(node, RexLiteral):
+        return node
+    if input_refs([node]):
+        raise TableException(f"Unsupported SQL construct{at(source)}: VALUES expects constant expressions")
+    from strom.api.row import Row
+    from strom.table.planner.codegen import compile_projection
+
+    return RexLiteral(compile_projection([node])(Row())[0], node.type)
 
 
 def _literal_value(node: RexNode) -> Any:

@@ -19,7 +19,7 @@ from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import RelNode, RowType, WindowAggregate, WindowTableFunction
 from strom.table.planner.rex import RexLiteral
 from strom.table.planner.scope import Scope
-from strom.table.sql.flink_dialect import Descriptor
+from strom.table.sql.flink_dialect import Descriptor, FlinkDialect
 from strom.table.sql.parser import at
 from strom.table.types import parse_type
 
@@ -42,7 +42,9 @@ def is_window_tvf(node: exp.Expr) -> bool:
 def _millis(node: exp.Expr) -> int:
     value = ExpressionConverter(Scope([])).convert(node)
     if not isinstance(value, RexLiteral) or not isinstance(value.value, datetime.timedelta):
-        raise ValidationException(f"SQL validation failed{at(node)}: expected an INTERVAL literal; got {node.sql()}")
+        raise ValidationException(
+            f"SQL validation failed{at(node)}: expected an INTERVAL literal; got {node.sql(dialect=FlinkDialect)}"
+        )
     return int(value.value / datetime.timedelta(milliseconds=1))
 
 
@@ -58,7 +60,7 @@ def convert_window_tvf(node: exp.Table, table_of: Any) -> WindowTableFunction:
     if len(args) < 3 or not isinstance(args[0], exp.Table) or not isinstance(args[1], Descriptor):
         raise ValidationException(
             f"SQL validation failed{at(call)}: expected {name}(TABLE t, DESCRIPTOR(rowtime), INTERVAL …); "
-            f"got {call.sql()[:80]}"
+            f"got {call.sql(dialect=FlinkDialect)[:80]}"
         )
     source: RelNode = table_of(args[0])
     column = args[1].expressions[0].name
