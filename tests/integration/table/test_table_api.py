@@ -11,6 +11,7 @@ from strom.api.row import RowKind
 from strom.api.typeinfo import Types
 from strom.table import DataTypes, EnvironmentSettings, StreamTableEnvironment, TableEnvironment, TableException
 from strom.table.expressions import col, lit
+from strom.table.table_result import materialize
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -116,3 +117,14 @@ def test_data_stream_interop() -> None:
         out = [(str(r.get_row_kind()), r["k"], r["total"]) for r in results]
     assert out == [("+I", "a", 1), ("+I", "b", 2), ("-U", "a", 1), ("+U", "a", 4)]
     assert [str(t) for t in table.get_schema().types] == [str(DataTypes.STRING()), str(DataTypes.INT())]
+
+
+def test_group_aggregation_state_on_rocksdb_at_parallelism_2() -> None:
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.get_config().set("parallelism.default", "2")
+    t_env.get_config().set("state.backend.type", "rocksdb")
+    table = t_env.from_elements([(i % 7, i) for i in range(200)], ["k", "v"])
+    counts = t_env.sql_query(f"SELECT k, COUNT(*) AS n, MAX(v) AS hi, SUM(DISTINCT v % 3) AS s FROM {table} GROUP BY k")
+    final = sorted(tuple(r._values) for r in materialize(iter(counts.execute().collect())))
+    expected = sorted((k, len(range(k, 200, 7)), max(range(k, 200, 7)), 3) for k in range(7))
+    assert final == expected
