@@ -11,6 +11,7 @@ from strom.table.catalog.catalog_manager import CatalogTable, CatalogView
 from strom.table.errors import TableException, ValidationException
 from strom.table.planner.ddl import catalog_table_of
 from strom.table.planner.logical import RowType
+from strom.table.planner.project import rename
 from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 from strom.table.table_result import TableResult
@@ -51,9 +52,7 @@ def execute_statement(t_env: TableEnvironment, statement: exp.Expr, text: str) -
             plan = t_env._sql_to_rel().convert_query(statement.expression)
             columns = [c.name for c in statement.this.expressions] if isinstance(statement.this, exp.Schema) else []
             if columns:
-                from strom.table.planner.sql_to_rel import _rename
-
-                plan = _rename(plan, columns)
+                plan = rename(plan, columns)
             table = CatalogView(plan, statement.expression.sql(dialect=FlinkDialect))
         else:
             raise TableException(f"Unsupported SQL construct{at(statement)}: CREATE {kind}")

@@ -7,6 +7,7 @@ missing required one fails at planning with the table's name) and makes a :class
 
 from __future__ import annotations
 
-from strom.table.connectors.base import DynamicTableSink, DynamicTableSource, create_sink, create_source
+from strom.table.connectors.base import DynamicTableSink, DynamicTableSource
+from strom.table.connectors.factory import create_sink, create_source
 
 __all__ = ["DynamicTableSink", "DynamicTableSource", "create_sink", "create_source"]

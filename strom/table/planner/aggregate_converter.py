@@ -8,8 +8,10 @@ from sqlglot import exp
 
 from strom.table.errors import TableException, ValidationException
 from strom.table.functions.aggregate_functions import AGGREGATE_FUNCTIONS, resolve_aggregate
+from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Aggregate, AggregateCall, Calc, RelNode, RowType
+from strom.table.planner.project import output_names, project
 from strom.table.planner.rex import RexInputRef, RexNode, input_refs
 from strom.table.planner.scope import Scope
 from strom.table.planner.window_converter import WINDOW_COLUMNS, WindowAggregate, WindowTableFunction
@@ -40,8 +42,6 @@ def _aggregates(items: list[exp.Expr]) -> list[exp.Expr]:
 def convert_aggregate(
     rel: RelNode, scope: Scope, select: exp.Select, items: list[exp.Expr], having: exp.Having | None
 ) -> RelNode:
-    from strom.table.planner.sql_to_rel import _project, output_names
-
     converter = ExpressionConverter(scope)
     group = select.args.get("group")
     key_nodes = list(group.expressions) if group is not None else []
@@ -74,7 +74,7 @@ def convert_aggregate(
             substitutions[node.sql(dialect=FlinkDialect)] = RexInputRef(position, agg_rel.row_type.types[position])
         first_call = len(keys) - len(windowed[0].window_properties)
     else:
-        pre_rel = _project(rel, tuple(pre), tuple(pre_names))
+        pre_rel = project(rel, tuple(pre), tuple(pre_names))
         key_types = tuple(pre[k].type for k in keys)
         names = key_names + call_names
         agg_rel = Aggregate(
@@ -88,7 +88,7 @@ def convert_aggregate(
     post = ExpressionConverter(Scope.of(agg_rel.row_type), substitutions)
     projection = tuple(post.convert(i) for i in items)
     condition = post.convert(having.this) if having is not None else None
-    out = _project(agg_rel, projection, output_names(items))
+    out = project(agg_rel, projection, output_names(items))
     if condition is None:
         return out
     if isinstance(out, Calc) and out.input is agg_rel:
@@ -137,9 +137,7 @@ def window_aggregate(
     source: RelNode = base.input
     if condition is not None:
         source = Calc(source.row_type, source, None, condition)
-    from strom.table.planner.sql_to_rel import _project
-
-    projected = _project(source, projection, tuple(f"$f{i}" for i in range(len(projection))))
+    projected = project(source, projection, tuple(f"$f{i}" for i in range(len(projection))))
     remapped = tuple(
         AggregateCall(
             c.name,
@@ -200,8 +198,6 @@ def _aggregate_call(node: exp.Expr, input_of: object, pre: list[RexNode], retrac
 
 
 def _is_updating(rel: RelNode) -> bool:
-    from strom.table.planner.changelog import is_insert_only
-
     return not is_insert_only(rel)
 
 

@@ -26,6 +26,7 @@ from strom.table.planner.logical import (
     WindowJoin,
     WindowTableFunction,
 )
+from strom.table.planner.window_lineage import window_rank_columns
 
 __all__ = ["changelog_mode", "check_sink_accepts", "describe_updating_node", "is_insert_only"]
 
@@ -48,8 +49,6 @@ def is_insert_only(rel: RelNode) -> bool:
     if isinstance(rel, Join):
         return rel.kind in ("INNER", "SEMI") and is_insert_only(rel.left) and is_insert_only(rel.right)
     if isinstance(rel, Rank):
-        from strom.table.planner.rank_converter import window_rank_columns
-
         return window_rank_columns(rel) is not None and rel.offset == 0 and rel.limit < 2**62
     if isinstance(rel, Aggregate):
         return False

@@ -9,6 +9,7 @@ from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Join, RelNode, RowType
 from strom.table.planner.rex import RexInputRef, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
+from strom.table.planner.window_lineage import window_columns
 from strom.table.sql.parser import at
 
 __all__ = ["convert_join"]
@@ -58,30 +59,6 @@ def convert_join(
     if windowed is not None:
         rel = windowed
     return rel, Scope([type(f)(f.qualifier, f.name, t) for f, t in zip(scope.fields, types, strict=True)])
-
-
-def window_columns(rel: RelNode) -> dict[str, int]:
-    """Which columns of ``rel`` are a window TVF's window_start / window_end (traced through projections)."""
-    from strom.table.planner.logical import Calc, WindowAggregate, WindowTableFunction
-    from strom.table.planner.window_converter import WINDOW_COLUMNS
-
-    if isinstance(rel, WindowTableFunction):
-        width = len(rel.input.row_type)
-        return {name: width + i for i, name in enumerate(WINDOW_COLUMNS)}
-    if isinstance(rel, WindowAggregate):
-        offset = len(rel.group_keys) + len(rel.calls)
-        return {name: offset + i for i, name in enumerate(rel.window_properties)}
-    if isinstance(rel, Calc):
-        below = window_columns(rel.input)
-        if rel.projection is None:
-            return below
-        found: dict[str, int] = {}
-        for i, p in enumerate(rel.projection):
-            for name, index in below.items():
-                if isinstance(p, RexInputRef) and p.index == index:
-                    found.setdefault(name, i)
-        return found
-    return {}
 
 
 def _window_join(

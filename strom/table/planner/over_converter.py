@@ -16,6 +16,7 @@ from strom.table.functions.aggregate_functions import resolve_aggregate
 from strom.table.planner.aggregate_converter import aggregate_name
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import AggregateCall, Calc, OverAggregate, RelNode, RowType
+from strom.table.planner.project import output_names
 from strom.table.planner.rex import RexInputRef, RexLiteral, RexNode
 from strom.table.planner.scope import Scope
 from strom.table.sql.flink_dialect import FlinkDialect
@@ -48,8 +49,6 @@ def _frame(window: exp.Window) -> tuple[bool, int | None]:
 
 
 def convert_over(rel: RelNode, scope: Scope, items: list[exp.Expr], windows: list[exp.Window | None]) -> RelNode:
-    from strom.table.planner.sql_to_rel import output_names
-
     found = [w for w in windows if w is not None]
     first = found[0]
     specs = {

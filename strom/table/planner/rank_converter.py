@@ -14,6 +14,8 @@ from sqlglot import exp
 from strom.table.errors import TableException
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Calc, Rank, RelNode, RowType
+from strom.table.planner.over_converter import convert_over
+from strom.table.planner.project import output_names
 from strom.table.planner.rex import RexCall, RexInputRef, RexLiteral, RexNode, RexSpecial, input_refs
 from strom.table.planner.scope import Scope
 from strom.table.sql.flink_dialect import FlinkDialect
@@ -30,16 +32,12 @@ def has_window_function(items: list[exp.Expr]) -> bool:
 
 
 def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr]) -> RelNode:
-    from strom.table.planner.sql_to_rel import output_names
-
     windows = [i.find(exp.Window) for i in items]
     found = [w for w in windows if w is not None]
     window = found[0]
     function = window.this
     name = (str(function.this) if isinstance(function, exp.Anonymous) else type(function).__name__).upper()
     if all(isinstance(w.this, exp.AggFunc) for w in found):
-        from strom.table.planner.over_converter import convert_over
-
         return convert_over(rel, scope, items, windows)
     if len(found) > 1 or name not in ("ROW_NUMBER", "ROWNUMBER"):
         raise TableException(
@@ -81,18 +79,6 @@ def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr]) -> RelNode:
     )
     del visible
     return Calc(RowType(names, tuple(p.type for p in projection)), rank, projection, None)
-
-
-def window_rank_columns(rank: Rank) -> tuple[tuple[int, ...], int] | None:
-    """For a Rank partitioned by window_start and window_end of a windowed input (Flink's WindowRank): the other
-    partition keys and the window_end column; else None."""
-    from strom.table.planner.join_converter import window_columns
-
-    windows = window_columns(rank.input)
-    start, end = windows.get("window_start"), windows.get("window_end")
-    if start is None or end is None or start not in rank.partition_keys or end not in rank.partition_keys:
-        return None
-    return tuple(k for k in rank.partition_keys if k not in (start, end)), end
 
 
 def fetch(rel: RelNode, offset: int, count: int) -> RelNode:

@@ -14,11 +14,18 @@ from sqlglot import exp
 
 from strom.table.catalog.catalog_manager import CatalogManager, CatalogTable, CatalogView
 from strom.table.errors import TableException, ValidationException
-from strom.table.planner.aggregate_converter import convert_aggregate
+from strom.table.planner.aggregate_converter import convert_aggregate, distinct
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.join_converter import convert_join
 from strom.table.planner.logical import Calc, Join, RelNode, RowType, Union, Values
-from strom.table.planner.rank_converter import convert_rank, drop_unused_rank, has_window_function, push_rank_limit
+from strom.table.planner.project import output_names, project, rename
+from strom.table.planner.rank_converter import (
+    convert_rank,
+    drop_unused_rank,
+    fetch,
+    has_window_function,
+    push_rank_limit,
+)
 from strom.table.planner.rex import RexInputRef, RexLiteral, RexNode, input_refs
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
@@ -79,7 +86,7 @@ class SqlToRel:
                 raise ValidationException(
                     f"SQL validation failed{at(node)}: expected {len(rel.row_type)} column aliases; got {len(columns)}"
                 )
-            rel = _rename(rel, columns)
+            rel = rename(rel, columns)
         return rel, Scope.of(rel.row_type, alias or None)
 
     def table(self, node: exp.Table, ctes: Mapping[str, RelNode]) -> RelNode:
@@ -140,10 +147,8 @@ class SqlToRel:
             converter = ExpressionConverter(scope)
             projection = tuple(converter.convert(i) for i in items)
             names = output_names(items)
-            rel = drop_unused_rank(_project(rel, projection, names))
+            rel = drop_unused_rank(project(rel, projection, names))
         if select.args.get("distinct") is not None:
-            from strom.table.planner.aggregate_converter import distinct
-
             rel = distinct(rel)
         if select.args.get("order") is not None:
             raise TableException(
@@ -231,8 +236,6 @@ def limit_of(rel: RelNode, select: exp.Select) -> RelNode:
     skip = _int_literal(offset.expression if offset is not None else None, select) or 0
     if count is None:
         raise TableException(f"Unsupported SQL construct{at(offset)}: OFFSET without LIMIT in a streaming query")
-    from strom.table.planner.rank_converter import fetch
-
     return fetch(rel, skip, count)
 
 
@@ -242,56 +245,6 @@ def _int_literal(node: exp.Expr | None, where: exp.Expr) -> int | None:
     if not (isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit()):
         raise TableException(f"Unsupported SQL construct{at(where)}: LIMIT/OFFSET expect integer literals")
     return int(node.this)
-
-
-def output_names(items: list[exp.Expr]) -> tuple[str, ...]:
-    """Flink's names of SELECT items: the alias, the column name, else ``EXPR$<position>``."""
-    names: list[str] = []
-    for i, item in enumerate(items):
-        if isinstance(item, exp.Alias):
-            names.append(item.alias)
-        elif isinstance(item, exp.Column):
-            names.append(item.name)
-        else:
-            names.append(f"EXPR${i}")
-    return _dedupe(names)
-
-
-def _dedupe(names: list[str]) -> tuple[str, ...]:
-    seen: dict[str, int] = {}
-    result = []
-    for name in names:
-        if name in seen:
-            seen[name] += 1
-            result.append(f"{name}{seen[name] - 1}")
-        else:
-            seen[name] = 0
-            result.append(name)
-    return tuple(result)
-
-
-def _project(rel: RelNode, projection: tuple[RexNode, ...], names: tuple[str, ...]) -> RelNode:
-    row_type = RowType(names, tuple(p.type for p in projection))
-    identity = len(projection) == len(rel.row_type) and all(
-        isinstance(p, RexInputRef) and p.index == i for i, p in enumerate(projection)
-    )
-    if isinstance(rel, Calc) and rel.projection is None:  # merge with the filter below: one Calc
-        if identity:
-            return Calc(row_type, rel.input, None, rel.condition)
-        return Calc(row_type, rel.input, projection, rel.condition)
-    if identity:
-        return _rename(rel, list(names)) if names != rel.row_type.names else rel
-    return Calc(row_type, rel, projection, None)
-
-
-def _rename(rel: RelNode, names: list[str]) -> RelNode:
-    row_type = RowType(tuple(names), rel.row_type.types)
-    if isinstance(rel, Calc):
-        return Calc(row_type, rel.input, rel.projection, rel.condition)
-    if isinstance(rel, Values):
-        return Values(row_type, rel.rows)
-    projection = tuple(RexInputRef(i, t) for i, t in enumerate(rel.row_type.types))
-    return Calc(row_type, rel, projection, None)
 
 
 def _alias_columns(node: exp.Expr) -> list[str]:

@@ -31,7 +31,7 @@ from strom.table.planner.logical import (
     WindowJoin,
     WindowTableFunction,
 )
-from strom.table.planner.rank_converter import window_rank_columns
+from strom.table.planner.window_lineage import window_rank_columns
 from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
 from strom.table.runtime.group_agg import GroupAggFunction, KeyByIndices
 
