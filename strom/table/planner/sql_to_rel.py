@@ -17,7 +17,7 @@ from strom.table.errors import TableException, ValidationException
 from strom.table.planner.aggregate_converter import convert_aggregate, distinct
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.join_converter import convert_join
-from strom.table.planner.logical import Calc, Join, RelNode, RowType, Union, Values
+from strom.table.planner.logical import Calc, RelNode, RowType, Union, Values
 from strom.table.planner.project import output_names, project, rename
 from strom.table.planner.rank_converter import (
     convert_rank,
@@ -26,8 +26,9 @@ from strom.table.planner.rank_converter import (
     has_window_function,
     push_rank_limit,
 )
-from strom.table.planner.rex import RexInputRef, RexLiteral, RexNode, input_refs
+from strom.table.planner.rex import RexLiteral, RexNode, input_refs
 from strom.table.planner.scope import Scope
+from strom.table.planner.subquery_converter import remove_subqueries
 from strom.table.planner.type_rules import common_type
 from strom.table.planner.window_converter import convert_window_tvf, is_window_tvf
 from strom.table.sql.flink_dialect import FlinkDialect
@@ -120,7 +121,7 @@ class SqlToRel:
         rel, scope = self.from_clause(select, ctes)
         where = select.args.get("where")
         if where is not None:
-            rel, remaining = self.semi_joins(rel, scope, where.this, ctes)
+            rel, remaining = remove_subqueries(rel, scope, where.this, lambda q: self.convert_query(q, ctes))
             where = exp.Where(this=remaining) if remaining is not None else None
         if where is not None:
             condition: RexNode | None = ExpressionConverter(scope).convert(where.this)
@@ -156,29 +157,6 @@ class SqlToRel:
                 "hint: Top-N by ROW_NUMBER() OVER (...) WHERE rn <= N"
             )
         return limit_of(rel, select)
-
-    def semi_joins(
-        self, rel: RelNode, scope: Scope, condition: exp.Expr, ctes: Mapping[str, RelNode]
-    ) -> tuple[RelNode, exp.Expr | None]:
-        """Top-level ``x IN (SELECT y …)`` conjuncts of WHERE → LEFT SEMI joins (Flink's SubQueryRemoveRule)."""
-        conjuncts = list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
-        rest: list[exp.Expr] = []
-        for conjunct in conjuncts:
-            query = conjunct.args.get("query") if isinstance(conjunct, exp.In) else None
-            if query is None:
-                rest.append(conjunct)
-                continue
-            left_key = ExpressionConverter(scope).convert(conjunct.this)
-            right = self.convert_query(query.this if isinstance(query, exp.Subquery) else query, ctes)
-            if not isinstance(left_key, RexInputRef) or len(right.row_type) != 1:
-                raise TableException(
-                    f"Unsupported SQL construct{at(conjunct)}: IN (subquery) expects a column IN (a one-column query)"
-                )
-            rel = Join(rel.row_type, rel, right, "SEMI", (left_key.index,), (0,), None)
-        remaining: exp.Expr | None = None
-        for c in rest:
-            remaining = c if remaining is None else exp.And(this=remaining, expression=c)
-        return rel, remaining
 
     def expand_stars(self, items: list[exp.Expr], scope: Scope) -> list[exp.Expr]:
         expanded: list[exp.Expr] = []

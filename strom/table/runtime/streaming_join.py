@@ -27,7 +27,8 @@ class StreamingJoinFunction(KeyedCoProcessFunction[Any, Row, Row, Row]):
     """``kind``: INNER, LEFT, RIGHT or FULL; ``condition(joined_row)`` the residual predicate (or None)."""
 
     def __init__(self, kind: str, left_width: int, right_width: int, condition: Callable[[Row], bool] | None) -> None:
-        self.semi = kind == "SEMI"
+        self.semi = kind in ("SEMI", "ANTI")
+        self.anti = kind == "ANTI"
         self.left_outer = kind in ("LEFT", "FULL")
         self.right_outer = kind in ("RIGHT", "FULL")
         self.left_width = left_width
@@ -61,7 +62,8 @@ class StreamingJoinFunction(KeyedCoProcessFunction[Any, Row, Row, Row]):
         return found
 
     def _process_semi(self, row: Row, is_left: bool) -> list[Row]:
-        """LEFT SEMI (``x IN (subquery)``): a left row is out while at least one right row matches it."""
+        """LEFT SEMI (``x IN (subquery)``, ``EXISTS``): a left row is out while at least one right row matches it;
+        LEFT ANTI (``NOT EXISTS``): while none does (Flink's ``StreamingSemiAntiJoinOperator``)."""
         record = tuple(row._values)
         accumulate = row._row_kind in _ACCUMULATE
         out: list[Row] = []
@@ -74,7 +76,7 @@ class StreamingJoinFunction(KeyedCoProcessFunction[Any, Row, Row, Row]):
                 self.left_state.remove(record)
             else:
                 self.left_state.put(record, entry)
-            if matches:
+            if bool(matches) != self.anti:
                 out.append(_create_row(None, list(record), row._row_kind))
             return out
         entry = self.right_state.get(record) or [0, 0]
@@ -87,10 +89,10 @@ class StreamingJoinFunction(KeyedCoProcessFunction[Any, Row, Row, Row]):
             before = counts[1]
             counts[1] += 1 if accumulate else -1
             self.left_state.put(left, counts)
-            if accumulate and before == 0:
-                out.extend(_create_row(None, list(left), RowKind.INSERT) for _ in range(counts[0]))
-            elif not accumulate and counts[1] == 0:
-                out.extend(_create_row(None, list(left), RowKind.DELETE) for _ in range(counts[0]))
+            first, gone = accumulate and before == 0, not accumulate and counts[1] == 0
+            if first or gone:
+                emitted = RowKind.INSERT if first != self.anti else RowKind.DELETE
+                out.extend(_create_row(None, list(left), emitted) for _ in range(counts[0]))
         return out
 
     def _process(self, row: Row, is_left: bool) -> list[Row]:
