@@ -16,21 +16,19 @@ from typing import Any
 
 from strom.api.row import Row
 from strom.table.functions import FunctionContext, cast_function, resolve_function, resolve_operator
-from strom.table.functions.temporal_literals import parse_interval_literal
+from strom.table.functions.sql_literals import (
+    binary_literal,
+    numeric_literal,
+    parse_interval_literal,
+    string_literal,
+    temporal_literal,
+)
 from strom.table.functions.type_inference import find_common_type
 from strom.table.types import (
-    BigIntType,
-    BinaryType,
     BooleanType,
     CharType,
     DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    IntType,
     NullType,
-    TimestampType,
-    TimeType,
     parse_type,
 )
 
@@ -69,20 +67,13 @@ def tokenize(text: str) -> list[Tok]:
 
 
 def _number(text: str) -> Value:
-    if "e" in text.lower():
-        return Value(DoubleType(False), float(text), True)
-    if "." in text:
-        d = decimal.Decimal(text)
-        digits = len(d.as_tuple().digits)
-        scale = -int(d.as_tuple().exponent)
-        return Value(DecimalType(max(digits, scale, 1), scale, False), d, True)
-    n = int(text)
-    return Value(IntType(False) if -(2**31) <= n < 2**31 else BigIntType(False), n, True)
+    t, v = numeric_literal(text)
+    return Value(t, v, True)
 
 
 def _string(text: str) -> Value:
-    s = text.replace("''", "'")
-    return Value(CharType(len(s), False), s, True)  # Flink types '' as CHAR(0)
+    t, v = string_literal(text.replace("''", "'"))
+    return Value(t, v, True)
 
 
 class Evaluator:
@@ -260,8 +251,8 @@ class Evaluator:
             return _string(tok.text)
         if tok.kind == "hex":
             self.i += 1
-            data = bytes.fromhex(tok.text)
-            return Value(BinaryType(max(len(data), 1), False), data, True)
+            t, data = binary_literal(tok.text)
+            return Value(t, data, True)
         if self.accept("("):
             items = self.arg_list(")")
             return items[0] if len(items) == 1 else self.fn("ROW", *items)
@@ -291,13 +282,8 @@ class Evaluator:
     def typed_literal(self, kind: str) -> Value:
         text = self.peek().text
         self.i += 1
-        if kind == "DATE":
-            return Value(DateType(False), datetime.date.fromisoformat(text), True)
-        frac = len(text.rpartition(".")[2]) if "." in text else 0
-        if kind == "TIME":
-            return Value(TimeType(frac, False), datetime.time.fromisoformat(text), True)
-        value = datetime.datetime.fromisoformat(text if frac <= 6 else text[: len(text) - frac + 6])
-        return Value(TimestampType(max(frac, 0), False), value, True)
+        t, v = temporal_literal(kind, text)
+        return Value(t, v, True)
 
     def interval(self) -> Value:
         sign = -1 if self.accept("-") else 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 
+from strom.api.row import Row, RowKind
 from strom.table.errors import ValidationException
 from strom.table.logical_constructed_types import ArrayType, MapType, MultisetType, RowField, RowType
 from strom.table.logical_type_parser import parse_type
@@ -82,7 +83,9 @@ __all__ = [
     "NullType",
     "NumericType",
     "Resolution",
+    "Row",
     "RowField",
+    "RowKind",
     "RowType",
     "SmallIntType",
     "TimeType",

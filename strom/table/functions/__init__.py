@@ -8,7 +8,8 @@
 
 A :class:`BoundFunction` has the result type and ``call`` over Python values (NULL handling inside). Optional
 keyword arguments: ``literals`` (argument values known at plan time, ``None`` elsewhere — LIKE patterns, IN lists,
-time units, format strings) and ``context`` (:class:`FunctionContext`: the session time zone).
+time units, format strings) and ``context`` (:class:`FunctionContext`: the session time zone). The types of SQL
+literals as Flink's planner gives them: :mod:`.sql_literals`; CASE's type: :func:`case_result_type`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from strom.api.row import _create_row
-from strom.table.errors import TableRuntimeException
+from strom.table.errors import TableRuntimeException, ValidationException
 from strom.table.functions.bound_function import (
     BoundFunction,
     FunctionContext,
@@ -24,7 +24,7 @@ from strom.table.functions.bound_function import (
 from strom.table.functions.conditional_functions import branch_casts, case_result_type
 from strom.table.functions.type_inference import is_string
 from strom.table.logical_constructed_types import ArrayType, MapType, RowField, RowType
-from strom.table.logical_types import MAX_LENGTH, BooleanType, DataType, IntType, VarCharType
+from strom.table.logical_types import MAX_LENGTH, BooleanType, DataType, IntType, LogicalTypeFamily, VarCharType
 
 __all__ = ["FUNCTIONS"]
 
@@ -67,6 +67,9 @@ def _row(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: Fun
 def _item(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
     arity(name, types, 2)
     container = types[0]
+    index = literals[1] if len(literals) > 1 else None
+    if isinstance(container, ArrayType) and isinstance(index, int) and index < 1:
+        raise ValidationException(f"Array element access needs an index starting at 1 but was {index}.")
     if isinstance(container, ArrayType):
 
         def at(arr: list[Any], i: int) -> Any:
@@ -116,8 +119,6 @@ def _collection_fn(
     return resolve
 
 
-from strom.table.logical_types import LogicalTypeFamily  # noqa: E402
-
 _INTEGER = LogicalTypeFamily.INTEGER_NUMERIC
 
 
@@ -133,9 +134,8 @@ def _element(arr: list[Any]) -> Any:
 
 
 def _array_contains(arr: list[Any], v: Any) -> bool | None:
-    if v in arr:
-        return True
-    return None if None in arr else False
+    """Plain membership, NULL included (Flink: ARRAY_CONTAINS([1, NULL], NULL) is TRUE, ([1, NULL], 5) FALSE)."""
+    return None if arr is None else v in arr
 
 
 def _distinct(arr: list[Any]) -> list[Any]:
@@ -162,6 +162,32 @@ def _array_types(types: Sequence[DataType]) -> DataType:
     return types[0]
 
 
+def _entries_type(types: Sequence[DataType]) -> DataType:
+    key, value = types[0].children
+    return ArrayType(RowType([RowField("key", key), RowField("value", value)], True))
+
+
+def _map_from_arrays_type(types: Sequence[DataType]) -> DataType:
+    return MapType(types[0].children[0], types[1].children[0])
+
+
+def _array_contains_resolver(
+    name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext
+) -> BoundFunction:
+    arity(name, types, 2)
+    if not isinstance(types[0], ArrayType):
+        raise validation_error(name, "ARRAY_CONTAINS(ARRAY, value)", types)
+    return BoundFunction(name, BooleanType(types[0].is_nullable), _array_contains)
+
+
+def _always_nullable(resolver: Resolver) -> Resolver:
+    def resolve(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
+        bound = resolver(name, types, literals, ctx)
+        return BoundFunction(name, bound.result_type.nullable(), bound.call)
+
+    return resolve
+
+
 def _element_nullable(types: Sequence[DataType]) -> DataType:
     return _element_of(types).nullable()
 
@@ -174,9 +200,7 @@ FUNCTIONS: dict[str, Resolver] = {
     "FIELD": _field,
     "CARDINALITY": _collection_fn("c", lambda _: IntType(), len),
     "ELEMENT": _collection_fn("a", _element_nullable, _element),
-    "ARRAY_CONTAINS": _collection_fn(
-        "ax", lambda _: BooleanType(), lambda a, v: _array_contains(a, v), strict_nulls=False
-    ),
+    "ARRAY_CONTAINS": _array_contains_resolver,
     "ARRAY_DISTINCT": _collection_fn("a", _array_types, _distinct),
     "ARRAY_POSITION": _collection_fn("ax", lambda _: IntType(), lambda a, v: a.index(v) + 1 if v in a else 0),
     "ARRAY_REMOVE": _collection_fn("ax", _array_types, lambda a, v: [x for x in a if x != v]),
@@ -184,17 +208,18 @@ FUNCTIONS: dict[str, Resolver] = {
     "ARRAY_SLICE": _collection_fn("aii?", _array_types, _slice),
     "ARRAY_UNION": _collection_fn("aa", _array_types, lambda a, b: _distinct(a + b)),
     "ARRAY_CONCAT": _collection_fn("aa", _array_types, lambda a, b: a + b),
-    "ARRAY_MAX": _collection_fn("a", _element_nullable, lambda a: max(_non_null(a), default=None)),
-    "ARRAY_MIN": _collection_fn("a", _element_nullable, lambda a: min(_non_null(a), default=None)),
+    "ARRAY_MAX": _always_nullable(_collection_fn("a", _element_nullable, lambda a: max(_non_null(a), default=None))),
+    "ARRAY_MIN": _always_nullable(_collection_fn("a", _element_nullable, lambda a: min(_non_null(a), default=None))),
     "ARRAY_JOIN": _collection_fn("as", lambda _: STRING, lambda a, sep: sep.join(_non_null(a))),
-    "ARRAY_SORT": _collection_fn(
-        "a", _array_types, lambda a: sorted(_non_null(a)) and [None] * a.count(None) + sorted(_non_null(a))
-    ),
+    "ARRAY_SORT": _collection_fn("a", _array_types, lambda a: [None] * a.count(None) + sorted(_non_null(a))),
     "ARRAY_APPEND": _collection_fn("ax", _array_types, lambda a, v: [*a, v]),
     "ARRAY_PREPEND": _collection_fn("ax", _array_types, lambda a, v: [v, *a]),
     "ARRAY_EXCEPT": _collection_fn("aa", _array_types, lambda a, b: [x for x in _distinct(a) if x not in b]),
     "ARRAY_INTERSECT": _collection_fn("aa", _array_types, lambda a, b: [x for x in _distinct(a) if x in b]),
     "MAP_KEYS": _collection_fn("m", lambda t: ArrayType(t[0].key_type), lambda m: list(m)),  # type: ignore[attr-defined]
     "MAP_VALUES": _collection_fn("m", lambda t: ArrayType(t[0].value_type), lambda m: list(m.values())),  # type: ignore[attr-defined]
+    "MAP_ENTRIES": _collection_fn("m", _entries_type, lambda m: [_create_row(None, [k, v]) for k, v in m.items()]),
+    "MAP_FROM_ARRAYS": _collection_fn("aa", _map_from_arrays_type, lambda ks, vs: dict(zip(ks, vs, strict=False))),
+    "MAP_UNION": _collection_fn("mm", _array_types, lambda a, b: {**a, **b}),
     "SPLIT": _collection_fn("ss", lambda _: ArrayType(STRING), lambda s, d: s.split(d) if d else list(s)),
 }

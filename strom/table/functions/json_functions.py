@@ -4,7 +4,8 @@ Argument conventions (the SQL clauses arrive as string literals):
 
 - ``JSON_VALUE(j, path [RETURNING t] [<b> ON EMPTY] [<b> ON ERROR])`` → ``JSON_VALUE(j, path, empty_mode,
   empty_default, error_mode, error_default)`` with ``return_type=t``; a mode is ``'NULL'``, ``'ERROR'`` or
-  ``'DEFAULT'`` (the default value then the next argument, else a NULL literal).
+  ``'DEFAULT'`` (the default value then the next argument, else a NULL literal). As Flink 2.3 does, a missing path
+  gives NULL whatever ON EMPTY says, and a JSON value of another type than RETURNING fails whatever ON ERROR says.
 - ``JSON_QUERY(j, path [WITH [CONDITIONAL] WRAPPER] [<b> ON EMPTY] [<b> ON ERROR])`` → ``JSON_QUERY(j, path,
   wrapper, empty_mode, error_mode)``: wrapper ``'WITHOUT'`` / ``'CONDITIONAL'`` / ``'UNCONDITIONAL'``, modes
   ``'NULL'`` / ``'ERROR'`` / ``'EMPTY ARRAY'`` / ``'EMPTY OBJECT'``.
@@ -31,11 +32,19 @@ from strom.table.functions.bound_function import (
     FunctionContext,
     Resolver,
     arity,
+    nullable_if_any,
     validation_error,
 )
 from strom.table.functions.cast import cast_function
 from strom.table.functions.cast_to_string import format_double, to_string_function
-from strom.table.logical_types import MAX_LENGTH, BooleanType, DataType, LogicalTypeRoot, VarCharType
+from strom.table.logical_types import (
+    MAX_LENGTH,
+    BooleanType,
+    DataType,
+    LogicalTypeFamily,
+    LogicalTypeRoot,
+    VarCharType,
+)
 
 __all__ = ["FUNCTIONS", "RawJson", "json_path"]
 
@@ -101,42 +110,48 @@ def _walk(doc: Any, steps: list[Any], strict_mode: bool) -> Any:
     return current[0] if current else _MISSING
 
 
-def _parse_float(text: str) -> Any:
-    return decimal.Decimal(text)
-
-
 def _load(text: str) -> Any:
-    return json.loads(text, parse_float=_parse_float)
+    return json.loads(text, parse_float=decimal.Decimal)
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_default)
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, decimal.Decimal):
-        return _DecimalText(value)
-    raise TypeError(type(value).__name__)
-
-
-class _DecimalText(float):
-    """Lets ``json.dumps`` write a Decimal's own digits."""
-
-    def __new__(cls, value: decimal.Decimal) -> _DecimalText:
-        obj = super().__new__(cls, float(value))
-        obj._text = str(value)  # type: ignore[attr-defined]
-        return obj
-
-    def __repr__(self) -> str:
-        return self._text  # type: ignore[attr-defined, no-any-return]
+    """Compact JSON as Flink's Jackson writes it: DECIMALs with their scale (``1.50``), doubles as Java's."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, RawJson):
+        return _dump(_load(value))
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int | decimal.Decimal):
+        return str(value)
+    if isinstance(value, float):
+        return format_double(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{_dump(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_dump(v) for v in value) + "]"
+    raise TableRuntimeException(f"JSON: expected a JSON value; got {type(value).__name__}")
 
 
 def _scalar_text(value: Any) -> str:
+    """A JSON scalar as JSON_VALUE returns it: numbers as Java's ``BigDecimal.toString`` (``1E+2``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, decimal.Decimal):
-        return format_double(float(value)) if value != value.to_integral_value() or "E" in str(value) else str(value)
     return str(value)
+
+
+_JSON_KIND: dict[LogicalTypeRoot, tuple[type, ...]] = {
+    LogicalTypeRoot.BOOLEAN: (bool,),
+    LogicalTypeRoot.TINYINT: (int,),
+    LogicalTypeRoot.SMALLINT: (int,),
+    LogicalTypeRoot.INTEGER: (int,),
+    LogicalTypeRoot.BIGINT: (int,),
+    LogicalTypeRoot.FLOAT: (int, decimal.Decimal),
+    LogicalTypeRoot.DOUBLE: (int, decimal.Decimal),
+    LogicalTypeRoot.DECIMAL: (int, decimal.Decimal),
+}
 
 
 def _mode(literals: Sequence[Any], i: int, default: str) -> str:
@@ -148,8 +163,9 @@ def _json_value(name: str, types: Sequence[DataType], literals: Sequence[Any], c
     arity(name, types, 2, 6)
     result = (return_type or STRING).nullable()
     to_result = cast_function(STRING, result, context=ctx)
-    empty_mode, error_mode = _mode(literals, 2, "NULL"), _mode(literals, 4, "NULL")
+    error_mode = _mode(literals, 4, "NULL")  # ON EMPTY (literal 2) does not change Flink 2.3's NULL
     defaults = [cast_function(types[i], result, context=ctx) if len(types) > i else (lambda v: v) for i in (3, 5)]
+    kinds = _JSON_KIND.get(result.type_root)
 
     def on(mode: str, default: Any, conv: Callable[[Any], Any], why: str) -> Any:
         if mode == "ERROR":
@@ -164,13 +180,17 @@ def _json_value(name: str, types: Sequence[DataType], literals: Sequence[Any], c
         try:
             strict_mode, steps = json_path(path)
             value = _walk(_load(text), steps, strict_mode)
-            if value is _MISSING or value is None:
-                return on(empty_mode, empty_default, defaults[0], f"empty result of path {path!r}")
-            if isinstance(value, dict | list):
-                raise _PathError("expected a scalar value; got an object or array")
-            return to_result(_scalar_text(value))
-        except (ValueError, _PathError, TableRuntimeException, ValidationException) as exc:
+        except (ValueError, _PathError, ValidationException) as exc:
             return on(error_mode, error_default, defaults[1], str(exc))
+        if value is _MISSING or value is None:
+            return None  # Flink 2.3 returns NULL for a missing path whatever ON EMPTY says
+        if isinstance(value, dict | list):
+            return on(error_mode, error_default, defaults[1], "expected a scalar value; got an object or array")
+        if kinds is not None and (not isinstance(value, kinds) or isinstance(value, bool) != (bool in kinds)):
+            raise TableRuntimeException(  # Flink: a ClassCastException, whatever ON ERROR says
+                f"JSON_VALUE: expected a JSON value of {result} for RETURNING; got {_dump(value)}"
+            )
+        return to_result(_scalar_text(value))
 
     return BoundFunction(name, result, call)
 
@@ -178,11 +198,7 @@ def _json_value(name: str, types: Sequence[DataType], literals: Sequence[Any], c
 def _json_query(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext,
                 return_type: DataType | None = None) -> BoundFunction:  # fmt: skip
     arity(name, types, 2, 5)
-    wrapper, empty_mode, error_mode = (
-        _mode(literals, 2, "WITHOUT"),
-        _mode(literals, 3, "NULL"),
-        _mode(literals, 4, "NULL"),
-    )
+    wrapper, error_mode = _mode(literals, 2, "WITHOUT"), _mode(literals, 4, "NULL")  # ON EMPTY: as JSON_VALUE
     fallback = {"NULL": None, "EMPTY ARRAY": "[]", "EMPTY OBJECT": "{}"}
 
     def on(mode: str, why: str) -> Any:
@@ -197,7 +213,7 @@ def _json_query(name: str, types: Sequence[DataType], literals: Sequence[Any], c
             strict_mode, steps = json_path(path)
             value = _walk(_load(text), steps, strict_mode)
             if value is _MISSING:
-                return on(empty_mode, "empty result")
+                return None  # Flink 2.3 returns NULL for a missing path whatever ON EMPTY says
             if wrapper == "UNCONDITIONAL" or (wrapper == "CONDITIONAL" and not isinstance(value, list | dict)):
                 value = [value]
             if not isinstance(value, list | dict):
@@ -218,7 +234,7 @@ def _json_exists(name: str, types: Sequence[DataType], literals: Sequence[Any], 
             return None
         try:
             strict_mode, steps = json_path(path)
-            return _walk(_load(text), steps, strict_mode) is not _MISSING
+            return _walk(_load(text), steps, strict_mode) not in (_MISSING, None)
         except (ValueError, _PathError, ValidationException) as exc:
             if error_mode == "ERROR":
                 raise TableRuntimeException(f"JSON_EXISTS: {exc}") from exc
@@ -244,10 +260,9 @@ def _to_json_value(t: DataType, ctx: FunctionContext) -> Callable[[Any], Any]:
         names = [f.name for f in getattr(t, "fields", ())]
         fields = [_nullable_json(c, ctx) for c in t.children]
         return lambda v: {n: f(x) for n, f, x in zip(names, fields, v, strict=True)}
-    if root in (_R.TIMESTAMP_WITHOUT_TIME_ZONE,):
-        return lambda v: v.isoformat()
-    as_text = to_string_function(t, ctx)
-    return as_text
+    if t.has_family(LogicalTypeFamily.DATETIME) or t.has_family(LogicalTypeFamily.INTERVAL):
+        raise ValidationException(f"JSON: expected a value of a type JSON can hold; got {t} (not scalar in Flink)")
+    return to_string_function(t, ctx)
 
 
 def _nullable_json(t: DataType, ctx: FunctionContext) -> Callable[[Any], Any]:
@@ -290,7 +305,7 @@ def _json_array(name: str, types: Sequence[DataType], literals: Sequence[Any], c
 def _json_string(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
     arity(name, types, 1)
     conv = _to_json_value(types[0], ctx)
-    return BoundFunction(name, STRING.nullable(), lambda v: None if v is None else _dump(conv(v)))
+    return BoundFunction(name, nullable_if_any(STRING, types), lambda v: None if v is None else _dump(conv(v)))
 
 
 def _json_raw(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:

@@ -14,6 +14,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from strom.table.errors import TableRuntimeException
 from strom.table.functions.arithmetic import decimal_rounder, numeric_arithmetic, wrap_integer
 from strom.table.functions.bound_function import (
     BoundFunction,
@@ -216,17 +217,52 @@ def _mod(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: Fun
     return BoundFunction(name, bound[0], strict(bound[1], 2))
 
 
+class JavaRandom:
+    """``java.util.Random``'s generator, so RAND(seed) / RAND_INTEGER(seed, n) give Flink's sequence."""
+
+    _MULTIPLIER, _MASK = 0x5DEECE66D, (1 << 48) - 1
+
+    def __init__(self, seed: int) -> None:
+        self._seed = (seed ^ self._MULTIPLIER) & self._MASK
+
+    def _next(self, bits: int) -> int:
+        self._seed = (self._seed * self._MULTIPLIER + 0xB) & self._MASK
+        value = self._seed >> (48 - bits)
+        return value - (1 << 32) if bits == 32 and value >= 1 << 31 else value
+
+    def next_double(self) -> float:
+        return ((self._next(26) << 27) + self._next(27)) * 2.0**-53
+
+    def next_int(self, bound: int) -> int:
+        if bound <= 0:
+            raise TableRuntimeException(f"RAND_INTEGER: expected a positive bound; got {bound}")
+        r, m = self._next(31), bound - 1
+        if bound & m == 0:
+            return (bound * r) >> 31
+        u = r
+        while True:
+            r = u % bound
+            if -(1 << 31) <= u - r + m < 1 << 31:  # Java: stop unless u - r + m overflows int
+                return r
+            u = self._next(31)
+
+
 def _rand(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
     arity(name, types, 0, 1)
-    rng = random.Random(literals[0] if literals and literals[0] is not None else None)
+    if literals and literals[0] is not None:
+        java = JavaRandom(int(literals[0]))
+        return BoundFunction(name, DoubleType(False), lambda *_: java.next_double(), deterministic=False)
+    rng = random.Random()
     return BoundFunction(name, DoubleType(False), lambda *_: rng.random(), deterministic=False)
 
 
 def _rand_integer(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
     arity(name, types, 1, 2)
-    seeded = len(types) == 2
-    rng = random.Random(literals[0] if seeded and literals and literals[0] is not None else None)
-    if seeded:
+    if len(types) == 2 and literals and literals[0] is not None:
+        java = JavaRandom(int(literals[0]))
+        return BoundFunction(name, IntType(False), lambda _s, n: java.next_int(n), deterministic=False)
+    rng = random.Random()
+    if len(types) == 2:
         return BoundFunction(name, IntType(False), lambda _s, n: rng.randrange(n), deterministic=False)
     return BoundFunction(name, IntType(False), lambda n: rng.randrange(n), deterministic=False)
 

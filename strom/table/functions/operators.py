@@ -16,12 +16,13 @@ otherwise) lets LIKE compile its pattern and IN build its set once.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from strom.table.errors import ValidationException
 from strom.table.functions import like
-from strom.table.functions.arithmetic import arithmetic, negate
+from strom.table.functions.arithmetic import arithmetic, negate, strict_integer_op
 from strom.table.functions.bound_function import (
     DEFAULT_CONTEXT,
     BoundFunction,
@@ -49,12 +50,12 @@ __all__ = ["OPERATORS", "resolve_operator"]
 _R = LogicalTypeRoot
 _F = LogicalTypeFamily
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
-    "=": lambda a, b: bool(a == b),
-    "<>": lambda a, b: bool(a != b),
-    "<": lambda a, b: bool(a < b),
-    "<=": lambda a, b: bool(a <= b),
-    ">": lambda a, b: bool(a > b),
-    ">=": lambda a, b: bool(a >= b),
+    "=": operator.eq,
+    "<>": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
 }
 
 
@@ -266,6 +267,10 @@ def _arithmetic(op: str, types: Sequence[DataType]) -> BoundFunction:
     if bound is None:
         raise validation_error(op, "numeric operands (or a date-time and an interval)", types)
     result, fn = bound
+    if result.type_root in (_R.TINYINT, _R.SMALLINT, _R.INTEGER, _R.BIGINT):
+        fast = strict_integer_op(op, result.type_root)
+        if fast is not None:
+            return BoundFunction(op, result, fast)
     return BoundFunction(op, result, strict(fn, 2))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Sequence
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from strom.table.functions import temporal_units
 from strom.table.functions.arithmetic import add_months
@@ -204,7 +205,6 @@ def _from_unixtime(
 
 def _convert_tz(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
     arity(name, types, 3)
-    from zoneinfo import ZoneInfo
 
     def call(s: str, src: str, dst: str) -> str:
         v = parse_timestamp(s, STRING, 9).replace(tzinfo=ZoneInfo(src)).astimezone(ZoneInfo(dst))

@@ -98,3 +98,30 @@ def test_decimal_arithmetic_overflow_is_null() -> None:
     mul = resolve_operator("*", [big, big])
     assert str(mul.result_type) == "DECIMAL(38, 0)"
     assert mul.call(decimal.Decimal(10) ** 37, decimal.Decimal(10)) is None
+
+
+def test_sql_literal_types_are_flinks() -> None:
+    from strom.table.functions.sql_literals import (
+        binary_literal,
+        numeric_literal,
+        parse_interval_literal,
+        string_literal,
+        temporal_literal,
+    )
+
+    assert [str(numeric_literal(t)[0]) for t in ("1", "2147483648", "-2147483648", "1.50", "1e3")] == [
+        "INT NOT NULL",
+        "BIGINT NOT NULL",
+        "INT NOT NULL",
+        "DECIMAL(3, 2) NOT NULL",
+        "DOUBLE NOT NULL",
+    ]
+    assert str(string_literal("abc")[0]) == "CHAR(3) NOT NULL" and str(string_literal("")[0]) == "CHAR(0) NOT NULL"
+    assert binary_literal("0aff") == (DataTypes.BINARY(2, False), b"\x0a\xff")
+    assert str(temporal_literal("TIMESTAMP", "2024-01-01 12:00:00.123")[0]) == "TIMESTAMP(3) NOT NULL"
+    assert str(temporal_literal("TIME", "10:11:12")[0]) == "TIME(0) NOT NULL"
+    interval_type, value = parse_interval_literal("1 02:03:04.5", "DAY", "SECOND")
+    assert (str(interval_type), value) == ("INTERVAL SECOND(3)", datetime.timedelta(days=1, seconds=7384.5))
+    assert parse_interval_literal("1-2", "YEAR", "MONTH")[1] == 14
+    with pytest.raises(ValidationException, match="DATE literal: expected a valid date"):
+        temporal_literal("DATE", "2024-02-30")

@@ -1,0 +1,6 @@
+-- seeded random numbers (java.util.Random per call site)
+RAND(42)
+RAND_INTEGER(42, 10)
+RAND(0)
+RAND_INTEGER(7, 1000)
+RAND_INTEGER(7, 16)
