@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from strom.table.errors import TableException, ValidationException
 from strom.table.functions import cast_function, resolve_function, resolve_operator
+from strom.table.functions.sql_literals import numeric_literal, string_literal
 from strom.table.planner.rex import RexCall, RexLiteral, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
@@ -115,16 +116,8 @@ class ExpressionConverter:
 
     # -- leaves -------------------------------------------------------------------------------------
     def literal(self, node: exp.Literal) -> RexNode:
-        text = node.this
-        if node.is_string:
-            return RexLiteral(text, literal_type(text))
-        if any(c in text for c in "eE"):
-            return RexLiteral(float(text), parse_type("DOUBLE NOT NULL"))
-        if "." in text:
-            value = decimal.Decimal(text)
-            return RexLiteral(value, literal_type(value))
-        number = int(text)
-        return RexLiteral(number, literal_type(number))
+        literal_type_, value = string_literal(node.this) if node.is_string else numeric_literal(node.this)
+        return RexLiteral(value, literal_type_)
 
     def interval(self, node: exp.Interval) -> RexNode:
         unit = node.args.get("unit")
