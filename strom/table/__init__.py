@@ -4,8 +4,10 @@
 the Table API (``from_elements(...).select(col('a') + 1)``) as strom jobs with Flink's changelog semantics.
 """
 
+from strom.api.row import Row, RowKind
 from strom.table.environment_settings import EnvironmentSettings
 from strom.table.errors import SqlParserException, TableException, ValidationException
+from strom.table.explain_detail import ExplainDetail
 from strom.table.expression import Expression
 from strom.table.table import GroupedTable, Table
 from strom.table.table_config import TableConfig
@@ -17,10 +19,13 @@ from strom.table.types import DataTypes
 __all__ = [
     "DataTypes",
     "EnvironmentSettings",
+    "ExplainDetail",
     "Expression",
     "FormatDescriptor",
     "GroupedTable",
     "ResultKind",
+    "Row",
+    "RowKind",
     "Schema",
     "SqlParserException",
     "StatementSet",
