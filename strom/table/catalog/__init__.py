@@ -1,0 +1,1 @@
+"""Catalogs (Flink's ``CatalogManager`` over ``GenericInMemoryCatalog``): where tables and views are registered."""

@@ -1,0 +1,113 @@
+"""Regular joins in FROM (Flink's ``FlinkLogicalJoin``): equi-join keys and the residual condition."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from strom.table.errors import TableException
+from strom.table.planner.expression_converter import ExpressionConverter
+from strom.table.planner.logical import Join, RelNode, RowType
+from strom.table.planner.rex import RexInputRef, RexNode, RexSpecial
+from strom.table.planner.scope import Scope
+from strom.table.planner.window_lineage import window_columns
+from strom.table.sql.parser import at
+
+__all__ = ["convert_join"]
+
+
+def convert_join(
+    left: RelNode, left_scope: Scope, right: RelNode, right_scope: Scope, join: exp.Join
+) -> tuple[RelNode, Scope]:
+    side = (join.args.get("side") or "").upper()
+    kind = (join.args.get("kind") or "").upper()
+    if kind == "CROSS" or (join.args.get("on") is None and not join.args.get("using")):
+        raise TableException(
+            f"Unsupported SQL construct{at(join)}: a join without an equality condition; expected JOIN … ON a = b"
+        )
+    join_kind = {"": "INNER", "LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}.get(side)
+    if join_kind is None:
+        raise TableException(f"Unsupported SQL construct{at(join)}: {side} JOIN")
+    scope = left_scope.join(right_scope)
+    condition = ExpressionConverter(scope).convert(join.args["on"])
+    n_left = len(left.row_type)
+    left_keys: list[int] = []
+    right_keys: list[int] = []
+    residual: list[RexNode] = []
+    for conjunct in _conjuncts(condition):
+        pair = _equi_pair(conjunct, n_left)
+        if pair is None:
+            residual.append(conjunct)
+        else:
+            left_keys.append(pair[0])
+            right_keys.append(pair[1] - n_left)
+    if not left_keys:
+        raise TableException(
+            f"Unsupported SQL construct{at(join)}: a join without an equality condition between its two inputs"
+        )
+    rest: RexNode | None = None
+    for conjunct in residual:
+        rest = conjunct if rest is None else RexSpecial("AND", (rest, conjunct), conjunct.type)
+    types = list(left.row_type.types) + list(right.row_type.types)
+    if join_kind in ("RIGHT", "FULL"):
+        types[:n_left] = [t.nullable() for t in types[:n_left]]
+    if join_kind in ("LEFT", "FULL"):
+        types[n_left:] = [t.nullable() for t in types[n_left:]]
+    names = tuple(f.name for f in scope.fields)
+    row_type = RowType(names, tuple(types))
+    rel: RelNode = Join(row_type, left, right, join_kind, tuple(left_keys), tuple(right_keys), rest)
+    windowed = _window_join(left, right, join_kind, left_keys, right_keys, rest, row_type)
+    if windowed is not None:
+        rel = windowed
+    return rel, Scope([type(f)(f.qualifier, f.name, t) for f, t in zip(scope.fields, types, strict=True)])
+
+
+def _window_join(
+    left: RelNode,
+    right: RelNode,
+    kind: str,
+    left_keys: list[int],
+    right_keys: list[int],
+    rest: RexNode | None,
+    row_type: RowType,
+) -> RelNode | None:
+    """Keys pairing window_start with window_start and window_end with window_end → a WindowJoin (Flink's rule)."""
+    from strom.table.planner.logical import WindowJoin
+
+    lw, rw = window_columns(left), window_columns(right)
+    pairs = list(zip(left_keys, right_keys, strict=True))
+    window_pairs = {name: (lw[name], rw[name]) for name in ("window_start", "window_end") if name in lw and name in rw}
+    if len(window_pairs) != 2 or any(pair not in pairs for pair in window_pairs.values()):
+        return None
+    others = [p for p in pairs if p not in window_pairs.values()]
+    return WindowJoin(
+        row_type,
+        left,
+        right,
+        kind,
+        tuple(a for a, _ in others),
+        tuple(b for _, b in others),
+        window_pairs["window_end"][0],
+        window_pairs["window_end"][1],
+        rest,
+    )
+
+
+def _conjuncts(node: RexNode) -> list[RexNode]:
+    if isinstance(node, RexSpecial) and node.kind == "AND":
+        return [c for o in node.operands for c in _conjuncts(o)]
+    return [node]
+
+
+def _equi_pair(node: RexNode, n_left: int) -> tuple[int, int] | None:
+    from strom.table.planner.rex import RexCall
+
+    if not (isinstance(node, RexCall) and node.name == "=" and len(node.operands) == 2):
+        return None
+    a, b = node.operands
+    if not (isinstance(a, RexInputRef) and isinstance(b, RexInputRef)):
+        return None
+    if a.index < n_left <= b.index:
+        return a.index, b.index
+    if b.index < n_left <= a.index:
+        return b.index, a.index
+    return None

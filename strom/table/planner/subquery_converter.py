@@ -1,0 +1,100 @@
+"""Subqueries in WHERE (Flink's ``SubQueryRemoveRule`` / ``FlinkSemiAntiJoin`` rules): ``x IN (SELECT y …)`` and
+``[NOT] EXISTS (SELECT … WHERE inner = outer …)`` become LEFT SEMI / ANTI joins on the correlated equalities."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from strom.table.errors import TableException
+from strom.table.planner.expression_converter import ExpressionConverter
+from strom.table.planner.logical import Join, RelNode
+from strom.table.planner.rex import RexInputRef
+from strom.table.planner.scope import Scope
+from strom.table.sql.parser import at
+
+__all__ = ["remove_subqueries"]
+
+Converter = Callable[[exp.Expr], RelNode]
+
+
+def remove_subqueries(
+    rel: RelNode, scope: Scope, condition: exp.Expr, convert: Converter
+) -> tuple[RelNode, exp.Expr | None]:
+    """``rel`` joined with each top-level subquery conjunct of ``condition``, and the rest of the condition."""
+    conjuncts = list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
+    rest: list[exp.Expr] = []
+    for conjunct in conjuncts:
+        negated = isinstance(conjunct, exp.Not) and isinstance(conjunct.this, exp.Exists)
+        exists = conjunct.this if negated else conjunct
+        if isinstance(exists, exp.Exists):
+            rel = _exists(rel, scope, exists, convert, "ANTI" if negated else "SEMI")
+            continue
+        query = conjunct.args.get("query") if isinstance(conjunct, exp.In) else None
+        if query is None:
+            rest.append(conjunct)
+            continue
+        left_key = ExpressionConverter(scope).convert(conjunct.this)
+        right = convert(query.this if isinstance(query, exp.Subquery) else query)
+        if not isinstance(left_key, RexInputRef) or len(right.row_type) != 1:
+            raise TableException(
+                f"Unsupported SQL construct{at(conjunct)}: IN (subquery) expects a column IN (a one-column query)"
+            )
+        rel = Join(rel.row_type, rel, right, "SEMI", (left_key.index,), (0,), None)
+    remaining: exp.Expr | None = None
+    for c in rest:
+        remaining = c if remaining is None else exp.And(this=remaining, expression=c)
+    return rel, remaining
+
+
+def _exists(rel: RelNode, scope: Scope, node: exp.Exists, convert: Converter, kind: str) -> RelNode:
+    select = node.this
+    if not isinstance(select, exp.Select):
+        raise TableException(f"Unsupported SQL construct{at(node)}: EXISTS expects a SELECT")
+    inner_names = {t.alias_or_name for t in select.find_all(exp.Table)}
+    where = select.args.get("where")
+    conjuncts = (list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]) if where else []
+    outer_columns: list[exp.Expr] = []
+    inner_columns: list[exp.Expr] = []
+    kept: list[exp.Expr] = []
+    for conjunct in conjuncts:
+        pair = _correlation(conjunct, inner_names)
+        if pair is None:
+            kept.append(conjunct)
+        else:
+            inner_columns.append(pair[0])
+            outer_columns.append(pair[1])
+    if not outer_columns:
+        raise TableException(
+            f"Unsupported SQL construct{at(node)}: an uncorrelated EXISTS; expected WHERE inner.col = outer.col"
+        )
+    inner = select.copy()
+    inner.set("expressions", [c.copy() for c in inner_columns])
+    remaining: exp.Expr | None = None
+    for c in kept:
+        remaining = c.copy() if remaining is None else exp.And(this=remaining, expression=c.copy())
+    inner.set("where", exp.Where(this=remaining) if remaining is not None else None)
+    right = convert(inner)
+    converter = ExpressionConverter(scope)
+    left_keys = []
+    for column in outer_columns:
+        ref = converter.convert(column)
+        if not isinstance(ref, RexInputRef):
+            raise TableException(f"Unsupported SQL construct{at(column)}: a correlated expression; expected a column")
+        left_keys.append(ref.index)
+    return Join(rel.row_type, rel, right, kind, tuple(left_keys), tuple(range(len(left_keys))), None)
+
+
+def _correlation(conjunct: exp.Expr, inner_names: set[str]) -> tuple[exp.Expr, exp.Expr] | None:
+    """``inner.col = outer.col`` (either order): (inner column, outer column), else None."""
+    if not isinstance(conjunct, exp.EQ):
+        return None
+    a, b = conjunct.this, conjunct.expression
+    if not (isinstance(a, exp.Column) and isinstance(b, exp.Column)):
+        return None
+    a_outer = bool(a.table) and a.table not in inner_names
+    b_outer = bool(b.table) and b.table not in inner_names
+    if a_outer == b_outer:
+        return None
+    return (b, a) if a_outer else (a, b)

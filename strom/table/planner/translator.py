@@ -1,0 +1,242 @@
+"""Flink's ``ExecNode.translateToPlan``: a logical plan → strom DataStream operators.
+
+Scans become sources, ``Calc`` one compiled closure (``map``, or ``flat_map`` when it filters), ``Aggregate`` a
+``key_by`` on the key tuple and a :class:`~strom.table.runtime.group_agg.GroupAggFunction` over keyed state,
+``Union`` a stream union, ``Join`` a keyed two-input join over state; rows stay :class:`~strom.api.row.Row`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from strom.api.row import _create_row
+from strom.table.errors import TableException
+from strom.table.functions.aggregate_functions import resolve_aggregate
+from strom.table.planner.changelog import is_insert_only
+from strom.table.planner.codegen import compile_calc
+from strom.table.planner.logical import (
+    Aggregate,
+    Calc,
+    Correlate,
+    DataStreamScan,
+    Join,
+    OverAggregate,
+    Rank,
+    RelNode,
+    TableScan,
+    Union,
+    Values,
+    WatermarkAssigner,
+    WindowAggregate,
+    WindowJoin,
+    WindowTableFunction,
+)
+from strom.table.planner.window_lineage import window_rank_columns
+from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
+from strom.table.runtime.group_agg import GroupAggFunction, KeyByIndices
+
+if TYPE_CHECKING:
+    from strom.api.datastream import DataStream
+    from strom.api.environment import StreamExecutionEnvironment
+
+__all__ = ["Translator"]
+
+
+class _HandleFactory:
+    """Builds the :class:`GeneratedAggsHandle` of an Aggregate in each subtask (picklable: plain data)."""
+
+    def __init__(
+        self, calls: tuple[tuple[str, tuple[Any, ...], tuple[int, ...], bool, int | None], ...], retracting: bool
+    ) -> None:
+        self.calls = calls
+        self.retracting = retracting
+
+    def __call__(self) -> GeneratedAggsHandle:
+        built = []
+        for name, arg_types, args, distinct, filter_arg in self.calls:
+            resolved = resolve_aggregate(name, list(arg_types), retracting=self.retracting)
+            built.append(AggCall(resolved.function, args, distinct, filter_arg))
+        return GeneratedAggsHandle(built)
+
+
+def aggs_handle_factory(rel: Aggregate | WindowAggregate) -> _HandleFactory:
+    """The handle factory of an Aggregate's calls (also used by the window operators' planner)."""
+    input_types = rel.input.row_type.types
+    calls = tuple((c.name, tuple(input_types[a] for a in c.args), c.args, c.distinct, c.filter_arg) for c in rel.calls)
+    return _HandleFactory(calls, retracting=not is_insert_only(rel.input))
+
+
+class _First:
+    def __init__(self, values: Any) -> None:
+        self.values = values
+
+    def __call__(self, row: Any) -> Any:
+        return self.values(row)[0]
+
+
+class _TableFunctionRows:
+    """A Python table function's results as rows of the input's kind (a scalar, tuple or Row per result)."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+
+    def __call__(self, row: Any) -> list[Any]:
+        results = self.function(row)
+        if results is None:
+            return []
+        out = []
+        for result in results:
+            values = (
+                list(result._values)
+                if hasattr(result, "_values")
+                else (list(result) if isinstance(result, tuple | list) else [result])
+            )
+            out.append(_create_row(None, values, row._row_kind))
+        return out
+
+
+class _PairCondition:
+    """A join's residual condition over ``left ++ right`` as the window join's ``condition(left, right)``."""
+
+    def __init__(self, predicate: Any) -> None:
+        self.predicate = predicate
+
+    def __call__(self, left: Any, right: Any) -> bool:
+        return bool(self.predicate(_create_row(None, [*left._values, *right._values])))
+
+
+class Translator:
+    """Translates plans into one environment's transformations."""
+
+    def __init__(self, env: StreamExecutionEnvironment) -> None:
+        self.env = env
+
+    def translate(self, rel: RelNode) -> DataStream[Any]:
+        method = getattr(self, f"_{type(rel).__name__.lower()}", None)
+        if method is None:
+            raise TableException(f"expected a plan node the translator knows; got {type(rel).__name__}")
+        stream: DataStream[Any] = method(rel)
+        return stream
+
+    def _tablescan(self, rel: TableScan) -> DataStream[Any]:
+        stream: DataStream[Any] = rel.source.create_stream(self.env, rel.row_type)
+        return stream
+
+    def _datastreamscan(self, rel: DataStreamScan) -> DataStream[Any]:
+        stream: DataStream[Any] = rel.stream
+        return stream
+
+    def _values(self, rel: Values) -> DataStream[Any]:
+        rows = [_create_row(None, list(r)) for r in rel.rows]
+        return self.env.from_collection(rows).name("Values")
+
+    def _calc(self, rel: Calc) -> DataStream[Any]:
+        upstream = self.translate(rel.input)
+        fn = compile_calc(rel.projection, rel.condition)
+        name = f"Calc(select=[{', '.join(rel.row_type.names)}])"
+        if rel.condition is not None:
+            return upstream.flat_map(fn).name(name)
+        return upstream.map(fn).name(name)
+
+    def _aggregate(self, rel: Aggregate) -> DataStream[Any]:
+        upstream = self.translate(rel.input)
+        keyed = upstream.key_by(KeyByIndices(rel.group_keys))
+        keys = ", ".join(rel.input.row_type.names[k] for k in rel.group_keys)
+        return keyed.process(GroupAggFunction(aggs_handle_factory(rel))).name(f"GroupAggregate(groupBy=[{keys}])")
+
+    def _union(self, rel: Union) -> DataStream[Any]:
+        first, *rest = (self.translate(m) for m in rel.members)
+        return first.union(*rest) if rest else first
+
+    def _join(self, rel: Join) -> DataStream[Any]:
+        from strom.table.planner.codegen import compile_condition
+        from strom.table.runtime.streaming_join import StreamingJoinFunction
+
+        left = self.translate(rel.left).key_by(KeyByIndices(rel.left_keys))
+        right = self.translate(rel.right).key_by(KeyByIndices(rel.right_keys))
+        condition = compile_condition(rel.condition) if rel.condition is not None else None
+        function = StreamingJoinFunction(rel.kind, len(rel.left.row_type), len(rel.right.row_type), condition)
+        joined: DataStream[Any] = left.connect(right).process(function)
+        return joined.name(f"Join(joinType=[{rel.kind}])")
+
+    def _windowtablefunction(self, rel: WindowTableFunction) -> DataStream[Any]:
+        from strom.table.runtime.window.window_table_function import window_tvf
+
+        upstream = self.translate(rel.input)
+        return window_tvf(upstream, rel.assigner(), rowtime_index=rel.rowtime_index)
+
+    def _windowaggregate(self, rel: WindowAggregate) -> DataStream[Any]:
+        from strom.table.runtime.window.window_aggregate import window_aggregate
+
+        upstream = self.translate(rel.input)
+        return window_aggregate(
+            upstream,
+            key_indices=rel.group_keys,
+            aggs=aggs_handle_factory(rel)(),
+            assigner=rel.window.assigner(),
+            window_properties=rel.window_properties,
+        )
+
+    def _overaggregate(self, rel: OverAggregate) -> DataStream[Any]:
+        from strom.table.runtime.over_aggregate import over_aggregate
+
+        input_types = rel.input.row_type.types
+        calls = tuple(
+            (c.name, tuple(input_types[a] for a in c.args), c.args, c.distinct, c.filter_arg) for c in rel.calls
+        )
+        return over_aggregate(
+            self.translate(rel.input),
+            key_indices=rel.partition_keys,
+            aggs=_HandleFactory(calls, retracting=True)(),
+            rows=rel.rows,
+            preceding=rel.preceding,
+            rowtime_index=rel.rowtime_index,
+        )
+
+    def _windowjoin(self, rel: WindowJoin) -> DataStream[Any]:
+        from strom.table.planner.codegen import compile_condition
+        from strom.table.runtime.window.window_join import window_join
+
+        condition = _PairCondition(compile_condition(rel.condition)) if rel.condition is not None else None
+        return window_join(
+            self.translate(rel.left),
+            self.translate(rel.right),
+            left_key_indices=rel.left_keys,
+            right_key_indices=rel.right_keys,
+            left_window_end_index=rel.left_window_end,
+            right_window_end_index=rel.right_window_end,
+            left_arity=len(rel.left.row_type),
+            right_arity=len(rel.right.row_type),
+            join_type=rel.kind,
+            condition=condition,
+        )
+
+    def _correlate(self, rel: Correlate) -> DataStream[Any]:
+        return self.translate(rel.input).flat_map(_TableFunctionRows(rel.function)).name("Correlate")
+
+    def _watermarkassigner(self, rel: WatermarkAssigner) -> DataStream[Any]:
+        from strom.table.planner.codegen import compile_projection
+        from strom.table.runtime.watermark_assigner import RowtimeWatermarkStrategy
+
+        values = compile_projection([rel.expression])
+        strategy = RowtimeWatermarkStrategy(rel.rowtime_index, _First(values))
+        return self.translate(rel.input).assign_timestamps_and_watermarks(strategy)
+
+    def _rank(self, rel: Rank) -> DataStream[Any]:
+        from strom.table.runtime.rank import RankFunction
+
+        windowed = window_rank_columns(rel)
+        if windowed is not None and rel.offset == 0:
+            from strom.table.runtime.window.window_rank import sort_key, window_top_n
+
+            return window_top_n(
+                self.translate(rel.input),
+                window_end_index=windowed[1],
+                partition_indices=windowed[0],
+                sort_keys=[sort_key(column, ascending) for column, ascending in rel.order_keys],
+                rank_end=rel.limit,
+                output_rank_number=rel.output_rank,
+            )
+        keyed = self.translate(rel.input).key_by(KeyByIndices(rel.partition_keys))
+        function = RankFunction(rel.order_keys, rel.limit, rel.output_rank, rel.offset)
+        return keyed.process(function).name(f"Rank(rankEnd={rel.limit})")

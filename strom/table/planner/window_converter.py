@@ -1,0 +1,88 @@
+"""Window table-valued functions and window aggregation (Flink's ``FlinkLogicalTableFunctionScan`` of TUMBLE/HOP/
+CUMULATE and ``StreamPhysicalWindowAggregate``), planned onto sqlwindow's operators.
+
+``FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' SECOND))`` becomes a :class:`WindowTableFunction` node
+(the input's columns plus ``window_start``, ``window_end``, ``window_time``); a GROUP BY over it that includes
+``window_start`` and ``window_end`` becomes a :class:`WindowAggregate` — insert-only, one row per key and window at
+the window's end — instead of an updating group aggregation, as Flink's ``WindowAggregate`` rule does.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from sqlglot import exp
+
+from strom.table.errors import TableException, ValidationException
+from strom.table.planner.expression_converter import ExpressionConverter
+from strom.table.planner.logical import RelNode, RowType, WindowAggregate, WindowTableFunction
+from strom.table.planner.rex import RexLiteral
+from strom.table.planner.scope import Scope
+from strom.table.sql.flink_dialect import Descriptor, FlinkDialect
+from strom.table.sql.parser import at
+from strom.table.types import parse_type
+
+__all__ = ["WINDOW_COLUMNS", "WindowAggregate", "WindowTableFunction", "convert_window_tvf", "is_window_tvf"]
+
+WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
+_TVFS = ("TUMBLE", "HOP", "CUMULATE")
+
+
+def is_window_tvf(node: exp.Expr) -> bool:
+    return (
+        isinstance(node, exp.Table)
+        and isinstance(node.this, exp.Anonymous)
+        and str(node.this.this).upper() == "TABLE"
+        and len(node.this.expressions) == 1
+        and isinstance(node.this.expressions[0], exp.Anonymous)
+    )
+
+
+def _millis(node: exp.Expr) -> int:
+    value = ExpressionConverter(Scope([])).convert(node)
+    if not isinstance(value, RexLiteral) or not isinstance(value.value, datetime.timedelta):
+        raise ValidationException(
+            f"SQL validation failed{at(node)}: expected an INTERVAL literal; got {node.sql(dialect=FlinkDialect)}"
+        )
+    return int(value.value / datetime.timedelta(milliseconds=1))
+
+
+def convert_window_tvf(node: exp.Table, table_of: Any) -> WindowTableFunction:
+    call = node.this.expressions[0]
+    name = str(call.this).upper()
+    if name not in _TVFS:
+        raise TableException(
+            f"Unsupported SQL construct{at(call)}: TABLE({name}(...)); expected TUMBLE, HOP or CUMULATE "
+            "(SESSION windows are not planned yet)"
+        )
+    args = [a.expression if isinstance(a, exp.Kwarg) else a for a in call.expressions]
+    if len(args) < 3 or not isinstance(args[0], exp.Table) or not isinstance(args[1], Descriptor):
+        raise ValidationException(
+            f"SQL validation failed{at(call)}: expected {name}(TABLE t, DESCRIPTOR(rowtime), INTERVAL …); "
+            f"got {call.sql(dialect=FlinkDialect)[:80]}"
+        )
+    source: RelNode = table_of(args[0])
+    column = args[1].expressions[0].name
+    index = source.row_type.index_of(column)
+    if index is None:
+        raise ValidationException(f"SQL validation failed{at(args[1])}: Column '{column}' not found in table")
+    rowtime_type = source.row_type.types[index]
+    if "ROWTIME" not in str(rowtime_type):
+        raise ValidationException(
+            f"SQL validation failed{at(args[1])}: The window function requires the timecol to be a time attribute "
+            f"type, but is {rowtime_type}; hint: declare WATERMARK FOR {column} AS … on the table"
+        )
+    sizes = [_millis(a) for a in args[2:]]
+    expected = 1 if name == "TUMBLE" else 2
+    if len(sizes) not in (expected, expected + 1):
+        raise ValidationException(
+            f"SQL validation failed{at(call)}: {name} expects {expected} interval(s) and an offset"
+        )
+    params = (*sizes[:expected], sizes[expected] if len(sizes) > expected else 0)
+    window_type = parse_type("TIMESTAMP(3) NOT NULL")
+    time_type = rowtime_type.not_null()
+    row_type = RowType(
+        (*source.row_type.names, *WINDOW_COLUMNS), (*source.row_type.types, window_type, window_type, time_type)
+    )
+    return WindowTableFunction(row_type, source, name, params, index)

@@ -1,0 +1,244 @@
+"""PyFlink's ``Table`` and ``GroupedTable``: relational operations that build on the same planner as SQL.
+
+Each operation is expressed as the SQL query it stands for over the input table (a ``SELECT … FROM $input``
+built from sqlglot trees, never from strings), so the Table API and SQL share validation, typing and plans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from strom.table.errors import ValidationException
+from strom.table.expression import to_sql_expression
+from strom.table.planner.logical import RelNode, explain
+from strom.table.sql.flink_dialect import FlinkDialect
+from strom.table.sql.parser import parse_expression
+
+if TYPE_CHECKING:
+    from strom.table.table_environment import TableEnvironment
+    from strom.table.table_result import TableResult
+
+__all__ = ["GroupedTable", "Table"]
+
+_INPUT = "$input"
+_RIGHT = "$right"
+
+
+def _source(name: str = _INPUT) -> exp.Table:
+    return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
+def _item(field: Any) -> exp.Expr:
+    if isinstance(field, str):
+        return parse_expression(field)
+    return to_sql_expression(field)
+
+
+def _named(fields: tuple[Any, ...]) -> list[exp.Expr]:
+    """The Table API's names: an unnamed expression at position i is ``_c<i>`` (SQL's would be ``EXPR$<i>``)."""
+    items = []
+    for i, field in enumerate(fields):
+        node = _item(field)
+        if not isinstance(node, exp.Alias | exp.Column | exp.Star):
+            node = exp.alias_(node, f"_c{i}", quoted=True)
+        items.append(node)
+    return items
+
+
+class Table:
+    """A (dynamic) table: a logical plan in one ``TableEnvironment``."""
+
+    def __init__(self, t_env: TableEnvironment, plan: RelNode) -> None:
+        self._t_env = t_env
+        self._plan = plan
+        self._name: str | None = None
+
+    # -- derivation --------------------------------------------------------------------------------
+    def _query(self, select: exp.Query, **others: Table) -> Table:
+        ctes = {_INPUT: self._plan, **{name: t._plan for name, t in others.items()}}
+        plan = self._t_env._sql_to_rel().convert_query(select, ctes)
+        return Table(self._t_env, plan)
+
+    def _columns(self) -> list[exp.Expr]:
+        return [exp.column(n, quoted=True) for n in self._plan.row_type.names]
+
+    def select(self, *fields: Any) -> Table:
+        return self._query(exp.Select(expressions=_named(fields)).from_(_source()))
+
+    def where(self, predicate: Any) -> Table:
+        return self._query(exp.Select(expressions=[exp.Star()]).from_(_source()).where(_item(predicate)))
+
+    filter = where
+
+    def group_by(self, *fields: Any) -> GroupedTable:
+        return GroupedTable(self, [_item(f) for f in fields])
+
+    def distinct(self) -> Table:
+        return self._query(exp.Select(expressions=[exp.Star()], distinct=exp.Distinct()).from_(_source()))
+
+    def add_columns(self, *fields: Any) -> Table:
+        return self._query(exp.Select(expressions=[*self._columns(), *(_item(f) for f in fields)]).from_(_source()))
+
+    def add_or_replace_columns(self, *fields: Any) -> Table:
+        items = [_item(f) for f in fields]
+        replaced = {i.alias_or_name: i for i in items}
+        columns: list[exp.Expr] = []
+        for name in self._plan.row_type.names:
+            columns.append(replaced.pop(name) if name in replaced else exp.column(name, quoted=True))
+        return self._query(exp.Select(expressions=[*columns, *replaced.values()]).from_(_source()))
+
+    def rename_columns(self, *fields: Any) -> Table:
+        renames: dict[str, str] = {}
+        for f in fields:
+            node = _item(f)
+            if not isinstance(node, exp.Alias) or not isinstance(node.this, exp.Column):
+                raise ValidationException(
+                    f"rename_columns expects col('old').alias('new'); got {node.sql(dialect=FlinkDialect)}"
+                )
+            renames[node.this.name] = node.alias
+        unknown = set(renames) - set(self._plan.row_type.names)
+        if unknown:
+            raise ValidationException(
+                f"rename_columns: Field {sorted(unknown)} does not exist; "
+                f"expected one of {list(self._plan.row_type.names)}"
+            )
+        items = [
+            exp.alias_(exp.column(n, quoted=True), renames[n], quoted=True)
+            if n in renames
+            else exp.column(n, quoted=True)
+            for n in self._plan.row_type.names
+        ]
+        return self._query(exp.Select(expressions=items).from_(_source()))
+
+    def drop_columns(self, *fields: Any) -> Table:
+        dropped = {_item(f).name for f in fields}
+        unknown = dropped - set(self._plan.row_type.names)
+        if unknown:
+            raise ValidationException(
+                f"drop_columns: Field {sorted(unknown)} does not exist; "
+                f"expected one of {list(self._plan.row_type.names)}"
+            )
+        items = [exp.column(n, quoted=True) for n in self._plan.row_type.names if n not in dropped]
+        return self._query(exp.Select(expressions=items).from_(_source()))
+
+    def alias(self, field: str, *fields: str) -> Table:
+        names = [field, *fields]
+        if len(names) > len(self._plan.row_type):
+            raise ValidationException(f"alias: expected at most {len(self._plan.row_type)} names; got {len(names)}")
+        items = [
+            exp.alias_(exp.column(old, quoted=True), names[i], quoted=True)
+            if i < len(names)
+            else exp.column(old, quoted=True)
+            for i, old in enumerate(self._plan.row_type.names)
+        ]
+        return self._query(exp.Select(expressions=items).from_(_source()))
+
+    def flat_map(self, func: Any) -> Table:
+        """Apply a ``@udtf`` to each row (PyFlink's ``Table.flat_map``): columns ``f0``, ``f1``, …"""
+        from strom.table.planner.logical import Correlate, RowType
+        from strom.table.udf import UserDefinedFunctionWrapper
+
+        if not isinstance(func, UserDefinedFunctionWrapper) or not func.table_function:
+            raise ValidationException(f"flat_map expects a @udtf function; got {type(func).__name__}")
+        names = tuple(f"f{i}" for i in range(len(func.result_types)))
+        return Table(self._t_env, Correlate(RowType(names, func.result_types), self._plan, func.func))
+
+    def limit(self, fetch: int, offset: int = 0) -> Table:
+        """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``)."""
+        select = exp.Select(expressions=[exp.Star()]).from_(_source()).limit(fetch)
+        return self._query(select.offset(offset) if offset else select)
+
+    def fetch(self, fetch: int) -> Table:
+        return self.limit(fetch)
+
+    def union_all(self, right: Table) -> Table:
+        left_q = exp.Select(expressions=[exp.Star()]).from_(_source())
+        right_q = exp.Select(expressions=[exp.Star()]).from_(_source(_RIGHT))
+        return self._query(exp.Union(this=left_q, expression=right_q, distinct=False), **{_RIGHT: right})
+
+    def _join(self, right: Table, condition: Any, side: str | None) -> Table:
+        clash = set(self._plan.row_type.names) & set(right._plan.row_type.names)
+        if clash:
+            raise ValidationException(
+                f"join: the two tables have fields of the same name {sorted(clash)}; hint: rename them first (alias)"
+            )
+        join = exp.Join(this=_source(_RIGHT), on=_item(condition) if condition is not None else None)
+        if side:
+            join.set("side", side)
+        select = exp.Select(expressions=[exp.Star()]).from_(_source())
+        select.set("joins", [join])
+        return self._query(select, **{_RIGHT: right})
+
+    def join(self, right: Table, join_predicate: Any = None) -> Table:
+        return self._join(right, join_predicate, None)
+
+    def left_outer_join(self, right: Table, join_predicate: Any = None) -> Table:
+        return self._join(right, join_predicate, "LEFT")
+
+    def right_outer_join(self, right: Table, join_predicate: Any) -> Table:
+        return self._join(right, join_predicate, "RIGHT")
+
+    def full_outer_join(self, right: Table, join_predicate: Any) -> Table:
+        return self._join(right, join_predicate, "FULL")
+
+    # -- execution ---------------------------------------------------------------------------------
+    def execute(self) -> TableResult:
+        return self._t_env._execute_query(self._plan)
+
+    def execute_insert(self, table_path: str, overwrite: bool = False) -> TableResult:
+        return self._t_env._execute_inserts([(table_path, self._plan)])
+
+    def to_pandas(self) -> Any:
+        import pandas as pd  # type: ignore[import-untyped,unused-ignore]
+
+        with_rows = list(self._t_env._execute_query(self._plan, materialized=True).collect())
+        return pd.DataFrame([r._values for r in with_rows], columns=list(self._plan.row_type.names))
+
+    # -- schema and explanation ------------------------------------------------------------------------
+    def get_schema(self) -> Any:
+        return self._plan.row_type
+
+    get_resolved_schema = get_schema
+
+    def print_schema(self) -> None:
+        print("(")
+        print(
+            ",\n".join(
+                f"  `{n}` {t}" for n, t in zip(self._plan.row_type.names, self._plan.row_type.types, strict=True)
+            )
+        )
+        print(")")
+
+    def explain(self, *extra_details: Any) -> str:
+        return f"== Optimized Physical Plan ==\n{explain(self._plan)}\n"
+
+    def __str__(self) -> str:
+        if self._name is None:
+            self._name = self._t_env._register_anonymous(self)
+        return self._name
+
+    def __iter__(self) -> Iterator[Any]:
+        raise TypeError("a Table is not iterable; hint: table.execute().collect()")
+
+
+class GroupedTable:
+    """``table.group_by(keys)``: ``select(...)`` with aggregates (PyFlink's ``GroupedTable``)."""
+
+    def __init__(self, table: Table, keys: list[exp.Expr]) -> None:
+        self._table = table
+        self._keys = keys
+
+    def select(self, *fields: Any) -> Table:
+        select = exp.Select(expressions=_named(fields)).from_(_source())
+        select = select.group_by(*[k.copy() for k in self._keys]) if self._keys else select
+        if not self._keys:
+            select.set("group", None)
+        return self._table._query(select)
+
+    def aggregate(self, func: Any) -> Any:
+        raise ValidationException(
+            "GroupedTable.aggregate expects a user-defined aggregate function (not supported yet)"
+        )

@@ -1,0 +1,130 @@
+"""PyFlink's ``pyflink.table.udf``: Python scalar functions (``@udf``) and table functions (``@udtf``).
+
+A decorated function becomes a :class:`UserDefinedFunctionWrapper`; calling it with expressions gives an
+:class:`~strom.table.expression.Expression` the planner binds to the Python callable (with its declared result type),
+so a Calc calls it inline like a built-in function. Table functions feed ``Table.flat_map``.
+Vectorized (``func_type="pandas"``) functions and aggregate functions (``@udaf``, ``@udtaf``) are not supported yet.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlglot import exp
+
+from strom.table.errors import ValidationException
+from strom.table.expression import Expression, to_sql_expression
+from strom.table.types import DataType, parse_type
+
+__all__ = [
+    "ScalarFunction",
+    "TableFunction",
+    "UserDefinedFunctionWrapper",
+    "lookup",
+    "register",
+    "udf",
+    "udtf",
+]
+
+_REGISTRY: dict[str, UserDefinedFunctionWrapper] = {}
+_ids = itertools.count()
+
+
+class ScalarFunction:
+    """A scalar function class (``eval``), as PyFlink's."""
+
+    def open(self, function_context: Any) -> None:
+        return None
+
+    def eval(self, *args: Any) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        return None
+
+
+class TableFunction(ScalarFunction):
+    """A table function class (``eval`` yields rows), as PyFlink's."""
+
+
+def _as_type(value: Any) -> DataType:
+    return parse_type(value) if isinstance(value, str) else value
+
+
+class UserDefinedFunctionWrapper:
+    """A Python function usable in the Table API (call it with expressions) and in SQL once registered."""
+
+    def __init__(self, func: Callable[..., Any], result_types: Sequence[DataType], *, table_function: bool) -> None:
+        self.func = func
+        self.result_types = tuple(result_types)
+        self.table_function = table_function
+        self._name = f"__py_{getattr(func, '__name__', 'fn')}_{next(_ids)}"
+        _REGISTRY[self._name] = self
+
+    @property
+    def result_type(self) -> DataType:
+        return self.result_types[0]
+
+    def __call__(self, *args: Any) -> Expression:
+        return Expression(exp.Anonymous(this=self._name, expressions=[to_sql_expression(a) for a in args]))
+
+    def alias(self, *names: str) -> Expression:
+        return self().alias(*names)
+
+
+def register(name: str, function: Any) -> None:
+    """``create_temporary_function(name, f)``: ``name(...)`` in SQL calls ``f``."""
+    if not isinstance(function, UserDefinedFunctionWrapper):
+        raise ValidationException(f"expected a function made with @udf or @udtf; got a {type(function).__name__}")
+    _REGISTRY[name.upper()] = function
+
+
+def lookup(name: str) -> UserDefinedFunctionWrapper | None:
+    return _REGISTRY.get(name) or _REGISTRY.get(name.upper())
+
+
+def _callable(f: Any) -> Callable[..., Any]:
+    if isinstance(f, ScalarFunction):
+        return f.eval
+    return f  # type: ignore[no-any-return]
+
+
+def udf(
+    f: Any = None,
+    input_types: Any = None,
+    result_type: Any = None,
+    deterministic: bool | None = None,
+    name: str | None = None,
+    func_type: str = "general",
+    udf_type: str | None = None,
+) -> Any:
+    """``@udf(result_type=DataTypes.STRING())``: a Python scalar function."""
+    if func_type != "general" or udf_type not in (None, "general"):
+        raise ValidationException("udf: only func_type='general' is supported; got a vectorized (pandas) function")
+    if result_type is None:
+        raise ValidationException("udf: expected a result_type; got none; hint: @udf(result_type=DataTypes.STRING())")
+
+    def wrap(func: Any) -> UserDefinedFunctionWrapper:
+        return UserDefinedFunctionWrapper(_callable(func), [_as_type(result_type)], table_function=False)
+
+    return wrap(f) if f is not None else wrap
+
+
+def udtf(
+    f: Any = None,
+    input_types: Any = None,
+    result_types: Any = None,
+    deterministic: bool | None = None,
+    name: str | None = None,
+) -> Any:
+    """``@udtf(result_types=[DataTypes.STRING()])``: a Python table function yielding rows."""
+    if result_types is None:
+        raise ValidationException("udtf: expected result_types; got none; hint: @udtf(result_types=[DataTypes.INT()])")
+    types = [_as_type(t) for t in (result_types if isinstance(result_types, list | tuple) else [result_types])]
+
+    def wrap(func: Any) -> UserDefinedFunctionWrapper:
+        return UserDefinedFunctionWrapper(_callable(func), types, table_function=True)
+
+    return wrap(f) if f is not None else wrap
