@@ -188,6 +188,61 @@ def test_the_supplier_of_an_async_snapshot_does_not_see_later_writes(tmp_path: P
         backend.dispose()
 
 
+def test_a_streamed_full_snapshot_is_the_state_of_the_synchronous_part_key_group_by_key_group(tmp_path: Path) -> None:
+    """Flink's RocksFullSnapshotStrategy: the synchronous part only flushes and pins a point-in-time view; the writes
+    the task makes after it returns — flushed into RocksDB, while the stream is half read — never leak in."""
+    from strom.runtime.state.full_snapshot_async_writer import KeyGroupStreamSupplier
+
+    backend = RocksDBKeyedStateBackend(max_parallelism=MAX_P, path=str(tmp_path / "db"))
+    try:
+        _fill(backend, KEYS[:30])
+        expected = backend.snapshot()
+        expected_values = _read(backend, KEYS[:30])
+        supplier = backend.async_snapshot()
+        assert isinstance(supplier, KeyGroupStreamSupplier)
+        _fill(backend, KEYS[30:])  # after the synchronous part returned
+        backend.current_key = KEYS[0]
+        backend.get_state(ValueStateDescriptor("v")).update("changed")
+        backend.flush()  # into RocksDB itself, not only the write cache
+        stream = supplier.stream()
+        pairs = [next(stream)]
+        backend.current_key = KEYS[1]
+        backend.get_state(ListStateDescriptor("l")).clear()  # while the asynchronous part runs
+        backend.get_state(MapStateDescriptor("m")).put("late", 1)
+        backend.flush()
+        pairs += list(stream)
+        groups = [kg for kg, _ in pairs]
+        assert groups == sorted(set(groups)), "one blob per key group, in key-group order"
+        assert dict(pairs) == expected
+        restored = RocksDBKeyedStateBackend(max_parallelism=MAX_P, path=str(tmp_path / "restored"))
+        try:
+            restored.restore(dict(pairs))
+            assert _read(restored, KEYS[:30]) == expected_values
+            assert restored.num_keys() == 30  # none of the keys written after the synchronous part
+        finally:
+            restored.dispose()
+    finally:
+        backend.dispose()
+
+
+def test_a_full_snapshot_is_taken_once(tmp_path: Path) -> None:
+    from strom.exceptions import CheckpointError
+
+    backend = RocksDBKeyedStateBackend(max_parallelism=MAX_P, path=str(tmp_path / "db"))
+    try:
+        _fill(backend, KEYS[:3])
+        supplier = backend.async_snapshot()
+        assert supplier()
+        with pytest.raises(CheckpointError, match="once"):
+            supplier()
+        cancelled = backend.async_snapshot()
+        cancelled.cancel()  # type: ignore[attr-defined]
+        with pytest.raises(CheckpointError, match="cancelled"):
+            cancelled.stream()  # type: ignore[attr-defined]
+    finally:
+        backend.dispose()
+
+
 # --- tables -------------------------------------------------------------------------------------------------
 
 
