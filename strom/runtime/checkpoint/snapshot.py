@@ -32,7 +32,8 @@ class IncrementalKeyedSnapshot(Protocol):
 
     uploaded_bytes: int
 
-    def upload(self, location: Any, name_prefix: str) -> IncrementalRemoteKeyedStateHandle: ...
+    def upload(self, location: Any, name_prefix: str, *, local: Any = None) -> IncrementalRemoteKeyedStateHandle:
+        """``local`` (a ``LocalStateCopy``, local recovery): every file the checkpoint references is kept locally."""
 
     def cancel(self) -> None: ...
 

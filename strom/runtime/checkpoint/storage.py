@@ -257,8 +257,8 @@ class CheckpointStorageLocation:
     ) -> StateHandle:
         """Copy the local file ``local_path`` to ``<uri>/<name>`` — or, ``shared``, to the job's
         ``<uri>/../shared/<name>`` (incremental checkpoints; ``name`` must be unique there) — streamed, with its
-        checksum taken on the way; return its handle. ``local``: local recovery keeps ``local_path`` too (a hard
-        link where it can), so a restore on this TaskManager needs no download of it."""
+        checksum taken on the way; return its handle. ``local``: local recovery keeps ``local_path`` too
+        (:meth:`keep_local_file`), so a restore on this TaskManager needs no download of it."""
         _check_name(name)
         directory_uri = _join(self.uri.rstrip("/").rsplit("/", 1)[0], SHARED_STATE_DIR) if shared else self.uri
         fs, directory = _fs(directory_uri)
@@ -277,13 +277,20 @@ class CheckpointStorageLocation:
                 f"expected to upload {local_path} as the state file {target}; got {e!r}; "
                 "hint: check that execution.checkpointing.dir is writable from every TaskManager"
             ) from e
-        checkpoint_id = self.checkpoint_id
-        if local is not None and checkpoint_id is not None:
-            try:
-                local.keep_file(checkpoint_id, target, local_path)
-            except OSError as e:
-                log.warning("the local copy of %s was not kept (%s); its restore downloads it", target, e)
+        self.keep_local_file(local, target, local_path)
         return StateHandle(uri=target, size=size, checksum=hasher.hexdigest())
+
+    def keep_local_file(self, local: LocalStateCopy | None, remote_uri: str, local_path: str) -> None:
+        """Local recovery of a file this checkpoint references (uploaded now or by an earlier checkpoint — an SST
+        file of an incremental RocksDB checkpoint): ``local`` keeps ``local_path`` as its copy in this checkpoint's
+        local directory. Not for a savepoint; a copy that cannot be kept is only warned about."""
+        checkpoint_id = self.checkpoint_id
+        if local is None or checkpoint_id is None:
+            return
+        try:
+            local.keep_file(checkpoint_id, remote_uri, local_path)
+        except OSError as e:
+            log.warning("the local copy of %s was not kept (%s); its restore downloads it", remote_uri, e)
 
     def write_metadata(self, metadata: CheckpointMetadata) -> None:
         """Write ``_metadata``, the mark of a completed checkpoint, after every state file.

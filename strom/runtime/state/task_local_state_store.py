@@ -2,7 +2,8 @@
 ``LocalRecoveryConfig`` and ``LocalSnapshotDirectoryProvider``), for local recovery.
 
 With ``state.backend.local-recovery`` every state file a subtask writes into a checkpoint is also written to its
-TaskManager's disk, as a whole file under the same name::
+TaskManager's disk (chunk by chunk as it is written: :meth:`TaskLocalStateStore.open_copy`), as a whole file under
+the same name::
 
     <taskmanager.state.local.root-dirs>/jid_<job id>/vtx_<vertex id>_sti_<subtask index>/chk_<n>/<state file name>
 
@@ -10,6 +11,11 @@ A restarted subtask on the same TaskManager — or on one restarted with the sam
 directory holds the same root — reads a state file's slice from the local copy when the copy of exactly that
 checkpoint exists and the slice's size and checksum match the handle's; otherwise it reads the remote file
 (:func:`strom.runtime.checkpoint.storage.read_state`, which calls :meth:`TaskLocalStateStore.retrieve` first).
+
+An incremental RocksDB checkpoint's files are kept the same way, every file the checkpoint references (also the SST
+files an earlier checkpoint uploaded): SST files as hard links of the local RocksDB checkpoint's (immutable, so they
+cost no disk), the rest as copies (:meth:`TaskLocalStateStore.keep_file`); its restore links each one whose size and
+checksum match into the new instance instead of downloading it (:meth:`TaskLocalStateStore.retrieve_file`).
 
 A completed checkpoint prunes every older one (Flink keeps only what the latest confirmed checkpoint needs), an
 aborted one is removed, and the TaskManager removes a job's directory when the job ends (:func:`discard_job`).
@@ -94,6 +100,18 @@ def _file_name(remote_uri: str) -> str:
     return remote_uri.rstrip("/").rsplit("/", 1)[-1]
 
 
+def _link_or_copy(source: str, target: str, remote_uri: str) -> None:
+    """A hard link for an SST file (immutable: RocksDB never writes one again), else — or across file systems — a
+    copy (a RocksDB instance opened over its files may append to a MANIFEST)."""
+    if remote_uri.endswith(".sst"):
+        try:
+            os.link(source, target)
+            return
+        except OSError:
+            pass
+    shutil.copyfile(source, target)
+
+
 def _matches(path: str, handle: StateHandle) -> bool:
     """Whether the file ``path`` holds exactly ``handle``'s bytes (size and xxh3 checksum, read in chunks)."""
     hasher = xxhash.xxh3_64()
@@ -176,10 +194,7 @@ class TaskLocalStateStore:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             os.remove(temporary)
-        try:
-            os.link(local_path, temporary)
-        except OSError:
-            shutil.copyfile(local_path, temporary)
+        _link_or_copy(local_path, temporary, remote_uri)
         os.replace(temporary, path)
 
     # -- confirm, abort, prune -----------------------------------------------------------------------------
@@ -216,10 +231,7 @@ class TaskLocalStateStore:
         path = self.local_path(checkpoint_id, handle.uri)
         found = handle.checksum is not None and _matches(path, handle)
         if found:
-            try:
-                os.link(path, target)
-            except OSError:
-                shutil.copyfile(path, target)
+            _link_or_copy(path, target, handle.uri)
         with self._lock:
             s = self._stats
             if found:

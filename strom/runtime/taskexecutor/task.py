@@ -394,7 +394,11 @@ class Task:
             if d.incremental:  # incremental RocksDB checkpoints: downloaded and verified into the backend now
                 keyed.update(
                     restore_incremental_keyed_state(
-                        op, d.incremental, checkpoint_id=d.checkpoint_id, reuse_shared=d.reuse_shared
+                        op,
+                        d.incremental,
+                        checkpoint_id=d.checkpoint_id,
+                        reuse_shared=d.reuse_shared,
+                        local=self.local_state,
                     )
                 )
             states.append(

@@ -395,7 +395,7 @@ class SubtaskCheckpointCoordinator:
                 )
                 incremental = None
                 if snap.keyed_incremental is not None:  # only the files the last completed checkpoint lacked
-                    incremental = snap.keyed_incremental.upload(location, f"{op_id}-{self.subtask_index}")
+                    incremental = snap.keyed_incremental.upload(location, f"{op_id}-{self.subtask_index}", local=local)
                     uploaded += snap.keyed_incremental.uploaded_bytes
                     size += incremental.size
                 if keyed or operator is not None or incremental is not None:  # a stream may turn out empty
