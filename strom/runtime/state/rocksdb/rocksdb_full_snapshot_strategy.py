@@ -1,15 +1,19 @@
 """Canonical full snapshots of the RocksDB backend (Flink's ``RocksFullSnapshotStrategy`` with its
 ``RocksStatesPerKeyGroupMergeIterator``).
 
-Synchronous part, on the task thread (:func:`full_snapshot_sources`): the backend has flushed its write cache into
-RocksDB; one iterator is opened per column family (states, tables, timer queues). A RocksDB iterator reads the
-database as of its creation — the sequence number it pins is Flink's ``db.getSnapshot()`` — so whatever the task
-writes afterwards is not seen, and nothing is read or copied yet: O(number of states).
+Synchronous part, on the task thread (``RocksDBKeyedStateBackend.async_snapshot``): the write cache's dirty entries
+are not flushed (encoding and writing them was most of the pause) but copied — a dict copy per state, the stored
+forms shared, which is a point-in-time copy only for forms that cannot change in place (bytes, numbers, strings,
+tuples of them); the other dirty entries are written into RocksDB (their bytes are their copy). Then one iterator
+is opened per column family (states, tables, timer queues). A RocksDB iterator reads the database as of its
+creation — the sequence number it pins is Flink's ``db.getSnapshot()`` — so whatever the task writes afterwards is
+not seen, and nothing is read yet: O(number of states + dirty entries).
 
 Asynchronous part, off the task thread (:func:`write_key_groups`): every column family is sorted by key group (the
 2-byte prefix), so the iterators are merged key group by key group: the entries of one key group in every state are
-decoded into the canonical form (the heap backend's per key group payload), pickled, and handed on before the next
-key group is read. The writer holds one key group's entries at a time, never the whole state
+decoded into the canonical form (the heap backend's per key group payload), the copied cache entries of that key
+group laid over them (:class:`Overlay`), pickled, and handed on before the next key group is read. The writer
+holds one key group's entries at a time, never the whole state
 (:class:`~strom.runtime.state.full_snapshot_async_writer.FullSnapshotAsyncWriter` streams them into the checkpoint
 file). TTL entries found expired are left out and queued for deletion on the task thread.
 """
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import collections
 import itertools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -30,10 +34,11 @@ from strom.runtime.state.rocksdb.rocksdb_key_serialization_utils import (
 )
 from strom.runtime.state.rocksdb.rocksdb_stored_forms import iter_entries, iter_stored
 from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec
+from strom.runtime.state.rocksdb.rocksdb_write_cache import NAMESPACED
 from strom.runtime.state.state_serialization import dump_state
 from strom.runtime.state.ttl import TtlPolicy
 
-__all__ = ["FORMAT_VERSION", "StateSource", "TimerSource", "write_key_groups"]
+__all__ = ["FORMAT_VERSION", "Overlay", "StateSource", "TimerSource", "write_key_groups"]
 
 #: the canonical format (``heap_keyed_state_backend``): 2 places keys by Flink's hash
 FORMAT_VERSION = 2
@@ -66,27 +71,57 @@ class TimerSource:
     timers: Iterator[tuple[int, Any, Any]]
 
 
+@dataclass(frozen=True, slots=True)
+class Overlay:
+    """The write cache's dirty entries of one state the synchronous part copied instead of flushing: cache key →
+    stored form (``None``: deleted), laid over RocksDB's view of the state."""
+
+    name: str
+    kind: str
+    policy: TtlPolicy | None
+    entries: Mapping[Any, Any]
+
+    def by_key_group(self, key_group_of: Callable[[Any], int]) -> dict[int, list[tuple[Any, Any, Any]]]:
+        """``(key, namespace, stored form)`` of every entry, per key group."""
+        out: dict[int, list[tuple[Any, Any, Any]]] = {}
+        for ck, stored in self.entries.items():
+            if type(ck) is tuple and len(ck) == 3 and ck[0] is NAMESPACED:
+                key, ns = ck[1], ck[2]
+            else:
+                key, ns = ck, None
+            out.setdefault(key_group_of(key), []).append((key, ns, stored))
+        return out
+
+
 def write_key_groups(
     states: list[StateSource],
     timers: list[TimerSource],
     kinds: Mapping[str, tuple[str, bool]],
     now: int,
     expired: collections.deque[tuple[str, bytes]],
+    overlays: Sequence[Overlay] = (),
+    key_group_of: Callable[[Any], int] | None = None,
 ) -> Iterator[tuple[int, bytes]]:
     """The canonical bytes of each non-empty key group, in key-group order, merged from every source one key group
-    at a time; expired TTL entries (at ``now``) are left out and their RocksDB keys appended to ``expired``."""
+    at a time, each state's ``overlays`` (the write cache's copied entries) laid over it; expired TTL entries (at
+    ``now``) are left out and their RocksDB keys appended to ``expired``."""
     readers: list[tuple[Iterator[tuple[int, Any]], Callable[[_States, Iterator[Any]], None]]] = []
     for state in states:
         readers.append((itertools.groupby(state.entries(), _KEY_GROUP), _state_adder(state, now, expired)))
     for timer in timers:
         readers.append((itertools.groupby(timer.timers, _KEY_GROUP), _timer_adder(timer.name)))
+    order = [state.name for state in states] + [timer.name for timer in timers]
+    laid = [(overlay, overlay.by_key_group(key_group_of)) for overlay in overlays if key_group_of is not None]
+    pending = sorted({kg for _, per_kg in laid for kg in per_kg}, reverse=True)  # key groups only overlays hold
     heads: dict[int, tuple[int, Iterator[Any]]] = {}
     for i, (groups, _) in enumerate(readers):
         head = next(groups, None)
         if head is not None:
             heads[i] = head
-    while heads:
-        kg = min(head[0] for head in heads.values())
+    while heads or pending:
+        kg = min([head[0] for head in heads.values()] + pending[-1:])
+        if pending and pending[-1] == kg:
+            pending.pop()
         payload: _States = {}
         for i in sorted(heads):
             head_kg, group = heads[i]
@@ -99,9 +134,42 @@ def write_key_groups(
                 del heads[i]
             else:
                 heads[i] = following
+        for overlay, per_kg in laid:
+            entries = per_kg.get(kg)
+            if entries:
+                _lay(payload, overlay, entries, now)
         if payload:
+            payload = {name: payload[name] for name in order if name in payload}
             meta = {name: kinds[name] for name in payload if name in kinds}
             yield kg, dump_state({"version": FORMAT_VERSION, "meta": meta, "states": payload}, payload, "keyed state")
+
+
+def _lay(payload: _States, overlay: Overlay, entries: list[tuple[Any, Any, Any]], now: int) -> None:
+    """The overlay's entries of one key group over what RocksDB held of its state (``None``: deleted since)."""
+    flat, namespaced = payload.get(overlay.name) or ({}, {})
+    policy, kind = overlay.policy, overlay.kind
+    for key, ns, stored in entries:
+        if stored is not None and policy is not None:
+            stored = policy.purge(kind, stored, now)
+        if ns is None:
+            if stored is None:
+                flat.pop(key, None)
+            else:
+                flat[key] = stored
+            continue
+        per_ns = namespaced.get(key)
+        if stored is not None:
+            if per_ns is None:
+                per_ns = namespaced[key] = {}
+            per_ns[ns] = stored
+        elif per_ns is not None:
+            per_ns.pop(ns, None)
+            if not per_ns:
+                del namespaced[key]  # the canonical form has no key without a namespace
+    if flat or namespaced:
+        payload[overlay.name] = (flat, namespaced)
+    else:
+        payload.pop(overlay.name, None)
 
 
 def _state_adder(

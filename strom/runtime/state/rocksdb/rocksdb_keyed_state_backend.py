@@ -55,6 +55,7 @@ from strom.runtime.state.rocksdb.abstract_rocksdb_state import AbstractRocksDBSt
 from strom.runtime.state.rocksdb.rocksdb_aggregating_state import RocksDBAggregatingState
 from strom.runtime.state.rocksdb.rocksdb_full_snapshot_strategy import (
     FORMAT_VERSION,
+    Overlay,
     StateSource,
     TimerSource,
     write_key_groups,
@@ -314,8 +315,9 @@ class RocksDBKeyedStateBackend:
 
     # -- snapshot and restore --------------------------------------------------------------------------------
     def prepare_for_snapshot(self) -> None:
-        """The one place every snapshot path (canonical, incremental) starts at: whatever the task holds in
-        front of RocksDB (the write cache) is written into it here, before the snapshot sees the database."""
+        """Where a snapshot that reads the database's files (incremental) starts: whatever the task holds in front of
+        RocksDB (the write cache) is written into it here, before the snapshot sees the database. (A canonical full
+        snapshot copies the cache's entries instead: :meth:`async_snapshot`.)"""
         self.flush()
 
     def prepare_incremental_snapshot(
@@ -329,17 +331,22 @@ class RocksDBKeyedStateBackend:
             self._incremental_request = (checkpoint_id, key_group_range)
 
     def async_snapshot(self) -> Callable[[], dict[int, bytes]]:
-        """Synchronous part: flush the write cache, open one iterator per column family (each reads the database as
-        of now: the point-in-time view, O(number of states)) and delete expired TTL entries an earlier snapshot
-        found. Returns a :class:`FullSnapshotAsyncWriter` that makes the canonical key-group blobs from those
-        iterators, key group by key group, off the task thread (:mod:`.rocksdb_full_snapshot_strategy`). After
-        :meth:`prepare_incremental_snapshot`: a RocksDB checkpoint instead (:class:`IncrementalSnapshot`, uploaded
-        by the asynchronous part)."""
-        self.prepare_for_snapshot()
+        """Synchronous part (Flink's ``RocksFullSnapshotStrategy``): delete expired TTL entries an earlier snapshot
+        found, copy the write cache's dirty entries that cannot change in place (the others are written into
+        RocksDB), and open one iterator per column family — each reads the database as of now: the point-in-time
+        view, O(number of states + dirty entries), nothing encoded or read. Returns a :class:`FullSnapshotAsyncWriter`
+        that makes the canonical key-group blobs from those iterators and copies, key group by key group, off the
+        task thread (:mod:`.rocksdb_full_snapshot_strategy`). After :meth:`prepare_incremental_snapshot`: a flush and
+        a RocksDB checkpoint instead (:class:`IncrementalSnapshot`, uploaded by the asynchronous part)."""
         request, self._incremental_request = self._incremental_request, None
         self._cleanup_found_expired(CLEANUP_BUDGET)
         if request is not None:
+            self.prepare_for_snapshot()
             return self.incremental_snapshot(*request)
+        overlays = [
+            Overlay(name, self.kind_of(name), self._ttl.get(name), entries)
+            for name, entries in self.write_cache.freeze().items()
+        ]
         now = self.ttl_time_provider() if self._ttl else 0
         states = [
             StateSource(name, self.kind_of(name), self.codec(name), self._ttl.get(name), cf.iter())
@@ -353,15 +360,17 @@ class RocksDBKeyedStateBackend:
         ]
         kinds = dict(self._kinds)
         expired = self._expired
+        key_group_of = self.key_group_of
         backend = self  # the instance stays open (not collected) until the writer has read its iterators
 
         def write() -> Iterator[tuple[int, bytes]]:
             assert backend.db is not None
-            return write_key_groups(states, timers, kinds, now, expired)
+            return write_key_groups(states, timers, kinds, now, expired, overlays, key_group_of)
 
         def release() -> None:  # the iterators go: RocksDB may drop the memtables and files they pinned
             states.clear()
             timers.clear()
+            overlays.clear()
 
         return FullSnapshotAsyncWriter(write, release=release)
 
