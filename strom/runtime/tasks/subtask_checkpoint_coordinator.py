@@ -347,17 +347,14 @@ class SubtaskCheckpointCoordinator:
             finally:
                 with self._lock:
                     self._running.pop(cid, None)
-        except _SnapshotFailed as failed:
-            log.warning("%s: snapshot of checkpoint %d failed: %s", self.task_name, cid, failed.cause)
-            self.responder.decline(cid, f"{self.task_name}: snapshot failed: {failed.cause!r}")
+        except _WriteFailed as failed:
+            log.warning("%s: writing checkpoint %d failed: %s", self.task_name, cid, failed.cause)
+            self.responder.decline(cid, f"{self.task_name}: writing the state failed: {failed.cause!r}")
             return
-        except Exception as exc:
-            if not isinstance(exc, _WriteFailed):
-                log.warning("%s: snapshot of checkpoint %d failed: %s", self.task_name, cid, exc)
-                self.responder.decline(cid, f"{self.task_name}: snapshot failed: {exc!r}")
-                return
-            log.warning("%s: writing checkpoint %d failed: %s", self.task_name, cid, exc.cause)
-            self.responder.decline(cid, f"{self.task_name}: writing the state failed: {exc.cause!r}")
+        except Exception as exc:  # a supplier (or a stream, _SnapshotFailed) failed
+            cause = exc.cause if isinstance(exc, _SnapshotFailed) else exc
+            log.warning("%s: snapshot of checkpoint %d failed: %s", self.task_name, cid, cause)
+            self.responder.decline(cid, f"{self.task_name}: snapshot failed: {cause!r}")
             return
         stats = {
             "state_size": float(size),
