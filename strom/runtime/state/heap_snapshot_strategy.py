@@ -194,10 +194,17 @@ class ForkedSnapshot:
             return self._status
 
     def __del__(self) -> None:
-        # a snapshot dropped without being read (its checkpoint failed elsewhere): leave no process behind
-        if self._status is None and not self._reading:
+        # a snapshot dropped without being read (its checkpoint failed elsewhere) — or whose stream was taken but never
+        # started (a generator that never ran has no ``finally`` to run): leave no process and no descriptor behind
+        if self._status is None:
             with contextlib.suppress(Exception):
-                self.cancel()
+                if not self._reading:
+                    self.cancel()
+                    return
+                os.kill(self.pid, signal.SIGKILL)
+                os.close(self._fd)
+                os.close(self._data_fd)
+                self._reap()
 
 
 def _run_child(write: KeyGroupWriter, fd: int, data: int) -> NoReturn:
