@@ -286,9 +286,9 @@ def test_a_full_snapshot_is_taken_once(tmp_path: Path) -> None:
         with pytest.raises(CheckpointError, match="once"):
             supplier()
         cancelled = backend.async_snapshot()
-        cancelled.cancel()  # type: ignore[attr-defined]
+        cancelled.cancel()
         with pytest.raises(CheckpointError, match="cancelled"):
-            cancelled.stream()  # type: ignore[attr-defined]
+            cancelled.stream()
     finally:
         backend.dispose()
 
