@@ -4,6 +4,7 @@ and a RocksDB job with more state than its TaskManagers' memory, with a TaskMana
     python benchmarks/state_at_scale.py                      # everything (1 GB runs, 10 GB run), prints tables
     python benchmarks/state_at_scale.py --big-gb 2           # a smaller large-state run
     python benchmarks/state_at_scale.py --only pause         # only the 1 GB pause runs
+    python benchmarks/state_at_scale.py --only snapshot      # one full snapshot per backend, in process
     python benchmarks/state_at_scale.py --variants incremental,local-recovery   # the big run again with those keys
     python benchmarks/state_at_scale.py --write-docs         # ... and put the section into docs/benchmarks.md
                                                              # (what `make bench-state` runs)
@@ -17,6 +18,8 @@ and a RocksDB job with more state than its TaskManagers' memory, with a TaskMana
    checkpoint completed past half the input, one TaskManager gets SIGKILL. Every 1000th key is written to an
    exactly-once ``FileSink`` with the count its state held; the committed rows must be each of those keys exactly once
    with count 1. Restore time = the kill → the first record a restarted keyed subtask processed.
+3. **One full snapshot** (``--only snapshot``): one subtask's share of the pause runs' state in a backend in this
+   process; its synchronous part, the time until the checkpoint file is written and the peak RSS growth meanwhile.
 """
 
 from __future__ import annotations
@@ -270,6 +273,85 @@ def measure_big(a: argparse.Namespace) -> list[BigRun]:
     return out
 
 
+# ---- 3. one full snapshot in process: its synchronous part, its writing time, the memory it takes ------------------
+@dataclass
+class SnapshotRun:
+    backend: str
+    keys: int
+    dirty: int  # RocksDB: write-cache entries written since the last flush, at the snapshot
+    sync_ms: list[float] = field(default_factory=list)
+    write_s: list[float] = field(default_factory=list)
+    rss_growth: list[float] = field(default_factory=list)  # bytes above the RSS before, sampled every 20 ms
+
+
+def measure_snapshots(a: argparse.Namespace) -> list[SnapshotRun]:
+    """One subtask's share of the pause job's state (``--keys`` / ``--parallelism`` × 1 KiB) in a backend in this
+    process; ``--rounds`` full snapshots (heap: forked) written into a checkpoint file as a checkpoint does."""
+    from strom.runtime.checkpoint.snapshot import OperatorSnapshot
+    from strom.runtime.checkpoint.storage import CheckpointStorageLocation
+    from strom.runtime.state.state_backend import create_keyed_state_backend
+
+    out = []
+    keys = a.keys // a.parallelism
+    for backend in a.backends:
+        log(f"== snapshot: {backend}, {keys:,} keys × 1 KiB in process, {a.rounds} rounds")
+        work = tempfile.mkdtemp(prefix="strom-statebench-snapshot-", dir=a.work_dir)
+        b = create_keyed_state_backend(BACKENDS[backend], max_parallelism=128)
+        state = b.get_state(ValueStateDescriptor("blob"))
+        for i in range(keys):
+            b.current_key = i
+            state.update(i.to_bytes(8, "little") * (VALUE_BYTES // 8))
+        run = SnapshotRun(backend, keys, len(getattr(b, "write_cache", ())))
+        proc = psutil.Process()
+        for n in range(a.rounds):
+            base = float(proc.memory_info().rss)
+            peak = [base]
+            stop = threading.Event()
+
+            def sample(peak: list[float] = peak, stop: threading.Event = stop, proc: Any = proc) -> None:
+                while not stop.wait(0.02):
+                    peak[0] = max(peak[0], float(proc.memory_info().rss))
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            t0 = time.perf_counter()
+            snapshot = OperatorSnapshot(keyed_supplier=b.async_snapshot())
+            run.sync_ms.append((time.perf_counter() - t0) * 1000)
+            resolved = snapshot.resolve(streamed=True)
+            parts = resolved.keyed_stream if resolved.keyed_stream is not None else resolved.keyed
+            location = CheckpointStorageLocation(uri=os.path.join(work, f"chk-{n + 1}"))
+            location.write_state_slices("op-keyed-0", parts)
+            run.write_s.append(time.perf_counter() - t0)
+            del snapshot, resolved, parts
+            stop.set()
+            sampler.join()
+            run.rss_growth.append(peak[0] - base)
+            location.dispose()
+        dispose = getattr(b, "dispose", None)
+        if dispose is not None:
+            dispose()
+        shutil.rmtree(work, ignore_errors=True)
+        log(f"  sync {run.sync_ms} ms; written in {run.write_s} s; RSS growth {[g / MB for g in run.rss_growth]} MB")
+        out.append(run)
+    return out
+
+
+SNAPSHOT_HEADER = ["backend", "keys × 1 KiB", "sync part", "sync → file written", "peak RSS growth"]
+
+
+def snapshot_rows(runs: list[SnapshotRun]) -> list[list[str]]:
+    return [
+        [
+            r.backend,
+            f"{r.keys:,}" + (f" ({r.dirty:,} cached)" if r.dirty else ""),
+            " / ".join(f"{ms:.0f}" for ms in r.sync_ms) + " ms",
+            " / ".join(f"{s:.1f}" for s in r.write_s) + " s",
+            " / ".join(f"{g / MB:.0f}" for g in r.rss_growth) + " MB",
+        ]
+        for r in runs
+    ]
+
+
 # ---- the report ----------------------------------------------------------------------------------------------------
 class _LoadSampler(threading.Thread):
     """The 1-minute load average (/proc/loadavg) every 5 s: how shared the machine was."""
@@ -364,7 +446,9 @@ def _bytes(size: str) -> float:
     return float(s[:-1]) * units[s[-1]] if s and s[-1] in units else float(s)
 
 
-def render(a: argparse.Namespace, started: dt.datetime, load: str, pauses: Any, big: Any, notes: str) -> str:
+def render(
+    a: argparse.Namespace, started: dt.datetime, load: str, pauses: Any, big: Any, notes: str, snapshots: Any = ()
+) -> str:
     m = machine()
     lines = [
         BEGIN,
@@ -401,6 +485,18 @@ def render(a: argparse.Namespace, started: dt.datetime, load: str, pauses: Any, 
             "",
             md_table(BIG_HEADER, big_rows(big)),
         ]
+    if snapshots:
+        lines += [
+            "",
+            "### One full snapshot in process (one subtask's share)",
+            "",
+            "`--only snapshot`: one subtask's share of the state above in a backend in the benchmark's own process;"
+            " each round takes a full snapshot (heap: forked) and writes it into a checkpoint file as a checkpoint"
+            " does (streamed key group by key group). Peak RSS growth = the highest RSS sampled every 20 ms above"
+            " the RSS before the snapshot (a forked child's memory is its own).",
+            "",
+            md_table(SNAPSHOT_HEADER, snapshot_rows(snapshots)),
+        ]
     if notes:
         lines += ["", notes.strip()]
     lines.append(END)
@@ -409,7 +505,8 @@ def render(a: argparse.Namespace, started: dt.datetime, load: str, pauses: Any, 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", default="pause,big", help="comma-separated subset of pause,big")
+    p.add_argument("--only", default="pause,big", help="comma-separated subset of pause,big,snapshot")
+    p.add_argument("--rounds", type=int, default=3, help="snapshots per backend of the snapshot runs")
     p.add_argument("--backends", default="heap,rocksdb", help="backends of the pause runs")
     p.add_argument("--parallelism", type=int, default=2)
     p.add_argument("--keys", type=int, default=1_000_000, help="keys of the pause runs (1 KiB each)")
@@ -430,9 +527,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     a.backends = [x.strip() for x in a.backends.split(",") if x.strip()]
     a.variants = [x.strip() for x in a.variants.split(",") if x.strip()]
     a.earlier = []  # when and how loaded the runs of --load were
-    bad = (a.only - {"pause", "big"}) or set(a.backends) - set(BACKENDS) or set(a.variants) - set(VARIANTS)
+    bad = (a.only - {"pause", "big", "snapshot"}) or set(a.backends) - set(BACKENDS) or set(a.variants) - set(VARIANTS)
     if bad:
-        p.error(f"expected pause/big, heap/rocksdb and incremental/local-recovery; got {', '.join(sorted(bad))}")
+        expected = "pause/big/snapshot, heap/rocksdb and incremental/local-recovery"
+        p.error(f"expected {expected}; got {', '.join(sorted(bad))}")
     return a
 
 
@@ -443,8 +541,10 @@ def main(argv: list[str] | None = None) -> int:
     load.start()
     pauses = measure_pauses(a) if "pause" in a.only else []
     big = measure_big(a) if "big" in a.only else []
+    snapshots = measure_snapshots(a) if "snapshot" in a.only else []
     if a.save:
         saved = {"pauses": [[b, asdict(r)] for b, r in pauses], "big": [asdict(r) for r in big]}
+        saved["snapshots"] = [asdict(r) for r in snapshots]
         saved["args"] = {
             "big_gb": a.big_gb,
             "load": load.describe(),
@@ -456,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
         earlier = json.loads(Path(path).read_text())
         pauses += [(b, PauseRun(**r)) for b, r in earlier["pauses"]]
         big += [BigRun(**{**r, "peak_rss": {int(k): v for k, v in r["peak_rss"].items()}}) for r in earlier["big"]]
+        snapshots += [SnapshotRun(**r) for r in earlier.get("snapshots", [])]
         if earlier["big"]:
             a.big_gb = earlier["args"]["big_gb"]
         what = " and ".join(x for x in ("pause" * bool(earlier["pauses"]), "large-state" * bool(earlier["big"])) if x)
@@ -466,10 +567,12 @@ def main(argv: list[str] | None = None) -> int:
         print(text_table(PAUSE_HEADER, pause_rows(pauses)).replace("**", ""))
     if big:
         print(text_table(BIG_HEADER, big_rows(big)).replace("**", ""))
+    if snapshots:
+        print(text_table(SNAPSHOT_HEADER, snapshot_rows(snapshots)))
     print(load.describe())
     if a.write_docs:
         notes = Path(a.notes).read_text() if a.notes else ""
-        section = render(a, started, load.describe(), pauses, big, notes)
+        section = render(a, started, load.describe(), pauses, big, notes, snapshots)
         DOCS.write_text(splice_section(DOCS.read_text() if DOCS.is_file() else "", section, BEGIN, END))
         log(f"wrote the state-at-scale section of {DOCS}")
     failed = any(r.error for _, r in pauses) or any(r.error and r.error != "not available" for r in big)

@@ -254,8 +254,8 @@ class Throttled(MapFunction):
         return value
 
 
-def unaligned_env(parallelism: int, directory: Path) -> StreamExecutionEnvironment:
-    env = chaos_env(CheckpointingMode.EXACTLY_ONCE, task_managers=max(2, parallelism))
+def unaligned_env(parallelism: int, directory: Path, backend: str = "hashmap") -> StreamExecutionEnvironment:
+    env = chaos_env(CheckpointingMode.EXACTLY_ONCE, backend, task_managers=max(2, parallelism))
     env.set_parallelism(parallelism)
     cfg = env.get_checkpoint_config()
     cfg.enable_unaligned_checkpoints()
@@ -285,10 +285,11 @@ def _persisted(stats: Any) -> float:
 @pytest.mark.processes  # kills a TaskManager
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_unaligned_checkpoints_persist_in_flight_data_and_recover_exactly_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_unaligned_checkpoints_persist_in_flight_data_and_recover_exactly_once(tmp_path: Path, backend: str) -> None:
     count = 100_000
     out = tmp_path / "out"
-    env = unaligned_env(2, tmp_path / "checkpoints")
+    env = unaligned_env(2, tmp_path / "checkpoints", backend)
     throttled_sums_job(env, count, out)
     client = env.execute_async("unaligned")
     completed_checkpoints(client, 1, where=lambda c: _persisted(c) > 0)  # one that stored in-flight buffers
@@ -301,12 +302,15 @@ def test_unaligned_checkpoints_persist_in_flight_data_and_recover_exactly_once(t
 @pytest.mark.processes  # kills a TaskManager
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_aligned_checkpoints_that_time_out_switch_to_unaligned_and_recover_exactly_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_aligned_checkpoints_that_time_out_switch_to_unaligned_and_recover_exactly_once(
+    tmp_path: Path, backend: str
+) -> None:
     """execution.checkpointing.aligned-checkpoint-timeout: barriers start aligned; under backpressure the alignment
     times out and the checkpoint goes on unaligned, persisting in-flight data; a kill then restores exactly-once."""
     count = 100_000
     out = tmp_path / "out"
-    env = unaligned_env(2, tmp_path / "checkpoints")
+    env = unaligned_env(2, tmp_path / "checkpoints", backend)
     env.get_checkpoint_config().set_aligned_checkpoint_timeout(Duration.of_millis(20))
     throttled_sums_job(env, count, out)
     client = env.execute_async("aligned checkpoint timeout")
@@ -319,9 +323,13 @@ def test_aligned_checkpoints_that_time_out_switch_to_unaligned_and_recover_exact
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize(("new_parallelism", "timeout_ms"), [(3, 0), (1, 0), (3, 20)])
+@pytest.mark.parametrize(
+    ("new_parallelism", "timeout_ms", "backend"),
+    # RocksDB: one case of each kind (rescaling up and down, unaligned and switched), to keep the slow tier short
+    [(3, 0, "hashmap"), (1, 0, "hashmap"), (3, 20, "hashmap"), (3, 0, "rocksdb"), (1, 20, "rocksdb")],
+)
 def test_an_unaligned_checkpoint_under_backpressure_restores_at_another_parallelism_exactly_once(
-    tmp_path: Path, new_parallelism: int, timeout_ms: int
+    tmp_path: Path, new_parallelism: int, timeout_ms: int, backend: str
 ) -> None:
     """Flink 1.13+'s rescaling of in-flight data: an unaligned checkpoint taken at p=2 under backpressure (in-flight
     buffers persisted) restores at p=3 and p=1; the running sums — which depend on every key's records arriving in
@@ -330,7 +338,7 @@ def test_an_unaligned_checkpoint_under_backpressure_restores_at_another_parallel
 
     count = 60_000
     out = tmp_path / "out"
-    env = unaligned_env(2, tmp_path / "checkpoints")
+    env = unaligned_env(2, tmp_path / "checkpoints", backend)
     env.get_checkpoint_config().set_externalized_checkpoint_retention(
         ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
     )
@@ -345,7 +353,7 @@ def test_an_unaligned_checkpoint_under_backpressure_restores_at_another_parallel
     assert retained, "RETAIN_ON_CANCELLATION keeps the last checkpoint"
     assert len(committed_rows(out)) < count, "the checkpoint should be taken mid-way"
 
-    env2 = unaligned_env(new_parallelism, tmp_path / "checkpoints2")
+    env2 = unaligned_env(new_parallelism, tmp_path / "checkpoints2", backend)
     throttled_sums_job(env2, count, out)
     result = env2.execute("rescaled", savepoint_path=str(retained[-1].parent))
     assert result.num_restarts == 0

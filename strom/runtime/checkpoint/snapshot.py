@@ -4,18 +4,22 @@ and ``OperatorSubtaskState``).
 The synchronous part of a checkpoint (on the task thread) yields an :class:`OperatorSnapshot` whose keyed state may
 still be a *supplier* — the keyed backend's ``async_snapshot()``, a point-in-time copy not yet serialized (Flink's
 ``keyedStateManagedFuture``); the asynchronous part calls :meth:`OperatorSnapshot.resolve` off the task thread to
-get the bytes, or :meth:`OperatorSnapshot.cancel` when the checkpoint is dropped first.
+get the bytes, or :meth:`OperatorSnapshot.cancel` when the checkpoint is dropped first. A supplier that can stream
+its key groups (a :class:`~strom.runtime.state.full_snapshot_async_writer.KeyGroupStreamSupplier`) is resolved with
+``streamed=True`` into ``keyed_stream``: the key groups are made while the checkpoint file is written, one at a time
+(Flink's ``FullSnapshotAsyncWriter``), so the whole state is never held in memory twice.
 
 An incremental RocksDB checkpoint's supplier is an :class:`IncrementalKeyedSnapshot` instead: resolving keeps it as
 ``keyed_incremental``, and the asynchronous part uploads its files into the checkpoint's location."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from strom.runtime.checkpoint.metadata import IncrementalRemoteKeyedStateHandle
+from strom.runtime.state.full_snapshot_async_writer import KeyGroupStreamSupplier
 
 __all__ = ["IncrementalKeyedSnapshot", "OperatorRestoreState", "OperatorSnapshot", "OperatorSubtaskStateHandles"]
 
@@ -28,7 +32,8 @@ class IncrementalKeyedSnapshot(Protocol):
 
     uploaded_bytes: int
 
-    def upload(self, location: Any, name_prefix: str) -> IncrementalRemoteKeyedStateHandle: ...
+    def upload(self, location: Any, name_prefix: str, *, local: Any = None) -> IncrementalRemoteKeyedStateHandle:
+        """``local`` (a ``LocalStateCopy``, local recovery): every file the checkpoint references is kept locally."""
 
     def cancel(self) -> None: ...
 
@@ -48,6 +53,9 @@ class OperatorSnapshot:
     keyed_supplier: Callable[[], Mapping[int, bytes]] | None = None
     #: resolved from an incremental supplier: uploaded by the asynchronous part instead of ``keyed``
     keyed_incremental: IncrementalKeyedSnapshot | None = None
+    #: resolved with ``streamed=True`` from a streaming supplier: the key groups' bytes as they are made, in
+    #: key-group order, to write instead of ``keyed`` (read once)
+    keyed_stream: Iterator[tuple[int, bytes]] | None = None
 
     @property
     def size(self) -> int:
@@ -57,17 +65,25 @@ class OperatorSnapshot:
     def is_empty(self) -> bool:
         """No state at all (resolved snapshots only)."""
         return (
-            not self.keyed and self.operator is None and self.keyed_supplier is None and self.keyed_incremental is None
+            not self.keyed
+            and self.operator is None
+            and self.keyed_supplier is None
+            and self.keyed_incremental is None
+            and self.keyed_stream is None
         )
 
-    def resolve(self) -> OperatorSnapshot:
+    def resolve(self, *, streamed: bool = False) -> OperatorSnapshot:
         """The asynchronous part: the snapshot with its keyed bytes (calls the supplier once; raises what it
-        raises), or with its incremental snapshot still to upload. Off the task thread."""
-        if self.keyed_supplier is None:
+        raises), or with its incremental snapshot still to upload. Off the task thread. ``streamed``: a supplier
+        that can stream its key groups gives ``keyed_stream`` instead, nothing made yet."""
+        supplier = self.keyed_supplier
+        if supplier is None:
             return self
-        if isinstance(self.keyed_supplier, IncrementalKeyedSnapshot):
-            return OperatorSnapshot(operator=self.operator, keyed_incremental=self.keyed_supplier)
-        return OperatorSnapshot(keyed=self.keyed_supplier(), operator=self.operator)
+        if isinstance(supplier, IncrementalKeyedSnapshot):
+            return OperatorSnapshot(operator=self.operator, keyed_incremental=supplier)
+        if streamed and isinstance(supplier, KeyGroupStreamSupplier):
+            return OperatorSnapshot(operator=self.operator, keyed_stream=supplier.stream())
+        return OperatorSnapshot(keyed=supplier(), operator=self.operator)
 
     def cancel(self) -> None:
         """The checkpoint will not use this snapshot: stop the supplier's work (a forked child) if it can; a local
@@ -78,6 +94,9 @@ class OperatorSnapshot:
                 cancel()
             if isinstance(part, IncrementalKeyedSnapshot):
                 part.dispose()
+        close = getattr(self.keyed_stream, "close", None)  # a generator: its view is freed
+        if close is not None:
+            close()
 
 
 @dataclass(frozen=True, slots=True)

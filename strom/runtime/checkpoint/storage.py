@@ -31,7 +31,7 @@ import re
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 import xxhash
 
@@ -44,6 +44,7 @@ from strom.runtime.checkpoint.checksum import (
     older_checkpoint_hint,
     verify_checksum,
 )
+from strom.runtime.checkpoint.local_state_copy import LocalStateCopy, LocalTee
 from strom.runtime.checkpoint.metadata import CheckpointMetadata, StateHandle
 from strom.runtime.checkpoint.shared_state_registry import RestoreMode, SharedStateRegistry, shared_handles_of
 
@@ -52,7 +53,6 @@ __all__ = [
     "CheckpointStorage",
     "CheckpointStorageLocation",
     "ExternalizedCheckpointRetention",
-    "LocalStateCopy",
     "check_verifiable",
     "download_file",
     "read_state",
@@ -166,20 +166,6 @@ def _remove_tree(uri: str, attempts: int = 3) -> None:
         ) from e
 
 
-# -- local recovery's hook ------------------------------------------------------------------------------------
-class LocalStateCopy(Protocol):
-    """A second copy, on the TaskManager's disk, of the state files one subtask writes into its checkpoints
-    (local recovery: :class:`~strom.runtime.state.task_local_state_store.TaskLocalStateStore`). Every state file
-    written through a :class:`CheckpointStorageLocation` with ``local=`` is handed to :meth:`keep`; every
-    :func:`read_state` with ``local=`` asks :meth:`retrieve` first."""
-
-    def keep(self, checkpoint_id: int, remote_uri: str, chunks: Iterable[bytes]) -> None:
-        """Copy the whole file ``remote_uri`` (its bytes in ``chunks``) of checkpoint ``checkpoint_id``."""
-
-    def retrieve(self, checkpoint_id: int, handle: StateHandle) -> bytes | None:
-        """``handle``'s bytes from the local copy when it exists and matches the handle's size and checksum."""
-
-
 # -- one checkpoint's directory ---------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckpointStorageLocation:
@@ -196,16 +182,10 @@ class CheckpointStorageLocation:
         match = _CHECKPOINT_DIR.match(self.uri.rstrip("/").rsplit("/", 1)[-1])
         return int(match.group(1)) if match else None
 
-    def keep_local(self, local: LocalStateCopy | None, remote_uri: str, chunks: Iterable[bytes]) -> None:
-        """Local recovery's one write hook: every state file written into a checkpoint (not a savepoint) is also
-        kept by ``local``. A local copy that cannot be written is only warned about: the checkpoint stands."""
-        checkpoint_id = self.checkpoint_id
-        if local is None or checkpoint_id is None:
-            return
-        try:
-            local.keep(checkpoint_id, remote_uri, chunks)
-        except OSError as e:
-            log.warning("the local copy of %s was not written (%s); its restore reads the checkpoint", remote_uri, e)
+    def _local_tee(self, local: LocalStateCopy | None, remote_uri: str) -> LocalTee:
+        """Local recovery's write hook: every state file written into a checkpoint (not a savepoint) is also copied
+        by ``local``, chunk by chunk as it is written."""
+        return LocalTee(local, self.checkpoint_id, remote_uri)
 
     def write_state(self, name: str, data: bytes, *, local: LocalStateCopy | None = None) -> StateHandle:
         """Write one state file ``<uri>/<name>`` and return its handle, with the checksum of ``data``; ``local``:
@@ -222,43 +202,64 @@ class CheckpointStorageLocation:
                 f"expected to write the state file {target}; got {e!r}; "
                 "hint: check that execution.checkpointing.dir is writable from every TaskManager"
             ) from e
-        self.keep_local(local, target, (data,))
+        tee = self._local_tee(local, target)
+        tee.write(data)
+        tee.commit()
         return StateHandle(uri=target, size=len(data), checksum=checksum(data))
 
     def write_state_slices(
-        self, name: str, parts: Mapping[int, bytes], *, local: LocalStateCopy | None = None
+        self,
+        name: str,
+        parts: Mapping[int, bytes] | Iterable[tuple[int, bytes]],
+        *,
+        local: LocalStateCopy | None = None,
     ) -> dict[int, StateHandle]:
-        """Write ``parts`` (e.g. the key groups of one operator subtask) one after the other into one file
-        ``<uri>/<name>``; return a handle per part, a slice of that file with the part's checksum (taken piece by
-        piece as the part is written). One file instead of one per part: writing is a few system calls, which
-        matters when the writing thread competes for the GIL."""
-        if not parts:
+        """Write ``parts`` (e.g. the key groups of one operator subtask: a mapping, or ``(key, bytes)`` pairs made
+        one at a time — a streamed full snapshot) one after the other into one file ``<uri>/<name>``; return a
+        handle per part, a slice of that file with the part's checksum (taken piece by piece as the part is
+        written). Each part is written (and copied locally) as it comes, never all of them held at once; no part:
+        no file. One file instead of one per part: writing is a few system calls, which matters when the writing
+        thread competes for the GIL. Errors of the parts' producer propagate as they are."""
+        pairs = iter(parts.items() if isinstance(parts, Mapping) else parts)
+        first = next(pairs, None)
+        if first is None:
             return {}
         _check_name(name)
         fs, directory = _fs(self.uri)
         target = _join(self.uri, name)
         handles: dict[int, StateHandle] = {}
         offset = 0
+        tee = self._local_tee(local, target)
         try:
             fs.makedirs(directory, exist_ok=True)
             with fs.open(_join(directory, name), "wb") as f:  # streamed: no joined copy of the whole state
-                writer = ChecksumWriter(f)
-                for key, data in parts.items():
+                writer = ChecksumWriter(_TeeFile(f, tee))
+                item: tuple[int, bytes] | None = first
+                while item is not None:
+                    key, data = item
                     digest = writer.write(data)
                     handles[key] = StateHandle(uri=target, size=len(data), offset=offset, checksum=digest)
                     offset += len(data)
+                    item = next(pairs, None)
         except OSError as e:
+            tee.abort()
             raise CheckpointStorageError(
                 f"expected to write the state file {target}; got {e!r}; "
                 "hint: check that execution.checkpointing.dir is writable from every TaskManager"
             ) from e
-        self.keep_local(local, target, parts.values())
+        except BaseException:
+            tee.abort()
+            raise
+        tee.commit()
         return handles
 
-    def upload_file(self, name: str, local_path: str, *, shared: bool) -> StateHandle:
+    def upload_file(
+        self, name: str, local_path: str, *, shared: bool, local: LocalStateCopy | None = None
+    ) -> StateHandle:
         """Copy the local file ``local_path`` to ``<uri>/<name>`` — or, ``shared``, to the job's
         ``<uri>/../shared/<name>`` (incremental checkpoints; ``name`` must be unique there) — streamed, with its
-        checksum taken on the way; return its handle."""
+        checksum taken on the way; return its handle. ``local``: local recovery keeps ``local_path`` too
+        (:meth:`keep_local_file`), so a restore on this TaskManager needs no download of it."""
         _check_name(name)
         directory_uri = _join(self.uri.rstrip("/").rsplit("/", 1)[0], SHARED_STATE_DIR) if shared else self.uri
         fs, directory = _fs(directory_uri)
@@ -277,7 +278,20 @@ class CheckpointStorageLocation:
                 f"expected to upload {local_path} as the state file {target}; got {e!r}; "
                 "hint: check that execution.checkpointing.dir is writable from every TaskManager"
             ) from e
+        self.keep_local_file(local, target, local_path)
         return StateHandle(uri=target, size=size, checksum=hasher.hexdigest())
+
+    def keep_local_file(self, local: LocalStateCopy | None, remote_uri: str, local_path: str) -> None:
+        """Local recovery of a file this checkpoint references (uploaded now or by an earlier checkpoint — an SST
+        file of an incremental RocksDB checkpoint): ``local`` keeps ``local_path`` as its copy in this checkpoint's
+        local directory. Not for a savepoint; a copy that cannot be kept is only warned about."""
+        checkpoint_id = self.checkpoint_id
+        if local is None or checkpoint_id is None:
+            return
+        try:
+            local.keep_file(checkpoint_id, remote_uri, local_path)
+        except OSError as e:
+            log.warning("the local copy of %s was not kept (%s); its restore downloads it", remote_uri, e)
 
     def write_metadata(self, metadata: CheckpointMetadata) -> None:
         """Write ``_metadata``, the mark of a completed checkpoint, after every state file.
@@ -420,6 +434,19 @@ def download_file(
             checkpoint_id=checkpoint_id,
         )
     return size
+
+
+class _TeeFile:
+    """A file object writing into the remote file and the local copy."""
+
+    def __init__(self, file: Any, tee: LocalTee) -> None:
+        self._file = file
+        self._tee = tee
+
+    def write(self, data: bytes | memoryview) -> int:
+        written: int = self._file.write(data)
+        self._tee.write(data)
+        return written
 
 
 class _NullFile:

@@ -117,6 +117,11 @@ class ForkedSnapshot:
 
     def __call__(self) -> dict[int, bytes]:
         """The asynchronous part: every key group's bytes; raises if the child failed, died or was cancelled."""
+        return dict(self.stream())
+
+    def stream(self) -> Iterator[tuple[int, bytes]]:
+        """The key groups' bytes one by one as the child announces them (the checkpoint file is written meanwhile);
+        raises, after the ones it gave, if the child failed, died or was cancelled. Taken once."""
         with self._lock:
             if self._reading or self._status is not None:
                 raise CheckpointError(
@@ -124,42 +129,47 @@ class ForkedSnapshot:
                     "snapshot; hint: a supplier of keyed state is called exactly once per checkpoint"
                 )
             self._reading = True
-        out: dict[int, bytes] = {}
+        return self._read()
+
+    def _read(self) -> Iterator[tuple[int, bytes]]:
+        count = size = 0
         error = b""
         complete = False
-        offset = 0
         try:
             with open(self._fd, "rb") as f:
                 while True:
                     head = f.read(_HEADER.size)
                     if len(head) < _HEADER.size:
                         break  # the child died
-                    kg, size = _HEADER.unpack(head)
+                    kg, length = _HEADER.unpack(head)
                     if kg >= 0:
-                        data = _pread(self._data_fd, size, offset)
-                        if len(data) < size:
+                        data = _pread(self._data_fd, length, size)
+                        if len(data) < length:
                             break
-                        out[kg] = data
-                        offset += size
+                        size += length
+                        count += 1
+                        yield kg, data
                     elif kg == _ERROR:
-                        error = f.read(size)
+                        error = f.read(length)
                         break
                     else:
                         complete = True
                         break
         finally:
             os.close(self._data_fd)
+            if not complete and not error:
+                with contextlib.suppress(ProcessLookupError):  # a stream closed early: the child is not needed
+                    os.kill(self.pid, signal.SIGKILL)
             status = self._reap()
         if error:
             raise _child_error(error)
         if not complete or status != 0:
             raise CheckpointError(
                 f"expected the snapshot process {self.pid} to write every key group of the keyed state; it "
-                f"{_describe_status(status)} after {len(out)} key groups ({sum(map(len, out.values()))} bytes); "
+                f"{_describe_status(status)} after {count} key groups ({size} bytes); "
                 "hint: it was cancelled (the checkpoint was aborted) or killed — the kernel's OOM killer picks it "
                 "when the TaskManager runs short of memory, as the child copies the pages it touches"
             )
-        return out
 
     def cancel(self) -> None:
         """Kill the child and reap it (Flink cancels the snapshot's future); a read in progress then raises."""
@@ -184,10 +194,17 @@ class ForkedSnapshot:
             return self._status
 
     def __del__(self) -> None:
-        # a snapshot dropped without being read (its checkpoint failed elsewhere): leave no process behind
-        if self._status is None and not self._reading:
+        # a snapshot dropped without being read (its checkpoint failed elsewhere) — or whose stream was taken but never
+        # started (a generator that never ran has no ``finally`` to run): leave no process and no descriptor behind
+        if self._status is None:
             with contextlib.suppress(Exception):
-                self.cancel()
+                if not self._reading:
+                    self.cancel()
+                    return
+                os.kill(self.pid, signal.SIGKILL)
+                os.close(self._fd)
+                os.close(self._data_fd)
+                self._reap()
 
 
 def _run_child(write: KeyGroupWriter, fd: int, data: int) -> NoReturn:

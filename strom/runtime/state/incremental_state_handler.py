@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from strom.runtime.checkpoint.local_state_copy import LocalStateCopy
 from strom.runtime.checkpoint.metadata import IncrementalRemoteKeyedStateHandle
 from strom.runtime.state.key_groups import KeyGroupRange, compute_key_group_range_for_operator_index
 
@@ -75,10 +76,11 @@ def restore_incremental_keyed_state(
     *,
     checkpoint_id: int,
     reuse_shared: bool,
+    local: LocalStateCopy | None = None,
 ) -> dict[int, bytes]:
     """Restore ``operator``'s keyed state from ``handles``. A RocksDB backend takes them in directly (returns
     ``{}``); for any other backend the canonical key-group blobs of the key groups the subtask owns are returned,
-    to restore as a canonical checkpoint's."""
+    to restore as a canonical checkpoint's. ``local``: local recovery's copies are read before the remote files."""
     from strom.runtime.state.rocksdb.rocksdb_incremental_restore_operation import (
         RocksDBIncrementalRestoreOperation,
         canonical_key_groups,
@@ -98,6 +100,7 @@ def restore_incremental_keyed_state(
             operator_id=operator_id,
             checkpoint_id=checkpoint_id,
             reuse_shared=reuse_shared,
+            local=local,
         ).restore()
         return {}
     return canonical_key_groups(
@@ -107,4 +110,5 @@ def restore_incremental_keyed_state(
         scratch_dir=tempfile.gettempdir(),
         operator_id=operator_id,
         checkpoint_id=checkpoint_id,
+        local=local,
     )

@@ -73,7 +73,9 @@ class KeyedStateBackend(Protocol):
         Returns the supplier the asynchronous part calls off the task thread: key group → canonical bytes of
         every non-empty key group as the state was when ``async_snapshot`` ran, whatever the task changed since.
         It raises (and the checkpoint is declined) when the state cannot be serialized. A supplier with a
-        ``cancel()`` method is cancelled when its checkpoint is aborted or dropped before it was called."""
+        ``cancel()`` method is cancelled when its checkpoint is aborted or dropped before it was called. A supplier
+        with a ``stream()`` method (a :class:`~strom.runtime.state.full_snapshot_async_writer.KeyGroupStreamSupplier`)
+        is streamed instead by checkpoints: key group by key group into the checkpoint file."""
 
     def restore(self, blobs: Mapping[int, bytes], key_group_range: KeyGroupRange | None = None) -> None:
         """Load the key groups this subtask owns (``key_group_range``; ``None``: all) from a checkpoint."""

@@ -19,6 +19,7 @@ from typing import Any
 import cloudpickle
 
 from strom.exceptions import StromError, TaskCancelledError, UserFunctionError
+from strom.runtime.checkpoint.key_groups_state_reader import KeyGroupsStateReader
 from strom.runtime.checkpoint.snapshot import OperatorRestoreState
 from strom.runtime.checkpoint.storage import read_state
 from strom.runtime.deployment import OperatorRestoreDescriptor, TaskDeploymentDescriptor, TaskExecutionState
@@ -393,11 +394,16 @@ class Task:
             read = functools.partial(
                 read_state, operator_id=op.operator_id, checkpoint_id=d.checkpoint_id, local=self.local_state
             )
-            keyed = {kg: read(h, what=f"keyed state of key group {kg}") for kg, h in d.keyed}
+            keyed = KeyGroupsStateReader(d.keyed, _positional_what(read))
+            keyed.verify()  # every key group checked now; read again one at a time by the backend's restore
             if d.incremental:  # incremental RocksDB checkpoints: downloaded and verified into the backend now
-                keyed.update(
+                keyed.add(
                     restore_incremental_keyed_state(
-                        op, d.incremental, checkpoint_id=d.checkpoint_id, reuse_shared=d.reuse_shared
+                        op,
+                        d.incremental,
+                        checkpoint_id=d.checkpoint_id,
+                        reuse_shared=d.reuse_shared,
+                        local=self.local_state,
                     )
                 )
             states.append(
@@ -513,3 +519,8 @@ class Task:
                 self.state = ExecutionState.CANCELED
             self._notify(ExecutionState.CANCELED, None)
             self.termination.set()
+
+
+def _positional_what(read: Callable[..., bytes]) -> Callable[[Any, str], bytes]:
+    """``read(handle, what=...)`` as ``f(handle, what)``."""
+    return lambda handle, what: read(handle, what=what)

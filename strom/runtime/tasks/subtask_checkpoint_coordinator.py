@@ -34,7 +34,7 @@ import logging
 import pickle
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -341,44 +341,20 @@ class SubtaskCheckpointCoordinator:
         cid = barrier.checkpoint_id
         t0 = time.monotonic()
         try:
-            resolved = self._resolve(cid, snapshots)
-        except Exception as exc:
-            log.warning("%s: snapshot of checkpoint %d failed: %s", self.task_name, cid, exc)
-            self.responder.decline(cid, f"{self.task_name}: snapshot failed: {exc!r}")
+            try:
+                resolved = self._resolve(snapshots)
+                handles, size, uploaded = self._write(barrier, resolved, channel_state)
+            finally:
+                with self._lock:
+                    self._running.pop(cid, None)
+        except _WriteFailed as failed:
+            log.warning("%s: writing checkpoint %d failed: %s", self.task_name, cid, failed.cause)
+            self.responder.decline(cid, f"{self.task_name}: writing the state failed: {failed.cause!r}")
             return
-        location: Any = barrier.options.location
-        handles: dict[str, OperatorSubtaskStateHandles] = {}
-        size = 0
-        local = self.local_state
-        uploaded = 0
-        try:
-            for op_id, snap in resolved.items():
-                keyed = location.write_state_slices(f"{op_id}-keyed-{self.subtask_index}", snap.keyed, local=local)
-                operator = (
-                    location.write_state(f"{op_id}-op-{self.subtask_index}", snap.operator, local=local)
-                    if snap.operator is not None
-                    else None
-                )
-                incremental = None
-                if snap.keyed_incremental is not None:  # only the files the last completed checkpoint lacked
-                    incremental = snap.keyed_incremental.upload(location, f"{op_id}-{self.subtask_index}")
-                    uploaded += snap.keyed_incremental.uploaded_bytes
-                    size += incremental.size
-                handles[op_id] = OperatorSubtaskStateHandles(keyed=keyed, operator=operator, incremental=incremental)
-                size += snap.size
-            if channel_state is not None:  # on the head operator, written even when empty: it marks the task
-                head = self.chain.head.operator_id
-                blob = channel_state.to_bytes()
-                channel = location.write_state(f"{head}-channel-{self.subtask_index}", blob, local=local)
-                prior = handles.get(head, OperatorSubtaskStateHandles())
-                handles[head] = OperatorSubtaskStateHandles(
-                    keyed=prior.keyed, operator=prior.operator, channel=channel, incremental=prior.incremental
-                )
-                size += len(blob)
-        except Exception as exc:
-            log.warning("%s: writing checkpoint %d failed: %s", self.task_name, cid, exc)
-            _dispose_incremental(resolved)
-            self.responder.decline(cid, f"{self.task_name}: writing the state failed: {exc!r}")
+        except Exception as exc:  # a supplier (or a stream, _SnapshotFailed) failed
+            cause = exc.cause if isinstance(exc, _SnapshotFailed) else exc
+            log.warning("%s: snapshot of checkpoint %d failed: %s", self.task_name, cid, cause)
+            self.responder.decline(cid, f"{self.task_name}: snapshot failed: {cause!r}")
             return
         stats = {
             "state_size": float(size),
@@ -391,21 +367,68 @@ class SubtaskCheckpointCoordinator:
             stats["incremental_size"] = float(uploaded)
         self.responder.acknowledge(cid, handles, stats)
 
-    def _resolve(self, checkpoint_id: int, snapshots: dict[str, OperatorSnapshot]) -> dict[str, OperatorSnapshot]:
-        """The keyed state's bytes from every supplier; operators left without any state are left out. On a
-        failure the suppliers not called yet are cancelled."""
+    def _write(
+        self,
+        barrier: CheckpointBarrier,
+        resolved: dict[str, OperatorSnapshot],
+        channel_state: ChannelState | None,
+    ) -> tuple[dict[str, OperatorSubtaskStateHandles], int, int]:
+        """Write every resolved snapshot (a streamed one key group by key group as its supplier makes them) and the
+        channel state into the checkpoint's location: the handles, the state size, the incremental upload size.
+        Raises :class:`_SnapshotFailed` when a stream's supplier fails, :class:`_WriteFailed` when the writing does;
+        either way the incremental uploads are discarded."""
+        location: Any = barrier.options.location
+        handles: dict[str, OperatorSubtaskStateHandles] = {}
+        size = uploaded = 0
+        local = self.local_state
+        try:
+            for op_id, snap in resolved.items():
+                parts = snap.keyed if snap.keyed_stream is None else _marked(snap.keyed_stream)
+                keyed = location.write_state_slices(f"{op_id}-keyed-{self.subtask_index}", parts, local=local)
+                operator = (
+                    location.write_state(f"{op_id}-op-{self.subtask_index}", snap.operator, local=local)
+                    if snap.operator is not None
+                    else None
+                )
+                incremental = None
+                if snap.keyed_incremental is not None:  # only the files the last completed checkpoint lacked
+                    incremental = snap.keyed_incremental.upload(location, f"{op_id}-{self.subtask_index}", local=local)
+                    uploaded += snap.keyed_incremental.uploaded_bytes
+                    size += incremental.size
+                if keyed or operator is not None or incremental is not None:  # a stream may turn out empty
+                    handles[op_id] = OperatorSubtaskStateHandles(
+                        keyed=keyed, operator=operator, incremental=incremental
+                    )
+                size += sum(h.size for h in keyed.values()) + len(snap.operator or b"")
+            if channel_state is not None:  # on the head operator, written even when empty: it marks the task
+                head = self.chain.head.operator_id
+                blob = channel_state.to_bytes()
+                channel = location.write_state(f"{head}-channel-{self.subtask_index}", blob, local=local)
+                prior = handles.get(head, OperatorSubtaskStateHandles())
+                handles[head] = OperatorSubtaskStateHandles(
+                    keyed=prior.keyed, operator=prior.operator, channel=channel, incremental=prior.incremental
+                )
+                size += len(blob)
+        except _SnapshotFailed:
+            _dispose_incremental(resolved)
+            raise
+        except Exception as exc:
+            _dispose_incremental(resolved)
+            raise _WriteFailed(exc) from exc
+        return handles, size, uploaded
+
+    def _resolve(self, snapshots: dict[str, OperatorSnapshot]) -> dict[str, OperatorSnapshot]:
+        """The keyed state's bytes from every supplier — a streaming one's still to make, as the file is written;
+        operators left without any state are left out. On a failure the suppliers not called yet are cancelled."""
         out: dict[str, OperatorSnapshot] = {}
         try:
             for op_id, snap in snapshots.items():
-                resolved = snap.resolve()
+                resolved = snap.resolve(streamed=True)
                 if not resolved.is_empty:
                     out[op_id] = resolved
         except BaseException:
             _cancel(snapshots)
             raise
-        finally:
-            with self._lock:
-                self._running.pop(checkpoint_id, None)
         return out
 
     def close(self) -> None:
@@ -415,6 +438,35 @@ class SubtaskCheckpointCoordinator:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
+
+
+class _SnapshotFailed(Exception):
+    """A streamed snapshot's supplier failed while its key groups were written (the checkpoint declines as one
+    whose snapshot failed, not as one whose storage failed)."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _WriteFailed(Exception):
+    """Writing a resolved snapshot into the checkpoint's location failed."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def _marked(stream: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+    """``stream``, its failures raised as :class:`_SnapshotFailed`."""
+    try:
+        yield from stream
+    except Exception as exc:
+        raise _SnapshotFailed(exc) from exc
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
 
 
 def _dispose_incremental(snapshots: dict[str, OperatorSnapshot]) -> None:

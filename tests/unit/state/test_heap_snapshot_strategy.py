@@ -129,6 +129,13 @@ def test_cancel_stops_a_read_in_progress_and_a_dropped_supplier_leaves_no_proces
     del dropped  # never read: its checkpoint failed elsewhere
     assert reaped(pid)
 
+    untouched = backend.async_snapshot()
+    assert isinstance(untouched, ForkedSnapshot)
+    pid = untouched.pid
+    stream = untouched.stream()  # taken for a checkpoint whose writing failed before it got to this operator
+    del untouched, stream
+    assert reaped(pid)
+
 
 def test_aggregating_and_namespaced_state_survive_the_fork() -> None:
     class Mean(AggregateFunction[int, list[int], float]):

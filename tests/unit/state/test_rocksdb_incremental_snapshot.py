@@ -25,6 +25,7 @@ from strom.runtime.state.rocksdb.rocksdb_incremental_restore_operation import (
     canonical_key_groups,
 )
 from strom.runtime.state.rocksdb.rocksdb_keyed_state_backend import RocksDBKeyedStateBackend
+from strom.runtime.state.task_local_state_store import LocalRecoveryConfig, TaskLocalStateStore
 
 ALL = KeyGroupRange(0, 127)
 KEYS = 4000
@@ -43,21 +44,36 @@ class Harness:
         return b
 
     def checkpoint(
-        self, backend: RocksDBKeyedStateBackend, cid: int, key_groups: KeyGroupRange = ALL
+        self,
+        backend: RocksDBKeyedStateBackend,
+        cid: int,
+        key_groups: KeyGroupRange = ALL,
+        local: TaskLocalStateStore | None = None,
     ) -> tuple[IncrementalRemoteKeyedStateHandle, int]:
         backend.prepare_incremental_snapshot(cid, key_groups)
         snap = OperatorSnapshot(keyed_supplier=backend.async_snapshot()).resolve()
         assert snap.keyed_incremental is not None
         location = CheckpointStorageLocation(uri=str(self.tmp / "ckpt" / "job" / f"chk-{cid}"))
-        handle = snap.keyed_incremental.upload(location, f"op-{cid}")
+        handle = snap.keyed_incremental.upload(location, f"op-{cid}", local=local)
         return handle, snap.keyed_incremental.uploaded_bytes
 
     def restore(
-        self, handles: list[IncrementalRemoteKeyedStateHandle], key_groups: KeyGroupRange, *, reuse: bool = True
+        self,
+        handles: list[IncrementalRemoteKeyedStateHandle],
+        key_groups: KeyGroupRange,
+        *,
+        reuse: bool = True,
+        local: TaskLocalStateStore | None = None,
     ) -> RocksDBKeyedStateBackend:
         b = self.backend()
         RocksDBIncrementalRestoreOperation(
-            b, handles, key_groups, operator_id="op", checkpoint_id=handles[0].checkpoint_id, reuse_shared=reuse
+            b,
+            handles,
+            key_groups,
+            operator_id="op",
+            checkpoint_id=handles[0].checkpoint_id,
+            reuse_shared=reuse,
+            local=local,
         ).restore()
         return b
 
@@ -99,6 +115,61 @@ def test_the_second_checkpoint_after_changing_one_percent_of_keys_uploads_only_n
     assert uploaded_second == sum(second.shared[n].size for n in new) + sum(h.size for h in second.private.values())
     assert uploaded_second < 0.05 * second.size, (uploaded_second, second.size)
     assert not [p for p in os.listdir(b.path) if p.startswith(".strom-chk-")]  # local checkpoints removed
+
+
+def test_local_recovery_keeps_every_file_of_an_incremental_checkpoint_and_restores_without_the_remote_ones(
+    harness: Harness,
+) -> None:
+    """state.backend.local-recovery: the second checkpoint's local directory holds the files it uploaded and those it
+    references from the first (hard links); with the checkpoint directory's files gone, the restore reads them all
+    locally — at the same key-group range and through the canonical form — and counts no remote read."""
+    import shutil
+
+    store = LocalRecoveryConfig(enabled=True, root=str(harness.tmp / "local")).store_for("job", "vtx", 0)
+    assert store is not None
+    b = harness.backend()
+    fill(b, range(KEYS), seed=1)
+    first, _ = harness.checkpoint(b, 1, local=store)
+    b.notify_checkpoint_complete(1)
+    store.confirm_checkpoint(1)
+    fill(b, range(KEYS // 100), seed=2)
+    second, _ = harness.checkpoint(b, 2, local=store)
+    store.confirm_checkpoint(2)  # prunes the first checkpoint's local directory
+    assert store.checkpoint_ids() == [2]
+    referenced = set(first.shared) & set(second.shared)
+    assert referenced, "the second checkpoint references files of the first"
+    kept = set(os.listdir(store.checkpoint_dir(2)))
+    assert {h.uri.rsplit("/", 1)[-1] for h in (*second.shared.values(), *second.private.values())} == kept
+    shutil.rmtree(harness.tmp / "ckpt")  # the checkpoint storage is unreachable: only the local copies remain
+    restored = harness.restore([second], ALL, local=store)
+    assert values(restored) == values(b)
+    files = len(second.shared) + len(second.private)
+    stats = store.statistics()
+    assert (stats.local_reads, stats.remote_reads, stats.mismatches) == (files, 0, 0)
+    assert stats.local_bytes == second.size
+    blobs = canonical_key_groups(
+        [second], ALL, max_parallelism=128, scratch_dir=str(harness.tmp), operator_id="op", checkpoint_id=2, local=store
+    )
+    heap = HeapKeyedStateBackend(max_parallelism=128)
+    heap.restore(blobs)
+    assert dict(heap.get_table("v")) == values(b)
+
+
+def test_a_damaged_local_copy_of_an_sst_file_is_downloaded_instead(harness: Harness) -> None:
+    store = LocalRecoveryConfig(enabled=True, root=str(harness.tmp / "local")).store_for("job", "vtx", 0)
+    assert store is not None
+    b = harness.backend()
+    fill(b, range(500), seed=1)
+    handle, _ = harness.checkpoint(b, 1, local=store)
+    name, victim = next(iter(handle.shared.items()))
+    local_copy = store.local_path(1, victim.uri)
+    os.remove(local_copy)  # a hard link to the live instance's file: damage a copy of its own
+    Path(local_copy).write_bytes(b"damaged")
+    restored = harness.restore([handle], ALL, local=store)
+    assert values(restored) == values(b)
+    stats = store.statistics()
+    assert (stats.remote_reads, stats.remote_bytes) == (1, victim.size), name
+    assert stats.local_reads == len(handle.shared) + len(handle.private) - 1
 
 
 def test_a_checkpoint_not_confirmed_complete_is_never_referenced(harness: Harness) -> None:

@@ -188,6 +188,111 @@ def test_the_supplier_of_an_async_snapshot_does_not_see_later_writes(tmp_path: P
         backend.dispose()
 
 
+def test_a_streamed_full_snapshot_is_the_state_of_the_synchronous_part_key_group_by_key_group(tmp_path: Path) -> None:
+    """Flink's RocksFullSnapshotStrategy: the synchronous part only flushes and pins a point-in-time view; the writes
+    the task makes after it returns — flushed into RocksDB, while the stream is half read — never leak in."""
+    from strom.runtime.state.full_snapshot_async_writer import KeyGroupStreamSupplier
+
+    backend = RocksDBKeyedStateBackend(max_parallelism=MAX_P, path=str(tmp_path / "db"))
+    try:
+        _fill(backend, KEYS[:30])
+        expected = backend.snapshot()
+        expected_values = _read(backend, KEYS[:30])
+        supplier = backend.async_snapshot()
+        assert isinstance(supplier, KeyGroupStreamSupplier)
+        _fill(backend, KEYS[30:])  # after the synchronous part returned
+        backend.current_key = KEYS[0]
+        backend.get_state(ValueStateDescriptor("v")).update("changed")
+        backend.flush()  # into RocksDB itself, not only the write cache
+        stream = supplier.stream()
+        pairs = [next(stream)]
+        backend.current_key = KEYS[1]
+        backend.get_state(ListStateDescriptor("l")).clear()  # while the asynchronous part runs
+        backend.get_state(MapStateDescriptor("m")).put("late", 1)
+        backend.flush()
+        pairs += list(stream)
+        groups = [kg for kg, _ in pairs]
+        assert groups == sorted(set(groups)), "one blob per key group, in key-group order"
+        assert dict(pairs) == expected
+        restored = RocksDBKeyedStateBackend(max_parallelism=MAX_P, path=str(tmp_path / "restored"))
+        try:
+            restored.restore(dict(pairs))
+            assert _read(restored, KEYS[:30]) == expected_values
+            assert restored.num_keys() == 30  # none of the keys written after the synchronous part
+        finally:
+            restored.dispose()
+    finally:
+        backend.dispose()
+
+
+def test_a_full_snapshot_copies_the_write_caches_entries_as_they_were_at_the_synchronous_part(tmp_path: Path) -> None:
+    """The synchronous part flushes nothing it can copy: dirty entries of immutable forms are laid over RocksDB's
+    view, a mutable one is written at once — a list changed in place after the snapshot, values updated or deleted
+    after it, and a key deleted before it (over an entry RocksDB holds) all come out as they were."""
+    backend = RocksDBKeyedStateBackend(max_parallelism=MAX_P, path=str(tmp_path / "db"))
+    try:
+        v = backend.get_state(ValueStateDescriptor("v"))
+        table = backend.get_namespaced_table("w")
+        for k in range(20):
+            backend.current_key = k
+            v.update(b"old-%d" % k)
+            table[k] = {TimeWindow(0, 5): k}
+        backend.flush()  # in RocksDB
+        backend.current_key = 0
+        v.clear()  # deleted before the snapshot, over RocksDB's entry
+        backend.current_key = 1
+        v.update(b"new-1")  # dirty, immutable: copied
+        mutable = [1]
+        backend.current_key = 2
+        v.update(mutable)  # dirty, mutable: written now
+        backend.current_key = 99
+        v.update(("fresh", 99))  # only in the cache: a key group RocksDB may not hold
+        table[3] = {TimeWindow(0, 5): 3, TimeWindow(5, 10): 33}
+        expected = {k: b"old-%d" % k for k in range(3, 20)} | {1: b"new-1", 2: [1], 99: ("fresh", 99)}
+        expected_windows = {k: {TimeWindow(0, 5): k} for k in range(20)} | {
+            3: {TimeWindow(0, 5): 3, TimeWindow(5, 10): 33}
+        }
+        supplier = backend.async_snapshot()
+        mutable.append(2)  # after the synchronous part: in place, and updated
+        backend.current_key = 2
+        v.update(mutable)
+        for k in (1, 3, 99):
+            backend.current_key = k
+            v.update(b"later")
+        backend.current_key = 4
+        v.clear()
+        table[5] = {}
+        del table[6]
+        blobs = supplier()
+        restored = RocksDBKeyedStateBackend(max_parallelism=MAX_P, path=str(tmp_path / "restored"))
+        try:
+            restored.restore(blobs)
+            assert dict(restored.get_table("v")) == expected
+            assert {k: dict(w) for k, w in restored.get_namespaced_table("w").items()} == expected_windows
+        finally:
+            restored.dispose()
+    finally:
+        backend.dispose()
+
+
+def test_a_full_snapshot_is_taken_once(tmp_path: Path) -> None:
+    from strom.exceptions import CheckpointError
+
+    backend = RocksDBKeyedStateBackend(max_parallelism=MAX_P, path=str(tmp_path / "db"))
+    try:
+        _fill(backend, KEYS[:3])
+        supplier = backend.async_snapshot()
+        assert supplier()
+        with pytest.raises(CheckpointError, match="once"):
+            supplier()
+        cancelled = backend.async_snapshot()
+        cancelled.cancel()
+        with pytest.raises(CheckpointError, match="cancelled"):
+            cancelled.stream()
+    finally:
+        backend.dispose()
+
+
 # --- tables -------------------------------------------------------------------------------------------------
 
 

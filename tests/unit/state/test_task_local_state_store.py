@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,36 @@ def test_write_keeps_a_local_copy_per_checkpoint_and_restore_reads_it(tmp_path: 
     assert read_state(op, checkpoint_id=3, local=store) == b"operator"
     stats = store.statistics()
     assert (stats.local_reads, stats.local_bytes, stats.remote_reads, stats.mismatches) == (2, 14, 0, 0)
+
+
+def test_a_streamed_write_copies_each_part_as_it_comes_and_an_empty_stream_writes_nothing(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    made: list[int] = []
+
+    def parts() -> Iterator[tuple[int, bytes]]:
+        for kg in (2, 7):
+            made.append(kg)
+            yield kg, bytes([kg]) * 100
+
+    handles = _location(tmp_path, 4).write_state_slices("op-keyed-1", parts(), local=store)
+    assert made == [2, 7] and sorted(handles) == [2, 7]
+    assert (Path(store.checkpoint_dir(4)) / "op-keyed-1").read_bytes() == bytes([2]) * 100 + bytes([7]) * 100
+    assert read_state(handles[7], checkpoint_id=4) == bytes([7]) * 100
+    assert _location(tmp_path, 4).write_state_slices("op-keyed-2", iter(()), local=store) == {}
+    assert not (tmp_path / "remote" / "job1" / "chk-4" / "op-keyed-2").exists()
+    assert not (Path(store.checkpoint_dir(4)) / "op-keyed-2").exists()
+
+
+def test_a_stream_that_fails_leaves_no_local_copy(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+
+    def parts() -> Iterator[tuple[int, bytes]]:
+        yield 1, b"a"
+        raise RuntimeError("the snapshot failed")
+
+    with pytest.raises(RuntimeError, match="the snapshot failed"):
+        _location(tmp_path, 5).write_state_slices("op-keyed-1", parts(), local=store)
+    assert os.listdir(store.checkpoint_dir(5)) == []
 
 
 def test_a_savepoint_keeps_no_local_copy(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@
   downloaded database and reads it into canonical key-group blobs.
 
 Every file is checked against its size and checksum while it is downloaded; a missing or damaged one raises an error
-naming it, the operator and the checkpoint.
+naming it, the operator and the checkpoint. With local recovery a file whose local copy (kept when the checkpoint was
+taken on this TaskManager) matches its handle is linked from there instead of downloaded.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from rocksdict import Rdict, WriteBatch
 
 from strom.exceptions import CheckpointError, CorruptStateError
+from strom.runtime.checkpoint.local_state_copy import LocalStateCopy
 from strom.runtime.checkpoint.metadata import IncrementalRemoteKeyedStateHandle
 from strom.runtime.checkpoint.storage import download_file
 from strom.runtime.state.key_groups import KeyGroupRange
@@ -47,16 +49,23 @@ _COPY_BATCH = 4096
 
 
 def download_checkpoint(
-    handle: IncrementalRemoteKeyedStateHandle, directory: str, *, operator_id: str, checkpoint_id: int
+    handle: IncrementalRemoteKeyedStateHandle,
+    directory: str,
+    *,
+    operator_id: str,
+    checkpoint_id: int,
+    local: LocalStateCopy | None = None,
 ) -> None:
-    """Every file of ``handle`` into ``directory`` under its RocksDB name, each verified."""
+    """Every file of ``handle`` into ``directory`` under its RocksDB name, each verified. ``local`` (local recovery):
+    a file whose local copy of checkpoint ``checkpoint_id`` matches its handle is taken from there, not downloaded."""
     os.makedirs(directory, exist_ok=True)
     for kind, files in (("shared", handle.shared), ("private", handle.private)):
         for name, file in sorted(files.items()):
+            target = os.path.join(directory, name)
+            if local is not None and local.retrieve_file(checkpoint_id, file, target):
+                continue
             what = f"{kind} RocksDB file {name} (key groups {handle.key_group_start}–{handle.key_group_end})"
-            download_file(
-                file, os.path.join(directory, name), operator_id=operator_id, checkpoint_id=checkpoint_id, what=what
-            )
+            download_file(file, target, operator_id=operator_id, checkpoint_id=checkpoint_id, what=what)
 
 
 def read_meta(directory: str, *, operator_id: str, checkpoint_id: int, max_parallelism: int) -> dict[str, Any]:
@@ -99,8 +108,11 @@ class RocksDBIncrementalRestoreOperation:
         operator_id: str,
         checkpoint_id: int,
         reuse_shared: bool,
+        local: LocalStateCopy | None = None,
     ) -> None:
         self.backend = backend
+        #: local recovery's copies, read before the checkpoint's files
+        self.local = local
         self.handles = [h for h in handles if h.overlaps(key_group_range.start, key_group_range.end)]
         self.key_group_range = key_group_range
         self.operator_id = operator_id
@@ -121,7 +133,9 @@ class RocksDBIncrementalRestoreOperation:
         backend = self.backend
 
         def download(directory: str) -> dict[str, Any]:
-            download_checkpoint(handle, directory, operator_id=self.operator_id, checkpoint_id=self.checkpoint_id)
+            download_checkpoint(
+                handle, directory, operator_id=self.operator_id, checkpoint_id=self.checkpoint_id, local=self.local
+            )
             meta = read_meta(
                 directory,
                 operator_id=self.operator_id,
@@ -140,7 +154,9 @@ class RocksDBIncrementalRestoreOperation:
         backend = self.backend
         directory = os.path.join(backend.path, f".strom-restore-{uuid.uuid4().hex[:8]}")
         try:
-            download_checkpoint(handle, directory, operator_id=self.operator_id, checkpoint_id=self.checkpoint_id)
+            download_checkpoint(
+                handle, directory, operator_id=self.operator_id, checkpoint_id=self.checkpoint_id, local=self.local
+            )
             meta = read_meta(
                 directory,
                 operator_id=self.operator_id,
@@ -211,6 +227,7 @@ def canonical_key_groups(
     scratch_dir: str,
     operator_id: str,
     checkpoint_id: int,
+    local: LocalStateCopy | None = None,
 ) -> dict[int, bytes]:
     """The canonical key-group blobs (the heap backend's format) of the key groups in ``key_group_range`` (``None``:
     all) held by ``handles``: each downloaded, opened as a RocksDB backend of its own and snapshotted."""
@@ -223,7 +240,7 @@ def canonical_key_groups(
             continue
         directory = os.path.join(scratch_dir, f"strom-incremental-{uuid.uuid4().hex[:8]}")
         try:
-            download_checkpoint(handle, directory, operator_id=operator_id, checkpoint_id=checkpoint_id)
+            download_checkpoint(handle, directory, operator_id=operator_id, checkpoint_id=checkpoint_id, local=local)
             meta = read_meta(
                 directory, operator_id=operator_id, checkpoint_id=checkpoint_id, max_parallelism=max_parallelism
             )

@@ -81,9 +81,12 @@ class IncrementalSnapshot:
     #: the shared files :meth:`upload` wrote (not those it referenced)
     new_shared: list[StateHandle] = field(default_factory=list)
 
-    def upload(self, location: Any, name_prefix: str) -> IncrementalRemoteKeyedStateHandle:
+    def upload(self, location: Any, name_prefix: str, *, local: Any = None) -> IncrementalRemoteKeyedStateHandle:
         """Upload what is new through ``location.upload_file`` (a ``CheckpointStorageLocation``); on any failure
-        the shared files uploaded so far are deleted again (no checkpoint references them)."""
+        the shared files uploaded so far are deleted again (no checkpoint references them). ``local`` (local
+        recovery's ``LocalStateCopy``): every file of the checkpoint — the SST files it references from earlier
+        checkpoints too — is kept in its local directory (hard links of the local RocksDB checkpoint's files), so a
+        restore on this TaskManager downloads none of them."""
         new: list[StateHandle] = []
         try:
             shared: dict[str, StateHandle] = {}
@@ -97,12 +100,15 @@ class IncrementalSnapshot:
                     known = self.baseline.get(name)
                     if known is not None:
                         shared[name] = known
+                        location.keep_local_file(local, known.uri, path)
                         continue
-                    handle = location.upload_file(f"{name_prefix}-{unique}-{name}", path, shared=True)
+                    handle = location.upload_file(f"{name_prefix}-{unique}-{name}", path, shared=True, local=local)
                     new.append(handle)
                     shared[name] = handle
                 else:
-                    handle = location.upload_file(f"{name_prefix}-{unique}-rocksdb-{name}", path, shared=False)
+                    handle = location.upload_file(
+                        f"{name_prefix}-{unique}-rocksdb-{name}", path, shared=False, local=local
+                    )
                     private[name] = handle
                 self.uploaded_bytes += handle.size
         except BaseException:

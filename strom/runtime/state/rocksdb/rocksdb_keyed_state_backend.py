@@ -34,7 +34,7 @@ import collections
 import os
 import shutil
 import weakref
-from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from rocksdict import DBCompactionStyle, Rdict, WriteOptions
@@ -49,9 +49,17 @@ from strom.api.state import (
 )
 from strom.api.typeinfo import TypeInformation
 from strom.exceptions import CheckpointError, InvalidProgramError
+from strom.runtime.state.full_snapshot_async_writer import FullSnapshotAsyncWriter
 from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
 from strom.runtime.state.rocksdb.abstract_rocksdb_state import AbstractRocksDBState
 from strom.runtime.state.rocksdb.rocksdb_aggregating_state import RocksDBAggregatingState
+from strom.runtime.state.rocksdb.rocksdb_full_snapshot_strategy import (
+    FORMAT_VERSION,
+    Overlay,
+    StateSource,
+    TimerSource,
+    write_key_groups,
+)
 from strom.runtime.state.rocksdb.rocksdb_incremental_snapshot_strategy import (
     IncrementalSnapshot,
     RocksIncrementalSnapshotStrategy,
@@ -72,7 +80,6 @@ from strom.runtime.state.rocksdb.rocksdb_priority_queue_set_factory import (
 )
 from strom.runtime.state.rocksdb.rocksdb_reducing_state import RocksDBReducingState
 from strom.runtime.state.rocksdb.rocksdb_stored_forms import (
-    iter_entries,
     iter_stored,
     read_stored,
     remove_stored,
@@ -85,14 +92,14 @@ from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec, val
 from strom.runtime.state.rocksdb.rocksdb_value_state import RocksDBValueState
 from strom.runtime.state.rocksdb.rocksdb_write_cache import DEFAULT_CAPACITY, WriteCache
 from strom.runtime.state.state_registration import check_new_state, merge_restored_kind, registered_state
-from strom.runtime.state.state_serialization import dump_state, load_state
+from strom.runtime.state.state_serialization import load_state
 from strom.runtime.state.ttl import TtlPolicy, wall_clock_ms
 from strom.runtime.state.typed_state import typed_view
 
 __all__ = ["RocksDBKeyedStateBackend"]
 
 #: the canonical format (``heap_keyed_state_backend``): 2 places keys by Flink's hash; 1 was strom 0.1's
-_FORMAT_VERSION = 2
+_FORMAT_VERSION = FORMAT_VERSION
 _STROM_0_1_KEY_GROUPS = 1
 _MAX_KEY_GROUPS = 1 << 15
 _MISSING: Any = object()
@@ -308,8 +315,9 @@ class RocksDBKeyedStateBackend:
 
     # -- snapshot and restore --------------------------------------------------------------------------------
     def prepare_for_snapshot(self) -> None:
-        """The one place every snapshot path (canonical, incremental) starts at: whatever the task holds in
-        front of RocksDB (the write cache) is written into it here, before the snapshot sees the database."""
+        """Where a snapshot that reads the database's files (incremental) starts: whatever the task holds in front of
+        RocksDB (the write cache) is written into it here, before the snapshot sees the database. (A canonical full
+        snapshot copies the cache's entries instead: :meth:`async_snapshot`.)"""
         self.flush()
 
     def prepare_incremental_snapshot(
@@ -323,60 +331,52 @@ class RocksDBKeyedStateBackend:
             self._incremental_request = (checkpoint_id, key_group_range)
 
     def async_snapshot(self) -> Callable[[], dict[int, bytes]]:
-        """Synchronous part: open one iterator per column family (RocksDB pins what they read as of now) and
-        delete expired TTL entries an earlier snapshot found; the returned supplier reads the iterators into
-        canonical key-group blobs (any thread). After :meth:`prepare_incremental_snapshot`: a RocksDB checkpoint
-        instead (:class:`IncrementalSnapshot`, uploaded by the asynchronous part)."""
-        self.prepare_for_snapshot()
+        """Synchronous part (Flink's ``RocksFullSnapshotStrategy``): delete expired TTL entries an earlier snapshot
+        found, copy the write cache's dirty entries that cannot change in place (the others are written into
+        RocksDB), and open one iterator per column family — each reads the database as of now: the point-in-time
+        view, O(number of states + dirty entries), nothing encoded or read. Returns a :class:`FullSnapshotAsyncWriter`
+        that makes the canonical key-group blobs from those iterators and copies, key group by key group, off the
+        task thread (:mod:`.rocksdb_full_snapshot_strategy`). After :meth:`prepare_incremental_snapshot`: a flush and
+        a RocksDB checkpoint instead (:class:`IncrementalSnapshot`, uploaded by the asynchronous part)."""
         request, self._incremental_request = self._incremental_request, None
         self._cleanup_found_expired(CLEANUP_BUDGET)
         if request is not None:
+            self.prepare_for_snapshot()
             return self.incremental_snapshot(*request)
+        overlays = [
+            Overlay(name, self.kind_of(name), self._ttl.get(name), entries)
+            for name, entries in self.write_cache.freeze().items()
+        ]
         now = self.ttl_time_provider() if self._ttl else 0
-        sources = [
-            (name, self.kind_of(name), self.codec(name), self._ttl.get(name), cf.iter())
+        states = [
+            StateSource(name, self.kind_of(name), self.codec(name), self._ttl.get(name), cf.iter())
             for name, cf in sorted(self._cfs.items())
         ]
-        timers = self.priority_queue_factory.snapshot_sources() if self.priority_queue_factory is not None else []
+        timers = [
+            TimerSource(name, entries)
+            for name, entries in (
+                self.priority_queue_factory.snapshot_sources() if self.priority_queue_factory is not None else []
+            )
+        ]
         kinds = dict(self._kinds)
         expired = self._expired
-        backend = self  # the instance stays open (not collected) until the supplier has read its iterators
+        key_group_of = self.key_group_of
+        backend = self  # the instance stays open (not collected) until the writer has read its iterators
 
-        def supplier() -> dict[int, bytes]:
+        def write() -> Iterator[tuple[int, bytes]]:
             assert backend.db is not None
-            groups: dict[int, dict[str, tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]]] = {}
-            for name, kind, codec, policy, it in sources:
-                for kg, key, ns, stored in iter_stored(iter_entries(it), kind, codec):
-                    if policy is not None:
-                        fresh = policy.purge(kind, stored, now)
-                        if fresh is None or (kind in ("list", "map") and len(fresh) != len(stored)):
-                            expired.append((name, key_group_prefix(kg) + encode_key(key) + encode_namespace(ns)))
-                        if fresh is None:
-                            continue
-                        stored = fresh
-                    states = groups.setdefault(kg, {})
-                    flat, namespaced = states.setdefault(name, ({}, {}))
-                    if ns is None:
-                        flat[key] = stored
-                    else:
-                        namespaced.setdefault(key, {})[ns] = stored
-            for name, entries in timers:  # RocksDB timers in the heap timers' canonical table
-                for kg, key, ns in entries:
-                    groups.setdefault(kg, {}).setdefault(name, ({}, {}))[1].setdefault(key, {})[ns] = True
-            out: dict[int, bytes] = {}
-            for kg in sorted(groups):
-                states = groups[kg]
-                meta = {name: kinds[name] for name in states if name in kinds}
-                out[kg] = dump_state(
-                    {"version": _FORMAT_VERSION, "meta": meta, "states": states}, states, "keyed state"
-                )
-            return out
+            return write_key_groups(states, timers, kinds, now, expired, overlays, key_group_of)
 
-        return supplier
+        def release() -> None:  # the iterators go: RocksDB may drop the memtables and files they pinned
+            states.clear()
+            timers.clear()
+            overlays.clear()
+
+        return FullSnapshotAsyncWriter(write, release=release)
 
     def snapshot(self) -> dict[int, bytes]:
         """key group → canonical bytes of every non-empty key group (``async_snapshot()()``)."""
-        return self.async_snapshot()()
+        return dict(self.async_snapshot()())
 
     def incremental_snapshot(self, checkpoint_id: int, key_group_range: KeyGroupRange) -> IncrementalSnapshot:
         """The synchronous part of an incremental checkpoint: flush and a local RocksDB checkpoint."""

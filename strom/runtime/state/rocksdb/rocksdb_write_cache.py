@@ -14,8 +14,11 @@ keys is a cache of RocksDB's entries. A read looks at ``dirty``, then ``clean``,
 (``python.state.cache-size``, PyFlink's key): ``dirty`` of one state grows to half of it at most, then every dirty
 entry of the backend is written in one ``WriteBatch``; a load beyond the capacity flushes too and drops the oldest
 clean entries (insertion order — an entry moves to the end when it is loaded or flushed) down to three quarters.
-:meth:`WriteCache.flush` runs first in everything that reads a column family directly: the synchronous part of a
-snapshot, iteration over tables, TTL clean-up, restore, ``num_keys``, and a close that keeps the instance.
+:meth:`WriteCache.flush` runs first in everything that reads a column family directly: the synchronous part of an
+incremental snapshot, iteration over tables, TTL clean-up, restore, ``num_keys``, and a close that keeps the
+instance. A canonical full snapshot's synchronous part calls :meth:`WriteCache.freeze` instead: the dirty entries
+whose stored forms cannot change in place are copied (laid over RocksDB's view by the asynchronous part), the
+others written.
 
     >>> NAMESPACED is cache_key("k", 3)[0], cache_key("k", None)
     (True, 'k')
@@ -42,6 +45,14 @@ DEFAULT_CAPACITY = 100_000
 ENTRY_BYTES = 256
 MISSING: Any = object()
 _VOID = encode_namespace(None)
+
+
+#: stored forms that cannot change in place: a full snapshot copies them instead of writing them (``freeze``)
+_ATOMS = frozenset({bytes, str, int, float, bool, complex, type(None)})
+
+
+def _atoms_only(values: tuple[Any, ...]) -> bool:
+    return all(type(v) in _ATOMS for v in values)
 
 
 def _is_empty(cf: Any) -> bool:
@@ -174,6 +185,31 @@ class StateCache:
                 batch.put(entry_key(ck), codec.dumps_stored(stored), handle)
                 self.rocksdb_empty = False
 
+    def freeze(self, batch: WriteBatch) -> dict[Any, Any]:
+        """A full snapshot's synchronous part: a copy of the dirty entries whose stored forms cannot change in place
+        (:func:`is_immutable`: the copy is the point-in-time value); the others are written into ``batch`` now (their
+        bytes are their copy) and become clean, so the snapshot reads them from RocksDB."""
+        frozen: dict[Any, Any] = {}
+        written: list[Any] = []
+        for ck, stored in self.dirty.items():
+            if stored is None or type(stored) in _ATOMS or (type(stored) is tuple and _atoms_only(stored)):
+                frozen[ck] = stored
+            else:
+                written.append(ck)
+        if written:
+            handle = self._handle
+            if handle is None:
+                handle = self._handle = self._backend.db.get_column_family_handle(self.name)
+            codec = self._backend.codec(self.name)
+            dirty, clean = self.dirty, self.clean
+            for ck in written:
+                stored = dirty.pop(ck)
+                batch.put(self.entry_key(ck), codec.dumps_stored(stored), handle)
+                clean.pop(ck, None)
+                clean[ck] = stored
+            self.rocksdb_empty = False
+        return frozen
+
     def settle(self) -> None:
         """After the dirty entries are in RocksDB: they are clean now, the most recent ones."""
         clean = self.clean
@@ -236,6 +272,22 @@ class WriteCache:
         self._backend.db.write(batch)
         for cache in caches:
             cache.settle()
+
+    def freeze(self) -> dict[str, dict[Any, Any]]:
+        """The synchronous part of a full snapshot without a flush: state name → its dirty entries of immutable
+        stored forms (cache key → stored form, ``None``: deleted), copied — the snapshot lays them over RocksDB's
+        point-in-time view; they stay dirty, written later as any other. Dirty entries that could change in place
+        are written into RocksDB now, in one ``WriteBatch``. O(dirty entries), no encoding of the copied ones."""
+        batch = WriteBatch(raw_mode=True)
+        out: dict[str, dict[Any, Any]] = {}
+        for cache in self._caches.values():
+            if cache.dirty:
+                frozen = cache.freeze(batch)
+                if frozen:
+                    out[cache.name] = frozen
+        if batch.len():
+            self._backend.db.write(batch)
+        return out
 
     def invalidate(self, name: str | None = None) -> None:
         """Flush, then forget the clean entries (of state ``name``, or of all): RocksDB is written directly next."""

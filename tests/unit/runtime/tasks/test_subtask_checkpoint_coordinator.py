@@ -8,6 +8,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,12 @@ import pytest
 from snapshot_fixtures import Slow, fill, mutate, reaped
 
 from strom.api.state import ListStateDescriptor, ValueStateDescriptor
-from strom.runtime.checkpoint.snapshot import OperatorSubtaskStateHandles
+from strom.exceptions import SerializationError
+from strom.runtime.checkpoint.snapshot import OperatorSnapshot, OperatorSubtaskStateHandles
 from strom.runtime.checkpoint.storage import CheckpointStorageLocation, read_state
 from strom.runtime.network.events import CheckpointBarrier, CheckpointOptions
 from strom.runtime.operators.base import StreamOperator
+from strom.runtime.state.full_snapshot_async_writer import FullSnapshotAsyncWriter
 from strom.runtime.state.heap_keyed_state_backend import HeapKeyedStateBackend
 from strom.runtime.state.heap_snapshot_strategy import FORK_SUPPORTED, HeapSnapshotStrategy
 from strom.runtime.state.key_groups import assign_to_key_group
@@ -167,3 +170,51 @@ def test_a_snapshot_process_killed_mid_snapshot_declines_the_checkpoint_and_is_r
     assert not responder.acks
     assert "snapshot failed" in responder.declines[1] and "killed by SIGKILL" in responder.declines[1]
     assert reaped(child)
+
+
+class _StreamingOperator(_KeyedOperator):
+    """Keyed state whose supplier streams its key groups (as both backends' full snapshots do); ``fail_after``: the
+    stream raises after that many key groups."""
+
+    def __init__(self, fail_after: int | None = None) -> None:
+        super().__init__(fork=False)
+        self.fail_after = fail_after
+        self.made: list[int] = []
+
+    def snapshot_state(self, checkpoint_id: int, timestamp_ms: int) -> OperatorSnapshot | None:
+        def write() -> Iterator[tuple[int, bytes]]:
+            for kg in range(4):
+                if self.fail_after is not None and kg == self.fail_after:
+                    raise SerializationError("state 'blob' holds a value that cannot be pickled")
+                self.made.append(kg)
+                yield kg, bytes([kg]) * 10
+
+        return OperatorSnapshot(keyed_supplier=FullSnapshotAsyncWriter(write))
+
+
+def test_a_streamed_snapshot_is_written_key_group_by_key_group_and_acknowledged(tmp_path: Path) -> None:
+    op = _StreamingOperator()
+    coordinator, responder = _coordinator(op)
+    coordinator.checkpoint_state(_barrier(tmp_path))
+    coordinator.close()
+    states, stats = responder.acks[1]
+    assert {kg: read_state(h) for kg, h in states["op"].keyed.items()} == {kg: bytes([kg]) * 10 for kg in range(4)}
+    assert stats["state_size"] == 40 and op.made == [0, 1, 2, 3]
+
+
+def test_a_stream_failing_midway_declines_as_a_failed_snapshot(tmp_path: Path) -> None:
+    coordinator, responder = _coordinator(_StreamingOperator(fail_after=2))
+    coordinator.checkpoint_state(_barrier(tmp_path))
+    coordinator.close()
+    assert not responder.acks
+    assert responder.declines[1].startswith("keyed (1/1): snapshot failed: SerializationError(")
+
+
+def test_a_stream_that_cannot_be_written_declines_as_a_failed_write(tmp_path: Path) -> None:
+    (tmp_path / "chk-1").write_text("a file where the checkpoint's directory should be")
+    op = _StreamingOperator()
+    coordinator, responder = _coordinator(op)
+    coordinator.checkpoint_state(_barrier(tmp_path))
+    coordinator.close()
+    assert not responder.acks
+    assert responder.declines[1].startswith("keyed (1/1): writing the state failed: CheckpointStorageError(")
