@@ -12,7 +12,11 @@ the offsets in strom's checkpoints.
 
 The enumerator (:mod:`strom.connectors.kafka.enumerator`) finds the partitions and gives each to a reader, which
 ``assign()``\\ s them to a confluent-kafka consumer of its own (no group membership) at the split's offset. Each
-record's Kafka timestamp is its event timestamp (a ``WatermarkStrategy`` without an assigner uses it). A reader's
+record's Kafka timestamp is its event timestamp (a ``WatermarkStrategy`` without an assigner uses it). As Flink's
+``KafkaSource``, the ``WatermarkStrategy`` runs per partition: each partition has its own watermark generator and
+the reader's watermark is the minimum over its partitions, so a partition behind in event time holds the
+watermark back and one with no records for the strategy's ``with_idleness`` timeout does not (without
+``with_idleness`` an empty partition holds it back, as in Flink). A reader's
 checkpoint holds every split with the offset of the next record to read, so a restored (or rescaled) job reads on
 exactly after its checkpoint; the offsets are committed to the group when the checkpoint completes
 (``commit.offsets.on.checkpoint``, for monitoring: recovery never reads them). Consumers read with
@@ -33,7 +37,7 @@ from strom.connectors.kafka.enumerator import EnumState, KafkaSourceEnumerator, 
 from strom.connectors.kafka.offsets import KafkaOffsetsInitializer, KafkaTopicPartition
 from strom.connectors.kafka.serialization import KafkaRecordDeserializationSchema
 from strom.exceptions import ConnectorError, InvalidProgramError
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import SplitBatch, TimestampedBatch
 
 __all__ = ["KafkaSource", "KafkaSourceBuilder"]
 
@@ -109,6 +113,10 @@ class KafkaSourceReader(SourceReader[Any]):
         self.no_more_splits = False
         self.pending_commits: dict[int, list[tuple[str, int, int]]] = {}
         self._consumer: Any = None
+        #: per-partition watermarks: the operator's hooks (None under ``no_watermarks()`` or without a strategy)
+        self.create_output_for_split = context.create_output_for_split
+        self.release_output_for_split = context.release_output_for_split
+        self.finished: list[tuple[str, int]] = []  # bounded splits ended by the last poll (their outputs go next)
 
     def _client(self) -> Any:
         if self._consumer is None:
@@ -127,6 +135,8 @@ class KafkaSourceReader(SourceReader[Any]):
             if stop is not None and start >= stop:
                 continue  # a bounded split with nothing to read
             self.positions[(topic, partition)] = start
+            if self.create_output_for_split is not None:
+                self.create_output_for_split((topic, partition))
             if stop is not None:
                 self.stops[(topic, partition)] = stop
             assign.append(TopicPartition(topic, partition, start))
@@ -137,9 +147,15 @@ class KafkaSourceReader(SourceReader[Any]):
         self.no_more_splits = True
 
     def poll_batch(self) -> list[Any] | None:
+        if self.finished:  # after their last records were emitted: they no longer hold the watermark back
+            if self.release_output_for_split is not None:
+                for key in self.finished:
+                    self.release_output_for_split(key)
+            self.finished.clear()
         if not self.positions:
             return None if self.no_more_splits else []
         consumer = self._client()
+        one_split = next(iter(self.positions)) if len(self.positions) == 1 else None
         messages = consumer.consume(self.context.batch_size, 0)
         good = [m for m in messages if m.error() is None]
         if len(good) < len(messages):
@@ -155,7 +171,12 @@ class KafkaSourceReader(SourceReader[Any]):
         except Exception as exc:
             raise self._unreadable(good, exc) from exc
         stamps = [m.timestamp() for m in good]
-        return TimestampedBatch(values, [ts if kind else None for kind, ts in stamps])
+        timestamps = [ts if kind else None for kind, ts in stamps]
+        if self.create_output_for_split is None:
+            return TimestampedBatch(values, timestamps)
+        if one_split is not None:
+            return SplitBatch(values, timestamps, [one_split] * len(values))
+        return SplitBatch(values, timestamps, [(m.topic(), m.partition()) for m in good])
 
     def _unreadable(self, messages: list[Any], exc: Exception) -> ConnectorError:
         """The error of the first record the deserializer cannot read, naming where it is."""
@@ -186,6 +207,7 @@ class KafkaSourceReader(SourceReader[Any]):
                 done.append(TopicPartition(tp.topic, tp.partition))
                 del stops[key]
                 del self.positions[key]
+                self.finished.append(key)
         if done:
             consumer.incremental_unassign(done)
         return messages
