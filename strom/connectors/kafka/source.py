@@ -107,7 +107,13 @@ class KafkaSourceReader(SourceReader[Any]):
     def __init__(self, source: KafkaSource, context: SourceReaderContext) -> None:
         self.source = source
         self.context = context
-        self.deserialize = source.deserializer.value_schema.deserialize
+        schema = source.deserializer.value_schema
+        self.deserialize = schema.deserialize
+        #: a row schema that skips what it cannot read (``ignore_parse_errors``, comment lines) returns None for
+        #: it; as in Flink, such records are dropped
+        self.skips_none = bool(
+            getattr(schema, "ignore_parse_errors", False) or getattr(schema, "allow_comments", False)
+        )
         self.positions: dict[tuple[str, int], int] = {}  # next offset to read, as of the last snapshot
         self.stops: dict[tuple[str, int], int] = {}  # bounded splits: the offset they end before
         self.no_more_splits = False
@@ -170,6 +176,11 @@ class KafkaSourceReader(SourceReader[Any]):
             values = list(map(self.deserialize, [m.value() for m in good]))
         except Exception as exc:
             raise self._unreadable(good, exc) from exc
+        if self.skips_none and any(v is None for v in values):
+            kept = [i for i, v in enumerate(values) if v is not None]
+            good, values = [good[i] for i in kept], [values[i] for i in kept]
+            if not good:
+                return []
         stamps = [m.timestamp() for m in good]
         timestamps = [ts if kind else None for kind, ts in stamps]
         if self.create_output_for_split is None:
