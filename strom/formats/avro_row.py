@@ -20,6 +20,7 @@ from typing import Any
 
 from strom.api.row import Row
 from strom.api.serialization_schema import DeserializationSchema, SerializationSchema
+from strom.api.typeinfo import TypeInformation, Types
 from strom.exceptions import ConnectorError, InvalidProgramError
 
 __all__ = ["AvroRowDeserializationSchema", "AvroRowSerializationSchema"]
@@ -59,6 +60,11 @@ class AvroRowDeserializationSchema(DeserializationSchema):
         self.avro_schema_string = avro_schema_string
         self._reader = _fastavro().schemaless_reader
         self._to_row = _row_maker(raw)
+        self.produced_type = _type_of_avro(raw)
+
+    def get_produced_type(self) -> TypeInformation:
+        """The row type of the schema (Flink's ``ResultTypeQueryable``): a ``KafkaSource`` stream is of it."""
+        return self.produced_type
 
     def deserialize(self, message: bytes) -> Any:
         return self._to_row(self._reader(io.BytesIO(message), self.schema, None))
@@ -137,3 +143,36 @@ def _record_maker(raw: dict[str, Any]) -> Any:
         return {n: nested[n](v) if n in nested else v for n, v in zip(names, values_list, strict=True)}
 
     return to_record
+
+
+_AVRO_TYPES = {
+    "int": Types.INT,
+    "long": Types.LONG,
+    "string": Types.STRING,
+    "boolean": Types.BOOLEAN,
+    "float": Types.FLOAT,
+    "double": Types.DOUBLE,
+    "null": Types.STRING,
+}
+
+
+def _type_of_avro(avro_type: Any) -> TypeInformation:
+    """The PyFlink type of an Avro type (Flink's ``AvroSchemaConverter``): records are named rows, arrays lists,
+    a union with null its other type; what has no counterpart here stays a pickled value."""
+    if isinstance(avro_type, list):
+        others = [t for t in avro_type if t != "null"]
+        return _type_of_avro(others[0]) if len(others) == 1 else Types.PICKLED_BYTE_ARRAY()
+    if isinstance(avro_type, dict):
+        kind = avro_type.get("type")
+        if kind == "record":
+            fields = avro_type["fields"]
+            return Types.ROW_NAMED([f["name"] for f in fields], [_type_of_avro(f["type"]) for f in fields])
+        if kind == "array":
+            return Types.LIST(_type_of_avro(avro_type["items"]))
+        if avro_type.get("logicalType") is None and isinstance(kind, str | list | dict):
+            return _type_of_avro(kind)
+        return Types.PICKLED_BYTE_ARRAY()
+    if avro_type == "bytes":
+        return Types.PRIMITIVE_ARRAY(Types.BYTE())
+    make = _AVRO_TYPES.get(avro_type)
+    return make() if make is not None else Types.PICKLED_BYTE_ARRAY()

@@ -24,7 +24,7 @@ from typing import Any
 
 from strom.api.row import Row
 from strom.api.serialization_schema import DeserializationSchema, SerializationSchema
-from strom.api.typeinfo import TypeInformation
+from strom.api.typeinfo import RowTypeInfo, TypeInformation
 from strom.formats.row_fields import json_ready, row_type_of, text_converter
 
 __all__ = ["CsvRowDeserializationSchema", "CsvRowSerializationSchema"]
@@ -67,6 +67,10 @@ class CsvRowDeserializationSchema(DeserializationSchema):
             text_converter(t, dialect.array_element_delimiter, dialect.null_literal)
             for t in dialect.row_type.get_field_types()
         ]
+
+    def get_produced_type(self) -> RowTypeInfo:
+        """The row type (Flink's ``ResultTypeQueryable``): a ``KafkaSource`` stream is of it."""
+        return self.row_type
 
     def deserialize(self, message: bytes) -> Any:
         try:

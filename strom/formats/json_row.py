@@ -42,6 +42,10 @@ class JsonRowDeserializationSchema(DeserializationSchema):
     def builder() -> JsonRowDeserializationSchema.Builder:
         return JsonRowDeserializationSchema.Builder()
 
+    def get_produced_type(self) -> RowTypeInfo:
+        """The row type (Flink's ``ResultTypeQueryable``): a ``KafkaSource`` stream is of it."""
+        return self.type_info
+
     def deserialize(self, message: bytes) -> Any:
         try:
             return self._convert(json.loads(message))

@@ -32,6 +32,7 @@ from typing import Any
 
 from strom.api.serialization_schema import DeserializationSchema
 from strom.api.source import Boundedness, Source, SourceReader, SourceReaderContext, SourceSplit
+from strom.api.typeinfo import TypeInformation
 from strom.connectors.kafka.client import client_config, confluent_kafka_module, list_topics
 from strom.connectors.kafka.enumerator import EnumState, KafkaSourceEnumerator, split_of
 from strom.connectors.kafka.offsets import KafkaOffsetsInitializer, KafkaTopicPartition
@@ -76,6 +77,12 @@ class KafkaSource(Source[Any]):
     @staticmethod
     def builder() -> KafkaSourceBuilder:
         return KafkaSourceBuilder()
+
+    def get_produced_type(self) -> TypeInformation | None:
+        """The value schema's type when it has one (Flink's ``ResultTypeQueryable``: the row formats), so a
+        stream of rows prints as Flink's (``+I[1,hi]``)."""
+        produced = getattr(self.deserializer.value_schema, "get_produced_type", None)
+        return produced() if callable(produced) else None
 
     @property
     def boundedness(self) -> str:

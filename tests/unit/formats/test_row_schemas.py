@@ -138,3 +138,12 @@ def test_row_field_extractor_takes_a_bytes_field() -> None:
         RowFieldExtractorSchema(0).serialize(Row("k", b"v"))
     with pytest.raises(ValueError, match="non-negative"):
         RowFieldExtractorSchema(-1)
+
+
+def test_the_deserialization_schemas_give_their_row_type_to_the_kafka_source() -> None:
+    assert JsonRowDeserializationSchema.builder().type_info(ROW).build().get_produced_type() is ROW
+    assert CsvRowDeserializationSchema.Builder(ROW).build().get_produced_type() is ROW
+    avro = AvroRowDeserializationSchema(avro_schema_string=AVRO).get_produced_type()
+    assert repr(avro) == repr(
+        Types.ROW_NAMED(["id", "name", "inner"], [Types.INT(), Types.STRING(), Types.ROW_NAMED(["x"], [Types.LONG()])])
+    )
