@@ -26,11 +26,13 @@ stopping offset.
 
 from __future__ import annotations
 
+import codecs
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
-from strom.api.serialization_schema import DeserializationSchema
+from strom.api.serialization_schema import ByteArraySchema, DeserializationSchema, SimpleStringSchema
 from strom.api.source import Boundedness, Source, SourceReader, SourceReaderContext, SourceSplit
 from strom.api.typeinfo import TypeInformation
 from strom.connectors.kafka.client import client_config, confluent_kafka_module, list_topics
@@ -116,6 +118,8 @@ class KafkaSourceReader(SourceReader[Any]):
         self.context = context
         schema = source.deserializer.value_schema
         self.deserialize = schema.deserialize
+        self.deserialize_all = _deserializer_of_batches(schema)
+        self._message: Any = confluent_kafka_module().Message
         #: a row schema that skips what it cannot read (``ignore_parse_errors``, comment lines) returns None for
         #: it; as in Flink, such records are dropped
         self.skips_none = bool(
@@ -170,17 +174,21 @@ class KafkaSourceReader(SourceReader[Any]):
         consumer = self._client()
         one_split = next(iter(self.positions)) if len(self.positions) == 1 else None
         messages = consumer.consume(self.context.batch_size, 0)
-        good = [m for m in messages if m.error() is None]
-        if len(good) < len(messages):
-            for message in messages:
-                if message.error() is not None:
-                    self._fail_on(message)
+        message = self._message
+        # per record only calls into C (map over Message's methods): this loop is the source's hot path
+        errors = list(map(message.error, messages))
+        good = messages
+        if errors.count(None) < len(errors):
+            good = [m for m, e in zip(messages, errors, strict=True) if e is None]
+            for m, e in zip(messages, errors, strict=True):
+                if e is not None:
+                    self._fail_on(m)
         if self.stops:
             good = self._within_stops(consumer, good)
         if not good:
             return []
         try:
-            values = list(map(self.deserialize, [m.value() for m in good]))
+            values = self.deserialize_all(list(map(message.value, good)))
         except Exception as exc:
             raise self._unreadable(good, exc) from exc
         if self.skips_none and any(v is None for v in values):
@@ -188,8 +196,10 @@ class KafkaSourceReader(SourceReader[Any]):
             good, values = [good[i] for i in kept], [values[i] for i in kept]
             if not good:
                 return []
-        stamps = [m.timestamp() for m in good]
-        timestamps = [ts if kind else None for kind, ts in stamps]
+        stamps = list(map(message.timestamp, good))
+        timestamps: list[Any] = list(map(_second, stamps))
+        if 0 in map(_first, stamps):  # TIMESTAMP_NOT_AVAILABLE: no event timestamp
+            timestamps = [ts if kind else None for kind, ts in stamps]
         if self.create_output_for_split is None:
             return TimestampedBatch(values, timestamps)
         if one_split is not None:
@@ -279,6 +289,20 @@ class KafkaSourceReader(SourceReader[Any]):
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+
+
+_first, _second = itemgetter(0), itemgetter(1)
+
+
+def _deserializer_of_batches(schema: DeserializationSchema) -> Callable[[list[Any]], list[Any]]:
+    """The values of a batch of raw values: in C for the byte schemas (UTF-8 strings, bytes as they are), else the
+    schema's ``deserialize`` per value."""
+    if type(schema) is SimpleStringSchema and codecs.lookup(schema.charset).name == "utf-8":
+        return lambda raws: list(map(bytes.decode, raws))
+    if type(schema) is ByteArraySchema:
+        return lambda raws: raws
+    deserialize = schema.deserialize
+    return lambda raws: list(map(deserialize, raws))
 
 
 class KafkaSourceBuilder:

@@ -3,7 +3,8 @@
 A source reader that reads several splits (Kafka partitions) gets a watermark generator per split
 (``SourceReaderContext.create_output_for_split``, as Flink's ``ReaderOutput.createOutputForSplit``); each
 generator writes to its split's output here. The combined watermark is the minimum over the splits that are not
-idle; when every split is idle the stream is idle. A released split (finished) no longer holds the watermark
+idle; when every split is idle the stream is idle, after the highest watermark of any split went out (nothing
+holds it back any more). A released split (finished) no longer holds the watermark
 back. Pure: events in, calls on the underlying :class:`~strom.api.eventtime.WatermarkOutput` out.
 
     >>> class Out:
@@ -77,6 +78,12 @@ class WatermarkOutputMultiplexer:
         """The minimum over the active splits, when it rises; idle when every split is idle."""
         active = [o.watermark for o in self.outputs.values() if not o.idle]
         if not active:
+            # every split idle: none holds the others back any more, so the highest goes out first (the flush of
+            # Flink's StatusWatermarkValve when all its channels turn idle)
+            highest = max((o.watermark for o in self.outputs.values()), default=LONG_MIN)
+            if highest > self.combined:
+                self.combined = highest
+                self.underlying.emit_watermark(Watermark(highest))
             self.underlying.mark_idle()
             return
         lowest = min(active)

@@ -62,6 +62,16 @@ def test_a_released_split_no_longer_holds_the_watermark_back() -> None:
     assert out.events == [5, 30]
 
 
+def test_when_every_split_turns_idle_the_highest_watermark_goes_out_first() -> None:
+    out = Out()
+    m = WatermarkOutputMultiplexer(out)
+    full, empty = m.register_new_output("full"), m.register_new_output("empty")
+    full.emit_watermark(Watermark(70))
+    full.mark_idle()  # idle before the empty split was: its watermark was never the minimum
+    empty.mark_idle()
+    assert out.events == [70, "idle"]
+
+
 def _operator(strategy: WatermarkStrategy[Any]) -> OperatorHarness:
     op = TimestampsAndWatermarksOperator(strategy)
     h = OperatorHarness(op, processing_time=0)
