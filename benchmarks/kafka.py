@@ -3,6 +3,7 @@ noida-db, ``tests/kafka_broker.py``), all in the same run:
 
     python benchmarks/kafka.py            # 3 rounds, N = 1 000 000 records (--records), prints the table
     python benchmarks/kafka.py --quick    # smoke run
+    python benchmarks/kafka.py --reader   # the source's reader alone (its poll loop) against the plain loop
 
 * source: a bounded ``KafkaSource`` (SimpleStringSchema) at p=1 and p=2 into a discarding sink, against one
   consumer assigned every partition that decodes each value;
@@ -91,6 +92,39 @@ def strom_source(broker: KafkaBroker, topic: str, n: int, parallelism: int) -> f
     return time.perf_counter() - t0
 
 
+def strom_reader(broker: KafkaBroker, topic: str, n: int) -> float:
+    """``KafkaSourceReader.poll_batch`` until its bounded splits end, in this process: the per-record cost of the
+    reader without the job around it."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from strom.api.source import SourceReaderContext
+    from strom.common import SimpleStringSchema
+    from strom.connectors.kafka.enumerator import split_of
+    from strom.datastream.connectors.kafka import KafkaSource
+
+    probe = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "bench-ends"})
+    ends = [probe.get_watermark_offsets(TopicPartition(topic, p))[1] for p in range(PARTITIONS)]
+    probe.close()
+    source = (
+        KafkaSource.builder()
+        .set_bootstrap_servers(broker.bootstrap_servers)
+        .set_topics(topic)
+        .set_value_only_deserializer(SimpleStringSchema())
+        .build()
+    )
+    reader = source.create_reader(SourceReaderContext(subtask_index=0, parallelism=1, batch_size=1000))
+    reader.add_splits([split_of(topic, p, 0, ends[p]) for p in range(PARTITIONS)])
+    reader.notify_no_more_splits()
+    t0 = time.perf_counter()
+    read = 0
+    while (batch := reader.poll_batch()) is not None:
+        read += len(batch)
+    elapsed = time.perf_counter() - t0
+    reader.close()
+    assert read == n, (read, n)
+    return elapsed
+
+
 def strom_sink(broker: KafkaBroker, topic: str, n: int, exactly_once: bool) -> float:
     from strom.common import SimpleStringSchema
     from strom.datastream import StreamExecutionEnvironment
@@ -125,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--reader", action="store_true", help="only the source's reader against the plain loop")
     args = parser.parse_args(argv)
     n = 20_000 if args.quick else args.records
     rounds = 1 if args.quick else args.rounds
@@ -146,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
                     broker, broker.create_topic(f"o-e-{r}", 4), n, True
                 ),
             }
+            if args.reader:
+                runs = {
+                    "source: plain consumer loop": runs["source: plain consumer loop"],
+                    "source: KafkaSourceReader alone": lambda: strom_reader(broker, source_topic, n),
+                }
             for name, run in runs.items():
                 times.setdefault(name, []).append(run())
                 print(f"round {r + 1}: {name}: {n / times[name][-1]:,.0f} records/s", file=sys.stderr)

@@ -1,5 +1,6 @@
 """Flink's ``SerializationSchema`` and ``DeserializationSchema``: a record to bytes and back, as connectors that move
-bytes (Kafka) take them; PyFlink's ``SimpleStringSchema`` and ``ByteArraySchema`` (``pyflink.common.serialization``).
+bytes (Kafka) take them; PyFlink's ``SimpleStringSchema``, ``ByteArraySchema`` and ``RowFieldExtractorSchema``
+(``pyflink.common.serialization``).
 
     >>> SimpleStringSchema().deserialize(SimpleStringSchema().serialize("héllo"))
     'héllo'
@@ -8,9 +9,15 @@ bytes (Kafka) take them; PyFlink's ``SimpleStringSchema`` and ``ByteArraySchema`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, cast
 
-__all__ = ["ByteArraySchema", "DeserializationSchema", "SerializationSchema", "SimpleStringSchema"]
+__all__ = [
+    "ByteArraySchema",
+    "DeserializationSchema",
+    "RowFieldExtractorSchema",
+    "SerializationSchema",
+    "SimpleStringSchema",
+]
 
 
 class SerializationSchema(ABC):
@@ -49,3 +56,29 @@ class ByteArraySchema(SerializationSchema, DeserializationSchema):
 
     def deserialize(self, message: bytes) -> Any:
         return message
+
+
+class RowFieldExtractorSchema(SerializationSchema):
+    """One field of a ``Row``, which must be bytes, as the record's bytes (PyFlink's ``RowFieldExtractorSchema``,
+    e.g. a Kafka record's key and value from two fields); a ``None`` field stays ``None`` (no key)."""
+
+    def __init__(self, field_index: int) -> None:
+        if field_index < 0:
+            raise ValueError(f"Field index must be non-negative, got: {field_index}")
+        self.field_index = field_index
+
+    def serialize(self, element: Any) -> bytes:
+        try:
+            value = element[self.field_index]
+        except (IndexError, TypeError) as exc:
+            raise ValueError(
+                f"expected a row with a field {self.field_index} for RowFieldExtractorSchema; got {element!r:.80}"
+            ) from exc
+        if value is None or isinstance(value, bytes):
+            return cast(bytes, value)  # None: a Kafka record without a key
+        if not isinstance(value, bytearray):
+            raise TypeError(
+                f"expected bytes in field {self.field_index} for RowFieldExtractorSchema; got "
+                f"{type(value).__name__}; hint: encode it first, e.g. value.encode('utf-8')"
+            )
+        return bytes(value)

@@ -103,6 +103,12 @@ class SourceReaderContext:
     source_event_sender: Callable[[SourceEvent], None] = _unconnected
     #: set by the SourceOperator: ``(tag_id, records)`` to a side output of the source (rejected input)
     side_output_emitter: Callable[[str, list[Any]], None] = _unconnected
+    #: set by the SourceOperator when the stream has a WatermarkStrategy: a reader of several splits calls
+    #: these with a split's id when the split is added / finished, and returns ``SplitBatch`` batches naming
+    #: each record's split (Flink's ``ReaderOutput.createOutputForSplit`` / ``releaseOutputForSplit``):
+    #: watermarks are then generated per split and the stream's is their minimum (idle splits left out)
+    create_output_for_split: Callable[[Any], None] | None = None
+    release_output_for_split: Callable[[Any], None] | None = None
 
     def send_split_request(self) -> None:
         """Ask the enumerator for a split (its ``handle_split_request`` runs on the JobManager); the answer

@@ -493,7 +493,19 @@ class ListTypeInfo(_ElementsTypeInfo):
 
 
 class PrimitiveArrayTypeInfo(_ElementsTypeInfo):
+    """``PRIMITIVE_ARRAY(BYTE())`` is Java's ``byte[]``: Python ``bytes``, as in PyFlink."""
+
     kind = "PRIMITIVE_ARRAY"
+
+    def converter(self) -> Converter:
+        if not (isinstance(self.element_type, BasicTypeInfo) and self.element_type.java_name == "Byte"):
+            return super().converter()
+        elements = super().converter()
+
+        def convert(value: Any) -> Any:
+            return bytes(value) if isinstance(value, bytes | bytearray) else elements(value)
+
+        return convert
 
 
 class BasicArrayTypeInfo(_ElementsTypeInfo):

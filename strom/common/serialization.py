@@ -4,6 +4,7 @@
 from strom.api.serialization_schema import (
     ByteArraySchema,
     DeserializationSchema,
+    RowFieldExtractorSchema,
     SerializationSchema,
     SimpleStringSchema,
 )
@@ -15,6 +16,7 @@ __all__ = [
     "ByteArraySchema",
     "DeserializationSchema",
     "Encoder",
+    "RowFieldExtractorSchema",
     "SerializationSchema",
     "SimpleStringSchema",
 ]

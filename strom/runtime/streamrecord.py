@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["TimestampedBatch", "batch_slice", "short_repr", "timestamps_of", "with_timestamps"]
+__all__ = ["SplitBatch", "TimestampedBatch", "batch_slice", "short_repr", "timestamps_of", "with_timestamps"]
 
 
 class TimestampedBatch(list[Any]):
@@ -42,6 +42,21 @@ class TimestampedBatch(list[Any]):
         return list.__repr__(self)
 
 
+class SplitBatch(TimestampedBatch):
+    """A source reader's batch with the split of each record (a parallel ``split_ids`` column; Flink's reader
+    collecting into ``ReaderOutput.createOutputForSplit(id)``): each split's own watermark generator sees its
+    records (per-partition watermarks of ``KafkaSource``)."""
+
+    __slots__ = ("split_ids",)
+
+    def __init__(self, values: Iterable[Any], timestamps: list[int | None] | None, split_ids: list[Any]) -> None:
+        super().__init__(values, timestamps)
+        self.split_ids = split_ids
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SplitBatch, (list(self), self.timestamps, self.split_ids))
+
+
 def timestamps_of(batch: list[Any]) -> list[int | None] | None:
     """The timestamp column of ``batch``, or ``None`` for a batch without one."""
     return getattr(batch, "timestamps", None)  # a plain list has no such attribute
@@ -55,7 +70,11 @@ def with_timestamps(values: list[Any], timestamps: list[Any] | None) -> list[Any
 def batch_slice(batch: list[Any], start: int, end: int) -> list[Any]:
     """Records ``start:end`` of ``batch``, with their timestamps."""
     ts = timestamps_of(batch)
-    return batch[start:end] if ts is None else TimestampedBatch(batch[start:end], ts[start:end])
+    if ts is None:
+        return batch[start:end]
+    if isinstance(batch, SplitBatch):
+        return SplitBatch(batch[start:end], ts[start:end], batch.split_ids[start:end])
+    return TimestampedBatch(batch[start:end], ts[start:end])
 
 
 def short_repr(value: Any, limit: int = 120) -> str:

@@ -79,12 +79,14 @@ def test_a_bounded_source_reads_every_record_of_four_partitions_with_its_kafka_t
 ) -> None:
     topic = kafka_broker.create_topic("bounded-four", 4)
     values = [f"r{i}" for i in range(2000)]
-    kafka_broker.produce(topic, values, partitions=4, timestamp_ms=1_700_000_000_000)
+    # recent: the broker deletes records older than its retention (7 days) by their timestamps, as Kafka does
+    base = (int(time.time()) - 3600) * 1000
+    kafka_broker.produce(topic, values, partitions=4, timestamp_ms=base)
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(3)
     stream = env.from_source(_source(kafka_broker, topic, bounded=True), WatermarkStrategy.no_watermarks(), "kafka")
     got = list(stream.process(_WithTimestamp()).execute_and_collect())
-    assert sorted(got) == sorted((v, 1_700_000_000_000 + i) for i, v in enumerate(values))
+    assert sorted(got) == sorted((v, base + i) for i, v in enumerate(values))
 
 
 def test_an_unreachable_broker_fails_the_start_naming_its_address(kafka_broker: KafkaBroker) -> None:

@@ -18,6 +18,7 @@ CONNECTOR_ONLY = frozenset({"partition.discovery.interval.ms", "commit.offsets.o
 def confluent_kafka_module() -> Any:
     try:
         import confluent_kafka
+        import confluent_kafka.admin  # a submodule: ``confluent_kafka.admin`` is unset until imported
     except ImportError:
         raise ConnectorError(
             "expected the confluent-kafka package for the Kafka connector; got none installed; "

@@ -12,7 +12,11 @@ the offsets in strom's checkpoints.
 
 The enumerator (:mod:`strom.connectors.kafka.enumerator`) finds the partitions and gives each to a reader, which
 ``assign()``\\ s them to a confluent-kafka consumer of its own (no group membership) at the split's offset. Each
-record's Kafka timestamp is its event timestamp (a ``WatermarkStrategy`` without an assigner uses it). A reader's
+record's Kafka timestamp is its event timestamp (a ``WatermarkStrategy`` without an assigner uses it). As Flink's
+``KafkaSource``, the ``WatermarkStrategy`` runs per partition: each partition has its own watermark generator and
+the reader's watermark is the minimum over its partitions, so a partition behind in event time holds the
+watermark back and one with no records for the strategy's ``with_idleness`` timeout does not (without
+``with_idleness`` an empty partition holds it back, as in Flink). A reader's
 checkpoint holds every split with the offset of the next record to read, so a restored (or rescaled) job reads on
 exactly after its checkpoint; the offsets are committed to the group when the checkpoint completes
 (``commit.offsets.on.checkpoint``, for monitoring: recovery never reads them). Consumers read with
@@ -22,18 +26,21 @@ stopping offset.
 
 from __future__ import annotations
 
+import codecs
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
-from strom.api.serialization_schema import DeserializationSchema
+from strom.api.serialization_schema import ByteArraySchema, DeserializationSchema, SimpleStringSchema
 from strom.api.source import Boundedness, Source, SourceReader, SourceReaderContext, SourceSplit
+from strom.api.typeinfo import TypeInformation
 from strom.connectors.kafka.client import client_config, confluent_kafka_module, list_topics
 from strom.connectors.kafka.enumerator import EnumState, KafkaSourceEnumerator, split_of
 from strom.connectors.kafka.offsets import KafkaOffsetsInitializer, KafkaTopicPartition
 from strom.connectors.kafka.serialization import KafkaRecordDeserializationSchema
 from strom.exceptions import ConnectorError, InvalidProgramError
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.streamrecord import SplitBatch, TimestampedBatch
 
 __all__ = ["KafkaSource", "KafkaSourceBuilder"]
 
@@ -73,6 +80,12 @@ class KafkaSource(Source[Any]):
     def builder() -> KafkaSourceBuilder:
         return KafkaSourceBuilder()
 
+    def get_produced_type(self) -> TypeInformation | None:
+        """The value schema's type when it has one (Flink's ``ResultTypeQueryable``: the row formats), so a
+        stream of rows prints as Flink's (``+I[1,hi]``)."""
+        produced = getattr(self.deserializer.value_schema, "get_produced_type", None)
+        return produced() if callable(produced) else None
+
     @property
     def boundedness(self) -> str:
         return Boundedness.BOUNDED if self.stopping_offsets is not None else Boundedness.CONTINUOUS_UNBOUNDED
@@ -103,12 +116,24 @@ class KafkaSourceReader(SourceReader[Any]):
     def __init__(self, source: KafkaSource, context: SourceReaderContext) -> None:
         self.source = source
         self.context = context
-        self.deserialize = source.deserializer.value_schema.deserialize
+        schema = source.deserializer.value_schema
+        self.deserialize = schema.deserialize
+        self.deserialize_all = _deserializer_of_batches(schema)
+        self._message: Any = confluent_kafka_module().Message
+        #: a row schema that skips what it cannot read (``ignore_parse_errors``, comment lines) returns None for
+        #: it; as in Flink, such records are dropped
+        self.skips_none = bool(
+            getattr(schema, "ignore_parse_errors", False) or getattr(schema, "allow_comments", False)
+        )
         self.positions: dict[tuple[str, int], int] = {}  # next offset to read, as of the last snapshot
         self.stops: dict[tuple[str, int], int] = {}  # bounded splits: the offset they end before
         self.no_more_splits = False
         self.pending_commits: dict[int, list[tuple[str, int, int]]] = {}
         self._consumer: Any = None
+        #: per-partition watermarks: the operator's hooks (None under ``no_watermarks()`` or without a strategy)
+        self.create_output_for_split = context.create_output_for_split
+        self.release_output_for_split = context.release_output_for_split
+        self.finished: list[tuple[str, int]] = []  # bounded splits ended by the last poll (their outputs go next)
 
     def _client(self) -> Any:
         if self._consumer is None:
@@ -127,6 +152,8 @@ class KafkaSourceReader(SourceReader[Any]):
             if stop is not None and start >= stop:
                 continue  # a bounded split with nothing to read
             self.positions[(topic, partition)] = start
+            if self.create_output_for_split is not None:
+                self.create_output_for_split((topic, partition))
             if stop is not None:
                 self.stops[(topic, partition)] = stop
             assign.append(TopicPartition(topic, partition, start))
@@ -137,25 +164,47 @@ class KafkaSourceReader(SourceReader[Any]):
         self.no_more_splits = True
 
     def poll_batch(self) -> list[Any] | None:
+        if self.finished:  # after their last records were emitted: they no longer hold the watermark back
+            if self.release_output_for_split is not None:
+                for key in self.finished:
+                    self.release_output_for_split(key)
+            self.finished.clear()
         if not self.positions:
             return None if self.no_more_splits else []
         consumer = self._client()
+        one_split = next(iter(self.positions)) if len(self.positions) == 1 else None
         messages = consumer.consume(self.context.batch_size, 0)
-        good = [m for m in messages if m.error() is None]
-        if len(good) < len(messages):
-            for message in messages:
-                if message.error() is not None:
-                    self._fail_on(message)
+        message = self._message
+        # per record only calls into C (map over Message's methods): this loop is the source's hot path
+        errors = list(map(message.error, messages))
+        good = messages
+        if errors.count(None) < len(errors):
+            good = [m for m, e in zip(messages, errors, strict=True) if e is None]
+            for m, e in zip(messages, errors, strict=True):
+                if e is not None:
+                    self._fail_on(m)
         if self.stops:
             good = self._within_stops(consumer, good)
         if not good:
             return []
         try:
-            values = list(map(self.deserialize, [m.value() for m in good]))
+            values = self.deserialize_all(list(map(message.value, good)))
         except Exception as exc:
             raise self._unreadable(good, exc) from exc
-        stamps = [m.timestamp() for m in good]
-        return TimestampedBatch(values, [ts if kind else None for kind, ts in stamps])
+        if self.skips_none and any(v is None for v in values):
+            kept = [i for i, v in enumerate(values) if v is not None]
+            good, values = [good[i] for i in kept], [values[i] for i in kept]
+            if not good:
+                return []
+        stamps = list(map(message.timestamp, good))
+        timestamps: list[Any] = list(map(_second, stamps))
+        if 0 in map(_first, stamps):  # TIMESTAMP_NOT_AVAILABLE: no event timestamp
+            timestamps = [ts if kind else None for kind, ts in stamps]
+        if self.create_output_for_split is None:
+            return TimestampedBatch(values, timestamps)
+        if one_split is not None:
+            return SplitBatch(values, timestamps, [one_split] * len(values))
+        return SplitBatch(values, timestamps, [(m.topic(), m.partition()) for m in good])
 
     def _unreadable(self, messages: list[Any], exc: Exception) -> ConnectorError:
         """The error of the first record the deserializer cannot read, naming where it is."""
@@ -186,6 +235,7 @@ class KafkaSourceReader(SourceReader[Any]):
                 done.append(TopicPartition(tp.topic, tp.partition))
                 del stops[key]
                 del self.positions[key]
+                self.finished.append(key)
         if done:
             consumer.incremental_unassign(done)
         return messages
@@ -239,6 +289,20 @@ class KafkaSourceReader(SourceReader[Any]):
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+
+
+_first, _second = itemgetter(0), itemgetter(1)
+
+
+def _deserializer_of_batches(schema: DeserializationSchema) -> Callable[[list[Any]], list[Any]]:
+    """The values of a batch of raw values: in C for the byte schemas (UTF-8 strings, bytes as they are), else the
+    schema's ``deserialize`` per value."""
+    if type(schema) is SimpleStringSchema and codecs.lookup(schema.charset).name == "utf-8":
+        return lambda raws: list(map(bytes.decode, raws))
+    if type(schema) is ByteArraySchema:
+        return lambda raws: raws
+    deserialize = schema.deserialize
+    return lambda raws: list(map(deserialize, raws))
 
 
 class KafkaSourceBuilder:

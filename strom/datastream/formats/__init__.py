@@ -1,2 +1,2 @@
-"""PyFlink's ``pyflink.datastream.formats`` module path: ``csv`` and ``parquet`` (re-exports of
-:mod:`strom.formats`)."""
+"""PyFlink's ``pyflink.datastream.formats`` module path: ``csv``, ``json``, ``avro`` and ``parquet`` (re-exports
+of :mod:`strom.formats`)."""

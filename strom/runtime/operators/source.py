@@ -124,6 +124,17 @@ class SourceOperator(StreamOperator):
             reader_context.source_event_sender = lambda e: send(SourceEventWrapper(event=e))
         else:
             self.no_more_splits = True  # standalone: ``splits`` is all there is
+        if self.watermark_strategy is not None:
+            from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
+
+            inner = TimestampsAndWatermarksOperator(self.watermark_strategy)
+            inner.name = self.name
+            inner.setup(ctx, self.output)
+            inner.open()
+            self._timestamps = inner
+            if inner.generates_watermarks:  # per-split outputs (no_watermarks(): nothing to split)
+                reader_context.create_output_for_split = inner.create_output_for_split
+                reader_context.release_output_for_split = inner.release_output_for_split
         try:
             self._reader = self.source.create_reader(reader_context)
             if self.splits:
@@ -142,14 +153,6 @@ class SourceOperator(StreamOperator):
         # a reader that takes batch_size once, when created, polls full batches as before (emitted in slices);
         # one that reads it at every poll follows the budget from the first poll on
         reader_context.batch_size = budget.records
-        if self.watermark_strategy is not None:
-            from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
-
-            inner = TimestampsAndWatermarksOperator(self.watermark_strategy)
-            inner.name = self.name
-            inner.setup(ctx, self.output)
-            inner.open()
-            self._timestamps = inner
         if self.alignment is not None and gateway is not None:
             self._report_watermark(ctx.processing_time_service.get_current_processing_time())
 

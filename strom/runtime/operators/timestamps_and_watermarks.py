@@ -7,6 +7,12 @@ watermark generator. Every ``pipeline.auto-watermark-interval`` ms of processing
 ``on_periodic_emit``; watermarks only go out when they rise. Watermarks from upstream are swallowed — this
 operator defines the stream's event time — except ``MAX_WATERMARK``, the end of input, which is forwarded. At
 the end of input the generator gets one last periodic emit, as in Flink.
+
+A source reader that reads several splits asks for an output per split (:meth:`create_output_for_split`, Flink's
+``ReaderOutput.createOutputForSplit`` behind ``KafkaSource``'s per-partition watermarks): each split gets its own
+generator, fed with that split's records of the reader's :class:`~strom.runtime.streamrecord.SplitBatch`
+batches, and the stream's watermark is the minimum over the splits that are not idle
+(:class:`~strom.runtime.operators.watermark_output_multiplexer.WatermarkOutputMultiplexer`).
 """
 
 from __future__ import annotations
@@ -18,11 +24,13 @@ from typing import Any
 from strom.api.eventtime import (
     LONG_MAX,
     LONG_MIN,
+    NoWatermarksGenerator,
     RecordTimestampAssigner,
     TimestampAssigner,
     Watermark,
     WatermarkGenerator,
     WatermarkGeneratorSupplierContext,
+    WatermarkOutput,
     WatermarkStrategy,
     _FunctionTimestampAssigner,
     emits_only_periodically,
@@ -30,6 +38,7 @@ from strom.api.eventtime import (
 )
 from strom.exceptions import InvalidProgramError
 from strom.runtime.operators.base import StreamOperator
+from strom.runtime.operators.watermark_output_multiplexer import WatermarkOutputMultiplexer
 from strom.runtime.streamrecord import timestamps_of, with_timestamps
 
 __all__ = ["TimestampsAndWatermarksOperator"]
@@ -83,11 +92,15 @@ class TimestampsAndWatermarksOperator(StreamOperator):
         self._batched = False  # whether the generator may see a whole batch at once (see _emit_and_feed)
         # records handed to a punctuated generator one by one but not emitted yet: batch, timestamps, from, to
         self._pending: tuple[list[Any], list[Any] | None, int, int] | None = None
+        self._context = WatermarkGeneratorSupplierContext()
+        #: per-split generators and their outputs (a reader's splits), combined by the multiplexer
+        self._splits: dict[Any, tuple[WatermarkGenerator[Any], WatermarkOutput]] = {}
+        self._multiplexer = WatermarkOutputMultiplexer(self._emitter)
 
     def open(self) -> None:
         ctx = self.runtime_context
         assert ctx is not None
-        context = WatermarkGeneratorSupplierContext()
+        context = self._context
         try:
             assigner: TimestampAssigner[Any] = self.strategy.create_timestamp_assigner(context)
             self._generator = self.strategy.create_watermark_generator(context)
@@ -124,29 +137,81 @@ class TimestampsAndWatermarksOperator(StreamOperator):
         self._records_in += len(batch)
         self._emit_and_feed(batch, timestamps)
 
+    @property
+    def generates_watermarks(self) -> bool:
+        """Whether the strategy makes watermarks at all (not ``no_watermarks()``); known once open."""
+        return not isinstance(self._generator, NoWatermarksGenerator)
+
+    def create_output_for_split(self, split_id: Any) -> None:
+        """A generator of its own for the split ``split_id`` (the reader's ``SplitBatch`` batches name each record's
+        split); from now on the stream's watermark is the minimum over the splits (Flink's
+        ``createOutputForSplit``)."""
+        if split_id in self._splits:
+            return
+        try:
+            generator = self.strategy.create_watermark_generator(self._context)
+        except Exception as exc:
+            raise self.user_error(exc, None, role=f"the WatermarkStrategy of operator '{self.name}'") from exc
+        self._splits[split_id] = (generator, self._multiplexer.register_new_output(split_id))
+
+    def release_output_for_split(self, split_id: Any) -> None:
+        """The split ``split_id`` is finished: it no longer holds the watermark back."""
+        if self._splits.pop(split_id, None) is not None:
+            self._multiplexer.unregister_output(split_id)
+
     def _emit_and_feed(self, batch: list[Any], timestamps: list[Any] | None) -> None:
         """Emit the records and show them to the generator. A generator that only emits periodically sees the
         batch at once, after it left; any other may emit a watermark after any record (punctuated), so it sees
-        them one by one and each watermark goes out right after the record that caused it, as in Flink."""
+        them one by one and each watermark goes out right after the record that caused it, as in Flink. The
+        records of a reader's splits go to their split's generator."""
         generator = self._generator
         assert generator is not None
         event_timestamps = timestamps if timestamps is not None else [LONG_MIN] * len(batch)
+        split_ids = getattr(batch, "split_ids", None)
         try:
             if self._batched:
                 self.output.emit(with_timestamps(batch, timestamps))
-                feed_events(generator, batch, event_timestamps, self._emitter)
+                if split_ids is None:
+                    feed_events(generator, batch, event_timestamps, self._emitter)
+                else:
+                    self._feed_splits(batch, event_timestamps, split_ids)
                 return
-            on_event = generator.on_event
-            emitter = self._emitter
+            outputs = [(generator, self._emitter)] * len(batch) if split_ids is None else self._outputs(split_ids)
             self._pending = (batch, timestamps, 0, 0)
-            for i, (v, t) in enumerate(zip(batch, event_timestamps, strict=True)):
+            for i, (v, t, (gen, out)) in enumerate(zip(batch, event_timestamps, outputs, strict=True)):
                 self._pending = (batch, timestamps, self._pending[2], i + 1)
-                on_event(v, t, emitter)
+                gen.on_event(v, t, out)
             self.flush_pending()
         except Exception as exc:
             raise self.user_error(exc, batch, None, role=f"the watermark generator of operator '{self.name}'") from exc
         finally:
             self._pending = None
+
+    def _outputs(self, split_ids: list[Any]) -> list[tuple[WatermarkGenerator[Any], WatermarkOutput]]:
+        """The generator and output of each record's split (a split the reader did not announce gets them now)."""
+        splits = self._splits
+        for split_id in set(split_ids).difference(splits):
+            self.create_output_for_split(split_id)
+        return [splits[s] for s in split_ids]
+
+    def _feed_splits(self, batch: list[Any], timestamps: list[int], split_ids: list[Any]) -> None:
+        """A batched generator per split: each sees its split's records at once."""
+        first = split_ids[0] if split_ids else None
+        if split_ids.count(first) == len(split_ids):  # one split (counted in C)
+            if first is not None:
+                generator, output = self._outputs([first])[0]
+                feed_events(generator, batch, timestamps, output)
+            return
+        groups: dict[Any, tuple[list[Any], list[int]]] = {}
+        for v, t, s in zip(batch, timestamps, split_ids, strict=True):
+            group = groups.get(s)
+            if group is None:
+                group = groups[s] = ([], [])
+            group[0].append(v)
+            group[1].append(t)
+        for s, (values, stamps) in groups.items():
+            generator, output = self._outputs([s])[0]
+            feed_events(generator, values, stamps, output)
 
     def flush_pending(self) -> None:
         """Emit the records the generator has seen but that did not leave yet (before a watermark it emits)."""
@@ -171,7 +236,11 @@ class TimestampsAndWatermarksOperator(StreamOperator):
         if generator is None:
             return
         try:
-            generator.on_periodic_emit(self._emitter)
+            if self._splits:  # a reader of splits: their generators decide (the main one sees no records)
+                for split_generator, output in list(self._splits.values()):
+                    split_generator.on_periodic_emit(output)
+            else:
+                generator.on_periodic_emit(self._emitter)
         except Exception as exc:
             raise self.user_error(exc, None, role=f"the watermark generator of operator '{self.name}'") from exc
 
