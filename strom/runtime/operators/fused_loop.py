@@ -60,13 +60,13 @@ def _fusable(op: StreamOperator) -> bool:
 class FusedRun:
     """The stages of one fused run and the loop that replaces the head's ``process_batch``."""
 
-    __slots__ = ("_codes", "_fallback", "_filter", "_fns", "_maps", "emit", "stages")
+    __slots__ = ("_codes", "_fallback", "_filter", "_fns", "_last", "_maps", "stages")
 
     def __init__(self, stages: Sequence[StreamMap | StreamFilter]) -> None:
         self.stages = list(stages)
         head = self.stages[0]
         self._fallback = head.process_batch
-        self.emit = self.stages[-1].output.emit
+        self._last = self.stages[-1]  # its output is read per batch: it may be retargeted to the next run
         self._filter = isinstance(self.stages[-1], StreamFilter)
         self._fns = [s._fn for s in self.stages]
         self._maps = self._fns[:-1] if self._filter else self._fns
@@ -94,7 +94,7 @@ class FusedRun:
             s._records_in += n
         head.output_budget.observe(out, n)
         if out:
-            self.emit(out)
+            self._last.output.emit(out)
 
     def _error(self, exc: Exception, batch: list[Any], position: int) -> BaseException:
         """The failing stage from the traceback (see the module's docstring), its input record, wrapped."""

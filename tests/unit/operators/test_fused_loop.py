@@ -94,3 +94,17 @@ def test_functions_that_cannot_be_told_apart_are_not_fused() -> None:
     ops: list[StreamOperator] = [StreamMap(plus_one), StreamMap(plus_one)]
     _chain(ops)
     assert fuse_stateless_runs(ops) == []
+
+
+def test_a_run_after_a_filter_starts_a_run_of_its_own_and_the_first_feeds_it() -> None:
+    chain: list[StreamOperator] = [StreamMap(plus_one), StreamFilter(even), StreamMap(halve)]
+    chain.append(StreamMap(lambda v: v * 10))
+    sink = _chain(chain)
+    runs = fuse_stateless_runs(chain)
+    assert [r.stages for r in runs] == [chain[:2], chain[2:]]
+    for op in chain:
+        op.output_budget.records = 1024
+    chain[1].output.retarget(chain[2].process_batch, runs[1].process_batch)  # as OperatorChain does
+    runs[0].process_batch([1, 2, 3])  # 2 and 4 pass, are halved to 1 and 2, times ten
+    assert sink.batches == [[10, 20]]
+    assert [op._records_in for op in chain] == [3, 3, 2, 2]
