@@ -23,6 +23,7 @@ from strom.runtime.operators.base import (
     TaskInfo,
 )
 from strom.runtime.operators.coordination import OperatorEventGateway, TaskOperatorEventGateway
+from strom.runtime.operators.fused_loop import fuse_stateless_runs
 from strom.runtime.operators.sink import CollectSinkOperator
 from strom.runtime.tasks.mailbox import MailboxExecutor, TaskMailbox
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
@@ -46,7 +47,7 @@ class _ChainedTarget:
     __slots__ = ("emit", "emit_watermark", "emit_watermark_status")
 
     def __init__(self, op: StreamOperator) -> None:
-        self.emit = op.process_batch
+        self.emit: Callable[[list[Any]], None] = op.process_batch
         self.emit_watermark = op.process_watermark
         self.emit_watermark_status = op.process_watermark_status
 
@@ -69,6 +70,14 @@ class _ChainOutput:
             self.emit = self._main[0].emit
         else:
             self.emit = self._broadcast
+
+    def retarget(self, old: Callable[[list[Any]], None], new: Callable[[list[Any]], None]) -> None:
+        """Main targets that emitted to ``old`` emit to ``new`` (a fused run's loop in place of its head)."""
+        for t in self._main:
+            if isinstance(t, _ChainedTarget) and t.emit == old:
+                t.emit = new
+        if len(self._main) == 1:
+            self.emit = self._main[0].emit
 
     def _discard(self, batch: list[Any]) -> None:
         return None
@@ -104,6 +113,7 @@ class OperatorChain:
         self.operators: list[StreamOperator] = [self._load(c) for c in self.configs]
         self.record_writers: list[RecordWriter] = []
         self.processing_time_service = processing_time_service or ProcessingTimeService()
+        outputs: list[_ChainOutput] = []
         for i in reversed(range(len(self.operators))):
             op = self.operators[i]
             cfg = self.configs[i]
@@ -120,9 +130,19 @@ class OperatorChain:
             ctx.mailbox_executor = MailboxExecutor(mailbox) if mailbox is not None else None
             if hasattr(op, "coordinator_provider"):  # an operator with a coordinator on the JobMaster
                 op.gateway = OperatorEventGateway(gateway, op.operator_id)  # type: ignore[attr-defined]
-            op.setup(ctx, _ChainOutput(main, side))
+            output = _ChainOutput(main, side)
+            outputs.append(output)
+            op.setup(ctx, output)
         self.head = self.operators[0]
         self._by_id = {op.operator_id: op for op in self.operators}
+        self._fuse_stateless_runs(outputs)
+
+    def _fuse_stateless_runs(self, outputs: list[_ChainOutput]) -> None:
+        """Runs of chained stateless maps (and a last filter) take a batch in one loop
+        (:mod:`~strom.runtime.operators.fused_loop`): what fed a run's head feeds the run."""
+        for run in fuse_stateless_runs(self.operators):
+            for out in outputs:
+                out.retarget(run.stages[0].process_batch, run.process_batch)
 
     def handle_operator_event(self, operator_id: str, event: object) -> None:
         """Task thread: an event from the coordinator of the operator ``operator_id``."""
