@@ -5,7 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test test-fast check lint typecheck api-docs bench bench-windows bench-checkpoints bench-state bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service bench-startup clean
+.PHONY: demo test test-fast check-pyflink check lint typecheck api-docs bench bench-windows bench-checkpoints bench-state bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service bench-startup clean
+
+PYFLINK ?= /work/pyflink-venv/bin/python
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -37,6 +39,9 @@ test: $(SPARK_STAMP)
 # the fast tier (< 3 min on 2 cores): unit tests and integration tests on a MiniCluster whose TaskManagers are threads
 # of the test process; no TaskManager processes, no Java, PostgreSQL, Redis or Chromium
 FAST_TIER := not (processes or services or spark or browser or e2e)
+check-pyflink: $(STAMP)  # PyFlink's own example programs on strom vs what PyFlink printed; needs an installed apache-flink 2.3 (PYFLINK=its python)
+	$(BIN)/python -m pytest -q -m pyflink tests --pyflink-examples="$$($(PYFLINK) -c 'import os, pyflink; print(os.path.join(os.path.dirname(pyflink.__file__), "examples"))')"
+
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "$(FAST_TIER)" --taskmanager-mode=thread
 

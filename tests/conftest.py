@@ -68,10 +68,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="how the MiniCluster of a test not marked 'processes' hosts its TaskManagers (default: thread; "
         "'process' runs every test on TaskManager processes, as users get them)",
     )
+    parser.addoption(
+        "--pyflink-examples",
+        metavar="DIR",
+        default=None,
+        help="an installed PyFlink's pyflink/examples directory: runs the tests marked 'pyflink' (PyFlink's own "
+        "example programs on strom; `make check-pyflink`), which are deselected without it",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the xdist_group markers given here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("pyflink_examples") is None:  # PyFlink's own programs: only where PyFlink is installed
+        deselected = [item for item in items if item.get_closest_marker("pyflink")]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+            items[:] = [item for item in items if not item.get_closest_marker("pyflink")]
     for item in items:
         path = Path(str(item.path))
         parts = path.parts
@@ -286,3 +298,13 @@ def spark_standalone() -> Iterator[SparkStandaloneCluster]:
         yield cluster
     finally:
         cluster.close()
+
+
+@pytest.fixture
+def pyflink_examples(request: pytest.FixtureRequest) -> Path:
+    """``--pyflink-examples DIR``: an installed PyFlink's ``pyflink/examples`` (its own programs, the reference for
+    what a PyFlink program prints; never a dependency of the suite). A wrong directory fails the test."""
+    configured = request.config.getoption("pyflink_examples")
+    where = Path(str(configured))
+    assert where.is_dir(), f"expected --pyflink-examples to name PyFlink's pyflink/examples directory; got {where}"
+    return where

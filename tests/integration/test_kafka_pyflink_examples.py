@@ -2,12 +2,11 @@
 run on strom with only ``pyflink`` → ``strom`` in their imports and the broker's address for their hardcoded
 ``localhost:9092``: each writes its rows to Kafka with a format (JSON, CSV, Avro, raw bytes, or key and value
 from row fields) and reads them back (the reading job is unbounded, as PyFlink's: the test stops it once every row
-was printed). The programs are read from an installed PyFlink (``/work/pyflink-venv`` or ``$PYFLINK_EXAMPLES``);
+was printed). The programs are read from an installed PyFlink (``make check-pyflink``: ``--pyflink-examples DIR``);
 strom's own programs in PyFlink's style are ``examples/kafka_*.py`` (tests/integration/test_kafka_examples.py)."""
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import subprocess
@@ -20,13 +19,6 @@ import pytest
 from kafka_broker import KafkaBroker
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _pyflink_examples() -> Path | None:
-    configured = os.environ.get("PYFLINK_EXAMPLES")
-    found = glob.glob("/work/pyflink-venv/lib/python*/site-packages/pyflink/examples/datastream/connectors")
-    where = Path(configured) if configured else Path(found[0]) if found else None
-    return where if where is not None and where.is_dir() else None
 
 
 def run_until(script: Path, cwd: Path, expected: list[str], timeout_s: float = 150.0) -> str:
@@ -69,6 +61,7 @@ ROWS = [(1, "hi"), (2, "hello"), (3, "hi"), (4, "hello"), (5, "hi"), (6, "hello"
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.pyflink
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
@@ -83,23 +76,20 @@ ROWS = [(1, "hi"), (2, "hello"), (3, "hi"), (4, "hello"), (5, "hi"), (6, "hello"
     ],
 )
 def test_a_pyflink_kafka_example_writes_and_reads_back_its_rows(
-    kafka_broker: KafkaBroker, tmp_path: Path, name: str, expected: list[str]
+    kafka_broker: KafkaBroker, tmp_path: Path, pyflink_examples: Path, name: str, expected: list[str]
 ) -> None:
-    examples = _pyflink_examples()
-    if examples is None:
-        pytest.skip("PyFlink's example programs are not installed here (set PYFLINK_EXAMPLES)")
+    examples = pyflink_examples / "datastream" / "connectors"
     script = as_strom_program((examples / name).read_text(), kafka_broker.bootstrap_servers, tmp_path, name)
     out = run_until(script, tmp_path, ["start writing data to kafka", "start reading data from kafka", *expected])
     assert "Traceback" not in out, out
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.pyflink
 def test_pyflink_s_row_field_extractor_example_writes_keys_and_values(
-    kafka_broker: KafkaBroker, tmp_path: Path
+    kafka_broker: KafkaBroker, tmp_path: Path, pyflink_examples: Path
 ) -> None:
-    examples = _pyflink_examples()
-    if examples is None:
-        pytest.skip("PyFlink's example programs are not installed here (set PYFLINK_EXAMPLES)")
+    examples = pyflink_examples / "datastream" / "connectors"
     name = "kafka_row_field_extractor_example.py"
     kafka_broker.create_topic("row-extractor-example", 3)  # its instructions create the topic first
     script = as_strom_program((examples / name).read_text(), kafka_broker.bootstrap_servers, tmp_path, name)

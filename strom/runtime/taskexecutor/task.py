@@ -39,6 +39,7 @@ from strom.runtime.operators.sink import SinkWriterOperator
 from strom.runtime.operators.two_input import TwoInputStreamOperator
 from strom.runtime.state.incremental_state_handler import restore_incremental_keyed_state
 from strom.runtime.state.task_local_state_store import LocalRecoveryConfig
+from strom.runtime.taskexecutor.user_code_class_loader import load_user_code
 from strom.runtime.tasks.mailbox import TaskMailbox
 from strom.runtime.tasks.one_input_stream_task import OneInputStreamTask
 from strom.runtime.tasks.operator_chain import OperatorChain
@@ -278,7 +279,7 @@ class Task:
                     sort_buffer_bytes=int(cfg.get("sort_buffer_bytes", 16 << 20)),
                     compress=bool(cfg.get("batch_shuffle_compression", True)),
                     codec=str(cfg.get("compression_codec", "LZ4")),
-                    serializer=cloudpickle.loads(pd.serialized_serializer),
+                    serializer=load_user_code(pd.serialized_serializer),
                     on_finished=self.partition_manager.partition_finished,
                 )
             else:
@@ -287,7 +288,7 @@ class Task:
                     pd.num_subpartitions,
                     pool_size=pd.num_subpartitions * buffers_per_channel + floating,
                     max_buffers_per_subpartition=int(cfg["max_buffers_per_channel"]),
-                    serializer=cloudpickle.loads(pd.serialized_serializer),
+                    serializer=load_user_code(pd.serialized_serializer),
                     back_pressure=self.metrics.back_pressured,
                     on_all_consumed=self.partition_manager.on_consumed,
                 )
@@ -302,7 +303,7 @@ class Task:
             partition, ser, consumer = partitions[result_id]
             writer = RecordWriter(
                 partition,
-                cloudpickle.loads(ser),
+                load_user_code(ser),
                 max_records_per_buffer=batch_size,
                 segment_size=int(cfg["segment_size"]),
                 flush_always=buffer_timeout == 0,
@@ -346,7 +347,7 @@ class Task:
         channel_inputs: list[int] = []  # which input of a two-input head each channel feeds
         cm = self.connection_manager
         for gd in tdd.input_gates:
-            serializer = cloudpickle.loads(gd.serialized_serializer)
+            serializer = load_user_code(gd.serialized_serializer)
             for cd in gd.channels:
                 idx = len(channels)
                 channel_inputs.append(max(gd.type_number - 1, 0))

@@ -10,7 +10,6 @@ operator's successors are ready before it emits, and finish head first, so what 
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -25,6 +24,7 @@ from strom.runtime.operators.base import (
 from strom.runtime.operators.coordination import OperatorEventGateway, TaskOperatorEventGateway
 from strom.runtime.operators.fused_loop import fuse_stateless_runs
 from strom.runtime.operators.sink import CollectSinkOperator
+from strom.runtime.taskexecutor.user_code_class_loader import load_user_code
 from strom.runtime.tasks.mailbox import MailboxExecutor, TaskMailbox
 from strom.runtime.tasks.processing_time_service import ProcessingTimeService
 
@@ -161,7 +161,7 @@ class OperatorChain:
     @staticmethod
     def _load(cfg: ChainedOperatorConfig) -> StreamOperator:
         try:
-            op = pickle.loads(cfg.serialized_operator)
+            op = load_user_code(cfg.serialized_operator)
         except Exception as exc:
             raise SerializationError(
                 f"operator '{cfg.name}' could not be deserialized in the TaskManager: {type(exc).__name__}: "

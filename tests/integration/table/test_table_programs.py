@@ -32,13 +32,10 @@ def test_word_count_prints_what_pyflink_prints(tmp_path: Path) -> None:
     assert out == (EXAMPLES / "word_count.txt").read_text()
 
 
-PYFLINK_EXAMPLES = Path("/work/pyflink-venv/lib/python3.11/site-packages/pyflink/examples/table")
-
-
 @pytest.mark.timeout(300)
-@pytest.mark.skipif(not (PYFLINK_EXAMPLES / "word_count.py").exists(), reason="PyFlink's own example is not installed")
-def test_pyflinks_own_word_count_example_prints_the_same(tmp_path: Path) -> None:
-    out = _run_as_strom(PYFLINK_EXAMPLES / "word_count.py", tmp_path)
+@pytest.mark.pyflink  # PyFlink's own program: `make check-pyflink`
+def test_pyflinks_own_word_count_example_prints_the_same(tmp_path: Path, pyflink_examples: Path) -> None:
+    out = _run_as_strom(pyflink_examples / "table" / "word_count.py", tmp_path)
     assert out == (EXAMPLES / "word_count.txt").read_text()
 
 
