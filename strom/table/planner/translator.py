@@ -31,7 +31,7 @@ from strom.table.planner.logical import (
     WindowJoin,
     WindowTableFunction,
 )
-from strom.table.planner.window_lineage import window_rank_columns
+from strom.table.planner.window_lineage import is_window_deduplicate, window_rank_columns
 from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
 from strom.table.runtime.group_agg import GroupAggFunction, KeyByIndices
 
@@ -103,6 +103,13 @@ class _PairCondition:
 
     def __call__(self, left: Any, right: Any) -> bool:
         return bool(self.predicate(_create_row(None, [*left._values, *right._values])))
+
+
+class _WithRankOne:
+    """A deduplicated row with its row number, always 1 (the ``rn`` column the query reads)."""
+
+    def __call__(self, row: Any) -> Any:
+        return _create_row(None, [*row._values, 1], row._row_kind)
 
 
 class Translator:
@@ -226,6 +233,8 @@ class Translator:
         from strom.table.runtime.rank import RankFunction
 
         windowed = window_rank_columns(rel)
+        if windowed is not None and rel.offset == 0 and is_window_deduplicate(rel):
+            return self._window_deduplicate(rel, windowed)
         if windowed is not None and rel.offset == 0:
             from strom.table.runtime.window.window_rank import sort_key, window_top_n
 
@@ -240,3 +249,16 @@ class Translator:
         keyed = self.translate(rel.input).key_by(KeyByIndices(rel.partition_keys))
         function = RankFunction(rel.order_keys, rel.limit, rel.output_rank, rel.offset)
         return keyed.process(function).name(f"Rank(rankEnd={rel.limit})")
+
+    def _window_deduplicate(self, rel: Rank, windowed: tuple[tuple[int, ...], int]) -> DataStream[Any]:
+        from strom.table.runtime.window.window_rank import window_deduplicate
+
+        ((order_index, ascending),) = rel.order_keys
+        stream = window_deduplicate(
+            self.translate(rel.input),
+            window_end_index=windowed[1],
+            partition_indices=windowed[0],
+            order_index=order_index,
+            keep_last_row=not ascending,
+        )
+        return stream.map(_WithRankOne()).name("Calc(rn=[1])") if rel.output_rank else stream
