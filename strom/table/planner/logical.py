@@ -206,13 +206,14 @@ class Correlate:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class WindowTableFunction:
-    """TUMBLE / HOP / CUMULATE over ``input``: its rows with their windows appended."""
+    """TUMBLE / HOP / CUMULATE / SESSION over ``input``: its rows with their windows appended."""
 
     row_type: RowType
     input: RelNode
     kind: str
-    params: tuple[int, ...]  # milliseconds: (size,) / (slide, size) / (step, size), then the offset
+    params: tuple[int, ...]  # milliseconds: (size,) / (slide, size) / (step, size), then the offset; SESSION: (gap,)
     rowtime_index: int
+    partition_keys: tuple[int, ...] = ()  # SESSION's PARTITION BY columns of the input
 
     @property
     def inputs(self) -> tuple[RelNode, ...]:

@@ -170,12 +170,28 @@ class Translator:
         from strom.table.runtime.window.window_table_function import window_tvf
 
         upstream = self.translate(rel.input)
+        if rel.kind == "SESSION":
+            from strom.table.runtime.window.session_window import session_window_tvf
+
+            return session_window_tvf(
+                upstream, gap=rel.params[0], partition_indices=rel.partition_keys, rowtime_index=rel.rowtime_index
+            )
         return window_tvf(upstream, rel.assigner(), rowtime_index=rel.rowtime_index)
 
     def _windowaggregate(self, rel: WindowAggregate) -> DataStream[Any]:
         from strom.table.runtime.window.window_aggregate import window_aggregate
 
         upstream = self.translate(rel.input)
+        if rel.window.kind == "SESSION":
+            from strom.table.runtime.window.session_window import session_window_aggregate
+
+            return session_window_aggregate(
+                upstream,
+                key_indices=rel.group_keys,
+                aggs=aggs_handle_factory(rel)(),
+                gap=rel.window.params[0],
+                window_properties=rel.window_properties,
+            )
         return window_aggregate(
             upstream,
             key_indices=rel.group_keys,

@@ -47,7 +47,7 @@ def _run(query: str) -> list[str]:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("name", ["agg_tumble", "dedup_first", "dedup_last"])
+@pytest.mark.parametrize("name", ["agg_tumble", "dedup_first", "dedup_last", "agg_session", "tvf_session"])
 def test_one_input_window_query_is_flinks_in_flinks_order(name: str) -> None:
     query, expected = _facts(name)
     assert _run(query) == expected
