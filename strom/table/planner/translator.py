@@ -19,6 +19,7 @@ from strom.table.planner.logical import (
     Calc,
     Correlate,
     DataStreamScan,
+    IntervalJoin,
     Join,
     OverAggregate,
     Rank,
@@ -228,6 +229,24 @@ class Translator:
             right_key_indices=rel.right_keys,
             left_window_end_index=rel.left_window_end,
             right_window_end_index=rel.right_window_end,
+            left_arity=len(rel.left.row_type),
+            right_arity=len(rel.right.row_type),
+            join_type=rel.kind,
+            condition=condition,
+        )
+
+    def _intervaljoin(self, rel: IntervalJoin) -> DataStream[Any]:
+        from strom.table.planner.codegen import compile_condition
+        from strom.table.runtime.interval_join import interval_join
+
+        condition = _PairCondition(compile_condition(rel.condition)) if rel.condition is not None else None
+        return interval_join(
+            self.translate(rel.left),
+            self.translate(rel.right),
+            left_key_indices=rel.left_keys,
+            right_key_indices=rel.right_keys,
+            lower_bound=rel.lower_bound,
+            upper_bound=rel.upper_bound,
             left_arity=len(rel.left.row_type),
             right_arity=len(rel.right.row_type),
             join_type=rel.kind,

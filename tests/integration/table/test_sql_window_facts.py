@@ -51,3 +51,10 @@ def _run(query: str) -> list[str]:
 def test_one_input_window_query_is_flinks_in_flinks_order(name: str) -> None:
     query, expected = _facts(name)
     assert _run(query) == expected
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", ["interval_join_inner", "interval_join_left", "interval_join_full"])
+def test_interval_join_is_flinks(name: str) -> None:
+    query, expected = _facts(name)
+    assert sorted(_run(query)) == sorted(expected)
