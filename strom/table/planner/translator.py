@@ -184,8 +184,10 @@ class Translator:
 
         upstream = self.translate(rel.input)
         if rel.window.kind == "SESSION":
+            from strom.table.planner.window_converter import check_session_keys
             from strom.table.runtime.window.session_window import session_window_aggregate
 
+            check_session_keys(rel)
             return session_window_aggregate(
                 upstream,
                 key_indices=rel.group_keys,

@@ -16,14 +16,21 @@ from sqlglot import exp
 
 from strom.table.errors import TableException, ValidationException
 from strom.table.planner.expression_converter import ExpressionConverter
-from strom.table.planner.logical import RelNode, RowType, WindowAggregate, WindowTableFunction
-from strom.table.planner.rex import RexLiteral
+from strom.table.planner.logical import Calc, RelNode, RowType, WindowAggregate, WindowTableFunction
+from strom.table.planner.rex import RexInputRef, RexLiteral
 from strom.table.planner.scope import Scope
 from strom.table.sql.flink_dialect import Descriptor, FlinkDialect, PartitionedTable
 from strom.table.sql.parser import at
 from strom.table.types import parse_type
 
-__all__ = ["WINDOW_COLUMNS", "WindowAggregate", "WindowTableFunction", "convert_window_tvf", "is_window_tvf"]
+__all__ = [
+    "WINDOW_COLUMNS",
+    "WindowAggregate",
+    "WindowTableFunction",
+    "check_session_keys",
+    "convert_window_tvf",
+    "is_window_tvf",
+]
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 _TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
@@ -98,3 +105,20 @@ def _column_index(source: RelNode, column: exp.Expr) -> int:
     if index is None:
         raise ValidationException(f"SQL validation failed{at(column)}: Column '{column.name}' not found in table")
     return index
+
+
+def check_session_keys(rel: WindowAggregate) -> None:
+    """A session window aggregation runs keyed by its group keys, so they must be the SESSION's PARTITION BY keys
+    (sessions of other keys would be other sessions); else refused as not planned."""
+    projection = rel.input.projection if isinstance(rel.input, Calc) else None
+    keys = (
+        {(p.index if isinstance(p, RexInputRef) else -1) for p in (projection[k] for k in rel.group_keys)}
+        if projection is not None
+        else set(rel.group_keys)
+    )
+    if keys != set(rel.window.partition_keys):
+        names = rel.window.input.row_type.names
+        raise TableException(
+            "Unsupported: a SESSION window aggregation grouped by other keys than the SESSION's PARTITION BY; "
+            f"expected GROUP BY window_start, window_end, {', '.join(names[k] for k in rel.window.partition_keys)}"
+        )

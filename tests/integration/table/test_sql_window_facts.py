@@ -1,7 +1,7 @@
 """Window SQL planned end to end (``TableEnvironment.execute_sql``) against Flink 2.3's results of the same queries
 (``tests/data/flink_window``, written by ``flink_window_facts.py`` in PyFlink): session windows, window
-deduplication and interval joins, at parallelism 1. Two-input queries compare as sets (their inputs interleave in
-an order neither Flink nor strom fixes)."""
+deduplication and interval joins, at parallelism 1 and as a set at parallelism 2. Two-input queries compare as sets
+(their inputs interleave in an order neither Flink nor strom fixes)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ from typing import Any
 import pytest
 
 from strom.table import EnvironmentSettings, TableEnvironment
+from strom.table.errors import TableException
 
 DATA = Path(__file__).parents[2] / "data" / "flink_window"
 
 
-def _env() -> TableEnvironment:
+def _env(parallelism: int = 1) -> TableEnvironment:
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
-    t_env.get_config().set("parallelism.default", "1")
+    t_env.get_config().set("parallelism.default", str(parallelism))
     for name, second in (("bids", "amount INT"), ("clicks", "page STRING")):
         t_env.execute_sql(
             f"CREATE TABLE {name} (`user` STRING, {second}, ts TIMESTAMP(3), "
@@ -41,8 +42,8 @@ def _facts(name: str) -> tuple[str, list[str]]:
     return lines[0][3:], [json.dumps(json.loads(line)) for line in lines[1:]]
 
 
-def _run(query: str) -> list[str]:
-    rows = list(_env().execute_sql(query).collect())
+def _run(query: str, parallelism: int = 1) -> list[str]:
+    rows = list(_env(parallelism).execute_sql(query).collect())
     return [json.dumps({"kind": str(r.get_row_kind()), "values": [_plain(v) for v in r]}) for r in rows]
 
 
@@ -58,3 +59,19 @@ def test_one_input_window_query_is_flinks_in_flinks_order(name: str) -> None:
 def test_interval_join_is_flinks(name: str) -> None:
     query, expected = _facts(name)
     assert sorted(_run(query)) == sorted(expected)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", ["agg_session", "tvf_session", "dedup_last", "interval_join_full"])
+def test_results_at_parallelism_2_are_flinks(name: str) -> None:
+    query, expected = _facts(name)
+    assert sorted(_run(query, parallelism=2)) == sorted(expected)
+
+
+def test_session_aggregate_grouped_by_other_keys_than_its_partition_is_refused() -> None:
+    query = (
+        "SELECT window_start, window_end, COUNT(*) FROM TABLE(SESSION(TABLE bids PARTITION BY `user`, "
+        "DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end"
+    )
+    with pytest.raises(TableException, match="expected GROUP BY window_start, window_end, user"):
+        _run(query)
