@@ -75,3 +75,15 @@ def test_session_aggregate_grouped_by_other_keys_than_its_partition_is_refused()
     )
     with pytest.raises(TableException, match="expected GROUP BY window_start, window_end, user"):
         _run(query)
+
+
+def test_right_interval_join_with_the_inputs_swapped_is_flinks_left_join() -> None:
+    query = (
+        "SELECT b.`user`, b.amount, c.page, b.ts, c.ts FROM clicks c RIGHT JOIN bids b ON c.`user` = b.`user` "
+        "AND c.ts + INTERVAL '3' SECOND >= b.ts AND c.ts - INTERVAL '2' SECOND <= b.ts"
+    )
+    _, expected = _facts("interval_join_left")
+    assert "IntervalJoin(joinType=[RIGHT], windowBounds=[isRowTime=true, leftLowerBound=-3000" in (
+        _env().sql_query(query).explain()
+    )
+    assert sorted(_run(query)) == sorted(expected)
