@@ -14,6 +14,7 @@ from strom.table.planner.logical import (
     Calc,
     Correlate,
     DataStreamScan,
+    IntervalJoin,
     Join,
     OverAggregate,
     Rank,
@@ -40,7 +41,7 @@ def is_insert_only(rel: RelNode) -> bool:
         return not rel.changelog
     if isinstance(rel, OverAggregate):
         return is_insert_only(rel.input)
-    if isinstance(rel, WindowAggregate | WindowJoin):
+    if isinstance(rel, WindowAggregate | WindowJoin | IntervalJoin):
         return True
     if isinstance(rel, Calc | WatermarkAssigner | Correlate | WindowTableFunction):
         return is_insert_only(rel.input)

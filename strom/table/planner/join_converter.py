@@ -5,8 +5,10 @@ from __future__ import annotations
 from sqlglot import exp
 
 from strom.table.errors import TableException
+from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.expression_converter import ExpressionConverter
-from strom.table.planner.logical import Join, RelNode, RowType
+from strom.table.planner.interval_join_util import extract_window_bounds
+from strom.table.planner.logical import IntervalJoin, Join, RelNode, RowType
 from strom.table.planner.rex import RexInputRef, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
 from strom.table.planner.window_lineage import window_columns
@@ -54,11 +56,36 @@ def convert_join(
         types[n_left:] = [t.nullable() for t in types[n_left:]]
     names = tuple(f.name for f in scope.fields)
     row_type = RowType(names, tuple(types))
-    rel: RelNode = Join(row_type, left, right, join_kind, tuple(left_keys), tuple(right_keys), rest)
+    join_node = Join(row_type, left, right, join_kind, tuple(left_keys), tuple(right_keys), rest)
+    rel: RelNode = join_node
     windowed = _window_join(left, right, join_kind, left_keys, right_keys, rest, row_type)
     if windowed is not None:
         rel = windowed
+    elif join_kind in ("INNER", "LEFT", "RIGHT", "FULL") and is_insert_only(left) and is_insert_only(right):
+        rel = _interval_join(join_node) or rel
     return rel, Scope([type(f)(f.qualifier, f.name, t) for f, t in zip(scope.fields, types, strict=True)])
+
+
+def _interval_join(join: Join) -> RelNode | None:
+    """Both rowtimes bounded against each other → an IntervalJoin (Flink's ``StreamPhysicalIntervalJoinRule``)."""
+    conjuncts = _conjuncts(join.condition) if join.condition is not None else []
+    bounds = extract_window_bounds(conjuncts, len(join.left.row_type))
+    if bounds is None:
+        return None
+    rest: RexNode | None = None
+    for conjunct in bounds.rest:
+        rest = conjunct if rest is None else RexSpecial("AND", (rest, conjunct), conjunct.type)
+    return IntervalJoin(
+        join.row_type,
+        join.left,
+        join.right,
+        join.kind,
+        join.left_keys,
+        join.right_keys,
+        bounds.lower_bound,
+        bounds.upper_bound,
+        rest,
+    )
 
 
 def _window_join(

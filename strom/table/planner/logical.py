@@ -206,13 +206,14 @@ class Correlate:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class WindowTableFunction:
-    """TUMBLE / HOP / CUMULATE over ``input``: its rows with their windows appended."""
+    """TUMBLE / HOP / CUMULATE / SESSION over ``input``: its rows with their windows appended."""
 
     row_type: RowType
     input: RelNode
     kind: str
-    params: tuple[int, ...]  # milliseconds: (size,) / (slide, size) / (step, size), then the offset
+    params: tuple[int, ...]  # milliseconds: (size,) / (slide, size) / (step, size), then the offset; SESSION: (gap,)
     rowtime_index: int
+    partition_keys: tuple[int, ...] = ()  # SESSION's PARTITION BY columns of the input
 
     @property
     def inputs(self) -> tuple[RelNode, ...]:
@@ -285,8 +286,30 @@ class WindowJoin:
         return (self.left, self.right)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class IntervalJoin:
+    """An event-time interval join (Flink's ``StreamPhysicalIntervalJoin``): equi-keys and
+    ``left.rowtime BETWEEN right.rowtime + lower_bound AND right.rowtime + upper_bound`` (ms); insert-only, the
+    outer sides padded once the watermark passes a row's bound."""
+
+    row_type: RowType
+    left: RelNode
+    right: RelNode
+    kind: str
+    left_keys: tuple[int, ...]
+    right_keys: tuple[int, ...]
+    lower_bound: int
+    upper_bound: int
+    condition: RexNode | None = None
+
+    @property
+    def inputs(self) -> tuple[RelNode, ...]:
+        return (self.left, self.right)
+
+
 RelNode = (
     WindowJoin
+    | IntervalJoin
     | OverAggregate
     | Correlate
     | TableScan
@@ -318,6 +341,11 @@ def explain(node: RelNode, indent: int = 0) -> str:
         details.append(f"groupBy=[{keys}], select=[{', '.join(node.row_type.names)}]")
     elif isinstance(node, Join):
         details.append(f"joinType=[{node.kind}]")
+    elif isinstance(node, IntervalJoin):
+        details.append(
+            f"joinType=[{node.kind}], windowBounds=[isRowTime=true, leftLowerBound={node.lower_bound}, "
+            f"leftUpperBound={node.upper_bound}]"
+        )
     elif isinstance(node, Values):
         details.append(f"tuples={len(node.rows)}")
     text = " " * indent + ("+- " if indent else "") + f"{name}({', '.join(details)})"

@@ -19,6 +19,7 @@ from strom.table.planner.logical import (
     Calc,
     Correlate,
     DataStreamScan,
+    IntervalJoin,
     Join,
     OverAggregate,
     Rank,
@@ -31,7 +32,7 @@ from strom.table.planner.logical import (
     WindowJoin,
     WindowTableFunction,
 )
-from strom.table.planner.window_lineage import window_rank_columns
+from strom.table.planner.window_lineage import is_window_deduplicate, window_rank_columns
 from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
 from strom.table.runtime.group_agg import GroupAggFunction, KeyByIndices
 
@@ -105,6 +106,13 @@ class _PairCondition:
         return bool(self.predicate(_create_row(None, [*left._values, *right._values])))
 
 
+class _WithRankOne:
+    """A deduplicated row with its row number, always 1 (the ``rn`` column the query reads)."""
+
+    def __call__(self, row: Any) -> Any:
+        return _create_row(None, [*row._values, 1], row._row_kind)
+
+
 class Translator:
     """Translates plans into one environment's transformations."""
 
@@ -163,12 +171,30 @@ class Translator:
         from strom.table.runtime.window.window_table_function import window_tvf
 
         upstream = self.translate(rel.input)
+        if rel.kind == "SESSION":
+            from strom.table.runtime.window.session_window import session_window_tvf
+
+            return session_window_tvf(
+                upstream, gap=rel.params[0], partition_indices=rel.partition_keys, rowtime_index=rel.rowtime_index
+            )
         return window_tvf(upstream, rel.assigner(), rowtime_index=rel.rowtime_index)
 
     def _windowaggregate(self, rel: WindowAggregate) -> DataStream[Any]:
         from strom.table.runtime.window.window_aggregate import window_aggregate
 
         upstream = self.translate(rel.input)
+        if rel.window.kind == "SESSION":
+            from strom.table.planner.window_converter import check_session_keys
+            from strom.table.runtime.window.session_window import session_window_aggregate
+
+            check_session_keys(rel)
+            return session_window_aggregate(
+                upstream,
+                key_indices=rel.group_keys,
+                aggs=aggs_handle_factory(rel)(),
+                gap=rel.window.params[0],
+                window_properties=rel.window_properties,
+            )
         return window_aggregate(
             upstream,
             key_indices=rel.group_keys,
@@ -211,6 +237,24 @@ class Translator:
             condition=condition,
         )
 
+    def _intervaljoin(self, rel: IntervalJoin) -> DataStream[Any]:
+        from strom.table.planner.codegen import compile_condition
+        from strom.table.runtime.interval_join import interval_join
+
+        condition = _PairCondition(compile_condition(rel.condition)) if rel.condition is not None else None
+        return interval_join(
+            self.translate(rel.left),
+            self.translate(rel.right),
+            left_key_indices=rel.left_keys,
+            right_key_indices=rel.right_keys,
+            lower_bound=rel.lower_bound,
+            upper_bound=rel.upper_bound,
+            left_arity=len(rel.left.row_type),
+            right_arity=len(rel.right.row_type),
+            join_type=rel.kind,
+            condition=condition,
+        )
+
     def _correlate(self, rel: Correlate) -> DataStream[Any]:
         return self.translate(rel.input).flat_map(_TableFunctionRows(rel.function)).name("Correlate")
 
@@ -226,6 +270,8 @@ class Translator:
         from strom.table.runtime.rank import RankFunction
 
         windowed = window_rank_columns(rel)
+        if windowed is not None and rel.offset == 0 and is_window_deduplicate(rel):
+            return self._window_deduplicate(rel, windowed)
         if windowed is not None and rel.offset == 0:
             from strom.table.runtime.window.window_rank import sort_key, window_top_n
 
@@ -240,3 +286,16 @@ class Translator:
         keyed = self.translate(rel.input).key_by(KeyByIndices(rel.partition_keys))
         function = RankFunction(rel.order_keys, rel.limit, rel.output_rank, rel.offset)
         return keyed.process(function).name(f"Rank(rankEnd={rel.limit})")
+
+    def _window_deduplicate(self, rel: Rank, windowed: tuple[tuple[int, ...], int]) -> DataStream[Any]:
+        from strom.table.runtime.window.window_rank import window_deduplicate
+
+        ((order_index, ascending),) = rel.order_keys
+        stream = window_deduplicate(
+            self.translate(rel.input),
+            window_end_index=windowed[1],
+            partition_indices=windowed[0],
+            order_index=order_index,
+            keep_last_row=not ascending,
+        )
+        return stream.map(_WithRankOne()).name("Calc(rn=[1])") if rel.output_rank else stream

@@ -8,7 +8,7 @@ from strom.table.planner.logical import Calc, Rank, RelNode, WindowAggregate, Wi
 from strom.table.planner.rex import RexInputRef
 from strom.table.planner.window_converter import WINDOW_COLUMNS
 
-__all__ = ["window_columns", "window_rank_columns"]
+__all__ = ["is_window_deduplicate", "window_columns", "window_rank_columns"]
 
 
 def window_columns(rel: RelNode) -> dict[str, int]:
@@ -40,3 +40,12 @@ def window_rank_columns(rank: Rank) -> tuple[tuple[int, ...], int] | None:
     if start is None or end is None or start not in rank.partition_keys or end not in rank.partition_keys:
         return None
     return tuple(k for k in rank.partition_keys if k not in (start, end)), end
+
+
+def is_window_deduplicate(rank: Rank) -> bool:
+    """A window Rank keeping one row by the time attribute (Flink's ``WindowDeduplicate``: ``ROW_NUMBER() OVER
+    (PARTITION BY window_start, window_end, … ORDER BY rowtime ASC|DESC) … WHERE rn = 1``)."""
+    if rank.limit != 1 or rank.offset != 0 or len(rank.order_keys) != 1:
+        return False
+    column = rank.order_keys[0][0]
+    return "ROWTIME" in str(rank.input.row_type.types[column])

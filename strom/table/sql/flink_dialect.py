@@ -3,7 +3,8 @@
 sqlglot's base dialect parses most of Flink's queries; this dialect adds what Flink has and sqlglot's base lacks:
 backtick-quoted identifiers, ``WATERMARK FOR ts AS expr`` and computed columns ``c AS expr`` in ``CREATE TABLE``,
 ``PRIMARY KEY (...) NOT ENFORCED``, ``WITH ('k' = 'v')`` table options, ``TABLE t`` arguments of table-valued
-functions (``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' SECOND))``), ``FOR SYSTEM_TIME AS OF`` and
+functions (``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' SECOND))``, ``TABLE t PARTITION BY k`` of SESSION,
+which is a function name here, not sqlglot's keyword), ``FOR SYSTEM_TIME AS OF`` and
 Flink's ``INTERVAL`` forms (``INTERVAL '10' MINUTE(3)``, ``INTERVAL '1 10:00:00' DAY TO SECOND``).
 """
 
@@ -18,7 +19,7 @@ from sqlglot.parser import Parser
 from sqlglot.tokenizer_core import TokenType
 from sqlglot.tokens import Tokenizer
 
-__all__ = ["Descriptor", "FlinkDialect", "FlinkType", "MetadataColumn"]
+__all__ = ["Descriptor", "FlinkDialect", "FlinkType", "MetadataColumn", "PartitionedTable"]
 
 
 class MetadataColumn(exp.Expression):
@@ -38,6 +39,12 @@ class Descriptor(exp.Expression):
     """``DESCRIPTOR(col, ...)``: the time attribute argument of a window table-valued function."""
 
     arg_types: ClassVar[dict[str, bool]] = {"expressions": True}
+
+
+class PartitionedTable(exp.Expression):
+    """``TABLE t PARTITION BY k, ...``: a table argument with its partition keys (of SESSION windows)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "expressions": True}
 
 
 def _parse_descriptor(parser: Any) -> Descriptor:
@@ -146,7 +153,12 @@ class FlinkParser(Parser):
         """``TABLE t`` (a table argument of a table-valued function) or an ordinary argument."""
         if self._curr and self._curr.token_type == TokenType.TABLE and self._next.token_type != TokenType.L_PAREN:
             self._advance()
-            return self._parse_table_parts()
+            table = self._parse_table_parts()
+            if self._match(TokenType.PARTITION_BY) or self._match_text_seq("PARTITION", "BY"):
+                wrapped = self._match(TokenType.L_PAREN, advance=False)
+                keys = self._parse_wrapped_csv(self._parse_column) if wrapped else [self._parse_column()]
+                return self.expression(PartitionedTable(this=table, expressions=keys))
+            return table
         return self._parse_disjunction() or self._parse_select()
 
     def _parse_lambda(self, alias: bool = False) -> exp.Expr | None:
@@ -163,11 +175,18 @@ class FlinkTokenizer(Tokenizer):
         **Tokenizer.KEYWORDS,
         "STRING": TokenType.TEXT,
         "BYTES": TokenType.VARBINARY,
+        "SESSION": TokenType.VAR,
     }
 
 
 def _descriptor_sql(generator: Generator, expression: exp.Expr) -> str:
     return f"DESCRIPTOR({generator.expressions(expression, flat=True)})"
+
+
+def _partitioned_table_sql(generator: Generator, expression: exp.Expr) -> str:
+    keys = generator.expressions(expression, flat=True)
+    keys = f"({keys})" if len(expression.expressions) > 1 else keys
+    return f"TABLE {generator.sql(expression, 'this')} PARTITION BY {keys}"
 
 
 def _flink_type_sql(generator: Generator, expression: exp.Expr) -> str:
@@ -179,6 +198,7 @@ class FlinkGenerator(Generator):
         **Generator.TRANSFORMS,
         Descriptor: _descriptor_sql,
         FlinkType: _flink_type_sql,
+        PartitionedTable: _partitioned_table_sql,
     }
 
 

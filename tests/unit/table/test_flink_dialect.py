@@ -6,7 +6,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from strom.table.sql.flink_dialect import Descriptor, FlinkDialect, FlinkType, MetadataColumn
+from strom.table.sql.flink_dialect import Descriptor, FlinkDialect, FlinkType, MetadataColumn, PartitionedTable
 
 
 def parse(sql: str) -> exp.Expr:
@@ -63,6 +63,18 @@ def test_window_table_valued_function_with_table_and_descriptor_arguments() -> N
 )
 def test_flink_queries_parse(sql: str) -> None:
     assert parse(sql) is not None
+
+
+@pytest.mark.parametrize(("keys", "names"), [("`user`", ["user"]), ("(a, b)", ["a", "b"])])
+def test_session_table_argument_with_partition_keys(keys: str, names: list[str]) -> None:
+    sql = f"SELECT * FROM TABLE(SESSION(TABLE bids PARTITION BY {keys}, DESCRIPTOR(ts), INTERVAL '5' SECOND))"
+    call = parse(sql).find(exp.Anonymous, bfs=False)
+    session = call.expressions[0] if call is not None else None
+    assert isinstance(session, exp.Anonymous) and str(session.this) == "SESSION"
+    table, descriptor, _gap = session.expressions
+    assert isinstance(table, PartitionedTable) and table.this.name == "bids"
+    assert [k.name for k in table.expressions] == names and isinstance(descriptor, Descriptor)
+    assert parse(sql).sql(dialect=FlinkDialect) == sql
 
 
 def test_cast_keeps_flink_type_text() -> None:
