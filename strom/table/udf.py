@@ -2,8 +2,10 @@
 
 A decorated function becomes a :class:`UserDefinedFunctionWrapper`; calling it with expressions gives an
 :class:`~strom.table.expression.Expression` the planner binds to the Python callable (with its declared result type),
-so a Calc calls it inline like a built-in function. Table functions feed ``Table.flat_map``.
-Vectorized (``func_type="pandas"``) functions and aggregate functions (``@udaf``, ``@udtaf``) are not supported yet.
+so a Calc calls it inline like a built-in function. Table functions feed ``Table.flat_map``. Aggregate functions
+(``@udaf`` over an :class:`AggregateFunction`) are planned as aggregate calls through the ``AggsHandle`` (their
+accumulators live in keyed state, so they must be picklable; Flink's ``ListView``/``MapView`` are plain lists/dicts).
+Vectorized (``func_type="pandas"``) functions are not supported yet.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from strom.table.expression import Expression, to_sql_expression
 from strom.table.types import DataType, parse_type
 
 __all__ = [
+    "AggregateFunction",
     "ScalarFunction",
     "TableFunction",
     "UserDefinedFunctionWrapper",
     "lookup",
     "register",
+    "udaf",
     "udf",
     "udtf",
 ]
@@ -49,6 +53,37 @@ class TableFunction(ScalarFunction):
     """A table function class (``eval`` yields rows), as PyFlink's."""
 
 
+class AggregateFunction:
+    """An aggregate function class, as PyFlink's: a mutable accumulator updated in place by ``accumulate``."""
+
+    def open(self, function_context: Any) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def create_accumulator(self) -> Any:
+        raise NotImplementedError
+
+    def accumulate(self, accumulator: Any, *args: Any) -> None:
+        raise NotImplementedError
+
+    def retract(self, accumulator: Any, *args: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.retract is needed over an updating input")
+
+    def merge(self, accumulator: Any, accumulators: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.merge is needed by session windows and two-phase plans")
+
+    def get_value(self, accumulator: Any) -> Any:
+        raise NotImplementedError
+
+    def get_result_type(self) -> Any:
+        return None
+
+    def get_accumulator_type(self) -> Any:
+        return None
+
+
 def _as_type(value: Any) -> DataType:
     return parse_type(value) if isinstance(value, str) else value
 
@@ -56,12 +91,22 @@ def _as_type(value: Any) -> DataType:
 class UserDefinedFunctionWrapper:
     """A Python function usable in the Table API (call it with expressions) and in SQL once registered."""
 
-    def __init__(self, func: Callable[..., Any], result_types: Sequence[DataType], *, table_function: bool) -> None:
+    def __init__(
+        self,
+        func: Any,
+        result_types: Sequence[DataType],
+        *,
+        table_function: bool,
+        aggregate: AggregateFunction | None = None,
+    ) -> None:
         self.func = func
         self.result_types = tuple(result_types)
         self.table_function = table_function
-        self._name = f"__py_{getattr(func, '__name__', 'fn')}_{next(_ids)}"
+        self.aggregate = aggregate
+        name = getattr(func, "__name__", None) or type(aggregate).__name__
+        self._name = f"__py_{name}_{next(_ids)}"
         _REGISTRY[self._name] = self
+        _REGISTRY[self._name.upper()] = self
 
     @property
     def result_type(self) -> DataType:
@@ -76,8 +121,12 @@ class UserDefinedFunctionWrapper:
 
 def register(name: str, function: Any) -> None:
     """``create_temporary_function(name, f)``: ``name(...)`` in SQL calls ``f``."""
+    if isinstance(function, AggregateFunction):
+        function = udaf(function)
     if not isinstance(function, UserDefinedFunctionWrapper):
-        raise ValidationException(f"expected a function made with @udf or @udtf; got a {type(function).__name__}")
+        raise ValidationException(
+            f"expected a function made with @udf, @udtf or @udaf; got a {type(function).__name__}"
+        )
     _REGISTRY[name.upper()] = function
 
 
@@ -128,3 +177,41 @@ def udtf(
         return UserDefinedFunctionWrapper(_callable(func), types, table_function=True)
 
     return wrap(f) if f is not None else wrap
+
+
+def udaf(
+    f: Any = None,
+    input_types: Any = None,
+    result_type: Any = None,
+    accumulator_type: Any = None,
+    deterministic: bool | None = None,
+    name: str | None = None,
+    func_type: str = "general",
+) -> Any:
+    """``udaf(MyAgg(), result_type=DataTypes.BIGINT())``: a Python aggregate function (``AggregateFunction``)."""
+    if func_type != "general":
+        raise ValidationException("udaf: only func_type='general' is supported; got a vectorized (pandas) function")
+
+    def wrap(function: Any) -> UserDefinedFunctionWrapper:
+        if isinstance(function, type) and issubclass(function, AggregateFunction):
+            function = function()
+        if not isinstance(function, AggregateFunction):
+            raise ValidationException(
+                f"udaf: expected an AggregateFunction instance; got a {type(function).__name__}; "
+                "hint: class MyAgg(AggregateFunction) with create_accumulator, accumulate and get_value"
+            )
+        declared = result_type if result_type is not None else function.get_result_type()
+        if declared is None:
+            raise ValidationException(
+                f"udaf: expected a result type for {type(function).__name__}; got none; "
+                "hint: udaf(f, result_type=DataTypes.BIGINT()) or define get_result_type"
+            )
+        return UserDefinedFunctionWrapper(None, [_as_type(declared)], table_function=False, aggregate=function)
+
+    return wrap(f) if f is not None else wrap
+
+
+def aggregate_function(name: str) -> UserDefinedFunctionWrapper | None:
+    """The ``@udaf`` registered (or created) under ``name``, else None."""
+    found = lookup(name)
+    return found if found is not None and found.aggregate is not None else None
