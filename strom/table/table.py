@@ -242,3 +242,29 @@ class GroupedTable:
         raise ValidationException(
             "GroupedTable.aggregate expects a user-defined aggregate function (not supported yet)"
         )
+
+    def flat_aggregate(self, func: Any) -> Table:
+        """A ``@udtaf`` per group: the keys then the function's rows (PyFlink's ``FlatAggregateTable``); a group's
+        update retracts its previous rows and emits the new ones."""
+        from strom.table.planner.logical import Correlate, RowType
+        from strom.table.udf import EmittedRows, TableAggregateFunction, aggregate_function
+
+        node = _item(func)
+        names: list[str] = []
+        if isinstance(node, exp.Alias | exp.Aliases):
+            names = [a.name for a in node.args.get("expressions") or []] or [node.alias]
+            node = node.this
+        user = aggregate_function(str(node.this)) if isinstance(node, exp.Anonymous) else None
+        if user is None or not isinstance(user.aggregate, TableAggregateFunction):
+            raise ValidationException(f"flat_aggregate expects a @udtaf call; got {node.sql()}")
+        result = user.result_type
+        field_names = list(getattr(result, "field_names", lambda: [])()) or ["f0"]
+        field_types = list(getattr(result, "field_types", lambda: [result])())
+        keys = [exp.alias_(k.copy(), f"__k{i}", quoted=True) for i, k in enumerate(self._keys)]
+        grouped = GroupedTable(self._table, self._keys).select(*keys, exp.alias_(node, "__rows", quoted=True))
+        n_keys = len(self._keys)
+        key_names = [k.name if isinstance(k, exp.Column) else f"_c{i}" for i, k in enumerate(self._keys)]
+        row_type = RowType(
+            (*key_names, *(names or field_names)), (*grouped._plan.row_type.types[:n_keys], *field_types)
+        )
+        return Table(self._table._t_env, Correlate(row_type, grouped._plan, EmittedRows(n_keys)))

@@ -22,13 +22,16 @@ from strom.table.types import DataType, parse_type
 
 __all__ = [
     "AggregateFunction",
+    "EmittedRows",
     "ScalarFunction",
+    "TableAggregateFunction",
     "TableFunction",
     "UserDefinedFunctionWrapper",
     "lookup",
     "register",
     "udaf",
     "udf",
+    "udtaf",
     "udtf",
 ]
 
@@ -82,6 +85,34 @@ class AggregateFunction:
 
     def get_accumulator_type(self) -> Any:
         return None
+
+
+class TableAggregateFunction(AggregateFunction):
+    """A table aggregate function class, as PyFlink's: ``emit_value(accumulator)`` yields the group's rows."""
+
+    def emit_value(self, accumulator: Any) -> Any:
+        raise NotImplementedError
+
+    def get_value(self, accumulator: Any) -> Any:
+        return tuple(_row_values(r) for r in self.emit_value(accumulator))
+
+
+def _row_values(row: Any) -> tuple[Any, ...]:
+    if hasattr(row, "_values"):
+        return tuple(row._values)
+    return tuple(row) if isinstance(row, tuple | list) else (row,)
+
+
+class EmittedRows:
+    """A table aggregate's group row ``[*keys, emitted]`` as its rows ``[*keys, *row]`` (``flat_aggregate``)."""
+
+    def __init__(self, n_keys: int) -> None:
+        self.n_keys = n_keys
+
+    def __call__(self, row: Any) -> list[tuple[Any, ...]]:
+        values = row._values
+        keys = tuple(values[: self.n_keys])
+        return [keys + emitted for emitted in values[self.n_keys] or ()]
 
 
 def _as_type(value: Any) -> DataType:
@@ -215,3 +246,28 @@ def aggregate_function(name: str) -> UserDefinedFunctionWrapper | None:
     """The ``@udaf`` registered (or created) under ``name``, else None."""
     found = lookup(name)
     return found if found is not None and found.aggregate is not None else None
+
+
+def udtaf(
+    f: Any = None,
+    input_types: Any = None,
+    result_type: Any = None,
+    accumulator_type: Any = None,
+    deterministic: bool | None = None,
+    name: str | None = None,
+    func_type: str = "general",
+) -> Any:
+    """``udtaf(Top2(), result_type=DataTypes.ROW(...))``: a Python table aggregate (``TableAggregateFunction``)."""
+
+    def wrap(function: Any) -> UserDefinedFunctionWrapper:
+        if isinstance(function, type) and issubclass(function, TableAggregateFunction):
+            function = function()
+        if not isinstance(function, TableAggregateFunction):
+            raise ValidationException(
+                f"udtaf: expected a TableAggregateFunction instance; got a {type(function).__name__}; "
+                "hint: class Top2(TableAggregateFunction) with create_accumulator, accumulate and emit_value"
+            )
+        wrapper: UserDefinedFunctionWrapper = udaf(function, result_type=result_type, func_type=func_type)
+        return wrapper
+
+    return wrap(f) if f is not None else wrap
