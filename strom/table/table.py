@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from strom.table.errors import ValidationException
+from strom.table.errors import SqlParserException, TableException, ValidationException
 from strom.table.expression import to_sql_expression
 from strom.table.planner.logical import RelNode, explain
 from strom.table.sql.flink_dialect import FlinkDialect
-from strom.table.sql.parser import parse_expression
+from strom.table.sql.parser import parse_expression, parse_statement
 
 if TYPE_CHECKING:
     from strom.table.table_environment import TableEnvironment
@@ -75,6 +75,10 @@ class Table:
 
     def group_by(self, *fields: Any) -> GroupedTable:
         return GroupedTable(self, [_item(f) for f in fields])
+
+    def window(self, window: Any) -> GroupWindowedTable:
+        """A group window (``pyflink.table.window``): ``window(Tumble.over(...).on(...).alias('w'))``."""
+        return GroupWindowedTable(self, window)
 
     def distinct(self) -> Table:
         return self._query(exp.Select(expressions=[exp.Star()], distinct=exp.Distinct()).from_(_source()))
@@ -268,3 +272,59 @@ class GroupedTable:
             (*key_names, *(names or field_names)), (*grouped._plan.row_type.types[:n_keys], *field_types)
         )
         return Table(self._table._t_env, Correlate(row_type, grouped._plan, EmittedRows(n_keys)))
+
+
+class GroupWindowedTable:
+    """``table.window(w)``: ``group_by(col('w'), keys...)`` next (PyFlink's ``GroupWindowedTable``)."""
+
+    def __init__(self, table: Table, window: Any) -> None:
+        self._table = table
+        self._window = window
+
+    def group_by(self, *fields: Any) -> WindowGroupedTable:
+        keys = [_item(f) for f in fields]
+        alias = self._window.alias_name
+        if not any(isinstance(k, exp.Column) and k.name == alias for k in keys):
+            raise ValidationException(f"group_by of a window: expected the window alias {alias!r} among the keys")
+        return WindowGroupedTable(self._table, self._window, [k for k in keys if k.name != alias])
+
+
+_WINDOW_COLUMNS = {"__WINDOW_START": "window_start", "__WINDOW_END": "window_end", "__WINDOW_ROWTIME": "window_time"}
+
+
+class WindowGroupedTable:
+    """``table.window(w).group_by(w, keys)``: ``select`` plans a window TVF aggregation (Flink's group window)."""
+
+    def __init__(self, table: Table, window: Any, keys: list[exp.Expr]) -> None:
+        self._table = table
+        self._window = window
+        self._keys = keys
+
+    def select(self, *fields: Any) -> Table:
+        def window_column(node: exp.Expr) -> exp.Expr:
+            if isinstance(node, exp.Anonymous) and str(node.this) in _WINDOW_COLUMNS:
+                return exp.column(_WINDOW_COLUMNS[str(node.this)], quoted=True)
+            return node
+
+        items = []
+        unnamed = 0
+        for field in fields:
+            node = _item(field)
+            if isinstance(node, exp.Anonymous) and str(node.this) in _WINDOW_COLUMNS:
+                node = exp.alias_(node, f"EXPR${unnamed}", quoted=True)  # Flink's names of unnamed properties
+                unnamed += 1
+            items.append(node)
+        items = [i.transform(window_column) for i in _named(tuple(items))]
+        try:
+            source = parse_statement(f"SELECT 1 FROM {self._window.table_function(_INPUT)}").args["from_"]
+        except SqlParserException:
+            raise TableException(
+                f"Unsupported: a {self._window.function} group window; expected Tumble or Slide "
+                "(Session needs the SESSION window table function)"
+            ) from None
+        select = exp.Select(expressions=items)
+        select.set("from_", source)
+        window = [exp.column("window_start", quoted=True), exp.column("window_end", quoted=True)]
+        if any(c.name == "window_time" for i in items for c in i.find_all(exp.Column)):
+            window.append(exp.column("window_time", quoted=True))
+        return self._table._query(select.group_by(*window, *[k.copy() for k in self._keys]))
