@@ -150,6 +150,20 @@ class Table:
         names = tuple(f"f{i}" for i in range(len(func.result_types)))
         return Table(self._t_env, Correlate(RowType(names, func.result_types), self._plan, func.func))
 
+    def map(self, func: Any) -> Table:
+        """Apply a ``@udf`` to each row as a ``Row`` (PyFlink's ``Table.map``): a ROW result gives its fields as
+        columns, any other result one column ``f0``."""
+        from strom.table.planner.logical import Correlate, RowType
+        from strom.table.udf import MappedRow, UserDefinedFunctionWrapper
+
+        if not isinstance(func, UserDefinedFunctionWrapper) or func.table_function or func.aggregate is not None:
+            raise ValidationException(f"map expects a @udf function; got {type(func).__name__}")
+        result = func.result_type
+        names = tuple(getattr(result, "field_names", lambda: [])()) or ("f0",)
+        types = tuple(getattr(result, "field_types", lambda: [result])())
+        mapped = MappedRow(func.func, self._plan.row_type.names)
+        return Table(self._t_env, Correlate(RowType(names, types), self._plan, mapped))
+
     def limit(self, fetch: int, offset: int = 0) -> Table:
         """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``)."""
         select = exp.Select(expressions=[exp.Star()]).from_(_source()).limit(fetch)
@@ -242,25 +256,39 @@ class GroupedTable:
             select.set("group", None)
         return self._table._query(select)
 
-    def aggregate(self, func: Any) -> Any:
-        raise ValidationException(
-            "GroupedTable.aggregate expects a user-defined aggregate function (not supported yet)"
-        )
+    def aggregate(self, func: Any) -> Table:
+        """A ``@udaf`` per group whose result is a ROW: the keys then its fields (PyFlink's ``AggregatedTable``;
+        ``select`` it next). Called without arguments the function gets each input row as a ``Row``."""
+        return self._expanded(func, table_aggregate=False)
 
     def flat_aggregate(self, func: Any) -> Table:
         """A ``@udtaf`` per group: the keys then the function's rows (PyFlink's ``FlatAggregateTable``); a group's
         update retracts its previous rows and emits the new ones."""
-        from strom.table.planner.logical import Correlate, RowType
-        from strom.table.udf import EmittedRows, TableAggregateFunction, aggregate_function
+        return self._expanded(func, table_aggregate=True)
 
-        node = _item(func)
+    def _expanded(self, func: Any, *, table_aggregate: bool) -> Table:
+        from strom.table.planner.logical import Correlate, RowType
+        from strom.table.udf import (
+            EmittedRows,
+            TableAggregateFunction,
+            UserDefinedFunctionWrapper,
+            aggregate_function,
+            row_argument_call,
+        )
+
+        node = _item(func() if isinstance(func, UserDefinedFunctionWrapper) else func)
         names: list[str] = []
-        if isinstance(node, exp.Alias | exp.Aliases):
-            names = [a.name for a in node.args.get("expressions") or []] or [node.alias]
+        if isinstance(node, exp.Alias):
+            names = [n for n in node.alias.split(",") if n]
             node = node.this
         user = aggregate_function(str(node.this)) if isinstance(node, exp.Anonymous) else None
-        if user is None or not isinstance(user.aggregate, TableAggregateFunction):
-            raise ValidationException(f"flat_aggregate expects a @udtaf call; got {node.sql()}")
+        if user is None or isinstance(user.aggregate, TableAggregateFunction) != table_aggregate:
+            what = "flat_aggregate expects a @udtaf" if table_aggregate else "aggregate expects a @udaf"
+            raise ValidationException(f"{what} call; got {node.sql()}")
+        if not node.expressions:  # the whole row is the argument, as PyFlink's row-based operations
+            node = row_argument_call(user, list(self._table._plan.row_type.names))
+            user = aggregate_function(str(node.this))
+            assert user is not None
         result = user.result_type
         field_names = list(getattr(result, "field_names", lambda: [])()) or ["f0"]
         field_types = list(getattr(result, "field_types", lambda: [result])())
@@ -271,7 +299,8 @@ class GroupedTable:
         row_type = RowType(
             (*key_names, *(names or field_names)), (*grouped._plan.row_type.types[:n_keys], *field_types)
         )
-        return Table(self._table._t_env, Correlate(row_type, grouped._plan, EmittedRows(n_keys)))
+        expand = EmittedRows(n_keys, single=not table_aggregate)
+        return Table(self._table._t_env, Correlate(row_type, grouped._plan, expand))
 
 
 class GroupWindowedTable:

@@ -23,12 +23,14 @@ from strom.table.types import DataType, parse_type
 __all__ = [
     "AggregateFunction",
     "EmittedRows",
+    "MappedRow",
     "ScalarFunction",
     "TableAggregateFunction",
     "TableFunction",
     "UserDefinedFunctionWrapper",
     "lookup",
     "register",
+    "row_argument_call",
     "udaf",
     "udf",
     "udtaf",
@@ -104,15 +106,82 @@ def _row_values(row: Any) -> tuple[Any, ...]:
 
 
 class EmittedRows:
-    """A table aggregate's group row ``[*keys, emitted]`` as its rows ``[*keys, *row]`` (``flat_aggregate``)."""
+    """A group row ``[*keys, value]`` as rows ``[*keys, *fields]``: a table aggregate's emitted rows
+    (``flat_aggregate``), or with ``single`` the one ROW value of an aggregate (``aggregate``)."""
 
-    def __init__(self, n_keys: int) -> None:
+    def __init__(self, n_keys: int, *, single: bool = False) -> None:
         self.n_keys = n_keys
+        self.single = single
 
     def __call__(self, row: Any) -> list[tuple[Any, ...]]:
         values = row._values
         keys = tuple(values[: self.n_keys])
+        if self.single:
+            return [keys + _row_values(values[self.n_keys])]
         return [keys + emitted for emitted in values[self.n_keys] or ()]
+
+
+class MappedRow:
+    """``Table.map`` / ``flat_map``: a function of the input row (as a named ``Row``) giving one output row, or
+    with ``table`` the rows it yields."""
+
+    def __init__(self, function: Any, names: Sequence[str], *, table: bool = False) -> None:
+        self.function = function
+        self.names = tuple(names)
+        self.table = table
+
+    def __call__(self, row: Any) -> list[tuple[Any, ...]]:
+        from strom.api.row import Row
+
+        result = self.function(Row(**dict(zip(self.names, row._values, strict=True))))
+        if self.table:
+            return [] if result is None else [_row_values(r) for r in result]
+        return [_row_values(result)]
+
+
+class _RowArgument(AggregateFunction):
+    """An aggregate called with each input row as one ``Row`` argument (PyFlink's ``aggregate(f)`` without args)."""
+
+    def __init__(self, function: Any, names: Sequence[str]) -> None:
+        self.function = function
+        self.names = tuple(names)
+
+    def _row(self, args: tuple[Any, ...]) -> Any:
+        from strom.api.row import Row
+
+        return Row(**dict(zip(self.names, args, strict=True)))
+
+    def create_accumulator(self) -> Any:
+        return self.function.create_accumulator()
+
+    def accumulate(self, accumulator: Any, *args: Any) -> None:
+        self.function.accumulate(accumulator, self._row(args))
+
+    def retract(self, accumulator: Any, *args: Any) -> None:
+        self.function.retract(accumulator, self._row(args))
+
+    def merge(self, accumulator: Any, accumulators: Any) -> None:
+        self.function.merge(accumulator, accumulators)
+
+    def get_value(self, accumulator: Any) -> Any:
+        return self.function.get_value(accumulator)
+
+
+class _TableRowArgument(_RowArgument, TableAggregateFunction):
+    def emit_value(self, accumulator: Any) -> Any:
+        return self.function.emit_value(accumulator)
+
+
+def row_argument_call(wrapper: UserDefinedFunctionWrapper, names: Sequence[str]) -> exp.Anonymous:
+    """A call of ``wrapper``'s aggregate that passes the columns ``names`` as one ``Row``."""
+    function = wrapper.aggregate
+    kind = _TableRowArgument if isinstance(function, TableAggregateFunction) else _RowArgument
+    adapted = UserDefinedFunctionWrapper(
+        None, wrapper.result_types, table_function=False, aggregate=kind(function, names)
+    )
+    node = adapted(*[exp.column(n, quoted=True) for n in names])._node
+    assert isinstance(node, exp.Anonymous)
+    return node
 
 
 def _as_type(value: Any) -> DataType:

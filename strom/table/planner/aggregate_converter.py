@@ -17,13 +17,14 @@ from strom.table.planner.scope import Scope
 from strom.table.planner.window_converter import WINDOW_COLUMNS, WindowAggregate, WindowTableFunction
 from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
-from strom.table.udf import aggregate_function
 
 __all__ = ["aggregate_name", "convert_aggregate", "distinct", "is_aggregate_call"]
 
 
 def is_aggregate_call(node: exp.Expr) -> bool:
     """A built-in aggregate call or a call of a ``@udaf`` (parsed as an anonymous function)."""
+    from strom.table.udf import aggregate_function  # the Table API imports the planner
+
     if isinstance(node, exp.Anonymous):
         return aggregate_function(str(node.this)) is not None
     return isinstance(node, exp.AggFunc)
@@ -186,6 +187,8 @@ def _aggregate_call(node: exp.Expr, input_of: object, pre: list[RexNode], retrac
     if isinstance(node, exp.Filter):
         filter_arg = input_of(node.expression.this)  # type: ignore[operator]
         node = node.this
+    from strom.table.udf import aggregate_function
+
     name = aggregate_name(node)
     user = aggregate_function(name) if isinstance(node, exp.Anonymous) else None
     if user is not None:
