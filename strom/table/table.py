@@ -164,6 +164,34 @@ class Table:
         mapped = MappedRow(func.func, self._plan.row_type.names)
         return Table(self._t_env, Correlate(RowType(names, types), self._plan, mapped))
 
+    def join_lateral(self, table_function_call: Any, join_predicate: Any = None) -> Table:
+        """Each row joined with the rows a ``@udtf`` yields for it (PyFlink's ``Table.join_lateral``): called on
+        columns (``split(col('name'))``) it gets their values, uncalled (``split.alias('a')``) the row as a
+        ``Row``; ``.alias`` names its columns."""
+        from strom.table.planner.logical import Correlate, RowType
+        from strom.table.udf import LateralRows, UserDefinedFunctionWrapper, lookup
+
+        if join_predicate is not None:
+            raise ValidationException("join_lateral: expected no join predicate; got one (not supported yet)")
+        call = table_function_call
+        node = _item(call() if isinstance(call, UserDefinedFunctionWrapper) else call)
+        names: list[str] = []
+        if isinstance(node, exp.Alias):
+            names = [n for n in node.alias.split(",") if n]
+            node = node.this
+        function = lookup(str(node.this)) if isinstance(node, exp.Anonymous) else None
+        if function is None or not function.table_function:
+            raise ValidationException(f"join_lateral expects a @udtf call; got {node.sql()}")
+        own = self._plan.row_type.names
+        args = [a.name for a in node.expressions]
+        unknown = [a.sql() for a in node.expressions if not isinstance(a, exp.Column) or a.name not in own]
+        if unknown:
+            raise ValidationException(f"join_lateral: expected column arguments of {list(own)}; got {unknown}")
+        columns = tuple(own.index(a) for a in args) if args else None
+        out_names = names or [f"f{i}" for i in range(len(function.result_types))]
+        row_type = RowType((*own, *out_names), (*self._plan.row_type.types, *function.result_types))
+        return Table(self._t_env, Correlate(row_type, self._plan, LateralRows(function.func, own, columns)))
+
     def limit(self, fetch: int, offset: int = 0) -> Table:
         """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``)."""
         select = exp.Select(expressions=[exp.Star()]).from_(_source()).limit(fetch)

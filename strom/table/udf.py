@@ -23,6 +23,7 @@ from strom.table.types import DataType, parse_type
 __all__ = [
     "AggregateFunction",
     "EmittedRows",
+    "LateralRows",
     "MappedRow",
     "ScalarFunction",
     "TableAggregateFunction",
@@ -137,6 +138,27 @@ class MappedRow:
         if self.table:
             return [] if result is None else [_row_values(r) for r in result]
         return [_row_values(result)]
+
+
+class LateralRows:
+    """``Table.join_lateral``: the input row followed by each row a table function yields for it (given the values
+    at ``columns``, or with ``columns`` None the input row as a named ``Row``)."""
+
+    def __init__(self, function: Any, names: Sequence[str], columns: tuple[int, ...] | None) -> None:
+        self.function = function
+        self.names = tuple(names)
+        self.columns = columns
+
+    def __call__(self, row: Any) -> list[tuple[Any, ...]]:
+        from strom.api.row import Row
+
+        values = row._values
+        if self.columns is None:
+            results = self.function(Row(**dict(zip(self.names, values, strict=True))))
+        else:
+            results = self.function(*[values[c] for c in self.columns])
+        own = tuple(values)
+        return [] if results is None else [own + _row_values(r) for r in results]
 
 
 class _RowArgument(AggregateFunction):

@@ -10,7 +10,7 @@ from strom.common import Row
 from strom.table import DataTypes, EnvironmentSettings, TableEnvironment
 from strom.table.expressions import col
 from strom.table.table_result import materialize
-from strom.table.udf import AggregateFunction, TableAggregateFunction, udaf, udf, udtaf
+from strom.table.udf import AggregateFunction, TableAggregateFunction, udaf, udf, udtaf, udtf
 
 _COUNTRY_ROW = DataTypes.ROW([DataTypes.FIELD("cnt", DataTypes.BIGINT()), DataTypes.FIELD("total", DataTypes.BIGINT())])
 
@@ -83,3 +83,25 @@ def test_map_gets_named_rows() -> None:
     mapped = _table().map(first_letter)
     assert mapped.get_schema().names == ("id", "c")
     assert _final(mapped) == [(1, "C"), (2, "G"), (3, "C"), (4, "C")]
+
+
+def test_join_lateral_called_on_columns_or_on_the_whole_row() -> None:
+    @udtf(result_types=[DataTypes.STRING()])
+    def halves(country: str) -> Any:
+        yield country[:2]
+        yield country[2:4]
+
+    @udtf(result_types=[DataTypes.BIGINT()])
+    def doubled(row: Row) -> Any:
+        yield row.tel * 2
+
+    table = _table().filter(col("id") < 3)
+    assert _final(table.join_lateral(halves(col("country")).alias("h"))) == [
+        (1, "China", 135, "Ch"),
+        (1, "China", 135, "in"),
+        (2, "Germany", 123, "Ge"),
+        (2, "Germany", 123, "rm"),
+    ]
+    lateral = table.join_lateral(doubled.alias("d"))
+    assert lateral.get_schema().names == ("id", "country", "tel", "d")
+    assert _final(lateral) == [(1, "China", 135, 270), (2, "Germany", 123, 246)]
