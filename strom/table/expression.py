@@ -37,6 +37,9 @@ def to_sql_expression(value: Any) -> exp.Expr:
     raise TypeError(f"expected an Expression or a literal; got a {type(value).__name__}: {value!r}")
 
 
+WINDOW_PROPERTIES = {"start": "__WINDOW_START", "end": "__WINDOW_END", "rowtime": "__WINDOW_ROWTIME"}
+
+
 def _binary(cls: type[exp.Expr], left: Any, right: Any) -> Expression:
     return Expression(exp.Paren(this=cls(this=to_sql_expression(left), expression=to_sql_expression(right))))
 
@@ -130,6 +133,54 @@ class Expression:
                 exp.Alias(this=to_sql_expression(self), alias=exp.to_identifier(",".join((name, *extra_names))))
             )
         return Expression(exp.Alias(this=to_sql_expression(self), alias=exp.to_identifier(name, quoted=True)))
+
+    # -- group windows (``col('w').start``) and intervals (``lit(1).seconds``) -------------------------------
+    @property
+    def start(self) -> Expression:
+        return _call(WINDOW_PROPERTIES["start"], self)
+
+    @property
+    def end(self) -> Expression:
+        return _call(WINDOW_PROPERTIES["end"], self)
+
+    @property
+    def rowtime(self) -> Expression:
+        return _call(WINDOW_PROPERTIES["rowtime"], self)
+
+    def _interval(self, unit: str) -> Expression:
+        value = self._node
+        text = value.name if isinstance(value, exp.Literal) else value.sql()
+        return Expression(exp.Interval(this=exp.Literal.string(text), unit=exp.Var(this=unit)))
+
+    @property
+    def milli(self) -> Expression:
+        return self._interval("MILLISECOND")
+
+    millis = milli
+
+    @property
+    def second(self) -> Expression:
+        return self._interval("SECOND")
+
+    seconds = second
+
+    @property
+    def minute(self) -> Expression:
+        return self._interval("MINUTE")
+
+    minutes = minute
+
+    @property
+    def hour(self) -> Expression:
+        return self._interval("HOUR")
+
+    hours = hour
+
+    @property
+    def day(self) -> Expression:
+        return self._interval("DAY")
+
+    days = day
 
     def cast(self, data_type: Any) -> Expression:
         return Expression(exp.Cast(this=to_sql_expression(self), to=FlinkType(this=str(data_type))))

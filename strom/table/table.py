@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from strom.table.errors import ValidationException
+from strom.table.errors import SqlParserException, TableException, ValidationException
 from strom.table.expression import to_sql_expression
 from strom.table.planner.logical import RelNode, explain
 from strom.table.sql.flink_dialect import FlinkDialect
-from strom.table.sql.parser import parse_expression
+from strom.table.sql.parser import parse_expression, parse_statement
 
 if TYPE_CHECKING:
     from strom.table.table_environment import TableEnvironment
@@ -75,6 +75,10 @@ class Table:
 
     def group_by(self, *fields: Any) -> GroupedTable:
         return GroupedTable(self, [_item(f) for f in fields])
+
+    def window(self, window: Any) -> GroupWindowedTable:
+        """A group window (``pyflink.table.window``): ``window(Tumble.over(...).on(...).alias('w'))``."""
+        return GroupWindowedTable(self, window)
 
     def distinct(self) -> Table:
         return self._query(exp.Select(expressions=[exp.Star()], distinct=exp.Distinct()).from_(_source()))
@@ -145,6 +149,48 @@ class Table:
             raise ValidationException(f"flat_map expects a @udtf function; got {type(func).__name__}")
         names = tuple(f"f{i}" for i in range(len(func.result_types)))
         return Table(self._t_env, Correlate(RowType(names, func.result_types), self._plan, func.func))
+
+    def map(self, func: Any) -> Table:
+        """Apply a ``@udf`` to each row as a ``Row`` (PyFlink's ``Table.map``): a ROW result gives its fields as
+        columns, any other result one column ``f0``."""
+        from strom.table.planner.logical import Correlate, RowType
+        from strom.table.udf import MappedRow, UserDefinedFunctionWrapper
+
+        if not isinstance(func, UserDefinedFunctionWrapper) or func.table_function or func.aggregate is not None:
+            raise ValidationException(f"map expects a @udf function; got {type(func).__name__}")
+        result = func.result_type
+        names = tuple(getattr(result, "field_names", lambda: [])()) or ("f0",)
+        types = tuple(getattr(result, "field_types", lambda: [result])())
+        mapped = MappedRow(func.func, self._plan.row_type.names)
+        return Table(self._t_env, Correlate(RowType(names, types), self._plan, mapped))
+
+    def join_lateral(self, table_function_call: Any, join_predicate: Any = None) -> Table:
+        """Each row joined with the rows a ``@udtf`` yields for it (PyFlink's ``Table.join_lateral``): called on
+        columns (``split(col('name'))``) it gets their values, uncalled (``split.alias('a')``) the row as a
+        ``Row``; ``.alias`` names its columns."""
+        from strom.table.planner.logical import Correlate, RowType
+        from strom.table.udf import LateralRows, UserDefinedFunctionWrapper, lookup
+
+        if join_predicate is not None:
+            raise ValidationException("join_lateral: expected no join predicate; got one (not supported yet)")
+        call = table_function_call
+        node = _item(call() if isinstance(call, UserDefinedFunctionWrapper) else call)
+        names: list[str] = []
+        if isinstance(node, exp.Alias):
+            names = [n for n in node.alias.split(",") if n]
+            node = node.this
+        function = lookup(str(node.this)) if isinstance(node, exp.Anonymous) else None
+        if function is None or not function.table_function:
+            raise ValidationException(f"join_lateral expects a @udtf call; got {node.sql()}")
+        own = self._plan.row_type.names
+        args = [a.name for a in node.expressions]
+        unknown = [a.sql() for a in node.expressions if not isinstance(a, exp.Column) or a.name not in own]
+        if unknown:
+            raise ValidationException(f"join_lateral: expected column arguments of {list(own)}; got {unknown}")
+        columns = tuple(own.index(a) for a in args) if args else None
+        out_names = names or [f"f{i}" for i in range(len(function.result_types))]
+        row_type = RowType((*own, *out_names), (*self._plan.row_type.types, *function.result_types))
+        return Table(self._t_env, Correlate(row_type, self._plan, LateralRows(function.func, own, columns)))
 
     def limit(self, fetch: int, offset: int = 0) -> Table:
         """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``)."""
@@ -238,7 +284,104 @@ class GroupedTable:
             select.set("group", None)
         return self._table._query(select)
 
-    def aggregate(self, func: Any) -> Any:
-        raise ValidationException(
-            "GroupedTable.aggregate expects a user-defined aggregate function (not supported yet)"
+    def aggregate(self, func: Any) -> Table:
+        """A ``@udaf`` per group whose result is a ROW: the keys then its fields (PyFlink's ``AggregatedTable``;
+        ``select`` it next). Called without arguments the function gets each input row as a ``Row``."""
+        return self._expanded(func, table_aggregate=False)
+
+    def flat_aggregate(self, func: Any) -> Table:
+        """A ``@udtaf`` per group: the keys then the function's rows (PyFlink's ``FlatAggregateTable``); a group's
+        update retracts its previous rows and emits the new ones."""
+        return self._expanded(func, table_aggregate=True)
+
+    def _expanded(self, func: Any, *, table_aggregate: bool) -> Table:
+        from strom.table.planner.logical import Correlate, RowType
+        from strom.table.udf import (
+            EmittedRows,
+            TableAggregateFunction,
+            UserDefinedFunctionWrapper,
+            aggregate_function,
+            row_argument_call,
         )
+
+        node = _item(func() if isinstance(func, UserDefinedFunctionWrapper) else func)
+        names: list[str] = []
+        if isinstance(node, exp.Alias):
+            names = [n for n in node.alias.split(",") if n]
+            node = node.this
+        user = aggregate_function(str(node.this)) if isinstance(node, exp.Anonymous) else None
+        if user is None or isinstance(user.aggregate, TableAggregateFunction) != table_aggregate:
+            what = "flat_aggregate expects a @udtaf" if table_aggregate else "aggregate expects a @udaf"
+            raise ValidationException(f"{what} call; got {node.sql()}")
+        if not node.expressions:  # the whole row is the argument, as PyFlink's row-based operations
+            node = row_argument_call(user, list(self._table._plan.row_type.names))
+            user = aggregate_function(str(node.this))
+            assert user is not None
+        result = user.result_type
+        field_names = list(getattr(result, "field_names", lambda: [])()) or ["f0"]
+        field_types = list(getattr(result, "field_types", lambda: [result])())
+        keys = [exp.alias_(k.copy(), f"__k{i}", quoted=True) for i, k in enumerate(self._keys)]
+        grouped = GroupedTable(self._table, self._keys).select(*keys, exp.alias_(node, "__rows", quoted=True))
+        n_keys = len(self._keys)
+        key_names = [k.name if isinstance(k, exp.Column) else f"_c{i}" for i, k in enumerate(self._keys)]
+        row_type = RowType(
+            (*key_names, *(names or field_names)), (*grouped._plan.row_type.types[:n_keys], *field_types)
+        )
+        expand = EmittedRows(n_keys, single=not table_aggregate)
+        return Table(self._table._t_env, Correlate(row_type, grouped._plan, expand))
+
+
+class GroupWindowedTable:
+    """``table.window(w)``: ``group_by(col('w'), keys...)`` next (PyFlink's ``GroupWindowedTable``)."""
+
+    def __init__(self, table: Table, window: Any) -> None:
+        self._table = table
+        self._window = window
+
+    def group_by(self, *fields: Any) -> WindowGroupedTable:
+        keys = [_item(f) for f in fields]
+        alias = self._window.alias_name
+        if not any(isinstance(k, exp.Column) and k.name == alias for k in keys):
+            raise ValidationException(f"group_by of a window: expected the window alias {alias!r} among the keys")
+        return WindowGroupedTable(self._table, self._window, [k for k in keys if k.name != alias])
+
+
+_WINDOW_COLUMNS = {"__WINDOW_START": "window_start", "__WINDOW_END": "window_end", "__WINDOW_ROWTIME": "window_time"}
+
+
+class WindowGroupedTable:
+    """``table.window(w).group_by(w, keys)``: ``select`` plans a window TVF aggregation (Flink's group window)."""
+
+    def __init__(self, table: Table, window: Any, keys: list[exp.Expr]) -> None:
+        self._table = table
+        self._window = window
+        self._keys = keys
+
+    def select(self, *fields: Any) -> Table:
+        def window_column(node: exp.Expr) -> exp.Expr:
+            if isinstance(node, exp.Anonymous) and str(node.this) in _WINDOW_COLUMNS:
+                return exp.column(_WINDOW_COLUMNS[str(node.this)], quoted=True)
+            return node
+
+        items = []
+        unnamed = 0
+        for field in fields:
+            node = _item(field)
+            if isinstance(node, exp.Anonymous) and str(node.this) in _WINDOW_COLUMNS:
+                node = exp.alias_(node, f"EXPR${unnamed}", quoted=True)  # Flink's names of unnamed properties
+                unnamed += 1
+            items.append(node)
+        items = [i.transform(window_column) for i in _named(tuple(items))]
+        try:
+            source = parse_statement(f"SELECT 1 FROM {self._window.table_function(_INPUT)}").args["from_"]
+        except SqlParserException:
+            raise TableException(
+                f"Unsupported: a {self._window.function} group window; expected Tumble or Slide "
+                "(Session needs the SESSION window table function)"
+            ) from None
+        select = exp.Select(expressions=items)
+        select.set("from_", source)
+        window = [exp.column("window_start", quoted=True), exp.column("window_end", quoted=True)]
+        if any(c.name == "window_time" for i in items for c in i.find_all(exp.Column)):
+            window.append(exp.column("window_time", quoted=True))
+        return self._table._query(select.group_by(*window, *[k.copy() for k in self._keys]))

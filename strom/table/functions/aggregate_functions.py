@@ -8,7 +8,9 @@ mutation). Result types are Flink's (``FlinkReturnTypes``/``AggFunctionFactory``
 ``DECIMAL(38, max(s, 6))`` of a decimal; ``MIN``/``MAX`` keep the argument's type, nullable.
 
 :func:`resolve_aggregate` picks the implementation: over an insert-only input ``MIN``/``MAX`` keep only the
-extreme, over an updating input they keep a ``{value: count}`` map (Flink's ``MaxWithRetractAggFunction``).
+extreme, over an updating input they keep a ``{value: count}`` map (Flink's ``MaxWithRetractAggFunction``). A
+user-defined aggregate (``@udaf``) is named by a :class:`UserAggregateName`, which carries the function to the
+subtasks; :class:`PythonAggregate` drives it (its accumulator is mutated in place, as PyFlink's).
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from typing import Any
 from strom.table.errors import ValidationException
 from strom.table.types import DataType, parse_type
 
-__all__ = ["AGGREGATE_FUNCTIONS", "AggregateFunctionImpl", "ResolvedAggregate", "resolve_aggregate"]
+__all__ = [
+    "AGGREGATE_FUNCTIONS",
+    "AggregateFunctionImpl",
+    "PythonAggregate",
+    "ResolvedAggregate",
+    "UserAggregateName",
+    "resolve_aggregate",
+]
 
 
 class AggregateFunctionImpl:
@@ -195,6 +204,55 @@ class ExtremeWithRetract(AggregateFunctionImpl):
         return acc[0]
 
 
+class UserAggregateName(str):
+    """The name of a user-defined aggregate call that carries the function and its result type (pickled along)."""
+
+    function: Any
+    result_type: DataType
+
+    def __new__(cls, name: str, function: Any, result_type: DataType) -> UserAggregateName:
+        made = super().__new__(cls, name)
+        made.function = function
+        made.result_type = result_type
+        return made
+
+    def __getnewargs__(self) -> tuple[str, Any, DataType]:  # type: ignore[override]
+        return (str(self), self.function, self.result_type)
+
+
+class PythonAggregate(AggregateFunctionImpl):
+    """A PyFlink ``AggregateFunction``: ``accumulate(acc, *args)`` updates ``acc`` in place."""
+
+    def __init__(self, function: Any, arity: int) -> None:
+        self._function = function
+        self._arity = arity
+        self.name = type(function).__name__
+
+    def create_accumulator(self) -> Any:
+        return self._function.create_accumulator()
+
+    def accumulate(self, acc: Any, value: Any) -> Any:
+        if self._arity == 1:
+            self._function.accumulate(acc, value)
+        else:
+            self._function.accumulate(acc, *(value if self._arity else ()))
+        return acc
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        if self._arity == 1:
+            self._function.retract(acc, value)
+        else:
+            self._function.retract(acc, *(value if self._arity else ()))
+        return acc
+
+    def merge(self, acc: Any, other: Any) -> Any:
+        self._function.merge(acc, [other])
+        return acc
+
+    def get_value(self, acc: Any) -> Any:
+        return self._function.get_value(acc)
+
+
 @dataclass(frozen=True, slots=True)
 class ResolvedAggregate:
     """An aggregate call bound to its argument types: the implementation and Flink's result type."""
@@ -219,6 +277,8 @@ def type_root(data_type: DataType) -> str:
 
 def resolve_aggregate(name: str, arg_types: Sequence[DataType], *, retracting: bool) -> ResolvedAggregate:
     """The implementation and result type of ``name(args)``; ``retracting`` when the input is updating."""
+    if isinstance(name, UserAggregateName):
+        return ResolvedAggregate(PythonAggregate(name.function, len(arg_types)), name.result_type)
     upper = name.upper()
     if upper == "COUNT":
         function: AggregateFunctionImpl = Count() if arg_types else CountStar()

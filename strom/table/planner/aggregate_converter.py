@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from strom.table.errors import TableException, ValidationException
-from strom.table.functions.aggregate_functions import AGGREGATE_FUNCTIONS, resolve_aggregate
+from strom.table.functions.aggregate_functions import AGGREGATE_FUNCTIONS, UserAggregateName, resolve_aggregate
 from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Aggregate, AggregateCall, Calc, RelNode, RowType
@@ -18,7 +18,16 @@ from strom.table.planner.window_converter import WINDOW_COLUMNS, WindowAggregate
 from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 
-__all__ = ["aggregate_name", "convert_aggregate", "distinct"]
+__all__ = ["aggregate_name", "convert_aggregate", "distinct", "is_aggregate_call"]
+
+
+def is_aggregate_call(node: exp.Expr) -> bool:
+    """A built-in aggregate call or a call of a ``@udaf`` (parsed as an anonymous function)."""
+    from strom.table.udf import aggregate_function  # the Table API imports the planner
+
+    if isinstance(node, exp.Anonymous):
+        return aggregate_function(str(node.this)) is not None
+    return isinstance(node, exp.AggFunc)
 
 
 def aggregate_name(node: exp.Expr) -> str:
@@ -31,8 +40,8 @@ def aggregate_name(node: exp.Expr) -> str:
 def _aggregates(items: list[exp.Expr]) -> list[exp.Expr]:
     found: dict[str, exp.Expr] = {}
     for item in items:
-        for agg in item.find_all(exp.AggFunc):
-            if isinstance(agg.parent, exp.Window):
+        for agg in item.find_all(exp.AggFunc, exp.Anonymous):
+            if isinstance(agg.parent, exp.Window) or not is_aggregate_call(agg):
                 continue
             holder = agg.parent if isinstance(agg.parent, exp.Filter) else agg
             found.setdefault(holder.sql(dialect=FlinkDialect), holder)
@@ -178,7 +187,14 @@ def _aggregate_call(node: exp.Expr, input_of: object, pre: list[RexNode], retrac
     if isinstance(node, exp.Filter):
         filter_arg = input_of(node.expression.this)  # type: ignore[operator]
         node = node.this
+    from strom.table.udf import aggregate_function
+
     name = aggregate_name(node)
+    user = aggregate_function(name) if isinstance(node, exp.Anonymous) else None
+    if user is not None:
+        args = tuple(input_of(a) for a in node.expressions)  # type: ignore[operator]
+        call_name = UserAggregateName(name, user.aggregate, user.result_type)
+        return AggregateCall(call_name, args, False, user.result_type, filter_arg)
     if name not in AGGREGATE_FUNCTIONS:
         raise ValidationException(
             f"SQL validation failed{at(node)}: expected an aggregate function ({', '.join(AGGREGATE_FUNCTIONS)}); "

@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from strom.table.catalog.catalog_manager import CatalogManager, CatalogTable, CatalogView
 from strom.table.errors import TableException, ValidationException
-from strom.table.planner.aggregate_converter import convert_aggregate, distinct
+from strom.table.planner.aggregate_converter import convert_aggregate, distinct, is_aggregate_call
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.join_converter import convert_join
 from strom.table.planner.logical import Calc, RelNode, RowType, Union, Values
@@ -233,7 +233,8 @@ def _alias_columns(node: exp.Expr) -> list[str]:
 
 
 def _has_aggregate(node: exp.Expr) -> bool:
-    return any(not isinstance(a.parent, exp.Window) for a in node.find_all(exp.AggFunc))
+    found = node.find_all(exp.AggFunc, exp.Anonymous)
+    return any(not isinstance(a.parent, exp.Window) and is_aggregate_call(a) for a in found)
 
 
 def _constant(node: RexNode, source: exp.Expr) -> RexNode:
