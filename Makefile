@@ -56,7 +56,7 @@ typecheck: $(SPARK_STAMP)
 # build/api/index.html); -W error: a module that fails to import fails the build. tests/unit/test_api_reference.py
 # builds part of it and checks that every public DataStream/KeyedStream method has a docstring with an example
 API_MODULES := strom strom.datastream strom.datastream.connectors strom.datastream.formats strom.common strom.state \
-	strom.connectors strom.exceptions strom.config
+	strom.connectors strom.exceptions strom.config strom.table strom.table.expressions strom.table.udf strom.table.window strom.table.types
 api-docs: $(STAMP)
 	rm -rf build/api
 	$(BIN)/python -W error -m pdoc --docformat restructuredtext -o build/api $(API_MODULES)

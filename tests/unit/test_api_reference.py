@@ -21,7 +21,7 @@ from strom.api.datastream import DataStream, KeyedStream
 from strom.api.windowed_stream import AllWindowedStream, WindowedStream
 
 # the PyFlink module paths a user imports from; `make api-docs` documents these and the rest of the public surface
-REFERENCE_MODULES = ["strom.datastream", "strom.common", "strom.state"]
+REFERENCE_MODULES = ["strom.datastream", "strom.common", "strom.state", "strom.table"]
 STREAMS = [DataStream, KeyedStream]
 DOCUMENTED = [*STREAMS, ConnectedStreams, WindowedStream, AllWindowedStream, StreamExecutionEnvironment]
 EXAMPLE_MODULES = [strom.api.datastream, strom.api.connected_streams, strom.api.windowed_stream, strom.api.environment]
