@@ -150,10 +150,9 @@ def test_task_managers_in_spark_tasks_write_log_files_and_serve_prometheus(tmp_p
             urls = wait_for(
                 "two TaskManager endpoints", lambda: len(client.get_metric_urls()) == 2 and client.get_metric_urls()
             )
-            for tm_id, url in urls.items():
-                with urllib.request.urlopen(url, timeout=10) as response:
-                    text = response.read().decode()
-                assert "flink_taskmanager_job_task_" in text and f'tm_id="{tm_id.replace("-", "_")}"' in text, text
+            for tm_id, url in urls.items():  # an endpoint serves from its TaskManager's start, tasks' metrics later
+                text = wait_for(f"{tm_id}'s task metrics", lambda url=url: _scrape_with_task_metrics(url))
+                assert f'tm_id="{tm_id.replace("-", "_")}"' in text, text
             (directory,) = (tmp_path / "logs").iterdir()  # this cluster's own directory in env.log.dir
             rest = client.get_rest_url()
             job = json.loads(http_get(f"{rest}/jobs/{client.get_job_id()}")[1])
@@ -173,3 +172,9 @@ def test_task_managers_in_spark_tasks_write_log_files_and_serve_prometheus(tmp_p
             client.cancel()  # waits until the job stopped and its cluster closed
     finally:
         spark.stop()
+
+
+def _scrape_with_task_metrics(url: str) -> str | None:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text: str = response.read().decode()
+    return text if "flink_taskmanager_job_task_" in text else None
