@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from strom.table.errors import SqlParserException, TableException, ValidationException
+from strom.table.errors import ValidationException
 from strom.table.expression import to_sql_expression
 from strom.table.planner.logical import RelNode, explain
 from strom.table.sql.flink_dialect import FlinkDialect
@@ -372,13 +372,8 @@ class WindowGroupedTable:
                 unnamed += 1
             items.append(node)
         items = [i.transform(window_column) for i in _named(tuple(items))]
-        try:
-            source = parse_statement(f"SELECT 1 FROM {self._window.table_function(_INPUT)}").args["from_"]
-        except SqlParserException:
-            raise TableException(
-                f"Unsupported: a {self._window.function} group window; expected Tumble or Slide "
-                "(Session needs the SESSION window table function)"
-            ) from None
+        partition_by = ", ".join(k.sql(dialect=FlinkDialect) for k in self._keys)  # a Session's sessions: per key
+        source = parse_statement(f"SELECT 1 FROM {self._window.table_function(_INPUT, partition_by)}").args["from_"]
         select = exp.Select(expressions=items)
         select.set("from_", source)
         window = [exp.column("window_start", quoted=True), exp.column("window_end", quoted=True)]

@@ -52,12 +52,16 @@ class GroupWindow:
     def alias(self, alias: Any) -> GroupWindow:
         return GroupWindow(self.function, self.sizes, self.time_field, _column(alias))
 
-    def table_function(self, source: str) -> str:
-        """The window TVF over the table named ``source``: ``TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), size))``."""
+    def table_function(self, source: str, partition_by: str = "") -> str:
+        """The window TVF over the table named ``source``: ``TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), size))``; a
+        SESSION's sessions are per group key (``partition_by``: the keys, SQL): ``TABLE src PARTITION BY k``."""
         if self.time_field is None or self.alias_name is None:
             raise ValidationException("group window: expected .on(time_field) and .alias(name); got neither")
         args = ", ".join(self.sizes)
-        return f"TABLE({self.function}(TABLE `{source}`, DESCRIPTOR(`{self.time_field}`), {args}))"
+        table = f"TABLE `{source}`"
+        if self.function == "SESSION" and partition_by:
+            table += f" PARTITION BY {partition_by}"
+        return f"TABLE({self.function}({table}, DESCRIPTOR(`{self.time_field}`), {args}))"
 
 
 class _Slide:
