@@ -104,11 +104,9 @@ def _link_or_copy(source: str, target: str, remote_uri: str) -> None:
     """A hard link for an SST file (immutable: RocksDB never writes one again), else — or across file systems — a
     copy (a RocksDB instance opened over its files may append to a MANIFEST)."""
     if remote_uri.endswith(".sst"):
-        try:
+        with contextlib.suppress(OSError):  # another file system: a copy
             os.link(source, target)
             return
-        except OSError:
-            pass
     shutil.copyfile(source, target)
 
 

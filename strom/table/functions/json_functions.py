@@ -61,7 +61,7 @@ class RawJson(str):
 
 
 class _PathError(Exception):
-    pass
+    """A JSON path that does not apply to the value (an index out of bounds, a missing member, a step into a scalar)."""
 
 
 def json_path(path: str) -> tuple[bool, list[Any]]:
