@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import enum
+from abc import ABC, abstractmethod
 from typing import ClassVar, Self
 
 from strom.table.errors import TableException, ValidationException
@@ -122,7 +123,7 @@ class TimestampKind(enum.Enum):
     PROCTIME = "PROCTIME"
 
 
-class DataType:
+class DataType(ABC):
     """A logical type with its nullability (PyFlink's ``DataType``; immutable, compared by value)."""
 
     __slots__ = ("_nullable",)
@@ -166,8 +167,9 @@ class DataType:
     def _params(self) -> tuple[object, ...]:
         return ()
 
+    @abstractmethod
     def _summary(self) -> str:
-        raise NotImplementedError
+        """Flink's summary string without nullability (``INT``, ``VARCHAR(10)``)."""
 
     def _serializable(self) -> str:
         return self._summary()

@@ -30,6 +30,7 @@ import hashlib
 import logging
 import time
 import uuid
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,7 +115,7 @@ class _AtLeastOnceJdbcSink(_JdbcSinkBase, Sink[Any]):
         return _AtLeastOnceWriter(self, context)
 
 
-class _BatchingWriter:
+class _BatchingWriter(ABC):
     """Buffers records; sends them by size, by interval (a processing-time timer) and at checkpoints."""
 
     def __init__(self, sink: _JdbcSinkBase, context: SinkWriterContext, role: str) -> None:
@@ -166,8 +167,9 @@ class _BatchingWriter:
             except Exception:  # a broken connection may fail to close; it is gone either way
                 log.debug("closing a broken PostgreSQL connection failed", exc_info=True)
 
+    @abstractmethod
     def _send(self) -> None:
-        raise NotImplementedError
+        """Send the buffered records (at-least-once: committed; exactly-once: into the open transaction)."""
 
     def close(self) -> None:
         self._closed = True

@@ -25,6 +25,7 @@ import json
 import logging
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -171,7 +172,7 @@ class RedisStreamCommittable:
     staging_key: str
 
 
-class _Writer:
+class _Writer(ABC):
     def __init__(self, sink: RedisStreamSink, context: SinkWriterContext, role: str) -> None:
         self.sink = sink
         self.context = context
@@ -202,8 +203,9 @@ class _Writer:
             f"{type(exc).__name__}: {exc}; hint: the job's restart strategy restores the last checkpoint"
         )
 
+    @abstractmethod
     def _send(self) -> None:
-        raise NotImplementedError
+        """Send the buffered entries (appended to the stream, or staged for the commit)."""
 
     def prepare_commit(self) -> list[RedisStreamCommittable]:
         return []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from strom.table.errors import ValidationException
@@ -14,23 +15,25 @@ if TYPE_CHECKING:
 __all__ = ["DynamicTableSink", "DynamicTableSource", "check_options"]
 
 
-class DynamicTableSource:
+class DynamicTableSource(ABC):
     """Reads a table as a DataStream of :class:`~strom.api.row.Row` (positional, the physical columns)."""
 
     insert_only = True
     bounded = True
 
+    @abstractmethod
     def create_stream(self, env: StreamExecutionEnvironment, row_type: RowType) -> DataStream[Any]:
-        raise NotImplementedError
+        """The source's rows as a DataStream (watermarks are the planner's)."""
 
 
-class DynamicTableSink:
+class DynamicTableSink(ABC):
     """Writes a DataStream of rows; ``accepts_updates`` False refuses an updating query (Flink's ChangelogMode)."""
 
     accepts_updates = False
 
+    @abstractmethod
     def consume(self, stream: DataStream[Any], row_type: RowType) -> None:
-        raise NotImplementedError
+        """Attach the sink to ``stream``."""
 
 
 def check_options(

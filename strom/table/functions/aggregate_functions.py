@@ -16,6 +16,7 @@ subtasks; :class:`PythonAggregate` drives it (its accumulator is mutated in plac
 from __future__ import annotations
 
 import decimal
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,25 +34,30 @@ __all__ = [
 ]
 
 
-class AggregateFunctionImpl:
+class AggregateFunctionImpl(ABC):
     """One aggregate function over plain accumulators."""
 
     name = ""
 
+    @abstractmethod
     def create_accumulator(self) -> Any:
-        raise NotImplementedError
+        """The empty accumulator."""
 
+    @abstractmethod
     def accumulate(self, acc: Any, value: Any) -> Any:
-        raise NotImplementedError
+        """``acc`` with ``value`` added (returns the new accumulator)."""
 
+    @abstractmethod
     def retract(self, acc: Any, value: Any) -> Any:
-        raise NotImplementedError
+        """``acc`` with ``value`` taken back (retraction input)."""
 
+    @abstractmethod
     def merge(self, acc: Any, other: Any) -> Any:
-        raise NotImplementedError
+        """``other`` merged into ``acc`` (session windows, two-phase plans)."""
 
+    @abstractmethod
     def get_value(self, acc: Any) -> Any:
-        raise NotImplementedError
+        """The aggregate's result for ``acc``."""
 
 
 class CountStar(AggregateFunctionImpl):

@@ -29,6 +29,7 @@ last for DESC (:func:`sort_key`).
 from __future__ import annotations
 
 import functools
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -129,11 +130,13 @@ class _WindowBufferOperator(TableStreamOperator):
             timers.register_event_time_timer(end, to_epoch(end - 1))
         self._records_in += len(batch)
 
+    @abstractmethod
     def _add(self, key: Any, window_end: int, rows: list[Any]) -> None:
-        raise NotImplementedError
+        """Buffer ``rows`` of ``key``'s window ending at ``window_end`` (the key is current)."""
 
+    @abstractmethod
     def on_event_time(self, timer: InternalTimer) -> None:
-        raise NotImplementedError
+        """The window ``timer`` names ended: emit its rows and drop its state."""
 
 
 class WindowRankOperator(_WindowBufferOperator):
