@@ -21,16 +21,12 @@ from typing import Any
 
 from strom.api.row import Row, RowKind
 from strom.table.functions.bound_function import FunctionContext
-from strom.table.functions.cast_temporal import utc_to_local
 from strom.table.functions.cast_to_string import (
     format_date,
-    format_day_time_interval,
     format_decimal,
     format_double,
     format_float,
-    format_time,
-    format_timestamp,
-    format_year_month_interval,
+    to_string_function,
 )
 from strom.table.logical_constructed_types import ArrayType, MapType, MultisetType, RowType
 from strom.table.logical_types import DataType, DecimalType, LogicalTypeRoot, get_precision
@@ -50,38 +46,16 @@ def value_formatter(data_type: DataType, *, time_zone: str = "UTC", nested: bool
 
 
 def _non_null_formatter(t: DataType, time_zone: str) -> Callable[[Any], str]:
+    """CAST(v AS STRING) but for bytes (``x'…'``), DECIMALs given as floats and NULLs inside collections."""
     root = t.type_root
-    if root in (_R.CHAR, _R.VARCHAR):
-        return str
-    if root is _R.BOOLEAN:
-        return lambda v: "TRUE" if v else "FALSE"
-    if root in (_R.TINYINT, _R.SMALLINT, _R.INTEGER, _R.BIGINT):
-        return str
-    if root is _R.DOUBLE:
-        return format_double
-    if root is _R.FLOAT:
-        return format_float
+    if root in (_R.BINARY, _R.VARBINARY):
+        return lambda v: "x'" + bytes(v).hex() + "'"
     if isinstance(t, DecimalType):
         scale = t.scale
         return lambda v: format_decimal(decimal.Decimal(v), scale)
-    if root is _R.DATE:
-        return format_date
-    if root is _R.TIME_WITHOUT_TIME_ZONE:
-        p = get_precision(t)
-        return lambda v: format_time(v, p)
-    if root is _R.TIMESTAMP_WITHOUT_TIME_ZONE:
-        p = get_precision(t)
-        return lambda v: format_timestamp(v, p)
-    if root is _R.TIMESTAMP_WITH_LOCAL_TIME_ZONE:
-        p, to_local = get_precision(t), utc_to_local(FunctionContext(local_time_zone=time_zone).zone)
-        return lambda v: format_timestamp(to_local(v), p)
-    if root in (_R.BINARY, _R.VARBINARY):
-        return lambda v: "x'" + bytes(v).hex() + "'"
-    if root is _R.INTERVAL_DAY_TIME:
-        return lambda v: format_day_time_interval(v, 3)
-    if root is _R.INTERVAL_YEAR_MONTH:
-        return format_year_month_interval
-    return _collection_formatter(t, time_zone)
+    if isinstance(t, (ArrayType, MapType, MultisetType, RowType)):
+        return _collection_formatter(t, time_zone)
+    return to_string_function(t, FunctionContext(local_time_zone=time_zone))
 
 
 def _collection_formatter(t: DataType, time_zone: str) -> Callable[[Any], str]:
