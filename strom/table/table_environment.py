@@ -21,6 +21,7 @@ from strom.table.errors import TableException, ValidationException
 from strom.table.planner.changelog import check_sink_accepts
 from strom.table.planner.ddl import plan_scan
 from strom.table.planner.logical import RelNode, RowType, Values, explain
+from strom.table.planner.metadata_columns import apply_writable_metadata, consumed_columns
 from strom.table.planner.sink_converter import conform_to_sink
 from strom.table.planner.sql_to_rel import SqlToRel
 from strom.table.planner.translator import Translator
@@ -141,12 +142,12 @@ class TableEnvironment:
                 f"Table '{path}' not found as a sink; expected a table created with CREATE TABLE or "
                 "create_temporary_table; got " + ("a view" if table is not None else "nothing")
             )
-        physical = table.physical_columns()
+        physical = consumed_columns(table)
         types: list[DataType] = [c.type for c in physical if c.type is not None]
         sink_type = RowType(tuple(c.name for c in physical), tuple(types))
         sink = create_sink(str(ident), table, sink_type)
         check_sink_accepts(plan, str(ident), sink.accepts_updates)
-        return sink, conform_to_sink(plan, sink_type, str(ident)), sink_type
+        return sink, *apply_writable_metadata(str(ident), table, sink, conform_to_sink(plan, sink_type, str(ident)))
 
     def _execute_inserts(self, inserts: Sequence[tuple[str, RelNode]]) -> TableResult:
         env = self._new_stream_env()

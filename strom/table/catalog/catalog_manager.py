@@ -40,7 +40,8 @@ class CatalogColumn:
     name: str
     type: DataType | None
     expression: str | None = None
-    metadata: str | None = None
+    metadata: str | None = None  # the metadata key of a METADATA column
+    virtual: bool = False  # a METADATA ... VIRTUAL column: read, never written
 
 
 @dataclass(frozen=True, slots=True)
