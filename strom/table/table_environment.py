@@ -25,6 +25,7 @@ from strom.table.planner.metadata_columns import apply_writable_metadata, consum
 from strom.table.planner.sink_converter import conform_to_sink
 from strom.table.planner.sql_to_rel import SqlToRel
 from strom.table.planner.translator import Translator
+from strom.table.planner.update_kind_inference import update_before_required
 from strom.table.sql.parser import at, parse_statement
 from strom.table.table import Table
 from strom.table.table_config import TableConfig
@@ -147,6 +148,7 @@ class TableEnvironment:
         sink_type = RowType(tuple(c.name for c in physical), tuple(types))
         sink = create_sink(str(ident), table, sink_type)
         check_sink_accepts(plan, str(ident), sink.accepts_updates)
+        sink.keeps_update_before = sink.keeps_update_before or update_before_required(plan)
         return sink, *apply_writable_metadata(str(ident), table, sink, conform_to_sink(plan, sink_type, str(ident)))
 
     def _execute_inserts(self, inserts: Sequence[tuple[str, RelNode]]) -> TableResult:

@@ -28,6 +28,8 @@ class DynamicTableSink:
     """Writes a DataStream of rows; ``accepts_updates`` False refuses an updating query (Flink's ChangelogMode)."""
 
     accepts_updates = False
+    #: an upsert sink drops UPDATE_BEFORE rows unless the plan needs them (Flink's ONLY_UPDATE_AFTER request)
+    keeps_update_before = True
 
     def consume(self, stream: DataStream[Any], row_type: RowType) -> None:
         raise NotImplementedError

@@ -4,8 +4,9 @@ table row — key columns from the key format, value columns from the value form
 Reading, the row is the physical columns (``key_projection`` positions from the key, ``value_projection`` positions
 from the value; with ``value.fields-include`` = ``ALL`` the value's own copy of a key column wins, as in Flink),
 then the requested metadata. A record without value is skipped, except in upsert mode, where it is a DELETE of its
-key (a tombstone). Writing, an upsert sink writes a DELETE as a tombstone (the key, no value) and drops
-UPDATE_BEFORE rows (Flink's planner never sends them to an upsert sink); ``timestamp`` and ``headers`` metadata
+key (a tombstone). Writing, an upsert sink writes a DELETE — and an UPDATE_BEFORE — as a tombstone (the key, no
+value), and drops UPDATE_BEFORE rows where Flink's planner would not have generated them
+(:mod:`strom.table.planner.update_kind_inference`); ``timestamp`` and ``headers`` metadata
 columns become the record's timestamp and headers; ``sink.partitioner`` picks the partition.
 """
 
@@ -159,6 +160,7 @@ class DynamicKafkaRecordSerializationSchema(KafkaRecordSerializationSchema):
         *,
         upsert: bool,
         partitioner: str,
+        keep_update_before: bool = False,
     ) -> None:
         super().__init__(topic, None, ByteArraySchema(), None)
         self.key_format = key_format
@@ -167,6 +169,7 @@ class DynamicKafkaRecordSerializationSchema(KafkaRecordSerializationSchema):
         self.value_positions = tuple(value_positions)
         self.upsert = upsert
         self.partitioner = partitioner
+        self.drop_update_before = upsert and not keep_update_before
         self.timestamp_index: int | None = None
         self.headers_index: int | None = None
         self._partitions: list[int] | None = None
@@ -203,9 +206,9 @@ class DynamicKafkaRecordSerializationSchema(KafkaRecordSerializationSchema):
         for row in elements:
             kind = row._row_kind
             values = row._values
-            if self.upsert and kind is RowKind.UPDATE_BEFORE:
+            if kind is RowKind.UPDATE_BEFORE and self.drop_update_before:
                 continue
-            if self.upsert and kind is RowKind.DELETE:
+            if self.upsert and (kind is RowKind.DELETE or kind is RowKind.UPDATE_BEFORE):
                 value = None
             else:
                 value = value_format.serialize([values[i] for i in self.value_positions])

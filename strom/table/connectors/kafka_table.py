@@ -63,7 +63,7 @@ class KafkaDynamicSource(DynamicTableSource, SupportsReadingMetadata, SupportsWa
         self.formats: KafkaFormats = formats_of(name, table, physical, upsert=upsert)
         self.topics, self.pattern = topics_of(name, table)
         self.starting = startup_offsets(name, table, upsert=upsert)
-        self.stopping = None if upsert else stopping_offsets(name, table)
+        self.stopping = stopping_offsets(name, table)
         self.bounded = self.stopping is not None
         self.metadata_keys: list[str] = []
         self.strategy: WatermarkStrategy[Any] | None = None
@@ -145,6 +145,7 @@ class KafkaDynamicSink(DynamicTableSink, SupportsWritingMetadata):
         self.physical = physical
         self.upsert = upsert
         self.accepts_updates = upsert
+        self.keeps_update_before = not upsert
         self.formats = formats_of(name, table, physical, upsert=upsert)
         self.topic = single_topic(name, table)
         options = table.options
@@ -197,6 +198,7 @@ class KafkaDynamicSink(DynamicTableSink, SupportsWritingMetadata):
             formats.value_positions,
             upsert=self.upsert,
             partitioner=self.partitioner,
+            keep_update_before=self.keeps_update_before,
         )
         serializer.with_metadata(self.metadata_keys, len(self.physical))
         properties = properties_of(self.table)

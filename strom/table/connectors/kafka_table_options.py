@@ -56,7 +56,13 @@ KAFKA_OPTIONS = _COMMON | {
     "sink.partitioner",
     "sink.semantic",
 }
-UPSERT_KAFKA_OPTIONS = _COMMON | {"sink.buffer-flush.max-rows", "sink.buffer-flush.interval"}
+UPSERT_KAFKA_OPTIONS = _COMMON | {
+    "sink.buffer-flush.max-rows",
+    "sink.buffer-flush.interval",
+    "scan.bounded.mode",
+    "scan.bounded.specific-offsets",
+    "scan.bounded.timestamp-millis",
+}
 _MODES = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
 
 

@@ -141,3 +141,20 @@ def test_a_plain_kafka_table_refuses_a_primary_key_and_updates() -> None:
     t_env = _env(f"CREATE TABLE k (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'x', {BROKER}, 'format' = 'json')")
     with pytest.raises(Exception, match="doesn't support consuming update changes"):
         t_env.execute_sql("INSERT INTO k SELECT COUNT(*) FROM (VALUES (1), (2)) AS t(x)")
+
+
+def test_the_watermark_and_computed_columns_are_pushed_into_the_kafka_source() -> None:
+    from strom.api.environment import StreamExecutionEnvironment
+    from strom.table.planner.translator import Translator
+
+    plan = _plan(
+        "CREATE TABLE k (v INT, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', v2 AS v * 2, "
+        f"WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'kafka', 'topic' = 'x', {BROKER}, "
+        "'format' = 'json')"
+    )
+    stream = Translator(StreamExecutionEnvironment()).translate(plan)  # type: ignore[arg-type]
+    source = plan.input.input.source  # type: ignore[attr-defined]  # WatermarkAssigner <- Calc <- TableScan
+    assert source.strategy is not None and source.projection is not None  # per partition, inside the source
+    assert (
+        stream.get_transformation().name == "Source: KafkaSource-default_catalog.default_database.k"
+    )  # nothing between the source and the query: no separate assigner
