@@ -149,7 +149,8 @@ class TableEnvironment:
         sink = create_sink(str(ident), table, sink_type)
         check_sink_accepts(plan, str(ident), sink.accepts_updates)
         sink.keeps_update_before = sink.keeps_update_before or update_before_required(plan)
-        return sink, *apply_writable_metadata(str(ident), table, sink, conform_to_sink(plan, sink_type, str(ident)))
+        conformed = conform_to_sink(plan, sink_type, str(ident))
+        return sink, *apply_writable_metadata(str(ident), table, sink, conformed, sink_type)
 
     def _execute_inserts(self, inserts: Sequence[tuple[str, RelNode]]) -> TableResult:
         env = self._new_stream_env()

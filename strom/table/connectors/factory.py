@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from strom.table.connectors import blackhole, datagen, filesystem, kafka_table, print_sink
+from strom.table.connectors import blackhole, datagen, filesystem, kafka_table, print_sink, redis_table
 from strom.table.connectors.base import DynamicTableSink, DynamicTableSource
 from strom.table.errors import ValidationException
 
@@ -24,6 +24,7 @@ def _factories() -> dict[str, tuple[Callable[..., DynamicTableSource] | None, Ca
         "filesystem": (filesystem.FileSystemTableSource.create, filesystem.FileSystemTableSink.create),
         "kafka": (kafka_table.KafkaDynamicSource.create, kafka_table.KafkaDynamicSink.create),
         "upsert-kafka": (kafka_table.KafkaDynamicSource.create_upsert, kafka_table.KafkaDynamicSink.create_upsert),
+        "redis": (redis_table.RedisDynamicSource.create, redis_table.RedisDynamicSink.create),
     }
 
 

@@ -95,13 +95,16 @@ def consumed_columns(table: CatalogTable) -> tuple[CatalogColumn, ...]:
     return tuple(c for c in table.columns if c.expression is None and not c.virtual)
 
 
-def apply_writable_metadata(name: str, table: CatalogTable, sink: Any, plan: RelNode) -> tuple[RelNode, RowType]:
-    """``plan`` (the persisted columns, as declared) reordered to what the sink consumes — physical columns then
-    the metadata ones — and that row type; refuses metadata the sink cannot write, as Flink's."""
+def apply_writable_metadata(
+    name: str, table: CatalogTable, sink: Any, plan: RelNode, sink_type: RowType
+) -> tuple[RelNode, RowType]:
+    """``plan`` (conformed to ``sink_type``: the persisted columns, as declared) reordered to what the sink
+    consumes — physical columns then the metadata ones — and that row type (the sink's column names); refuses
+    metadata the sink cannot write, as Flink's."""
     persisted = consumed_columns(table)
     columns = [c for c in persisted if c.metadata is not None]
     if not columns:
-        return plan, plan.row_type
+        return plan, sink_type
     if not isinstance(sink, SupportsWritingMetadata):
         raise ValidationException(
             f"Table '{name}' declares persistable metadata columns, but the connector '{_connector(table)}' does not "
@@ -116,7 +119,7 @@ def apply_writable_metadata(name: str, table: CatalogTable, sink: Any, plan: Rel
         i for i, c in enumerate(persisted) if c.metadata is not None
     ]
     types = plan.row_type.types
-    names = plan.row_type.names
+    names = sink_type.names
     consumed = RowType(tuple(names[i] for i in order), tuple(types[i] for i in order))
     projection = tuple(RexInputRef(i, types[i], names[i]) for i in order)
     sink.apply_writable_metadata([c.metadata for c in columns if c.metadata is not None], consumed)
