@@ -202,6 +202,10 @@ class TableEnvironment:
     def list_databases(self) -> list[str]:
         return self._catalog.list_databases()
 
+    def register_catalog(self, catalog_name: str, catalog: Any) -> None:
+        """A catalog beside the in-memory one (PyFlink's ``register_catalog``), e.g. a ``SparkCatalog``."""
+        self._catalog.register_catalog(catalog_name, catalog)
+
     def get_current_catalog(self) -> str:
         return self._catalog.current_catalog
 
