@@ -5,7 +5,8 @@ Options as Flink's: ``fail-on-missing-field`` (default false: a missing field is
 (default false: a message that is not JSON of the row fails the job; true: it is skipped),
 ``timestamp-format.standard`` (``SQL``: ``2024-01-02 03:04:05.123``, or ``ISO-8601``: ``2024-01-02T03:04:05.123``),
 ``encode.ignore-null-fields`` (default false), ``map-null-key.mode`` / ``map-null-key.literal`` and
-``encode.decimal-as-plain-number`` (accepted; DECIMALs are always written with all their digits).
+``encode.decimal-as-plain-number`` (accepted; a DECIMAL is written as Flink writes it by default: trailing zeros
+stripped, ``1E+2`` for ``100.00``). Flink 2.3's output: ``tests/data/flink_sql/sqlconn_json_*.txt``.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from strom.table.types import DataType
 __all__ = ["JsonFormat"]
 
 
-def _has_decimal(data_type: DataType) -> bool:
-    return data_type.type_root.name == "DECIMAL" or any(_has_decimal(c) for c in data_type.children)
+def _reads_exact_numbers(data_type: DataType) -> bool:
+    """A DECIMAL or STRING column keeps a JSON number's digits (Flink reads ``12.50`` into a STRING as ``12.50``)."""
+    root = data_type.type_root.name
+    return root in ("DECIMAL", "CHAR", "VARCHAR") or any(_reads_exact_numbers(c) for c in data_type.children)
 
 
 class JsonFormat(RowDataFormat):
@@ -54,7 +57,7 @@ class JsonFormat(RowDataFormat):
         if standard not in ("SQL", "ISO-8601"):
             raise ValidationException(f"expected 'timestamp-format.standard' SQL or ISO-8601; got {standard!r}")
         self.converters = [from_json_node(t) for t in self.types]
-        self.parse_float: Any = decimal.Decimal if any(_has_decimal(t) for t in self.types) else None
+        self.parse_float: Any = decimal.Decimal if any(_reads_exact_numbers(t) for t in self.types) else None
         self.write = object_writer(
             self.names,
             self.types,

@@ -20,7 +20,15 @@ from typing import Any
 from strom.api.row import Row, _create_row
 from strom.table.types import DataType, RowType
 
-__all__ = ["format_timestamp", "from_json_node", "from_text", "parse_timestamp", "to_json_node", "to_text"]
+__all__ = [
+    "decimal_text",
+    "format_timestamp",
+    "from_json_node",
+    "from_text",
+    "parse_timestamp",
+    "to_json_node",
+    "to_text",
+]
 
 Convert = Callable[[Any], Any]
 
@@ -46,6 +54,13 @@ def format_timestamp(value: datetime.datetime, *, ltz: bool, iso: bool = False) 
     """Flink's ``SQL_TIMESTAMP_FORMAT`` (``ISO8601_TIMESTAMP_FORMAT`` when ``iso``); ``Z`` after a TIMESTAMP_LTZ."""
     text = value.strftime("%Y-%m-%dT%H:%M:%S" if iso else "%Y-%m-%d %H:%M:%S") + _fraction(value)
     return text + "Z" if ltz else text
+
+
+def decimal_text(value: decimal.Decimal, *, plain: bool = False) -> str:
+    """A DECIMAL as Jackson writes Flink's: trailing zeros stripped, scientific when ``BigDecimal.toString`` is
+    (``12.30`` → ``12.3``, ``100.00`` → ``1E+2``), or plain digits."""
+    stripped = value.normalize()
+    return format(stripped, "f") if plain else str(stripped)
 
 
 def _parse_bool(value: Any) -> bool:
@@ -114,14 +129,16 @@ def from_json_node(data_type: DataType) -> Convert:
 
 
 def to_json_node(data_type: DataType, *, iso: bool = False) -> Callable[[Any], str]:
-    """A writer of the type's value as JSON text (DECIMAL as a number with all its digits, as Flink's)."""
+    """A writer of the type's value as JSON text (DECIMAL as Jackson writes a BigDecimal node: ``1E+2``)."""
     root = _root(data_type)
     if root in ("CHAR", "VARCHAR"):
         return lambda v: "null" if v is None else json.dumps(v, ensure_ascii=False)
     if root == "BOOLEAN":
         return lambda v: "null" if v is None else ("true" if v else "false")
-    if root in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "DECIMAL"):
+    if root in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT"):
         return lambda v: "null" if v is None else str(v)
+    if root == "DECIMAL":
+        return lambda v: "null" if v is None else decimal_text(v)
     if root in ("FLOAT", "DOUBLE"):
         return lambda v: "null" if v is None else json.dumps(float(v))
     if root in ("BINARY", "VARBINARY"):
