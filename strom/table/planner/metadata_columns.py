@@ -24,19 +24,17 @@ if TYPE_CHECKING:
 __all__ = ["apply_readable_metadata", "apply_writable_metadata", "consumed_columns"]
 
 
-def _connector(table: CatalogTable) -> str:
-    return table.options.get("connector", "?")
-
-
 def _metadata_type(
-    name: str, table: CatalogTable, column: CatalogColumn, available: dict[str, DataType], verb: str
+    name: str, connector: Any, column: CatalogColumn, available: dict[str, DataType], verb: str
 ) -> DataType:
     key = column.metadata
     assert key is not None
     if key not in available:
+        kind = "DynamicTableSource" if verb == "reading" else "DynamicTableSink"
+        cls = f"{type(connector).__module__}.{type(connector).__name__}"
         raise ValidationException(
-            f"Invalid metadata key '{key}' in column '{column.name}' of table '{name}'. The connector "
-            f"'{_connector(table)}' supports the following metadata keys for {verb}:\n" + "\n".join(available)
+            f"Invalid metadata key '{key}' in column '{column.name}' of table '{name}'. The {kind} class '{cls}' "
+            f"supports the following metadata keys for {verb}:\n" + "\n".join(available)
         )
     return available[key]
 
@@ -50,13 +48,13 @@ def apply_readable_metadata(
         return physical_type, {}
     if not isinstance(source, SupportsReadingMetadata):
         raise ValidationException(
-            f"Table '{name}' declares metadata columns, but the connector '{_connector(table)}' does not support "
-            f"reading metadata; expected physical or computed columns; got METADATA column '{columns[0].name}'"
+            f"Table '{type(source).__name__}' declares metadata columns, but the underlying DynamicTableSource doesn't "
+            "implement the SupportsReadingMetadata interface. Therefore, metadata cannot be read from the given source."
         )
     available = source.list_readable_metadata()
     keys: list[str] = []
     for column in columns:
-        _metadata_type(name, table, column, available, "reading")
+        _metadata_type(name, source, column, available, "reading")
         if column.metadata not in keys:
             keys.append(column.metadata)  # type: ignore[arg-type]
     first_names: dict[str, str] = {}
@@ -107,12 +105,13 @@ def apply_writable_metadata(
         return plan, sink_type
     if not isinstance(sink, SupportsWritingMetadata):
         raise ValidationException(
-            f"Table '{name}' declares persistable metadata columns, but the connector '{_connector(table)}' does not "
-            f"support writing metadata; got METADATA column '{columns[0].name}'; hint: declare it VIRTUAL"
+            f"Table '{name}' declares persistable metadata columns, but the underlying DynamicTableSink doesn't "
+            "implement the SupportsWritingMetadata interface. If the column should not be persisted, it can be "
+            "declared with the VIRTUAL keyword."
         )
     available = sink.list_writable_metadata()
     for column in columns:
-        meta_type = _metadata_type(name, table, column, available, "writing")
+        meta_type = _metadata_type(name, sink, column, available, "writing")
         if column.type is not None and column.type.nullable() != meta_type.nullable():
             _cast(name, column, column.type, meta_type)
     order = [i for i, c in enumerate(persisted) if c.metadata is None] + [

@@ -3,6 +3,8 @@ columns (Flink's ``SupportsReadingMetadata`` / ``SupportsWritingMetadata``) and 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from strom.table import EnvironmentSettings, TableEnvironment
@@ -10,6 +12,7 @@ from strom.table.errors import ValidationException
 from strom.table.planner.changelog import is_insert_only
 
 BROKER = "'properties.bootstrap.servers' = '127.0.0.1:1'"
+FACTS = Path(__file__).resolve().parents[2] / "data" / "flink_sql"
 
 
 def _env(ddl: str) -> TableEnvironment:
@@ -44,7 +47,9 @@ def test_metadata_columns_are_read_in_the_declared_order_with_their_types() -> N
 
 
 def test_an_unknown_metadata_key_names_the_keys_the_connector_reads() -> None:
-    with pytest.raises(ValidationException, match="Invalid metadata key 'nope' in column 'x'") as info:
+    match = "Invalid metadata key 'nope' in column 'x' of table 'default_catalog.default_database.k'. The "
+    match += "DynamicTableSource class 'strom.table.connectors.kafka_table.KafkaDynamicSource' supports the following"
+    with pytest.raises(ValidationException, match=match) as info:
         _plan(
             f"CREATE TABLE k (id INT, x INT METADATA FROM 'nope') WITH ('connector' = 'kafka', 'topic' = 'x', "
             f"{BROKER}, 'format' = 'json')"
@@ -52,9 +57,23 @@ def test_an_unknown_metadata_key_names_the_keys_the_connector_reads() -> None:
     assert "leader-epoch" in str(info.value)
 
 
-def test_metadata_of_a_connector_without_metadata_is_refused() -> None:
-    with pytest.raises(ValidationException, match="does not support reading metadata"):
-        _plan("CREATE TABLE k (id INT, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp') WITH ('connector' = 'datagen')")
+def _flink_error(query: str) -> str:
+    """Flink 2.3's message for ``query`` (tests/data/flink_sql/sqlconn_metadata_errors.py)."""
+    lines = (FACTS / "sqlconn_metadata_errors.txt").read_text().splitlines()
+    line = next(line for line in lines if line.startswith(query + "\t"))
+    return line.split("\t")[1].removeprefix("org.apache.flink.table.api.ValidationException: ")
+
+
+def test_metadata_a_connector_cannot_read_or_write_is_refused_with_flinks_messages() -> None:
+    with pytest.raises(ValidationException) as info:
+        _plan("CREATE TABLE g (id INT, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp') WITH ('connector' = 'datagen')",
+              "SELECT * FROM g")  # fmt: skip
+    assert str(info.value) == _flink_error("SELECT * FROM g")
+    t_env = _env("CREATE TABLE p (id INT, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp') WITH ('connector' = 'print')")
+    query = "INSERT INTO p SELECT 1, CAST(NULL AS TIMESTAMP_LTZ(3))"
+    with pytest.raises(ValidationException) as info:
+        t_env.execute_sql(query)
+    assert str(info.value) == _flink_error(query)
 
 
 def test_writing_a_read_only_metadata_column_is_refused_unless_virtual() -> None:
