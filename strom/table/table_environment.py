@@ -22,6 +22,7 @@ from strom.table.planner.changelog import check_sink_accepts
 from strom.table.planner.ddl import plan_scan
 from strom.table.planner.logical import RelNode, RowType, Values, explain
 from strom.table.planner.metadata_columns import apply_writable_metadata, consumed_columns
+from strom.table.planner.scan_boundedness import check_bounded_scans
 from strom.table.planner.sink_converter import conform_to_sink
 from strom.table.planner.sql_to_rel import SqlToRel
 from strom.table.planner.translator import Translator
@@ -126,6 +127,8 @@ class TableEnvironment:
 
     # -- execution -----------------------------------------------------------------------------------------
     def _execute_query(self, plan: RelNode, *, materialized: bool = False) -> TableResult:
+        if not self._streaming():
+            check_bounded_scans(plan)
         env = self._new_stream_env()
         stream = Translator(env).translate(plan)
 
@@ -156,6 +159,8 @@ class TableEnvironment:
         env = self._new_stream_env()
         translator = Translator(env)
         for path, plan in inserts:
+            if not self._streaming():
+                check_bounded_scans(plan)
             sink, conformed, sink_type = self._sink_plan(path, plan)
             sink.consume(translator.translate(conformed), sink_type)
         client = env.execute_async("insert-into_" + "_".join(p for p, _ in inserts))

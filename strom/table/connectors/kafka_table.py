@@ -217,8 +217,6 @@ class KafkaDynamicSink(DynamicTableSink, SupportsWritingMetadata):
 
 def _physical(table: CatalogTable, row_type: RowType) -> RowType:
     """The physical columns of a sink's consumed row type (its metadata columns left out)."""
-    from strom.table.planner.logical import RowType as _RowType
-
     metadata = {c.name for c in table.columns if c.metadata is not None}
     kept = [(n, t) for n, t in zip(row_type.names, row_type.types, strict=True) if n not in metadata]
-    return _RowType(tuple(n for n, _ in kept), tuple(t for _, t in kept))
+    return type(row_type)(tuple(n for n, _ in kept), tuple(t for _, t in kept))

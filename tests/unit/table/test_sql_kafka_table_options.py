@@ -177,3 +177,19 @@ def test_the_watermark_and_computed_columns_are_pushed_into_the_kafka_source() -
     assert (
         stream.get_transformation().name == "Source: KafkaSource-default_catalog.default_database.k"
     )  # nothing between the source and the query: no separate assigner
+
+
+def test_an_unbounded_table_is_refused_in_batch_mode_with_flinks_message() -> None:
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    t_env.execute_sql(
+        f"CREATE TABLE k (id INT) WITH ('connector' = 'kafka', 'topic' = 'x', {BROKER}, 'format' = 'json')"
+    )
+    t_env.execute_sql("CREATE TABLE g (id INT) WITH ('connector' = 'datagen')")
+    flink = (FACTS / "sqlconn_batch_unbounded.txt").read_text().strip()  # Flink 2.3's, for the datagen table g
+    with pytest.raises(ValidationException) as info:
+        t_env.execute_sql("SELECT * FROM g")
+    assert f"org.apache.flink.table.api.ValidationException: {info.value}" == flink
+    with pytest.raises(
+        ValidationException, match=r"Querying an unbounded table 'default_catalog\.default_database\.k'"
+    ):
+        t_env.execute_sql("SELECT * FROM k")
