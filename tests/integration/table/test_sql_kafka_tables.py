@@ -266,3 +266,26 @@ def test_watermarks_are_generated_per_partition(kafka_broker: KafkaBroker, t_env
     assert (
         sum(counts) == 60
     )  # per partition, the watermark is the partitions' minimum: no record of the one behind is late
+
+
+def test_an_upsert_kafka_table_has_the_same_final_table_at_parallelism_2(kafka_broker: KafkaBroker) -> None:
+    from strom.table.table_result import materialize
+
+    topic = kafka_broker.create_topic("sql-upsert-p2", 2)
+    now = _now_ms()
+    records = [('{"id":1}', '{"id":1,"n":1}'), ('{"id":2}', '{"id":2,"n":5}'), ('{"id":1}', '{"id":1,"n":2}'),
+               ('{"id":3}', '{"id":3,"n":7}'), ('{"id":2}', None)]  # fmt: skip
+    # a key's records in one partition (as a keyed producer puts them), the keys spread over both
+    _produce(kafka_broker, topic, [(int(k[6:-1]) % 2, k, v, now, None) for k, v in records])
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.get_config().set("parallelism.default", "2")
+    t_env.execute_sql(
+        "CREATE TABLE u (id INT, n INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', "
+        + _with(kafka_broker, topic, "'key.format' = 'json', 'value.format' = 'json', 'scan.bounded.mode' = "
+                "'latest-offset'")
+        + ")"
+    )  # fmt: skip
+    final = materialize(iter(t_env.execute_sql("SELECT * FROM u").collect()))
+    assert sorted(tuple(r._values) for r in final) == [(1, 2), (3, 7)]
+    total = materialize(iter(t_env.execute_sql("SELECT SUM(n) FROM u").collect()))
+    assert [tuple(r._values) for r in total] == [(9,)]
