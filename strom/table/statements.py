@@ -91,6 +91,13 @@ def _show(t_env: TableEnvironment, statement: exp.Expr, text: str) -> TableResul
     words = text.strip().rstrip(";").split()
     upper = [w.upper() for w in words]
     catalog = t_env._catalog
+    if upper[:2] == ["CREATE", "CATALOG"]:
+        from strom.table.catalog.spark_catalog import create_catalog_statement
+
+        created = create_catalog_statement(text)
+        if created is not None:
+            catalog.register_catalog(*created)
+            return _ok()
     if upper[:2] == ["SHOW", "TABLES"]:
         return _listing("table name", catalog.list_tables())
     if upper[:2] == ["SHOW", "VIEWS"]:

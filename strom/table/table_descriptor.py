@@ -36,7 +36,8 @@ class Schema:
         def column_by_metadata(
             self, column_name: str, data_type: DataType | str, metadata_key: str | None = None, is_virtual: bool = False
         ) -> Schema.Builder:
-            self._columns.append(CatalogColumn(column_name, _type(data_type), metadata=metadata_key or column_name))
+            key = metadata_key or column_name
+            self._columns.append(CatalogColumn(column_name, _type(data_type), metadata=key, virtual=is_virtual))
             return self
 
         def watermark(self, column_name: str, watermark_expr: object) -> Schema.Builder:

@@ -21,9 +21,12 @@ from strom.table.errors import TableException, ValidationException
 from strom.table.planner.changelog import check_sink_accepts
 from strom.table.planner.ddl import plan_scan
 from strom.table.planner.logical import RelNode, RowType, Values, explain
+from strom.table.planner.metadata_columns import apply_writable_metadata, consumed_columns
+from strom.table.planner.scan_boundedness import check_bounded_scans
 from strom.table.planner.sink_converter import conform_to_sink
 from strom.table.planner.sql_to_rel import SqlToRel
 from strom.table.planner.translator import Translator
+from strom.table.planner.update_kind_inference import update_before_required
 from strom.table.sql.parser import at, parse_statement
 from strom.table.table import Table
 from strom.table.table_config import TableConfig
@@ -124,6 +127,8 @@ class TableEnvironment:
 
     # -- execution -----------------------------------------------------------------------------------------
     def _execute_query(self, plan: RelNode, *, materialized: bool = False) -> TableResult:
+        if not self._streaming():
+            check_bounded_scans(plan)
         env = self._new_stream_env()
         stream = Translator(env).translate(plan)
 
@@ -141,17 +146,21 @@ class TableEnvironment:
                 f"Table '{path}' not found as a sink; expected a table created with CREATE TABLE or "
                 "create_temporary_table; got " + ("a view" if table is not None else "nothing")
             )
-        physical = table.physical_columns()
+        physical = consumed_columns(table)
         types: list[DataType] = [c.type for c in physical if c.type is not None]
         sink_type = RowType(tuple(c.name for c in physical), tuple(types))
         sink = create_sink(str(ident), table, sink_type)
         check_sink_accepts(plan, str(ident), sink.accepts_updates)
-        return sink, conform_to_sink(plan, sink_type, str(ident)), sink_type
+        sink.keeps_update_before = sink.keeps_update_before or update_before_required(plan)
+        conformed = conform_to_sink(plan, sink_type, str(ident))
+        return sink, *apply_writable_metadata(str(ident), table, sink, conformed, sink_type)
 
     def _execute_inserts(self, inserts: Sequence[tuple[str, RelNode]]) -> TableResult:
         env = self._new_stream_env()
         translator = Translator(env)
         for path, plan in inserts:
+            if not self._streaming():
+                check_bounded_scans(plan)
             sink, conformed, sink_type = self._sink_plan(path, plan)
             sink.consume(translator.translate(conformed), sink_type)
         client = env.execute_async("insert-into_" + "_".join(p for p, _ in inserts))
@@ -197,6 +206,10 @@ class TableEnvironment:
 
     def list_databases(self) -> list[str]:
         return self._catalog.list_databases()
+
+    def register_catalog(self, catalog_name: str, catalog: Any) -> None:
+        """A catalog beside the in-memory one (PyFlink's ``register_catalog``), e.g. a ``SparkCatalog``."""
+        self._catalog.register_catalog(catalog_name, catalog)
 
     def get_current_catalog(self) -> str:
         return self._catalog.current_catalog

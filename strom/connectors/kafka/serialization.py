@@ -13,10 +13,15 @@ from typing import Any
 from strom.api.serialization_schema import DeserializationSchema, SerializationSchema
 from strom.exceptions import InvalidProgramError
 
+#: a record to produce: topic, value (None: a tombstone), key, partition (-1: the producer's partitioner),
+#: timestamp (epoch ms; 0: now) and headers (or None)
+ProducerRecord = tuple[str, bytes | None, bytes | None, int, int, list[tuple[str, bytes]] | None]
+
 __all__ = [
     "KafkaRecordDeserializationSchema",
     "KafkaRecordSerializationSchema",
     "KafkaRecordSerializationSchemaBuilder",
+    "ProducerRecord",
 ]
 
 
@@ -31,9 +36,19 @@ class KafkaRecordDeserializationSchema:
             )
         self.value_schema = value_schema
 
+    #: True for a schema that reads whole records (key, headers, timestamp, …): the reader then hands it the
+    #: batch of messages (:meth:`deserialize_records`) instead of their values
+    reads_records = False
+
     @staticmethod
     def value_only(value_schema: DeserializationSchema) -> KafkaRecordDeserializationSchema:
         return KafkaRecordDeserializationSchema(value_schema)
+
+    def deserialize_records(self, messages: list[Any]) -> tuple[list[Any], list[Any]]:
+        """The values of a batch of confluent-kafka messages and the messages they came from, in order (a
+        message the schema skips is in neither): Flink's ``deserialize(ConsumerRecord, Collector)`` per batch."""
+        values = [self.value_schema.deserialize(m.value()) for m in messages]
+        return values, messages
 
 
 class KafkaRecordSerializationSchema:
@@ -52,9 +67,22 @@ class KafkaRecordSerializationSchema:
         self.value_schema = value_schema
         self.key_schema = key_schema
 
+    #: True for a schema that makes whole records (partition, timestamp, headers, tombstones): the writer then
+    #: produces what :meth:`serialize_records` returns
+    writes_records = False
+
     @staticmethod
     def builder() -> KafkaRecordSerializationSchema.Builder:
         return KafkaRecordSerializationSchema.Builder()
+
+    def serialize_records(self, elements: list[Any], writer: Any) -> list[ProducerRecord]:
+        """The records of a batch of elements (Flink's ``serialize(element, context, timestamp)`` per batch);
+        ``writer`` is the sink writer (its ``context`` and ``producer``)."""
+        key = self.key_schema
+        return [
+            (self.topic_of(e), self.value_schema.serialize(e), key.serialize(e) if key else None, -1, 0, None)
+            for e in elements
+        ]
 
     def topic_of(self, element: Any) -> str:
         if self.topic_selector is not None:

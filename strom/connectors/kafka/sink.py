@@ -38,7 +38,7 @@ from strom.api.sink import (
 )
 from strom.connectors.kafka.client import client_config, confluent_kafka_module, list_topics, request_timeout_s
 from strom.connectors.kafka.protocol import end_txn
-from strom.connectors.kafka.serialization import KafkaRecordSerializationSchema
+from strom.connectors.kafka.serialization import KafkaRecordSerializationSchema, ProducerRecord
 from strom.connectors.redis.sink import DeliveryGuarantee
 from strom.exceptions import ConnectorError, InvalidProgramError
 
@@ -155,6 +155,9 @@ class KafkaWriter(PrecommittingSinkWriter[Any, KafkaCommittable]):
         producer = self.producer or self._open()
         produce = producer.produce
         schema = self.sink.serializer
+        if schema.writes_records:  # a table sink's records: partition, timestamp, headers, tombstones
+            self._write_records(producer, schema.serialize_records(elements, self))
+            return
         serialize = schema.value_schema.serialize
         key_schema = schema.key_schema
         topic = schema.topic
@@ -166,6 +169,19 @@ class KafkaWriter(PrecommittingSinkWriter[Any, KafkaCommittable]):
             while True:
                 try:
                     produce(where, value, key)
+                    break
+                except BufferError:  # the producer's queue is full: wait for deliveries (backpressure)
+                    producer.poll(0.05)
+        producer.poll(0)
+        if self.errors:
+            self._raise_delivery_errors()
+
+    def _write_records(self, producer: Any, records: list[ProducerRecord]) -> None:
+        produce = producer.produce
+        for topic, value, key, partition, timestamp, headers in records:
+            while True:
+                try:
+                    produce(topic, value, key, partition, timestamp=timestamp, headers=headers)
                     break
                 except BufferError:  # the producer's queue is full: wait for deliveries (backpressure)
                     producer.poll(0.05)

@@ -120,6 +120,10 @@ class KafkaSourceReader(SourceReader[Any]):
         self.deserialize = schema.deserialize
         self.deserialize_all = _deserializer_of_batches(schema)
         self._message: Any = confluent_kafka_module().Message
+        #: a schema of whole records (a table source's key, value and metadata) reads the messages themselves
+        self.deserialize_records = (
+            source.deserializer.deserialize_records if source.deserializer.reads_records else None
+        )
         #: a row schema that skips what it cannot read (``ignore_parse_errors``, comment lines) returns None for
         #: it; as in Flink, such records are dropped
         self.skips_none = bool(
@@ -187,10 +191,15 @@ class KafkaSourceReader(SourceReader[Any]):
             good = self._within_stops(consumer, good)
         if not good:
             return []
-        try:
-            values = self.deserialize_all(list(map(message.value, good)))
-        except Exception as exc:
-            raise self._unreadable(good, exc) from exc
+        if self.deserialize_records is not None:
+            values, good = self.deserialize_records(good)
+            if not good:
+                return []
+        else:
+            try:
+                values = self.deserialize_all(list(map(message.value, good)))
+            except Exception as exc:
+                raise self._unreadable(good, exc) from exc
         if self.skips_none and any(v is None for v in values):
             kept = [i for i, v in enumerate(values) if v is not None]
             good, values = [good[i] for i in kept], [values[i] for i in kept]

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from strom.table.catalog.catalog import Catalog
 from strom.table.errors import ValidationException
 from strom.table.types import DataType
 
@@ -40,7 +41,8 @@ class CatalogColumn:
     name: str
     type: DataType | None
     expression: str | None = None
-    metadata: str | None = None
+    metadata: str | None = None  # the metadata key of a METADATA column
+    virtual: bool = False  # a METADATA ... VIRTUAL column: read, never written
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,7 @@ class CatalogManager:
     def __init__(self) -> None:
         self._catalogs: dict[str, dict[str, _Database]] = {DEFAULT_CATALOG: {DEFAULT_DATABASE: _Database()}}
         self._temporary: dict[ObjectIdentifier, CatalogTable | CatalogView] = {}
+        self._external: dict[str, Catalog] = {}  # registered catalogs (Flink's Catalog): SparkCatalog, …
         self.current_catalog = DEFAULT_CATALOG
         self.current_database = DEFAULT_DATABASE
 
@@ -89,7 +92,17 @@ class CatalogManager:
         catalog = parts[-3] if len(parts) == 3 else self.current_catalog
         return ObjectIdentifier(catalog, database, name)
 
+    def register_catalog(self, name: str, catalog: Catalog) -> None:
+        if name in self._catalogs or name in self._external:
+            raise ValidationException(f"Catalog {name} already exists; expected a new name")
+        self._external[name] = catalog
+
     def _database(self, ident: ObjectIdentifier) -> _Database:
+        if ident.catalog in self._external:
+            raise ValidationException(
+                f"Catalog '{ident.catalog}' does not support creating or dropping tables here; expected "
+                f"{DEFAULT_CATALOG}; hint: USE CATALOG {DEFAULT_CATALOG}, or create the table in its own system"
+            )
         try:
             return self._catalogs[ident.catalog][ident.database]
         except KeyError:
@@ -106,7 +119,8 @@ class CatalogManager:
                 if ignore_if_exists:
                     return
                 raise ValidationException(f"Temporary table '{ident}' already exists")
-            self._database(ident)
+            if ident.catalog not in self._external:
+                self._database(ident)
             self._temporary[ident] = table
             return
         tables = self._database(ident).tables
@@ -119,6 +133,8 @@ class CatalogManager:
     def get_table(self, ident: ObjectIdentifier) -> CatalogTable | CatalogView | None:
         if ident in self._temporary:
             return self._temporary[ident]
+        if ident.catalog in self._external:
+            return self._external[ident.catalog].get_table(ident.database, ident.name)
         return self._database(ident).tables.get(ident.name)
 
     def drop_table(self, ident: ObjectIdentifier, *, temporary: bool, if_exists: bool) -> bool:
@@ -133,7 +149,8 @@ class CatalogManager:
 
     def list_tables(self) -> list[str]:
         ident = ObjectIdentifier(self.current_catalog, self.current_database, "")
-        names = set(self._database(ident).tables)
+        external = self._external.get(self.current_catalog)
+        names = set(external.list_tables(self.current_database) if external else self._database(ident).tables)
         names.update(
             t.name for t in self._temporary if (t.catalog, t.database) == (self.current_catalog, self.current_database)
         )
@@ -142,13 +159,16 @@ class CatalogManager:
     def list_views(self) -> list[str]:
         found = [t.name for t, v in self._temporary.items() if isinstance(v, CatalogView)]
         ident = ObjectIdentifier(self.current_catalog, self.current_database, "")
-        found += [n for n, v in self._database(ident).tables.items() if isinstance(v, CatalogView)]
+        if self.current_catalog not in self._external:
+            found += [n for n, v in self._database(ident).tables.items() if isinstance(v, CatalogView)]
         return sorted(found)
 
     def list_catalogs(self) -> list[str]:
-        return sorted(self._catalogs)
+        return sorted([*self._catalogs, *self._external])
 
     def list_databases(self) -> list[str]:
+        if self.current_catalog in self._external:
+            return sorted(self._external[self.current_catalog].list_databases())
         return sorted(self._catalogs[self.current_catalog])
 
     def create_database(self, name: str, *, ignore_if_exists: bool) -> None:
@@ -158,11 +178,21 @@ class CatalogManager:
         databases.setdefault(name, _Database())
 
     def use_catalog(self, name: str) -> None:
+        if name in self._external:
+            self.current_catalog = name
+            self.current_database = self._external[name].get_default_database()
+            return
         if name not in self._catalogs:
             raise ValidationException(f"A catalog with name [{name}] does not exist.")
         self.current_catalog = name
+        if self.current_database not in self._catalogs[name]:  # back from a registered catalog's database
+            self.current_database = DEFAULT_DATABASE
 
     def use_database(self, name: str) -> None:
-        if name not in self._catalogs[self.current_catalog]:
+        external = self._external.get(self.current_catalog)
+        if external is not None and external.database_exists(name):
+            self.current_database = name
+            return
+        if external is not None or name not in self._catalogs[self.current_catalog]:
             raise ValidationException(f"A database with name [{name}] does not exist in the catalog.")
         self.current_database = name

@@ -30,6 +30,8 @@ class DynamicTableSink(ABC):
     """Writes a DataStream of rows; ``accepts_updates`` False refuses an updating query (Flink's ChangelogMode)."""
 
     accepts_updates = False
+    #: an upsert sink drops UPDATE_BEFORE rows unless the plan needs them (Flink's ONLY_UPDATE_AFTER request)
+    keeps_update_before = True
 
     @abstractmethod
     def consume(self, stream: DataStream[Any], row_type: RowType) -> None:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from strom.table.connectors import blackhole, datagen, filesystem, print_sink
+from strom.table.connectors import (
+    blackhole,
+    datagen,
+    filesystem,
+    kafka_table,
+    print_sink,
+    redis_table,
+    spark_table,
+)
 from strom.table.connectors.base import DynamicTableSink, DynamicTableSource
 from strom.table.errors import ValidationException
 
@@ -22,6 +30,10 @@ def _factories() -> dict[str, tuple[Callable[..., DynamicTableSource] | None, Ca
         "print": (None, print_sink.PrintTableSink.create),
         "blackhole": (None, blackhole.BlackHoleTableSink.create),
         "filesystem": (filesystem.FileSystemTableSource.create, filesystem.FileSystemTableSink.create),
+        "kafka": (kafka_table.KafkaDynamicSource.create, kafka_table.KafkaDynamicSink.create),
+        "upsert-kafka": (kafka_table.KafkaDynamicSource.create_upsert, kafka_table.KafkaDynamicSink.create_upsert),
+        "redis": (redis_table.RedisDynamicSource.create, redis_table.RedisDynamicSink.create),
+        "spark": (spark_table.SparkDynamicSource.create, spark_table.SparkDynamicSink.create),
     }
 
 

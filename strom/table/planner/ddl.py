@@ -10,6 +10,7 @@ from strom.table.connectors import create_source
 from strom.table.errors import TableException, ValidationException
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Calc, RelNode, RowType, TableScan, WatermarkAssigner
+from strom.table.planner.metadata_columns import apply_readable_metadata
 from strom.table.planner.rex import RexInputRef, RexNode
 from strom.table.planner.scope import Scope
 from strom.table.sql.flink_dialect import FlinkDialect, FlinkType, MetadataColumn
@@ -74,27 +75,26 @@ def _column(item: exp.ColumnDef) -> CatalogColumn:
     key = None
     if metadata is not None:
         key = metadata.this.name if metadata.this is not None else item.name
-    return CatalogColumn(item.name, data_type, metadata=key)
+    virtual = bool(metadata is not None and metadata.args.get("virtual"))
+    return CatalogColumn(item.name, data_type, metadata=key, virtual=virtual)
 
 
 def plan_scan(name: str, table: CatalogTable) -> RelNode:
     """The plan reading ``table``: its source's physical columns, then computed columns, then the watermark."""
     physical = [c for c in table.columns if c.expression is None and c.metadata is None]
-    for column in table.columns:
-        if column.metadata is not None:
-            raise TableException(
-                f"Unsupported: METADATA column '{column.name}' of table '{name}'; hint: declare it as a physical column"
-            )
     types: list[DataType] = [c.type for c in physical if c.type is not None]
     physical_type = RowType(tuple(c.name for c in physical), tuple(types))
     source = create_source(name, table, physical_type)
-    rel: RelNode = TableScan(physical_type, name, source)
+    produced_type, metadata_refs = apply_readable_metadata(name, table, source, physical_type)
+    rel: RelNode = TableScan(produced_type, name, source)
     if len(physical) != len(table.columns):
-        scope = Scope.of(physical_type)
+        scope = Scope.of(produced_type)
         converter = ExpressionConverter(scope)
         projection: list[RexNode] = []
         for column in table.columns:
-            if column.expression is None:
+            if column.name in metadata_refs:
+                projection.append(metadata_refs[column.name])
+            elif column.expression is None:
                 index = physical_type.names.index(column.name)
                 projection.append(RexInputRef(index, physical_type.types[index], column.name))
             else:

@@ -260,7 +260,12 @@ class Translator:
 
     def _watermarkassigner(self, rel: WatermarkAssigner) -> DataStream[Any]:
         from strom.table.planner.codegen import compile_projection
+        from strom.table.planner.watermark_push_down import push_watermark_into_scan
         from strom.table.runtime.watermark_assigner import RowtimeWatermarkStrategy
+
+        pushed = push_watermark_into_scan(self.env, rel)
+        if pushed is not None:
+            return pushed
 
         values = compile_projection([rel.expression])
         strategy = RowtimeWatermarkStrategy(rel.rowtime_index, _First(values))
