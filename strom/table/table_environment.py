@@ -63,7 +63,7 @@ class TableEnvironment:
 
     # -- planning ------------------------------------------------------------------------------------
     def _sql_to_rel(self) -> SqlToRel:
-        return SqlToRel(self._catalog, plan_scan)
+        return SqlToRel(self._catalog, plan_scan, streaming=self._streaming())
 
     def _new_stream_env(self) -> Any:
         if self._stream_env is not None:

@@ -25,6 +25,7 @@ __all__ = [
     "RelNode",
     "RowType",
     "SingleRel",
+    "Sort",
     "TableScan",
     "Union",
     "Values",
@@ -179,6 +180,19 @@ class Rank(SingleRel):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class Sort(SingleRel):
+    """``ORDER BY keys [OFFSET m] [FETCH n]`` (Calcite's ``Sort``): in BATCH the whole input sorted (Flink's
+    Sort / SortLimit); in STREAMING, with ``rowtime`` set, the temporal sort on an ascending time attribute first."""
+
+    row_type: RowType
+    input: RelNode
+    order_keys: tuple[tuple[int, bool], ...]  # (column, ascending)
+    offset: int = 0
+    fetch: int | None = None
+    rowtime: bool = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class WatermarkAssigner(SingleRel):
     """``WATERMARK FOR rowtime AS expression``: record timestamps and watermarks (row type: rowtime marked)."""
 
@@ -301,6 +315,7 @@ RelNode = (
     | Union
     | Join
     | Rank
+    | Sort
     | WatermarkAssigner
     | WindowTableFunction
     | WindowAggregate

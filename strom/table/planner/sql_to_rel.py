@@ -28,6 +28,7 @@ from strom.table.planner.rank_converter import (
 )
 from strom.table.planner.rex import RexLiteral, RexNode, input_refs
 from strom.table.planner.scope import Scope
+from strom.table.planner.sort_converter import convert_order_by, hide_order_items
 from strom.table.planner.subquery_converter import remove_subqueries
 from strom.table.planner.type_rules import common_type
 from strom.table.planner.window_converter import convert_window_tvf, is_window_tvf
@@ -42,9 +43,10 @@ ScanFactory = Callable[[str, CatalogTable], RelNode]
 class SqlToRel:
     """Converts queries against one catalog; ``scan_factory`` plans a catalog table's scan."""
 
-    def __init__(self, catalog: CatalogManager, scan_factory: ScanFactory) -> None:
+    def __init__(self, catalog: CatalogManager, scan_factory: ScanFactory, *, streaming: bool = True) -> None:
         self.catalog = catalog
         self.scan_factory = scan_factory
+        self.streaming = streaming
 
     def convert_query(self, node: exp.Expr, ctes: Mapping[str, RelNode] | None = None) -> RelNode:
         ctes = dict(ctes or {})
@@ -146,17 +148,13 @@ class SqlToRel:
             if having is not None:
                 raise ValidationException(f"SQL validation failed{at(having)}: HAVING without GROUP BY or aggregates")
             converter = ExpressionConverter(scope)
-            projection = tuple(converter.convert(i) for i in items)
-            names = output_names(items)
+            hidden = hide_order_items(select, output_names(items))
+            projection = tuple(converter.convert(i) for i in [*items, *hidden])
+            names = (*output_names(items), *(f"$order{i}" for i in range(len(hidden))))
             rel = drop_unused_rank(project(rel, projection, names))
         if select.args.get("distinct") is not None:
             rel = distinct(rel)
-        if select.args.get("order") is not None:
-            raise TableException(
-                f"Unsupported SQL construct{at(select.args['order'])}: ORDER BY; "
-                "hint: Top-N by ROW_NUMBER() OVER (...) WHERE rn <= N"
-            )
-        return limit_of(rel, select)
+        return limit_of(rel, select, self.streaming)
 
     def expand_stars(self, items: list[exp.Expr], scope: Scope) -> list[exp.Expr]:
         expanded: list[exp.Expr] = []
@@ -204,14 +202,18 @@ class SqlToRel:
         return Values(RowType(names, types), literal_rows)
 
 
-def limit_of(rel: RelNode, select: exp.Select) -> RelNode:
-    """``LIMIT n [OFFSET m]`` without ORDER BY (Flink's streaming FETCH): the first rows in arrival order, as a Rank
-    over one partition that keeps rows ``m + 1 .. m + n`` and emits them once."""
+def limit_of(rel: RelNode, select: exp.Query, streaming: bool = True) -> RelNode:
+    """``ORDER BY`` (:mod:`~strom.table.planner.sort_converter`) and ``LIMIT n [OFFSET m]``; without ORDER BY (Flink's
+    streaming FETCH) the first rows in arrival order, as a Rank over one partition that keeps rows ``m + 1 .. m + n``
+    and emits them once."""
     limit, offset = select.args.get("limit"), select.args.get("offset")
-    if limit is None and offset is None:
-        return rel
+    order = select.args.get("order")
     count = _int_literal(limit.expression if limit is not None else None, select)
     skip = _int_literal(offset.expression if offset is not None else None, select) or 0
+    if order is not None:
+        return convert_order_by(rel, order, skip, count, streaming=streaming)
+    if limit is None and offset is None:
+        return rel
     if count is None:
         raise TableException(f"Unsupported SQL construct{at(offset)}: OFFSET without LIMIT in a streaming query")
     return fetch(rel, skip, count)
