@@ -28,6 +28,7 @@ from strom.table.planner.rank_converter import (
 )
 from strom.table.planner.rex import RexLiteral, RexNode, input_refs
 from strom.table.planner.scope import Scope
+from strom.table.planner.set_op_converter import convert_set_op
 from strom.table.planner.sort_converter import convert_order_by, hide_order_items
 from strom.table.planner.subquery_converter import remove_subqueries
 from strom.table.planner.type_rules import common_type
@@ -54,8 +55,8 @@ class SqlToRel:
         if with_ is not None:
             for cte in with_.expressions:
                 ctes[cte.alias] = self.convert_query(cte.this, ctes)
-        if isinstance(node, exp.Union):
-            return self.union(node, ctes)
+        if isinstance(node, exp.SetOperation):
+            return limit_of(self.union(node, ctes), node, self.streaming)
         if isinstance(node, exp.Subquery | exp.Paren):
             return self.convert_query(node.this, ctes)
         if isinstance(node, exp.Values):
@@ -170,11 +171,7 @@ class SqlToRel:
         return expanded
 
     # -- set operations and VALUES ---------------------------------------------------------------------
-    def union(self, node: exp.Union, ctes: Mapping[str, RelNode]) -> RelNode:
-        if node.args.get("distinct"):
-            raise TableException(f"Unsupported SQL construct{at(node)}: UNION (distinct); hint: UNION ALL")
-        if type(node) is not exp.Union:
-            raise TableException(f"Unsupported SQL construct{at(node)}: {type(node).__name__.upper()}")
+    def union(self, node: exp.SetOperation, ctes: Mapping[str, RelNode]) -> RelNode:
         left = self.convert_query(node.this, ctes)
         right = self.convert_query(node.expression, ctes)
         if len(left.row_type) != len(right.row_type):
@@ -183,6 +180,8 @@ class SqlToRel:
                 f"got {len(left.row_type)} and {len(right.row_type)}"
             )
         types = tuple(common_type([a, b], node) for a, b in zip(left.row_type.types, right.row_type.types, strict=True))
+        if node.args.get("distinct") is not False or type(node) is not exp.Union:
+            return convert_set_op(node, left, right, types)
         members = []
         for member in (left, right):
             for sub in member.members if isinstance(member, Union) else (member,):
