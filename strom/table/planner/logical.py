@@ -177,6 +177,7 @@ class Rank(SingleRel):
     limit: int
     output_rank: bool
     offset: int = 0  # rows before rank offset + 1 are not emitted (LIMIT … OFFSET)
+    rank_type: str = "ROW_NUMBER"  # or RANK / DENSE_RANK (BATCH only, as Flink)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

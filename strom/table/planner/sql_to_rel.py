@@ -144,7 +144,7 @@ class SqlToRel:
         if aggregated:
             rel = convert_aggregate(rel, scope, select, items, having)
         elif has_window_function(items):
-            rel = convert_rank(rel, scope, items)
+            rel = convert_rank(rel, scope, items, streaming=self.streaming)
         else:
             if having is not None:
                 raise ValidationException(f"SQL validation failed{at(having)}: HAVING without GROUP BY or aggregates")

@@ -284,6 +284,11 @@ class Translator:
                 output_rank_number=rel.output_rank,
             )
         keyed = self.translate(rel.input).key_by(KeyByIndices(rel.partition_keys))
+        if rel.rank_type != "ROW_NUMBER":
+            from strom.table.runtime.batch_rank import BatchRankFunction
+
+            batch = BatchRankFunction(rel.rank_type, rel.order_keys, rel.limit, rel.output_rank, rel.offset)
+            return keyed.process(batch).name(f"Rank(rankType=[{rel.rank_type}], rankEnd={rel.limit})")
         function = RankFunction(rel.order_keys, rel.limit, rel.output_rank, rel.offset)
         return keyed.process(function).name(f"Rank(rankEnd={rel.limit})")
 
