@@ -27,6 +27,7 @@ from strom.table.planner.rank_converter import (
     push_rank_limit,
 )
 from strom.table.planner.rex import RexLiteral, RexNode, input_refs
+from strom.table.planner.scalar_subquery_converter import SCALAR, remove_scalar_subqueries
 from strom.table.planner.scope import Scope
 from strom.table.planner.set_op_converter import convert_set_op
 from strom.table.planner.sort_converter import convert_order_by, hide_order_items
@@ -123,6 +124,9 @@ class SqlToRel:
     def select(self, select: exp.Select, ctes: Mapping[str, RelNode]) -> RelNode:
         rel, scope = self.from_clause(select, ctes)
         where = select.args.get("where")
+        rel, scope = remove_scalar_subqueries(
+            rel, scope, [*select.expressions, *([where.this] if where is not None else [])], self._subquery(ctes)
+        )
         if where is not None:
             rel, remaining = remove_subqueries(rel, scope, where.this, lambda q: self.convert_query(q, ctes))
             where = exp.Where(this=remaining) if remaining is not None else None
@@ -157,6 +161,9 @@ class SqlToRel:
             rel = distinct(rel)
         return limit_of(rel, select, self.streaming)
 
+    def _subquery(self, ctes: Mapping[str, RelNode]) -> Callable[[exp.Expr], RelNode]:
+        return lambda query: self.convert_query(query, ctes)
+
     def expand_stars(self, items: list[exp.Expr], scope: Scope) -> list[exp.Expr]:
         expanded: list[exp.Expr] = []
         for item in items:
@@ -164,6 +171,8 @@ class SqlToRel:
             if isinstance(item, exp.Star) or star_table:
                 for i in scope.indices(star_table or None):
                     field = scope.fields[i]
+                    if field.qualifier == SCALAR:
+                        continue
                     column = exp.column(field.name, field.qualifier, quoted=True)
                     expanded.append(column)
             else:
