@@ -15,7 +15,7 @@ from sqlglot import exp
 from strom.table.catalog.catalog_manager import CatalogManager, CatalogTable, CatalogView
 from strom.table.errors import TableException, ValidationException
 from strom.table.planner.aggregate_converter import convert_aggregate, distinct, is_aggregate_call
-from strom.table.planner.correlate_converter import convert_lateral
+from strom.table.planner.correlate_converter import convert_lateral, convert_unnest
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.join_converter import convert_join
 from strom.table.planner.logical import Calc, RelNode, RowType, Union, Values
@@ -117,8 +117,9 @@ class SqlToRel:
             return Values(RowType((), ()), ((),)), Scope([])
         rel, scope = self.from_item(from_.this, ctes)
         for join in select.args.get("joins") or []:
-            if isinstance(join.this, exp.Lateral):
-                rel, scope = convert_lateral(rel, scope, join)
+            if isinstance(join.this, exp.Lateral | exp.Unnest):
+                convert = convert_lateral if isinstance(join.this, exp.Lateral) else convert_unnest
+                rel, scope = convert(rel, scope, join)
                 continue
             right, right_scope = self.from_item(join.this, ctes)
             rel, scope = convert_join(rel, scope, right, right_scope, join)
