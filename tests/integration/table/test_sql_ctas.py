@@ -51,3 +51,10 @@ def test_ctas_with_a_column_list_is_refused_with_the_position() -> None:
     t_env = _env(batch=False)
     with pytest.raises(TableException, match=r"at line 1, column \d+: CREATE TABLE with a column list AS SELECT"):
         t_env.execute_sql("CREATE TABLE p (id INT) WITH ('connector' = 'blackhole') AS SELECT id FROM orders")
+
+
+def test_insert_overwrite_is_refused_rather_than_appending() -> None:
+    t_env = _env(batch=True)
+    t_env.execute_sql("CREATE TABLE sink (id INT) WITH ('connector' = 'blackhole')")
+    with pytest.raises(TableException, match=r"at line 1, column \d+: INSERT OVERWRITE; .* hint: INSERT INTO"):
+        t_env.execute_sql("INSERT OVERWRITE sink SELECT id FROM orders")
