@@ -15,6 +15,10 @@ from pyflink.table.udf import udtf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLICKS = "/tmp/strom-flink-rel-clicks.csv"
+ORDERS_CSV = "/tmp/strom-flink-rel-orders.csv"
+ORDER_ROWS = [(1, "alice", 12), (2, "bob", 30), (3, "alice", 7), (4, "carol", 5), (5, "bob", 30)]
+PEOPLE_CSV = "/tmp/strom-flink-rel-people.csv"
+PEOPLE_ROWS = [("alice", "Berlin"), ("bob", "Paris"), ("erin", "Oslo")]
 CLICK_ROWS = [
     ("ann", "2024-01-01 00:00:01.200"),
     ("bob", "2024-01-01 00:00:00.500"),
@@ -34,6 +38,10 @@ SETUP = [
     "CREATE TEMPORARY VIEW nums AS SELECT * FROM (VALUES (5), (CAST(NULL AS INT))) AS t(n)",
     "CREATE TEMPORARY VIEW bags AS SELECT * FROM (VALUES (1, ARRAY['a', 'b']), (2, ARRAY['c']), "
     "(3, CAST(NULL AS ARRAY<STRING>))) AS t(id, tags)",
+    f"CREATE TABLE orders_fs (id INT, customer STRING, amount INT) WITH ('connector' = 'filesystem', "
+    f"'path' = '{ORDERS_CSV}', 'format' = 'csv')",
+    f"CREATE TABLE people_fs (name STRING, city STRING) WITH ('connector' = 'filesystem', "
+    f"'path' = '{PEOPLE_CSV}', 'format' = 'csv')",
     f"CREATE TABLE clicks (u STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ("
     f"'connector' = 'filesystem', 'path' = '{CLICKS}', 'format' = 'csv')",
 ]
@@ -64,6 +72,12 @@ QUERIES = {
     "scalar_where": "SELECT id, amount FROM orders WHERE amount > (SELECT AVG(amount) FROM orders)",
     "scalar_correlated": "SELECT id, (SELECT COUNT(*) FROM orders o2 WHERE o2.customer = o.customer) AS n "
     "FROM orders o",
+    "scalar_correlated_count": "SELECT name, (SELECT COUNT(*) FROM orders_fs o WHERE o.customer = p.name) AS n "
+    "FROM people_fs p",
+    "scalar_correlated_max": "SELECT name, (SELECT MAX(amount) FROM orders_fs o WHERE o.customer = p.name "
+    "AND o.amount < 30) AS hi FROM people_fs p",
+    "scalar_correlated_where": "SELECT id, amount FROM orders_fs o WHERE amount >= "
+    "(SELECT MAX(amount) FROM orders_fs o2 WHERE o2.customer = o.customer)",
     "exists_uncorrelated": "SELECT id FROM orders WHERE EXISTS (SELECT * FROM people WHERE city = 'Rome')",
     "not_exists_uncorrelated": "SELECT id FROM orders WHERE NOT EXISTS (SELECT * FROM people WHERE city = 'Rome')",
     "unnest": "SELECT id, x FROM bags CROSS JOIN UNNEST(tags) AS t(x)",
@@ -97,6 +111,10 @@ def vowels(s):
 def write_clicks(path: str = CLICKS) -> None:
     with open(path, "w") as f:
         f.writelines(f"{user},{ts}\n" for user, ts in CLICK_ROWS)
+    with open(ORDERS_CSV, "w") as f:
+        f.writelines(f"{i},{c},{a}\n" for i, c, a in ORDER_ROWS)
+    with open(PEOPLE_CSV, "w") as f:
+        f.writelines(f"{n},{c}\n" for n, c in PEOPLE_ROWS)
 
 
 def environment(settings: EnvironmentSettings) -> TableEnvironment:

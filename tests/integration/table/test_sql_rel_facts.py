@@ -27,18 +27,23 @@ def _program() -> dict[str, Any]:
     for node in ast.parse((DATA / "rel_queries.py").read_text()).body:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
-            if name in ("QUERIES", "CLICK_ROWS", "CLICKS"):
+            if name in ("QUERIES", "CLICK_ROWS", "CLICKS", "ORDERS_CSV", "ORDER_ROWS", "PEOPLE_CSV", "PEOPLE_ROWS"):
                 values[name] = ast.literal_eval(node.value)
-            elif name == "SETUP":  # f-strings name the clicks file
-                values[name] = eval(ast.unparse(node.value), {"CLICKS": values["CLICKS"]})  # our own test data
+            elif name == "SETUP":  # f-strings name the csv files: evaluate them with our own paths
+                files = {k: values[k] for k in ("CLICKS", "ORDERS_CSV", "PEOPLE_CSV")}
+                values[name] = eval(ast.unparse(node.value), files)  # our own test data
     return values
 
 
 PROGRAM = _program()
 QUERIES: dict[str, str] = PROGRAM["QUERIES"]
-CLICKS = Path(tempfile.mkdtemp(prefix="strom-sql-rel-")) / "clicks.csv"
-CLICKS.write_text("".join(f"{user},{ts}\n" for user, ts in PROGRAM["CLICK_ROWS"]))
-SETUP = [s.replace(PROGRAM["CLICKS"], str(CLICKS)) for s in PROGRAM["SETUP"]]
+FILES = Path(tempfile.mkdtemp(prefix="strom-sql-rel-"))
+CSV_ROWS = {"CLICKS": "CLICK_ROWS", "ORDERS_CSV": "ORDER_ROWS", "PEOPLE_CSV": "PEOPLE_ROWS"}
+SETUP: list[str] = list(PROGRAM["SETUP"])
+for _path, _rows in CSV_ROWS.items():
+    _local = FILES / f"{_path.lower()}.csv"
+    _local.write_text("".join(",".join(str(v) for v in row) + "\n" for row in PROGRAM[_rows]))
+    SETUP = [s.replace(PROGRAM[_path], str(_local)) for s in SETUP]
 
 EXACT = [
     "batch_order_by",
@@ -73,6 +78,9 @@ TWO_INPUTS = [
     "scalar_where",
     "exists_uncorrelated",
     "not_exists_uncorrelated",
+    "scalar_correlated_count",
+    "scalar_correlated_max",
+    "scalar_correlated_where",
 ]
 ERRORS = ["error_order_by", "error_order_by_time_desc", "rank", "dense_rank", "rank_no_number"]
 

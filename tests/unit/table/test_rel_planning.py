@@ -182,3 +182,17 @@ def test_batch_rank_numbers_ties_alike(rank_type: str, expected: list[int]) -> N
         harness.process_element(Row(value))
     harness.process_watermark(LONG_MAX)
     assert [r[1] for r in harness.records()] == expected
+
+
+def test_a_correlated_scalar_subquery_is_a_left_join_with_the_inner_query_grouped_by_its_correlated_columns() -> None:
+    plan = _plan(
+        "SELECT id, (SELECT COUNT(*) FROM orders o2 WHERE o2.customer = o.customer AND o2.amount > 6) AS n "
+        "FROM orders o"
+    )
+    join = next(n for n in _nodes(plan) if isinstance(n, Join))
+    assert (join.kind, join.left_keys, join.right_keys) == ("LEFT", (1,), (0,))
+    aggregate = next(n for n in _nodes(join.right) if isinstance(n, Aggregate))
+    assert aggregate.group_keys == (0,) and [c.name for c in aggregate.calls] == ["COUNT"]
+    assert plan.row_type.names == ("id", "n")
+    with pytest.raises(TableException, match="a correlated scalar subquery; expected"):
+        _plan("SELECT id, (SELECT o2.id FROM orders o2 WHERE o2.customer = o.customer) AS n FROM orders o")
