@@ -19,12 +19,14 @@ from strom.table.errors import TableException, ValidationException
 from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.logical import Calc, Rank, RelNode, RowType, Sort
 from strom.table.planner.rex import RexInputRef
+from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 from strom.table.types import parse_type
 
 __all__ = ["convert_order_by", "hide_order_items", "order_keys", "sort"]
 
 NON_TIME_SORT = "Sort on a non-time-attribute field is not supported."
+_HIDDEN = "strom_order_column"  # meta of an ORDER BY item sorted on a hidden column
 
 
 def convert_order_by(rel: RelNode, order: exp.Order, offset: int, fetch: int | None, *, streaming: bool) -> RelNode:
@@ -41,7 +43,7 @@ def convert_order_by(rel: RelNode, order: exp.Order, offset: int, fetch: int | N
 
 def hide_order_items(select: exp.Select, names: Sequence[str]) -> list[exp.Expr]:
     """ORDER BY items that are not in the SELECT list (Calcite sorts on them as extra columns): each such item's
-    expression, to project as ``$order<i>``; the ORDER BY then names that column."""
+    expression, to project as ``$order<i>``; the item (its meta) then names that column."""
     order = select.args.get("order")
     if order is None or select.args.get("distinct") is not None:
         return []
@@ -52,7 +54,7 @@ def hide_order_items(select: exp.Select, names: Sequence[str]) -> list[exp.Expr]
         if isinstance(node, exp.Literal) or (isinstance(node, exp.Column) and node.name.lower() in lowered):
             continue
         hidden.append(node.copy())
-        node.replace(exp.column(f"$order{len(hidden) - 1}", quoted=True))
+        item.meta[_HIDDEN] = f"$order{len(hidden) - 1}"  # the ORDER BY keeps its text and position for errors
     return hidden
 
 
@@ -61,7 +63,10 @@ def order_keys(row_type: RowType, order: exp.Order) -> tuple[tuple[int, bool], .
     for item in order.expressions:
         node = item.this if isinstance(item, exp.Ordered) else item
         ascending = not (isinstance(item, exp.Ordered) and item.args.get("desc"))
-        keys.append((_column(row_type, node), ascending))
+        hidden = item.meta.get(_HIDDEN)
+        index = row_type.index_of(hidden) if hidden is not None else _column(row_type, node)
+        assert index is not None
+        keys.append((index, ascending))
     return tuple(keys)
 
 
@@ -98,7 +103,15 @@ def sort(
         return _top_n(rel, keys, offset, fetch)
     first, ascending = keys[0] if keys else (None, False)
     if first is None or not ascending or "ROWTIME" not in str(rel.row_type.types[first]):
-        raise TableException(NON_TIME_SORT)
+        order = (
+            where.sql(dialect=FlinkDialect)
+            if where is not None
+            else "ORDER BY " + ", ".join(f"{rel.row_type.names[c]}{'' if a else ' DESC'}" for c, a in keys)
+        )
+        raise TableException(
+            f"Unsupported SQL construct{at(where)}: {order.strip()} in a streaming query; {NON_TIME_SORT} "
+            "Expected an ascending time attribute first, or ORDER BY … LIMIT n (Top-N)"
+        )
     if offset:
         raise TableException(f"Unsupported SQL construct{at(where)}: OFFSET without LIMIT in a streaming query")
     if not is_insert_only(rel):

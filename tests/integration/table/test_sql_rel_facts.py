@@ -146,5 +146,6 @@ def test_refused_with_flinks_reason(name: str) -> None:
     t_env = _env(1, batch=False)
     with pytest.raises(Exception) as info:
         t_env.execute_sql(QUERIES[name])
-    expected = (DATA / f"rel_{name}.txt").read_text().strip()
-    assert f"{type(info.value).__name__}: {info.value}" == expected.replace("org.apache.flink.table.api.", "")
+    kind, reason = (DATA / f"rel_{name}.txt").read_text().strip().split(": ", 1)
+    assert type(info.value).__name__ == kind.replace("org.apache.flink.table.api.", "")
+    assert reason in str(info.value)  # Flink's reason; strom adds the position and what is supported
