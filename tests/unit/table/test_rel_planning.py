@@ -62,6 +62,7 @@ def test_batch_order_by_is_a_sort_of_the_whole_input_with_hidden_keys_projected_
     assert isinstance(sort, Sort)
     assert (sort.order_keys, sort.offset, sort.fetch, sort.rowtime) == (((1, False),), 1, 2, False)
     assert is_insert_only(sort)
+    assert "+- Sort(orderBy=[$order0 DESC], offset=1, fetch=2)" in logical.explain(plan)
 
 
 def test_streaming_order_by_limit_is_a_top_n_without_partition() -> None:
