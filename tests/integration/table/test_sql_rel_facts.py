@@ -129,8 +129,9 @@ def test_changelog_at_parallelism_1_is_flinks(name: str) -> None:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", ["batch_order_by", "batch_order_by_limit"])
-def test_batch_sort_at_parallelism_2_is_flinks(name: str) -> None:
+@pytest.mark.parametrize("name", ["batch_order_by", "batch_order_by_limit", "order_by_time", "order_by_time_then"])
+def test_sort_at_parallelism_2_is_flinks(name: str) -> None:
+    """The sorts run at parallelism 1 (Flink's global sort), so their output order holds under a p=2 job."""
     assert _printed(name, 2) == (DATA / f"rel_{name}.txt").read_text()
 
 
