@@ -23,7 +23,7 @@ from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 from strom.table.types import parse_type
 
-__all__ = ["convert_order_by", "hide_order_items", "order_keys", "sort"]
+__all__ = ["convert_order_by", "hide_order_items", "order_keys", "sort", "without_sort"]
 
 NON_TIME_SORT = "Sort on a non-time-attribute field is not supported."
 _HIDDEN = "strom_order_column"  # meta of an ORDER BY item sorted on a hidden column
@@ -39,6 +39,16 @@ def convert_order_by(rel: RelNode, order: exp.Order, offset: int, fetch: int | N
     types = tuple(rel.row_type.types[i] for i in visible)
     projection = tuple(RexInputRef(i, rel.row_type.types[i]) for i in visible)
     return Calc(RowType(tuple(rel.row_type.names[i] for i in visible), types), sorted_rel, projection, None)
+
+
+def without_sort(query: exp.Expr) -> exp.Expr:
+    """A subquery in FROM without its ORDER BY when it has no LIMIT / OFFSET: Calcite drops such a sort (its order
+    means nothing to the outer query), so Flink runs ``SELECT … FROM (SELECT … ORDER BY x)`` in STREAMING too."""
+    if query.args.get("order") is None or query.args.get("limit") is not None or query.args.get("offset") is not None:
+        return query
+    stripped = query.copy()
+    stripped.set("order", None)
+    return stripped
 
 
 def hide_order_items(select: exp.Select, names: Sequence[str]) -> list[exp.Expr]:

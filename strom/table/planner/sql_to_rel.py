@@ -31,7 +31,7 @@ from strom.table.planner.rex import RexLiteral, RexNode, input_refs
 from strom.table.planner.scalar_subquery_converter import SCALAR, remove_scalar_subqueries
 from strom.table.planner.scope import Scope
 from strom.table.planner.set_op_converter import convert_set_op
-from strom.table.planner.sort_converter import convert_order_by, hide_order_items
+from strom.table.planner.sort_converter import convert_order_by, hide_order_items, without_sort
 from strom.table.planner.subquery_converter import remove_subqueries
 from strom.table.planner.type_rules import common_type
 from strom.table.planner.window_converter import convert_window_tvf, is_window_tvf
@@ -78,7 +78,7 @@ class SqlToRel:
             rel = self.table(node, ctes)
             return rel, Scope.of(rel.row_type, alias or node.name)
         if isinstance(node, exp.Subquery):
-            rel = self.convert_query(node.this, ctes)
+            rel = self.convert_query(without_sort(node.this), ctes)
         elif isinstance(node, exp.Values):
             rel = self.values(node)
         else:

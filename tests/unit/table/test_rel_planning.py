@@ -200,3 +200,10 @@ def test_a_correlated_scalar_subquery_is_a_left_join_with_the_inner_query_groupe
     assert plan.row_type.names == ("id", "n")
     with pytest.raises(TableException, match="a correlated scalar subquery; expected"):
         _plan("SELECT id, (SELECT o2.id FROM orders o2 WHERE o2.customer = o.customer) AS n FROM orders o")
+
+
+def test_a_sort_without_limit_in_a_from_subquery_is_dropped_as_calcite_does() -> None:
+    plan = _plan("SELECT id FROM (SELECT id, amount FROM orders ORDER BY amount) AS t")
+    assert not any(isinstance(n, Sort | Rank) for n in _nodes(plan))
+    limited = _plan("SELECT id FROM (SELECT id, amount FROM orders ORDER BY amount LIMIT 1) AS t")
+    assert any(isinstance(n, Rank) for n in _nodes(limited))
