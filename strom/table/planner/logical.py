@@ -191,6 +191,7 @@ class Sort(SingleRel):
     offset: int = 0
     fetch: int | None = None
     rowtime: bool = False
+    nulls_first: tuple[bool, ...] = ()  # per order key; empty: first for ASC, last for DESC (Flink's default)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

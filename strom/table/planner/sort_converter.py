@@ -32,7 +32,15 @@ _HIDDEN = "strom_order_column"  # meta of an ORDER BY item sorted on a hidden co
 def convert_order_by(rel: RelNode, order: exp.Order, offset: int, fetch: int | None, *, streaming: bool) -> RelNode:
     """The SELECT's output ``rel`` ordered by the ORDER BY items (output columns, by name or ordinal); the hidden
     ``$order<i>`` columns of :func:`hide_order_items` are projected away after the sort."""
-    sorted_rel = sort(rel, order_keys(rel.row_type, order), offset, fetch, streaming=streaming, where=order)
+    keys = order_keys(rel.row_type, order)
+    nulls = tuple(bool(item.args.get("nulls_first")) for item in order.expressions)
+    default = tuple(ascending for _, ascending in keys)
+    sorted_rel = sort(rel, keys, offset, fetch, streaming=streaming, where=order, nulls_first=nulls)
+    if nulls != default and not isinstance(sorted_rel, Sort):
+        raise TableException(
+            f"Unsupported SQL construct{at(order)}: NULLS FIRST/LAST other than the default in a streaming Top-N; "
+            "expected NULLS FIRST for ASC and NULLS LAST for DESC"
+        )
     visible = [i for i, n in enumerate(rel.row_type.names) if not n.startswith("$order")]
     if len(visible) == len(rel.row_type):
         return sorted_rel
@@ -105,10 +113,12 @@ def sort(
     *,
     streaming: bool,
     where: exp.Expr | None = None,
+    nulls_first: tuple[bool, ...] = (),
 ) -> RelNode:
-    """``rel`` sorted by ``keys`` ((column, ascending)), rows ``offset + 1 .. offset + fetch`` kept."""
+    """``rel`` sorted by ``keys`` ((column, ascending)), rows ``offset + 1 .. offset + fetch`` kept; NULLs first
+    per key where ``nulls_first`` says (empty: Flink's default, first for ASC)."""
     if not streaming:
-        return Sort(rel.row_type, rel, keys, offset, fetch)
+        return Sort(rel.row_type, rel, keys, offset, fetch, nulls_first=nulls_first)
     if fetch is not None:
         return _top_n(rel, keys, offset, fetch)
     first, ascending = keys[0] if keys else (None, False)
@@ -129,7 +139,7 @@ def sort(
             f"Unsupported SQL construct{at(where)}: ORDER BY {rel.row_type.names[first]} over an updating input; "
             "expected an insert-only input (the temporal sort consumes inserts only, as Flink's)"
         )
-    return Sort(rel.row_type, rel, keys[1:], 0, None, rowtime=True)
+    return Sort(rel.row_type, rel, keys[1:], 0, None, rowtime=True, nulls_first=nulls_first[1:])
 
 
 def _top_n(rel: RelNode, keys: tuple[tuple[int, bool], ...], offset: int, fetch: int) -> RelNode:

@@ -221,7 +221,8 @@ def limit_of(rel: RelNode, select: exp.Query, streaming: bool = True) -> RelNode
     and emits them once."""
     limit, offset = select.args.get("limit"), select.args.get("offset")
     order = select.args.get("order")
-    count = _int_literal(limit.expression if limit is not None else None, select)
+    count_node = limit.args.get("count" if isinstance(limit, exp.Fetch) else "expression") if limit else None
+    count = _int_literal(count_node, select)  # LIMIT n or FETCH FIRST/NEXT n ROWS ONLY
     skip = _int_literal(offset.expression if offset is not None else None, select) or 0
     if order is not None:
         return convert_order_by(rel, order, skip, count, streaming=streaming)

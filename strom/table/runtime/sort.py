@@ -24,40 +24,53 @@ _RETRACT = (RowKind.UPDATE_BEFORE, RowKind.DELETE)
 
 
 class SortKey:
-    """A row's sort key: ASC/DESC per column, NULLS FIRST for ASC and LAST for DESC (Flink's default)."""
+    """A row's sort key: ASC/DESC per column and where NULLs go (``nulls_first``; by default first for ASC and last
+    for DESC, Flink's default)."""
 
-    __slots__ = ("ascending", "values")
+    __slots__ = ("ascending", "nulls_first", "values")
 
-    def __init__(self, values: tuple[Any, ...], ascending: tuple[bool, ...]) -> None:
+    def __init__(
+        self, values: tuple[Any, ...], ascending: tuple[bool, ...], nulls_first: tuple[bool, ...] = ()
+    ) -> None:
         self.values = values
         self.ascending = ascending
+        self.nulls_first = nulls_first or ascending
 
     def __lt__(self, other: SortKey) -> bool:
-        for a, b, asc in zip(self.values, other.values, self.ascending, strict=True):
+        for a, b, asc, first in zip(self.values, other.values, self.ascending, self.nulls_first, strict=True):
             if a == b:
                 continue
             if a is None:
-                return asc
+                return first
             if b is None:
-                return not asc
+                return not first
             return bool(a < b) if asc else bool(a > b)
         return False
 
 
-def sorted_rows(rows: list[tuple[Any, ...]], order: tuple[tuple[int, bool], ...]) -> list[tuple[Any, ...]]:
-    """``rows`` sorted stably by ``order`` ((column, ascending) pairs)."""
+def sorted_rows(
+    rows: list[tuple[Any, ...]], order: tuple[tuple[int, bool], ...], nulls_first: tuple[bool, ...] = ()
+) -> list[tuple[Any, ...]]:
+    """``rows`` sorted stably by ``order`` ((column, ascending) pairs) with NULLs where ``nulls_first`` says."""
     columns = tuple(c for c, _ in order)
     ascending = tuple(a for _, a in order)
-    return sorted(rows, key=lambda r: SortKey(tuple(r[c] for c in columns), ascending))
+    return sorted(rows, key=lambda r: SortKey(tuple(r[c] for c in columns), ascending, nulls_first))
 
 
 class SortFunction(KeyedProcessFunction[Any, Row, Row]):
     """BATCH ``ORDER BY … [LIMIT n] [OFFSET m]``: the final rows sorted, rows ``m + 1 .. m + n`` emitted at the end."""
 
-    def __init__(self, order: tuple[tuple[int, bool], ...], offset: int = 0, fetch: int | None = None) -> None:
+    def __init__(
+        self,
+        order: tuple[tuple[int, bool], ...],
+        offset: int = 0,
+        fetch: int | None = None,
+        nulls_first: tuple[bool, ...] = (),
+    ) -> None:
         self.order = order
         self.offset = offset
         self.fetch = fetch
+        self.nulls_first = nulls_first
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.rows_state = runtime_context.get_state(ValueStateDescriptor("sort-rows"))
@@ -74,7 +87,7 @@ class SortFunction(KeyedProcessFunction[Any, Row, Row]):
         ctx.timer_service().register_event_time_timer(LONG_MAX)
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Row]:
-        rows = sorted_rows(self.rows_state.value() or [], self.order)
+        rows = sorted_rows(self.rows_state.value() or [], self.order, self.nulls_first)
         self.rows_state.clear()
         end = None if self.fetch is None else self.offset + self.fetch
         for record in rows[self.offset : end]:
@@ -84,8 +97,9 @@ class SortFunction(KeyedProcessFunction[Any, Row, Row]):
 class RowTimeSortFunction(KeyedProcessFunction[Any, Row, Row]):
     """STREAMING ``ORDER BY rowtime [, more]``: each record timestamp's rows, sorted by ``order``, on the watermark."""
 
-    def __init__(self, order: tuple[tuple[int, bool], ...]) -> None:
+    def __init__(self, order: tuple[tuple[int, bool], ...], nulls_first: tuple[bool, ...] = ()) -> None:
         self.order = order
+        self.nulls_first = nulls_first
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.buffer = runtime_context.get_map_state(MapStateDescriptor("rowtime-sort-rows"))
@@ -102,5 +116,5 @@ class RowTimeSortFunction(KeyedProcessFunction[Any, Row, Row]):
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Row]:
         rows = self.buffer.get(timestamp) or []
         self.buffer.remove(timestamp)
-        for record in sorted_rows(rows, self.order) if self.order else rows:
+        for record in sorted_rows(rows, self.order, self.nulls_first) if self.order else rows:
             yield _create_row(None, list(record))

@@ -207,3 +207,20 @@ def test_a_sort_without_limit_in_a_from_subquery_is_dropped_as_calcite_does() ->
     assert not any(isinstance(n, Sort | Rank) for n in _nodes(plan))
     limited = _plan("SELECT id FROM (SELECT id, amount FROM orders ORDER BY amount LIMIT 1) AS t")
     assert any(isinstance(n, Rank) for n in _nodes(limited))
+
+
+def test_explicit_nulls_first_or_last_order_the_batch_sort() -> None:
+    plan = _plan("SELECT id, amount FROM orders ORDER BY amount NULLS LAST, id DESC NULLS FIRST", batch=True)
+    assert isinstance(plan, Sort) and plan.nulls_first == (False, True)
+    harness = _harness(SortFunction(((0, True),), nulls_first=(False,)))
+    for value in [None, 2, 1]:
+        harness.process_element(Row(value))
+    harness.process_watermark(LONG_MAX)
+    assert [r[0] for r in harness.records()] == [1, 2, None]
+    with pytest.raises(TableException, match="NULLS FIRST/LAST other than the default in a streaming Top-N"):
+        _plan("SELECT id FROM orders ORDER BY amount NULLS LAST LIMIT 1")
+
+
+def test_fetch_first_rows_only_is_a_limit() -> None:
+    plan = _plan("SELECT id, amount FROM orders ORDER BY amount OFFSET 1 ROWS FETCH NEXT 2 ROWS ONLY", batch=True)
+    assert isinstance(plan, Sort) and (plan.offset, plan.fetch) == (1, 2)
