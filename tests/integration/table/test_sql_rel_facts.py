@@ -150,3 +150,16 @@ def test_refused_with_flinks_reason(name: str) -> None:
     kind, reason = (DATA / f"rel_{name}.txt").read_text().strip().split(": ", 1)
     assert type(info.value).__name__ == kind.replace("org.apache.flink.table.api.", "")
     assert reason in str(info.value)  # Flink's reason; strom adds the position and what is supported
+
+
+@pytest.mark.timeout(300)
+def test_lateral_table_with_computed_arguments_at_parallelism_2() -> None:
+    @udtf(result_types=[DataTypes.STRING()])
+    def split(s: str, sep: str) -> Iterator[str]:
+        yield from s.split(sep)
+
+    t_env = _env(2, batch=False)
+    t_env.create_temporary_function("split", split)
+    query = "SELECT id, w FROM orders, LATERAL TABLE(split(UPPER(customer), 'L')) AS t(w) WHERE id < 5"
+    rows = sorted(tuple(r) for r in t_env.execute_sql(query).collect())
+    assert rows == [(1, "A"), (1, "ICE"), (2, "BOB"), (3, "A"), (3, "ICE"), (4, ""), (4, "CARO")]

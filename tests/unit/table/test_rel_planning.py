@@ -224,3 +224,24 @@ def test_explicit_nulls_first_or_last_order_the_batch_sort() -> None:
 def test_fetch_first_rows_only_is_a_limit() -> None:
     plan = _plan("SELECT id, amount FROM orders ORDER BY amount OFFSET 1 ROWS FETCH NEXT 2 ROWS ONLY", batch=True)
     assert isinstance(plan, Sort) and (plan.offset, plan.fetch) == (1, 2)
+
+
+def test_lateral_table_arguments_may_be_expressions_computed_before_the_call() -> None:
+    from strom.table import DataTypes
+    from strom.table.udf import udtf
+
+    @udtf(result_types=[DataTypes.STRING()])
+    def split(s: str, sep: str) -> Any:
+        yield from s.split(sep)
+
+    settings = EnvironmentSettings.in_streaming_mode()
+    t_env = TableEnvironment.create(settings)
+    t_env.create_temporary_function("split", split)
+    t_env.execute_sql(ORDERS)
+    plan = t_env.sql_query("SELECT id, w FROM orders, LATERAL TABLE(split(UPPER(customer), 'L')) AS t(w)")._plan
+    correlate = next(n for n in _nodes(plan) if isinstance(n, Correlate))
+    assert isinstance(correlate.input, Calc) and correlate.input.row_type.names[-2:] == ("$arg0", "$arg1")
+    assert correlate.function(Row(1, "alice", 12, "ALICE", "L")) == [
+        (1, "alice", 12, "ALICE", "L", "A"),
+        (1, "alice", 12, "ALICE", "L", "ICE"),
+    ]
