@@ -163,3 +163,17 @@ def test_lateral_table_with_computed_arguments_at_parallelism_2() -> None:
     query = "SELECT id, w FROM orders, LATERAL TABLE(split(UPPER(customer), 'L')) AS t(w) WHERE id < 5"
     rows = sorted(tuple(r) for r in t_env.execute_sql(query).collect())
     assert rows == [(1, "A"), (1, "ICE"), (2, "BOB"), (3, "A"), (3, "ICE"), (4, ""), (4, "CARO")]
+
+
+BATCH_TOO = ["intersect", "except", "except_all", "not_in", "not_in_null", "scalar_select", "scalar_correlated_count"]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", [*BATCH_TOO, "unnest_left", "lateral_left"])
+def test_batch_final_table_at_parallelism_2_is_flinks_streaming_final_table(name: str) -> None:
+    """The same query in BATCH mode: Flink's final table (SQL's result does not depend on the mode)."""
+    t_env = _env(2, batch=True)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        t_env.execute_sql(QUERIES[name]).print()
+    assert _final_rows(out.getvalue()) == _final_rows((DATA / f"rel_{name}.txt").read_text())
