@@ -16,9 +16,9 @@ from typing import Any
 from strom.api.eventtime import LONG_MAX
 from strom.api.functions import KeyedProcessFunction, RuntimeContext
 from strom.api.row import Row, RowKind, _create_row
-from strom.api.state import MapStateDescriptor, ValueStateDescriptor
+from strom.api.state import MapState, MapStateDescriptor
 
-__all__ = ["RowTimeSortFunction", "SortFunction", "SortKey", "sorted_rows"]
+__all__ = ["RowTimeSortFunction", "SortFunction", "SortKey", "count_row", "counted_rows", "sorted_rows"]
 
 _RETRACT = (RowKind.UPDATE_BEFORE, RowKind.DELETE)
 
@@ -57,6 +57,22 @@ def sorted_rows(
     return sorted(rows, key=lambda r: SortKey(tuple(r[c] for c in columns), ascending, nulls_first))
 
 
+def count_row(counts: MapState[Any, Any], value: Row) -> None:
+    """A changelog row into a multiset of rows (row → count): an insert adds one, a retraction removes one. One state
+    entry per distinct row, so a row costs one read and one write whatever the input's size."""
+    record = tuple(value._values)
+    count = (counts.get(record) or 0) + (-1 if value._row_kind in _RETRACT else 1)
+    if count > 0:
+        counts.put(record, count)
+    else:
+        counts.remove(record)
+
+
+def counted_rows(counts: MapState[Any, Any]) -> list[tuple[Any, ...]]:
+    """The multiset's rows, each as often as it counts (in the state's iteration order; the sort orders them)."""
+    return [record for record, count in counts.items() for _ in range(count)]
+
+
 class SortFunction(KeyedProcessFunction[Any, Row, Row]):
     """BATCH ``ORDER BY … [LIMIT n] [OFFSET m]``: the final rows sorted, rows ``m + 1 .. m + n`` emitted at the end."""
 
@@ -73,22 +89,15 @@ class SortFunction(KeyedProcessFunction[Any, Row, Row]):
         self.nulls_first = nulls_first
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.rows_state = runtime_context.get_state(ValueStateDescriptor("sort-rows"))
+        self.counts = runtime_context.get_map_state(MapStateDescriptor("sort-row-counts"))
 
     def process_element(self, value: Row, ctx: KeyedProcessFunction.Context) -> None:
-        rows: list[tuple[Any, ...]] = self.rows_state.value() or []
-        record = tuple(value._values)
-        if value._row_kind in _RETRACT:
-            if record in rows:
-                rows.remove(record)
-        else:
-            rows.append(record)
-        self.rows_state.update(rows)
+        count_row(self.counts, value)
         ctx.timer_service().register_event_time_timer(LONG_MAX)
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Row]:
-        rows = sorted_rows(self.rows_state.value() or [], self.order, self.nulls_first)
-        self.rows_state.clear()
+        rows = sorted_rows(counted_rows(self.counts), self.order, self.nulls_first)
+        self.counts.clear()
         end = None if self.fetch is None else self.offset + self.fetch
         for record in rows[self.offset : end]:
             yield _create_row(None, list(record))

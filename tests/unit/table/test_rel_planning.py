@@ -245,3 +245,14 @@ def test_lateral_table_arguments_may_be_expressions_computed_before_the_call() -
         (1, "alice", 12, "ALICE", "L", "A"),
         (1, "alice", 12, "ALICE", "L", "ICE"),
     ]
+
+
+def test_sort_function_keeps_a_multiset_of_rows_on_rocksdb() -> None:
+    harness = OperatorHarness(
+        KeyedProcessOperator(SortFunction(((0, True),)), lambda row: ()), state_backend="rocksdb"
+    ).open()
+    for row in [Row(2, "b"), Row(1, "a"), Row(2, "b"), Row(None, "n")]:
+        harness.process_element(row)
+    harness.process_element(Row.of_kind(RowKind.UPDATE_BEFORE, 2, "b"))
+    harness.process_watermark(LONG_MAX)
+    assert [tuple(r) for r in harness.records()] == [(None, "n"), (1, "a"), (2, "b")]
