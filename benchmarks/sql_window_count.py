@@ -152,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--queries", default=",".join(QUERIES))
     ap.add_argument("--pyflink", default="", help="PyFlink 2.3's python: also run the queries on Flink's JVM")
+    ap.add_argument("--pyflink-results", default="", help="the JSON line of an earlier sql_window_count_pyflink.py run")
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--json", default="", help="write the raw runs here")
     ap.add_argument("--write-docs", action="store_true")
@@ -161,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     load = " / ".join(f"{x:.2f}" for x in __import__("os").getloadavg())
     result = measure(queries, args.rows, args.rounds, args.timeout)
     pyflink = run_pyflink(args.pyflink, queries, args.rows) if args.pyflink else None
+    if args.pyflink_results:
+        pyflink = json.loads(Path(args.pyflink_results).read_text().strip().splitlines()[-1])
     rows = rows_of(result, args.rows, pyflink)
     print(text_table(HEADER, rows))
     if args.json:

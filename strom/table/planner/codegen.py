@@ -56,7 +56,7 @@ class _Source:
                 return repr(node.value)
             return self.constant(node.value)
         if isinstance(node, RexCall):
-            inline = self.inline(node)
+            inline = self.inline(node) if node.name != "TO_TIMESTAMP_LTZ" else self.to_timestamp_ltz(node)
             if inline is not None:
                 return inline
             fn = self.constant(node.function)
@@ -101,6 +101,22 @@ class _Source:
         if not checks:
             return f"({template.format(*args)})"
         return f"(None if {' or '.join(checks)} else {template.format(*args)})"
+
+    def to_timestamp_ltz(self, node: RexCall) -> str | None:
+        """``TO_TIMESTAMP_LTZ(n[, 0 | 3])`` of an integer: the epoch plus ``n`` seconds or milliseconds (the bound
+        function's arithmetic, without its two Python calls)."""
+        value, *precision = node.operands
+        if value.type.type_root.name not in _INTEGER_BITS or len(precision) > 1:
+            return None
+        digits = (
+            precision[0].value if precision and isinstance(precision[0], RexLiteral) else 3 if not precision else None
+        )
+        if digits not in (0, 3):
+            return None
+        epoch = self.constant(datetime.datetime(1970, 1, 1))
+        unit = self.constant(datetime.timedelta(seconds=1) if digits == 0 else datetime.timedelta(milliseconds=1))
+        t = self.temp()
+        return f"(None if ({t} := {self.expr(value)}) is None else {epoch} + {unit} * {t})"
 
     def divide(self, name: str, a: RexNode, divisor: int) -> str:
         """``a / d`` or ``a % d`` for an integer ``a`` and a positive literal ``d``: Java's truncating division (the
