@@ -72,7 +72,9 @@ def run_pyflink(python: str, queries: list[str], n: int) -> dict[str, Any]:
     return result
 
 
-def measure(queries: list[str], n: int, rounds: int, timeout_s: float) -> dict[str, Any]:
+def measure(queries: list[str], n: int, rounds: int, timeout_s: float, fixed_rows: int = 0) -> dict[str, Any]:
+    """``rounds`` rounds; with ``fixed_rows`` each form also runs on that few rows, so the marginal CPU per row
+    (start-up — unpickling, imports, compiling the generated code — taken out) is the difference over the rows."""
     runs: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     loops: dict[str, list[float]] = defaultdict(list)
     expected: dict[str, dict[str, int]] = {}
@@ -84,6 +86,10 @@ def measure(queries: list[str], n: int, rounds: int, timeout_s: float) -> dict[s
             for form in FORMS if r % 2 == 0 else tuple(reversed(FORMS)):
                 got = run_form(form, q, n, timeout_s)
                 got["ok"] = got["checksum"] == expected[q]
+                if fixed_rows:
+                    small = run_form(form, q, fixed_rows, timeout_s)
+                    got["ok"] = got["ok"] and small["checksum"] == reference(q, fixed_rows)
+                    got["marginal_us"] = (got["cpu_s"] - small["cpu_s"]) / (n - fixed_rows) * 1e6
                 runs[(q, form)].append(got)
                 verdict = "equal" if got["ok"] else f"DIFFERS {got['checksum']} vs {expected[q]}"
                 log(f"round {r + 1} {q} {form}: job {got['job_s']:.2f} s, CPU {got['cpu_s']:.2f} s, {verdict}")
@@ -109,19 +115,23 @@ def rows_of(result: dict[str, Any], n: int, pyflink: dict[str, Any] | None) -> l
             )
             ok = "equal" if all(x["ok"] for x in rs) else "**DIFFERS**"
             job, cpu = _med([x["job_s"] for x in rs]), _med([x["cpu_s"] for x in rs])
-            out.append([TITLES[q], form, f"{job:.2f} s", f"{cpu / n * 1e6:.2f} µs", f"{n / job:,.0f}", ratio, ok])
+            marginal = f"{_med([x['marginal_us'] for x in rs]):.2f} µs" if "marginal_us" in rs[0] else "—"
+            cells = [f"{job:.2f} s", f"{cpu / n * 1e6:.2f} µs", marginal, f"{n / job:,.0f}", ratio, ok]
+            out.append([TITLES[q], form, *cells])
         loop = _med(loops[q])
         per_row = f"{loop / n * 1e6:.2f} µs"
-        out.append([TITLES[q], "plain Python loop (CPU)", "—", per_row, f"{n / loop:,.0f}", "—", "ref"])
+        out.append([TITLES[q], "plain Python loop (CPU)", "—", per_row, per_row, f"{n / loop:,.0f}", "—", "ref"])
         if pyflink and q in pyflink:
             p = pyflink[q]
             same = "equal" if p["checksum"] == expected[q] else f"**DIFFERS** {p['checksum']}"
             wall = p["wall_s"]
-            out.append([TITLES[q], "PyFlink 2.3 SQL (JVM), wall", f"{wall:.2f} s", "—", f"{n / wall:,.0f}", "—", same])
+            cells = [f"{wall:.2f} s", "—", "—", f"{n / wall:,.0f}", "—", same]
+            out.append([TITLES[q], "PyFlink 2.3 SQL (JVM), wall", *cells])
     return out
 
 
-HEADER = ["query", "form", "job time (median)", "CPU / row", "rows/s", "DataStream ÷ SQL: job / CPU (min–max)"]
+HEADER = ["query", "form", "job time (median)", "CPU / row", "marginal CPU / row", "rows/s"]
+HEADER.append("DataStream ÷ SQL: job / CPU (min–max)")
 HEADER.append("result")
 
 
@@ -153,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", default=",".join(QUERIES))
     ap.add_argument("--pyflink", default="", help="PyFlink 2.3's python: also run the queries on Flink's JVM")
     ap.add_argument("--pyflink-results", default="", help="the JSON line of an earlier sql_window_count_pyflink.py run")
+    ap.add_argument("--fixed-rows", type=int, default=0, help="also run each form on this many rows (start-up cost)")
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--json", default="", help="write the raw runs here")
     ap.add_argument("--write-docs", action="store_true")
@@ -160,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     queries = [q for q in args.queries.split(",") if q]
     started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = " / ".join(f"{x:.2f}" for x in __import__("os").getloadavg())
-    result = measure(queries, args.rows, args.rounds, args.timeout)
+    result = measure(queries, args.rows, args.rounds, args.timeout, args.fixed_rows)
     pyflink = run_pyflink(args.pyflink, queries, args.rows) if args.pyflink else None
     if args.pyflink_results:
         pyflink = json.loads(Path(args.pyflink_results).read_text().strip().splitlines()[-1])

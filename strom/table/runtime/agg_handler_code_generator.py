@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from strom.api.row import Row
     from strom.table.runtime.aggs_handle import AggCall
 
-__all__ = ["generate_accumulate"]
+__all__ = ["generate_accumulate", "generate_get_value"]
 
 Accumulate = Callable[[list[Any], "Row"], None]
 
@@ -60,5 +60,28 @@ def generate_accumulate(calls: Sequence[AggCall], count_slot: int, sign: str) ->
     code = f"def {name}(accs, row):\n    v = row._values\n" + "\n".join(body) + f"\n    accs[{count_slot}] {sign}= 1\n"
     exec(compile(code, f"<aggs {name}>", "exec"), namespace)
     fn: Accumulate = namespace[name]
+    fn.__doc__ = code
+    return fn
+
+
+def _value(i: int, call: AggCall, namespace: dict[str, Any]) -> str:
+    kind = type(call.function)
+    if kind is CountStar or kind is Count:
+        return f"accs[{i}]"
+    if kind is Sum:
+        return f"(a[0] if (a := accs[{i}])[1] > 0 else None)"
+    name = f"_g{i}"
+    namespace[name] = call.function.get_value
+    return f"{name}(accs[{i}])"
+
+
+def generate_get_value(calls: Sequence[AggCall]) -> Callable[[list[Any]], tuple[Any, ...]]:
+    """``get_value(accs)``: the calls' results as a tuple, the built-ins' inlined (any call: DISTINCT and FILTER
+    change what is accumulated, not how a result is read)."""
+    namespace: dict[str, Any] = {}
+    values = "".join(f"{_value(i, c, namespace)}, " for i, c in enumerate(calls))
+    code = f"def get_value(accs):\n    return ({values})\n"
+    exec(compile(code, "<aggs get_value>", "exec"), namespace)
+    fn: Callable[[list[Any]], tuple[Any, ...]] = namespace["get_value"]
     fn.__doc__ = code
     return fn

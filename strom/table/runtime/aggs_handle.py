@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from strom.api.row import Row
 from strom.table.functions.aggregate_functions import AggregateFunctionImpl
-from strom.table.runtime.agg_handler_code_generator import generate_accumulate
+from strom.table.runtime.agg_handler_code_generator import generate_accumulate, generate_get_value
 
 __all__ = ["AggCall", "AggsHandle", "GeneratedAggsHandle"]
 
@@ -75,6 +75,7 @@ class GeneratedAggsHandle:
         self.retract: Callable[[list[Any], Row], None] = (
             generate_accumulate(self._calls, self._count_slot, "-") or self._retract
         )
+        self.get_value: Callable[[list[Any]], tuple[Any, ...]] = generate_get_value(self._calls)
 
     def create_accumulators(self) -> list[Any]:
         accs: list[Any] = [c.function.create_accumulator() for c in self._calls]
@@ -136,7 +137,7 @@ class GeneratedAggsHandle:
                 mine[key] = mine.get(key, 0) + n
         accs[self._count_slot] += other[self._count_slot]
 
-    def get_value(self, accs: list[Any]) -> tuple[Any, ...]:
+    def _get_value(self, accs: list[Any]) -> tuple[Any, ...]:
         return tuple([get(accs[i]) for i, get in self._getters])
 
     def record_count_is_zero(self, accs: list[Any]) -> bool:

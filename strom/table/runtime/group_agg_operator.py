@@ -76,7 +76,7 @@ class GroupAggOperator(TableStreamOperator):
         handle, table, key_of, update_before = self.handle, self._table, self._key, self.generate_update_before
         get, create, get_value = table.get, handle.create_accumulators, handle.get_value
         accumulate, retract, is_empty = handle.accumulate, handle.retract, handle.record_count_is_zero
-        append = out.append
+        append, new = out.append, _new
         value = None
         try:
             for i, value in enumerate(batch):
@@ -104,15 +104,21 @@ class GroupAggOperator(TableStreamOperator):
                     accumulate(accs, value)
                     table[key] = accs
                     append(_row([*key, *get_value(accs)], _INSERT))
-                else:
+                else:  # the hot path: rows built inline (no call per emitted row)
                     previous = get_value(accs)
                     accumulate(accs, value)
                     table[key] = accs
                     result = get_value(accs)
                     if result != previous:
                         if update_before:
-                            append(_row([*key, *previous], _UPDATE_BEFORE))
-                        append(_row([*key, *result], _UPDATE_AFTER))
+                            before = new(Row)
+                            before._values = [*key, *previous]
+                            before._row_kind = _UPDATE_BEFORE
+                            append(before)
+                        after = new(Row)
+                        after._values = [*key, *result]
+                        after._row_kind = _UPDATE_AFTER
+                        append(after)
                 if out_ts is not None and len(out) > n:
                     out_ts.extend([timestamps[i]] * (len(out) - n))  # type: ignore[index]
         except Exception as exc:
