@@ -76,7 +76,7 @@ bench-typed: $(STAMP)  # W1/W2 with PyFlink's declared types vs untyped and the 
 	$(BIN)/python benchmarks/typed.py --write-docs
 
 bench-sql: $(STAMP)  # strom SQL vs the DataStream form vs the plain loop (issue 34), PYFLINK=… adds Flink's JVM SQL; its section (~15 min)
-	cd benchmarks && ../$(BIN)/python sql_window_count.py $(if $(filter command line environment,$(origin PYFLINK)),--pyflink $(PYFLINK)) --write-docs
+	cd benchmarks && ../$(BIN)/python sql_window_count.py --fixed-rows 20000 $(if $(filter command line environment,$(origin PYFLINK)),--pyflink $(PYFLINK)) --write-docs
 
 bench-jdbc: $(STAMP)  # JdbcSink into a throw-away PostgreSQL vs psycopg's executemany/COPY loops; its section of docs/benchmarks.md (~4 min)
 	scripts/ensure-postgres.sh
