@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test test-fast check-pyflink check lint typecheck api-docs bench bench-windows bench-checkpoints bench-state bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-jdbc bench-service bench-startup clean
+.PHONY: demo test test-fast check-pyflink check lint typecheck api-docs bench bench-windows bench-checkpoints bench-state bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-sql bench-jdbc bench-service bench-startup clean
 
 PYFLINK ?= /work/pyflink-venv/bin/python
 
@@ -74,6 +74,9 @@ bench-windows: $(STAMP)  # event-time windows W2/W3 vs the plain loop; its secti
 
 bench-typed: $(STAMP)  # W1/W2 with PyFlink's declared types vs untyped and the plain loop; its section of docs/benchmarks.md (~4 min)
 	$(BIN)/python benchmarks/typed.py --write-docs
+
+bench-sql: $(STAMP)  # strom SQL vs the DataStream form vs the plain loop (issue 34), PYFLINK=… adds Flink's JVM SQL; its section (~15 min)
+	cd benchmarks && ../$(BIN)/python sql_window_count.py --fixed-rows 20000 $(if $(filter command line environment,$(origin PYFLINK)),--pyflink $(PYFLINK)) --write-docs
 
 bench-jdbc: $(STAMP)  # JdbcSink into a throw-away PostgreSQL vs psycopg's executemany/COPY loops; its section of docs/benchmarks.md (~4 min)
 	scripts/ensure-postgres.sh

@@ -210,9 +210,12 @@ def feed_events(
 
 def emits_only_periodically(generator: object) -> bool:
     """Whether ``generator`` is one of the built-in generators that never emit from ``on_event`` (so the runtime
-    may show it a whole batch after the batch left; any other generator sees each event as it leaves)."""
+    may show it a whole batch after the batch left; any other generator sees each event as it leaves), or a
+    generator whose class declares ``periodic_only = True`` (SQL's ``WATERMARK FOR`` generator)."""
     if isinstance(generator, WatermarksWithIdleness):
         return emits_only_periodically(generator._watermarks)
+    if getattr(type(generator), "periodic_only", False) is True:
+        return True
     return type(generator) in (BoundedOutOfOrdernessWatermarks, AscendingTimestampsWatermarks, NoWatermarksGenerator)
 
 

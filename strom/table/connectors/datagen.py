@@ -103,8 +103,12 @@ class _RowGenerator:
             f.start if f.kind == "sequence" and f.root not in ("CHAR", "VARCHAR") else None for f in fields
         )
         self.random = any(f.kind == "random" for f in fields)
+        starts = [s for s in self.sequences if s is not None]
+        self.numeric = tuple(starts) if len(starts) == len(fields) else None
 
     def __call__(self, i: int) -> Any:
+        if self.numeric is not None:  # numeric sequences only: one list, no zip
+            return _create_row(None, [i + s for s in self.numeric])
         if not self.random:  # sequences only: no generator to seed (seeding one costs more than the row)
             values = [
                 i + s if s is not None else f.value(i, _NO_RANDOM)

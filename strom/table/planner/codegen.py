@@ -9,17 +9,19 @@ and ``CASE`` evaluates only the branch it takes, as Flink's generated Java does.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from strom.api.row import Row, _create_row
 from strom.table.planner.rex import RexCall, RexInputRef, RexLiteral, RexNode, RexSpecial
 
-__all__ = ["compile_calc", "compile_condition", "compile_projection"]
+__all__ = ["compile_calc", "compile_condition", "compile_projection", "rowtime_offset_millis"]
 
 _SAFE_LITERALS = (int, float, str, bool, type(None))
 _COMPARISONS = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-_INLINE = {**_COMPARISONS, "+": "+", "-": "-", "*": "*"}
+_INLINE = {**_COMPARISONS, "+": "+", "-": "-", "*": "*", "/": "/", "%": "%"}
+_DIVISION = {"/", "%"}
 _INTEGER_BITS = {"TINYINT": 8, "SMALLINT": 16, "INTEGER": 32, "BIGINT": 64}
 _NUMBERS = {*_INTEGER_BITS, "FLOAT", "DOUBLE", "DECIMAL"}
 _TEXT = {"CHAR", "VARCHAR"}
@@ -54,7 +56,7 @@ class _Source:
                 return repr(node.value)
             return self.constant(node.value)
         if isinstance(node, RexCall):
-            inline = self.inline(node)
+            inline = self.inline(node) if node.name != "TO_TIMESTAMP_LTZ" else self.to_timestamp_ltz(node)
             if inline is not None:
                 return inline
             fn = self.constant(node.function)
@@ -62,8 +64,9 @@ class _Source:
         return self.special(node)
 
     def inline(self, node: RexCall) -> str | None:
-        """Comparisons of one type family and integer ``+ - *`` (with Java's wrap-around) as Python operators:
-        the same results as the bound functions without three Python calls per operator."""
+        """Comparisons of one type family, integer ``+ - *`` (with Java's wrap-around) and integer ``/ %`` by a
+        positive literal (Java's truncation toward zero) as Python operators: the same results as the bound
+        functions without three or four Python calls per operator."""
         if len(node.operands) != 2 or node.name not in _INLINE:
             return None
         a, b = node.operands
@@ -72,17 +75,58 @@ class _Source:
             if not (roots <= _NUMBERS or roots <= _TEXT or (len(roots) == 1 and roots <= _ORDERED)):
                 return None
             template = f"{{}} {_INLINE[node.name]} {{}}"
+        elif node.name in _DIVISION:
+            divisor = b.value if isinstance(b, RexLiteral) else None
+            if type(divisor) is not int or divisor <= 0 or not roots <= set(_INTEGER_BITS):
+                return None  # a zero divisor raises in the bound function; MIN / -1 wraps there
+            if node.type.type_root.name not in _INTEGER_BITS:
+                return None
+            return self.divide(node.name, a, divisor)
         else:
             bits = _INTEGER_BITS.get(node.type.type_root.name)
             if bits is None or not roots <= set(_INTEGER_BITS):
                 return None
-            half = 1 << (bits - 1)
-            template = f"((({{}} {node.name} {{}}) + {half}) & {(1 << bits) - 1}) - {half}"
+            half, w = 1 << (bits - 1), self.temp()  # a range check (two comparisons) before the wrap-around
+            wrap = f"(({w} + {half}) & {(1 << bits) - 1}) - {half}"
+            template = f"({w} if -{half} <= ({w} := {{}} {node.name} {{}}) < {half} else {wrap})"
         left, right = self.expr(a), self.expr(b)
-        if not a.type.is_nullable and not b.type.is_nullable:
-            return f"({template.format(left, right)})"
-        t, u = self.temp(), self.temp()
-        return f"(None if ({t} := {left}) is None or ({u} := {right}) is None else {template.format(t, u)})"
+        checks, args = [], []
+        for operand, text in ((a, left), (b, right)):
+            if operand.type.is_nullable and not (isinstance(operand, RexLiteral) and operand.value is not None):
+                t = self.temp()
+                checks.append(f"({t} := {text}) is None")
+                args.append(t)
+            else:
+                args.append(text)
+        if not checks:
+            return f"({template.format(*args)})"
+        return f"(None if {' or '.join(checks)} else {template.format(*args)})"
+
+    def to_timestamp_ltz(self, node: RexCall) -> str | None:
+        """``TO_TIMESTAMP_LTZ(n[, 0 | 3])`` of an integer: the epoch plus ``n`` seconds or milliseconds (the bound
+        function's arithmetic, without its two Python calls)."""
+        value, *precision = node.operands
+        if value.type.type_root.name not in _INTEGER_BITS or len(precision) > 1:
+            return None
+        digits = (
+            precision[0].value if precision and isinstance(precision[0], RexLiteral) else 3 if not precision else None
+        )
+        if digits not in (0, 3):
+            return None
+        epoch = self.constant(datetime.datetime(1970, 1, 1))
+        unit = self.constant(datetime.timedelta(seconds=1) if digits == 0 else datetime.timedelta(milliseconds=1))
+        t = self.temp()
+        return f"(None if ({t} := {self.expr(value)}) is None else {epoch} + {unit} * {t})"
+
+    def divide(self, name: str, a: RexNode, divisor: int) -> str:
+        """``a / d`` or ``a % d`` for an integer ``a`` and a positive literal ``d``: Java's truncating division (the
+        remainder takes the dividend's sign); no overflow is possible, so no wrap-around."""
+        op = "//" if name == "/" else "%"
+        t = self.temp()
+        value = f"({t} {op} {divisor} if {t} >= 0 else -(-{t} {op} {divisor}))"
+        if not a.type.is_nullable:
+            return f"(({t} := {self.expr(a)}), {value})[1]"
+        return f"(None if ({t} := {self.expr(a)}) is None else {value})"
 
     def special(self, node: RexSpecial) -> str:
         ops = node.operands
@@ -157,3 +201,19 @@ def compile_projection(projection: Sequence[RexNode]) -> Callable[[Row], list[An
     """``values(row)`` → the list of the projected values."""
     source = _Source()
     return _build("values", f"    return [{', '.join(source.expr(p) for p in projection)}]\n", source)
+
+
+def rowtime_offset_millis(expression: RexNode, rowtime_index: int) -> int | None:
+    """``d`` when a watermark expression is ``rowtime - INTERVAL d`` (whole milliseconds) or ``rowtime`` (0), else
+    ``None``: the watermark assigner then takes a batch's largest record timestamp minus ``d`` instead of
+    evaluating the expression per row."""
+    if isinstance(expression, RexInputRef):
+        return 0 if expression.index == rowtime_index else None
+    if not isinstance(expression, RexCall) or expression.name != "-" or len(expression.operands) != 2:
+        return None
+    ref, interval = expression.operands
+    if not isinstance(ref, RexInputRef) or ref.index != rowtime_index or not isinstance(interval, RexLiteral):
+        return None
+    if not isinstance(interval.value, datetime.timedelta) or interval.value % datetime.timedelta(milliseconds=1):
+        return None
+    return interval.value // datetime.timedelta(milliseconds=1)

@@ -1,7 +1,7 @@
 """Flink's ``ExecNode.translateToPlan``: a logical plan → strom DataStream operators.
 
 Scans become sources, ``Calc`` one compiled closure (``map``, or ``flat_map`` when it filters), ``Aggregate`` a
-``key_by`` on the key tuple and a :class:`~strom.table.runtime.group_agg.GroupAggFunction` over keyed state,
+``key_by`` on the key tuple and a :class:`~strom.table.runtime.group_agg_operator.GroupAggOperator` over keyed state,
 ``Union`` a stream union, ``Join`` a keyed two-input join over state; rows stay :class:`~strom.api.row.Row`.
 """
 
@@ -35,7 +35,9 @@ from strom.table.planner.logical import (
 )
 from strom.table.planner.window_lineage import is_window_deduplicate, window_rank_columns
 from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
-from strom.table.runtime.group_agg import GroupAggFunction, KeyByIndices
+from strom.table.runtime.group_agg import KeyByIndices
+from strom.table.runtime.group_agg_operator import GroupAggOperator
+from strom.table.runtime.window.table_stream_operator import RowKeySelector
 
 if TYPE_CHECKING:
     from strom.api.datastream import DataStream
@@ -148,9 +150,10 @@ class Translator:
 
     def _aggregate(self, rel: Aggregate) -> DataStream[Any]:
         upstream = self.translate(rel.input)
-        keyed = upstream.key_by(KeyByIndices(rel.group_keys))
+        selector = RowKeySelector(rel.group_keys)  # GroupAggFunction's loop over a batch (group_agg_operator.py)
         keys = ", ".join(rel.input.row_type.names[k] for k in rel.group_keys)
-        return keyed.process(GroupAggFunction(aggs_handle_factory(rel))).name(f"GroupAggregate(groupBy=[{keys}])")
+        operator = GroupAggOperator(selector, aggs_handle_factory(rel))
+        return upstream.key_by(selector)._one_input(f"GroupAggregate(groupBy=[{keys}])", operator)
 
     def _union(self, rel: Union) -> DataStream[Any]:
         first, *rest = (self.translate(m) for m in rel.members)
@@ -259,7 +262,7 @@ class Translator:
         return self.translate(rel.input).flat_map(_TableFunctionRows(rel.function)).name("Correlate")
 
     def _watermarkassigner(self, rel: WatermarkAssigner) -> DataStream[Any]:
-        from strom.table.planner.codegen import compile_projection
+        from strom.table.planner.codegen import compile_projection, rowtime_offset_millis
         from strom.table.planner.watermark_push_down import push_watermark_into_scan
         from strom.table.runtime.watermark_assigner import RowtimeWatermarkStrategy
 
@@ -268,7 +271,8 @@ class Translator:
             return pushed
 
         values = compile_projection([rel.expression])
-        strategy = RowtimeWatermarkStrategy(rel.rowtime_index, _First(values))
+        offset = rowtime_offset_millis(rel.expression, rel.rowtime_index)
+        strategy = RowtimeWatermarkStrategy(rel.rowtime_index, _First(values), offset)
         return self.translate(rel.input).assign_timestamps_and_watermarks(strategy)
 
     def _rank(self, rel: Rank) -> DataStream[Any]:

@@ -10,12 +10,13 @@ list (Flink's distinct ``MapView``), and last the record count (Flink's ``count1
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from strom.api.row import Row
 from strom.table.functions.aggregate_functions import AggregateFunctionImpl
+from strom.table.runtime.agg_handler_code_generator import generate_accumulate, generate_get_value
 
 __all__ = ["AggCall", "AggsHandle", "GeneratedAggsHandle"]
 
@@ -68,6 +69,13 @@ class GeneratedAggsHandle:
             (i, c.function, c.args, self._distinct_slots[i], c.filter_arg) for i, c in enumerate(self._calls)
         )
         self._getters = tuple((i, c.function.get_value) for i, c in enumerate(self._calls))
+        # per row: generated straight-line code where no call has DISTINCT or FILTER (Flink generates it always)
+        generated = generate_accumulate(self._calls, self._count_slot, "+")
+        self.accumulate: Callable[[list[Any], Row], None] = generated or self._accumulate
+        self.retract: Callable[[list[Any], Row], None] = (
+            generate_accumulate(self._calls, self._count_slot, "-") or self._retract
+        )
+        self.get_value: Callable[[list[Any]], tuple[Any, ...]] = generate_get_value(self._calls)
 
     def create_accumulators(self) -> list[Any]:
         accs: list[Any] = [c.function.create_accumulator() for c in self._calls]
@@ -75,7 +83,7 @@ class GeneratedAggsHandle:
         accs.append(0)
         return accs
 
-    def accumulate(self, accs: list[Any], row: Row) -> None:
+    def _accumulate(self, accs: list[Any], row: Row) -> None:
         values = row._values
         seen: set[int] = set()
         for i, function, args, slot, filter_arg in self._plan:
@@ -93,7 +101,7 @@ class GeneratedAggsHandle:
             accs[i] = function.accumulate(accs[i], arg)
         accs[self._count_slot] += 1
 
-    def retract(self, accs: list[Any], row: Row) -> None:
+    def _retract(self, accs: list[Any], row: Row) -> None:
         values = row._values
         seen: set[int] = set()
         for i, function, args, slot, filter_arg in self._plan:
@@ -129,7 +137,7 @@ class GeneratedAggsHandle:
                 mine[key] = mine.get(key, 0) + n
         accs[self._count_slot] += other[self._count_slot]
 
-    def get_value(self, accs: list[Any]) -> tuple[Any, ...]:
+    def _get_value(self, accs: list[Any]) -> tuple[Any, ...]:
         return tuple([get(accs[i]) for i, get in self._getters])
 
     def record_count_is_zero(self, accs: list[Any]) -> bool:
