@@ -16,6 +16,7 @@ import logging
 from datetime import timedelta
 from typing import Any, TypeVar
 
+from strom.config_batch import BatchExecutionOptions
 from strom.config_option import (
     _ABSENT,
     DEPRECATED_KEYS,
@@ -43,6 +44,7 @@ __all__ = [
     "LEGACY_SECONDS_MIN_MILLIS",
     "REGISTRY",
     "SPARK_PASSTHROUGH_PREFIX",
+    "BatchExecutionOptions",
     "CheckpointingOptions",
     "ClusterOptions",
     "ConfigOption",
