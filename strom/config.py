@@ -178,6 +178,15 @@ class ExecutionOptions:
         "whatever its record count: large records make short batches, so a task's memory does not grow with "
         "record size.",
     )
+    CANCELLATION_INTERVAL: ConfigOption[timedelta] = _opt(
+        "task.cancellation.interval",
+        timedelta,
+        "30 s",
+        "Time between two interrupts of a cancelled task whose thread is still running (Flink's TaskInterrupter): "
+        "each raises TaskCancelledError in the task thread at its next Python instruction, so user code that "
+        "loops (a sleep, a poll) ends; code blocked in C sees it when it returns. The first comes one interval after "
+        "the cancellation.",
+    )
     CANCELLATION_TIMEOUT: ConfigOption[timedelta] = _opt(
         "task.cancellation.timeout",
         timedelta,

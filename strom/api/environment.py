@@ -554,6 +554,7 @@ class StreamExecutionEnvironment:
             "sorted_inputs": c.get(ExecutionOptions.SORTED_INPUTS_ENABLED),
             "sorted_inputs_memory": c.get(ExecutionOptions.SORTED_INPUTS_MEMORY),
             "tmp_dirs": c.get(NetworkOptions.TMP_DIRS),
+            "task_cancellation_interval_s": c.get(ExecutionOptions.CANCELLATION_INTERVAL).total_seconds(),
         }
         dependencies = PythonDependencyInfo.from_configuration(c)
         if dependencies is not None:  # shipped to the TaskManagers, installed there before the tasks load
