@@ -16,6 +16,7 @@ import logging
 from datetime import timedelta
 from typing import Any, TypeVar
 
+from strom.config_batch import BatchExecutionOptions
 from strom.config_option import (
     _ABSENT,
     DEPRECATED_KEYS,
@@ -43,6 +44,7 @@ __all__ = [
     "LEGACY_SECONDS_MIN_MILLIS",
     "REGISTRY",
     "SPARK_PASSTHROUGH_PREFIX",
+    "BatchExecutionOptions",
     "CheckpointingOptions",
     "ClusterOptions",
     "ConfigOption",
@@ -175,6 +177,15 @@ class ExecutionOptions:
         "strom's own: estimated size (sys.getsizeof) at which a source's poll or an operator's output batch is cut, "
         "whatever its record count: large records make short batches, so a task's memory does not grow with "
         "record size.",
+    )
+    CANCELLATION_INTERVAL: ConfigOption[timedelta] = _opt(
+        "task.cancellation.interval",
+        timedelta,
+        "30 s",
+        "Time between two interrupts of a cancelled task whose thread is still running (Flink's TaskInterrupter): "
+        "each raises TaskCancelledError in the task thread at its next Python instruction, so user code that "
+        "loops (a sleep, a poll) ends; code blocked in C sees it when it returns. The first comes one interval after "
+        "the cancellation.",
     )
     CANCELLATION_TIMEOUT: ConfigOption[timedelta] = _opt(
         "task.cancellation.timeout",

@@ -39,6 +39,7 @@ from strom.client.job_client import CloseableIterator, JobClient, JobExecutionRe
 from strom.client.local_executor import LocalExecutor
 from strom.client.remote_job_client import RemoteJobClient
 from strom.config import (
+    BatchExecutionOptions,
     CheckpointingOptions,
     Configuration,
     CoreOptions,
@@ -56,6 +57,7 @@ from strom.connectors.collection import CollectionSource
 from strom.connectors.number_sequence import NumberSequenceSource
 from strom.exceptions import InvalidProgramError
 from strom.graph.job_graph import JobGraph, StreamingJobGraphGenerator
+from strom.graph.local_aggregation import insert_local_aggregation
 from strom.graph.stream_graph import StreamGraph, StreamGraphGenerator
 from strom.runtime.network.buffer_compressor import check_codec
 from strom.runtime.operators.keyed import StreamGroupedReduce
@@ -510,6 +512,8 @@ class StreamExecutionEnvironment:
             chaining_enabled=c.get(PipelineOptions.OPERATOR_CHAINING),
         ).generate()
         graph.batch_execution = batch
+        if batch and c.get(BatchExecutionOptions.LOCAL_AGGREGATION_ENABLED):
+            insert_local_aggregation(graph, max_keys=c.get(BatchExecutionOptions.LOCAL_AGGREGATION_MAX_KEYS))
         if clear:
             self._transformations.clear()
         return graph
@@ -550,6 +554,7 @@ class StreamExecutionEnvironment:
             "sorted_inputs": c.get(ExecutionOptions.SORTED_INPUTS_ENABLED),
             "sorted_inputs_memory": c.get(ExecutionOptions.SORTED_INPUTS_MEMORY),
             "tmp_dirs": c.get(NetworkOptions.TMP_DIRS),
+            "task_cancellation_interval_s": c.get(ExecutionOptions.CANCELLATION_INTERVAL).total_seconds(),
         }
         dependencies = PythonDependencyInfo.from_configuration(c)
         if dependencies is not None:  # shipped to the TaskManagers, installed there before the tasks load

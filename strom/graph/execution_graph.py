@@ -84,6 +84,8 @@ class ExecutionVertex:
     #: per input edge: (result id, [(producer subtask, subpartition index), ...])
     inputs: list[tuple[str, list[tuple[int, int]]]] = field(default_factory=list)
     current_execution: Execution | None = None
+    #: attempts created so far (restarts and speculative attempts): the next attempt's number
+    attempt_count: int = 0
 
     @property
     def name(self) -> str:
@@ -154,9 +156,15 @@ class ExecutionGraph:
             ev.inputs.append((edge.result_id, consumers[j]))
 
     def _new_execution(self, ev: ExecutionVertex) -> Execution:
-        previous = ev.current_execution
-        ex = Execution(vertex=ev, attempt_number=previous.attempt_number + 1 if previous else 0)
+        ex = self.new_speculative_execution(ev)
         ev.current_execution = ex
+        return ex
+
+    def new_speculative_execution(self, ev: ExecutionVertex) -> Execution:
+        """A new attempt of ``ev`` beside its current one (Flink's speculative execution): known to the graph, not
+        its vertex's current attempt until it wins."""
+        ex = Execution(vertex=ev, attempt_number=ev.attempt_count)
+        ev.attempt_count += 1
         self.executions[ex.attempt_id] = ex
         return ex
 

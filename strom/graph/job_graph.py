@@ -95,6 +95,8 @@ class JobVertex:
     collect_sink_ids: list[str] = field(default_factory=list)
     #: operator id -> the provider of its coordinator on the JobMaster (sources, collect sinks)
     coordinator_providers: dict[str, Any] = field(default_factory=dict)
+    #: whether a sink is in this chain (BATCH speculative execution runs no second attempt of it)
+    contains_sink: bool = False
 
 
 @dataclass(slots=True, kw_only=True)
@@ -194,6 +196,7 @@ class StreamingJobGraphGenerator:
                 is_source=head.is_source,
                 source=getattr(head.operator, "source", None) if head.is_source else None,
                 collect_sink_ids=[n.operator.sink_id for n in members if isinstance(n.operator, CollectSinkOperator)],
+                contains_sink=any(n.is_sink for n in members),
                 coordinator_providers={
                     n.operator.operator_id: n.operator.coordinator_provider()
                     for n in members

@@ -422,9 +422,12 @@ class JobMaster:
 
     def update_task_execution_state(self, tes: TaskExecutionState) -> None:
         ex = self.graph.executions.get(tes.execution_attempt_id)
-        if ex is None or ex.vertex.current_execution is not ex:
-            return  # unknown, or an attempt of the graph before the last restart
         target = ExecutionState(tes.state)
+        regions = self.scheduler.region_scheduler
+        speculation = regions.speculation if regions is not None else None
+        current = ex is not None and ex.vertex.current_execution is ex
+        if ex is None or not (current or (speculation is not None and speculation.accept(ex, target))):
+            return  # unknown, an attempt of before the last restart, or a speculative one (handled there)
         if tes.metrics is not None:
             self._task_metrics[ex.attempt_id] = tes.metrics  # its final counts: it may have ended between heartbeats
         if tes.pid:
@@ -615,6 +618,8 @@ class JobMaster:
                 failed += [] if cancelled else [ex]
         if (regions := self.scheduler.region_scheduler) is not None and self.graph.state is JobStatus.RUNNING:
             failed += regions.lost_partitions(tm_id)  # finished, but their partitions are gone with it
+        if regions is not None and regions.speculation is not None:
+            regions.speculation.on_task_manager_lost(tm_id)
         region_restart = self.region_failover.restarting
         if lost and not self._terminating and self.graph.state is JobStatus.RUNNING and (failed or not region_restart):
             if not self.region_failover.handle_task_manager_lost(failed, message):

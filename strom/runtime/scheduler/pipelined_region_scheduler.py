@@ -24,12 +24,16 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from strom.config import BatchExecutionOptions as B
+from strom.config import Configuration
 from strom.graph.execution_graph import Execution, ExecutionGraph, SlotAssignment
 from strom.graph.pipelined_regions import ExecutionVertexID
 from strom.runtime.execution_state import ExecutionState, JobStatus
 from strom.runtime.network.result_partition import ResultPartitionID
 from strom.runtime.scheduler.failover_strategy import FailoverStrategy, RestartPipelinedRegionFailoverStrategy
 from strom.runtime.scheduler.pipelined_region_scheduling_strategy import PipelinedRegionSchedulingStrategy
+from strom.runtime.scheduler.slow_task_detector import ExecutionTimeBasedSlowTaskDetector
+from strom.runtime.scheduler.speculative_execution import DefaultSpeculativeExecutionHandler
 from strom.runtime.task_group import AsyncTaskGroup
 
 if TYPE_CHECKING:
@@ -77,6 +81,9 @@ class PipelinedRegionScheduler:
         self.deployments: list[int] = []
         #: a task whose submission failed (its TaskManager is gone): the JobMaster fails it over
         self.on_deploy_failure: Callable[[Execution, BaseException], None] = lambda ex, exc: on_failure(exc)
+        #: speculative execution (``execution.batch.speculative.enabled``), if on
+        self.speculation: DefaultSpeculativeExecutionHandler | None = None
+        self._speculation_started = False
 
     @staticmethod
     def for_job(jm: JobMaster, failover: FailoverStrategy) -> PipelinedRegionScheduler | None:
@@ -102,6 +109,7 @@ class PipelinedRegionScheduler:
             on_failure=lambda exc: jm.handle_global_failure(f"scheduling failed: {type(exc).__name__}: {exc}", exc),
         )
         scheduler.on_deploy_failure = deploy_failed
+        scheduler.speculation = speculative_execution_handler(jm, scheduler)
         if isinstance(failover, RestartPipelinedRegionFailoverStrategy):
             failover.is_available = scheduler.is_partition_available
             failover.is_finished = scheduler.strategy_is_region_finished
@@ -115,6 +123,11 @@ class PipelinedRegionScheduler:
         )
         self._queue.clear()
         self._held.clear()
+        if self.speculation is not None:
+            self.speculation.on_job_restart()
+            if not self._speculation_started:
+                self._speculation_started = True
+                self._tasks.create_task(self.speculation.run(), name="slow task detector")
         self._enqueue(self.strategy.start_scheduling())
         await self._deploy_ready()
 
@@ -122,22 +135,30 @@ class PipelinedRegionScheduler:
         """A current attempt ended: its slot is free; if it FINISHED, its partitions may make regions schedulable."""
         if ex.state is ExecutionState.FINISHED:
             self._enqueue(self.strategy.on_execution_finished(_vertex(ex)))
+            if self.speculation is not None:
+                self.speculation.on_current_finished(ex)
         self._wake()
 
     async def restart_tasks(self, old: list[Execution], new: list[Execution]) -> None:
         """Region failover gave these subtasks new attempts: the partitions the old ones wrote are released (the new
         ones write their own), and their regions are scheduled as soon as their inputs are."""
         self._release_partitions(old)
+        if self.speculation is not None:
+            self.speculation.on_vertices_restarted(ex.vertex for ex in new)
         restarted = {self.graph.pipelined_regions.region_of[_vertex(ex)] for ex in new}
         self._queue = deque(r for r in self._queue if r not in restarted)  # queued before: they wait for inputs again
         self._enqueue(self.strategy.restart_tasks(_vertex(ex) for ex in new))
         await self._deploy_ready()
 
     def _release_partitions(self, attempts: list[Execution]) -> None:
-        """Tell the TaskManagers holding blocking partitions of these (replaced) attempts to delete them."""
+        self.release_partitions_of(attempts, finished_only=True)
+
+    def release_partitions_of(self, attempts: list[Execution], *, finished_only: bool) -> None:
+        """Tell the TaskManagers holding blocking partitions of these (replaced, or losing) attempts to delete them;
+        ``finished_only``: only those of FINISHED attempts (the others released theirs when they ended)."""
         by_tm: dict[str, list[ResultPartitionID]] = {}
         for ex in attempts:
-            if ex.state is not ExecutionState.FINISHED or ex.slot is None:
+            if (finished_only and ex.state is not ExecutionState.FINISHED) or ex.slot is None:
                 continue
             jv = ex.vertex.job_vertex.job_vertex
             by_tm.setdefault(ex.slot.tm_id, []).extend(
@@ -187,6 +208,10 @@ class PipelinedRegionScheduler:
         for r in regions:
             if r not in self._queue:
                 self._queue.append(r)
+
+    def wake(self) -> None:
+        """A slot may be free: deploy what waits for one."""
+        self._wake()
 
     def _wake(self) -> None:
         if self._queue:
@@ -244,6 +269,8 @@ class PipelinedRegionScheduler:
         except Exception as exc:
             if ex.vertex.current_execution is ex and not ex.state.is_terminal and self.graph.state is JobStatus.RUNNING:
                 self.on_deploy_failure(ex, exc)
+            elif self.speculation is not None and not ex.state.is_terminal:
+                self.speculation.accept(ex, ExecutionState.FAILED)  # a speculative attempt: dropped
 
     def _creating(self, region: int) -> list[Execution]:
         """The current attempts of ``region`` still to deploy."""
@@ -259,7 +286,24 @@ class PipelinedRegionScheduler:
         for allocation_id in [a for a, s in self._held.items() if s.tm_id not in registered]:
             del self._held[allocation_id]  # its TaskManager is gone
         busy = {ex.slot.allocation_id for ex in self.graph.all_executions() if ex.slot and not ex.state.is_terminal}
+        if self.speculation is not None:
+            busy |= self.speculation.slots_in_use()
         return [s for a, s in self._held.items() if a not in busy]
+
+    async def free_slot(self, avoid: set[str]) -> SlotAssignment | None:
+        """A free slot of this job on a TaskManager not in ``avoid`` (for a speculative attempt): one it holds, else one
+        the ResourceManager has free now (kept by the job either way); ``None`` if there is none."""
+        for _ in range(2):
+            for slot in self._free_slots():
+                if slot.tm_id not in avoid:
+                    return slot
+            if not self.rm.slot_manager.num_free_slots() or not await self._acquire(1):
+                return None
+        return None
+
+    async def deploy_attempts(self, executions: list[Execution]) -> None:
+        """Deploy these attempts (SCHEDULED, with their slots) now."""
+        await self._deploy(executions)
 
     async def _acquire(self, wanted: int) -> int:
         """Up to ``wanted`` more slots: as many as the ResourceManager has free now; if it has none and this job holds
@@ -279,3 +323,25 @@ class PipelinedRegionScheduler:
                 tm_id=o.tm_id, slot_index=o.slot_index, allocation_id=o.allocation_id, data_address=o.data_address
             )
         return len(offers)
+
+
+def speculative_execution_handler(
+    jm: JobMaster, regions: PipelinedRegionScheduler
+) -> DefaultSpeculativeExecutionHandler | None:
+    """The job's speculative execution handler if ``execution.batch.speculative.enabled``, else ``None``."""
+    c = Configuration(dict(jm.graph.job_graph.job_configuration))
+    if not c.get(B.SPECULATIVE_ENABLED):
+        return None
+    detector = ExecutionTimeBasedSlowTaskDetector(
+        baseline_ratio=c.get(B.SLOW_TASK_BASELINE_RATIO),
+        baseline_multiplier=c.get(B.SLOW_TASK_BASELINE_MULTIPLIER),
+        baseline_lower_bound_ms=int(c.get(B.SLOW_TASK_BASELINE_LOWER_BOUND).total_seconds() * 1000),
+    )
+    return DefaultSpeculativeExecutionHandler(
+        jm.graph,
+        regions,
+        detector,
+        max_concurrent_executions=c.get(B.SPECULATIVE_MAX_CONCURRENT_EXECUTIONS),
+        check_interval_s=c.get(B.SLOW_TASK_CHECK_INTERVAL).total_seconds(),
+        cancel=jm.cancel_executions,
+    )

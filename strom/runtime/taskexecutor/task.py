@@ -8,6 +8,7 @@ included) *before* the task's partitions are released, so the JobMaster sees the
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import logging
 import threading
@@ -179,6 +180,8 @@ class Task:
     def run(self) -> None:
         try:
             self.do_run()
+        except TaskCancelledError as exc:  # an interrupt (task.cancellation.interval) that landed in the cleanup
+            self._finish_with_error(exc)
         finally:
             self.termination.set()
 
@@ -502,6 +505,14 @@ class Task:
         self.mailbox.close()
         self._release_resources("task stopped after a savepoint")
 
+    def interrupt(self) -> bool:
+        """Interrupt the thread of this cancelled task (Flink's TaskInterrupter): ``TaskCancelledError`` at its next
+        Python instruction. Only once it is CANCELING: ``False`` otherwise, or when its thread is gone."""
+        with self._state_lock:
+            if self.state is not ExecutionState.CANCELING:
+                return False
+        return _raise_in_thread(self.thread, TaskCancelledError)
+
     def cancel_execution(self) -> None:
         with self._state_lock:
             current = self.state
@@ -520,6 +531,15 @@ class Task:
                 self.state = ExecutionState.CANCELED
             self._notify(ExecutionState.CANCELED, None)
             self.termination.set()
+
+
+def _raise_in_thread(thread: threading.Thread, exc_type: type[BaseException]) -> bool:
+    """Raise ``exc_type`` in ``thread`` at its next Python instruction (CPython's asynchronous exception, the
+    nearest to Java's ``Thread.interrupt``); ``False`` if the thread is gone."""
+    ident = thread.ident
+    if ident is None or not thread.is_alive():
+        return False
+    return bool(ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc_type)) == 1)
 
 
 def _positional_what(read: Callable[..., bytes]) -> Callable[[Any, str], bytes]:

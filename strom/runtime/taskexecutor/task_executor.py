@@ -582,6 +582,17 @@ class TaskExecutor:
         assert self.loop is not None
         if self.cancellation_timeout > 0:  # 0 disables the watchdog, as Flink's task.cancellation.timeout
             self.loop.call_later(self.cancellation_timeout, self._check_cancelled, attempt_id)
+        task = self.tasks.get(attempt_id)
+        interval = float(task.tdd.config.get("task_cancellation_interval_s", 30.0)) if task is not None else 0.0
+        if interval > 0:
+            self.loop.call_later(interval, self._interrupt, attempt_id, interval)
+
+    def _interrupt(self, attempt_id: str, interval: float) -> None:
+        """Flink's TaskInterrupter: a cancelled task whose thread still runs is interrupted every
+        ``task.cancellation.interval`` until it ends."""
+        task = self.tasks.get(attempt_id)
+        if task is not None and task.thread.is_alive() and task.interrupt() and self.loop is not None:
+            self.loop.call_later(interval, self._interrupt, attempt_id, interval)
 
     def _check_cancelled(self, attempt_id: str) -> None:
         task = self.tasks.get(attempt_id)

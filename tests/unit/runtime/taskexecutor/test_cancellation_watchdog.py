@@ -29,7 +29,11 @@ async def _cancel_a_stuck_task(cancellation_timeout: float) -> list[str]:
     te.loop = asyncio.get_running_loop()
     checked: list[str] = []
     te._check_cancelled = checked.append  # type: ignore[method-assign]
-    stuck = SimpleNamespace(cancel_execution=lambda: None, thread=SimpleNamespace(is_alive=lambda: True))
+    stuck = SimpleNamespace(
+        cancel_execution=lambda: None,
+        thread=SimpleNamespace(is_alive=lambda: True),
+        tdd=SimpleNamespace(config={"task_cancellation_interval_s": 0.0}),  # no interrupts: the watchdog alone
+    )
     te.tasks["a-1"] = stuck  # type: ignore[assignment]
     te.cancel_task("a-1")
     for _ in range(500):  # a 0 s or 1 ms watchdog fires within a few loop iterations
