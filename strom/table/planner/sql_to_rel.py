@@ -17,6 +17,7 @@ from strom.table.errors import TableException, ValidationException
 from strom.table.planner.aggregate_converter import convert_aggregate, distinct, is_aggregate_call
 from strom.table.planner.correlate_converter import convert_lateral, convert_unnest
 from strom.table.planner.expression_converter import ExpressionConverter
+from strom.table.planner.group_window_converter import convert_group_window, has_group_window
 from strom.table.planner.join_converter import convert_join
 from strom.table.planner.logical import Calc, RelNode, RowType, Union, Values
 from strom.table.planner.project import output_names, project, rename
@@ -147,6 +148,8 @@ class SqlToRel:
                 rel = Calc(rel.row_type, rel, None, condition)
         items = self.expand_stars(select.expressions, scope)
         having = select.args.get("having")
+        if has_group_window(select, items, having):
+            rel, scope, select, items, having = convert_group_window(rel, scope, select, items, having)
         aggregated = select.args.get("group") is not None or any(
             _has_aggregate(i) for i in [*items, *([having.this] if having is not None else [])]
         )
