@@ -296,13 +296,7 @@ class GroupedTable:
 
     def _expanded(self, func: Any, *, table_aggregate: bool) -> Table:
         from strom.table.planner.logical import Correlate, RowType
-        from strom.table.udf import (
-            EmittedRows,
-            TableAggregateFunction,
-            UserDefinedFunctionWrapper,
-            aggregate_function,
-            row_argument_call,
-        )
+        from strom.table.udf import EmittedRows, UserDefinedFunctionWrapper, aggregate_function, row_argument_call
 
         node = _item(func() if isinstance(func, UserDefinedFunctionWrapper) else func)
         names: list[str] = []
@@ -310,7 +304,7 @@ class GroupedTable:
             names = [n for n in node.alias.split(",") if n]
             node = node.this
         user = aggregate_function(str(node.this)) if isinstance(node, exp.Anonymous) else None
-        if user is None or isinstance(user.aggregate, TableAggregateFunction) != table_aggregate:
+        if user is None or user.table_aggregate != table_aggregate:
             what = "flat_aggregate expects a @udtaf" if table_aggregate else "aggregate expects a @udaf"
             raise ValidationException(f"{what} call; got {node.sql()}")
         if not node.expressions:  # the whole row is the argument, as PyFlink's row-based operations
