@@ -18,7 +18,7 @@ from strom.table.errors import TableRuntimeException
 from strom.table.types import DataType
 from strom.table.udf import AggregateFunction
 
-__all__ = ["PandasAggregateFunction", "PandasScalarFunction", "python_value"]
+__all__ = ["PandasAggregateFunction", "PandasScalarFunction", "dtype_of", "python_value"]
 
 
 def python_value(value: Any) -> Any:
@@ -35,9 +35,28 @@ def python_value(value: Any) -> Any:
     return value
 
 
-def _series(values: list[Any]) -> Any:
+_DTYPES = {  # the pandas dtype of a column of each SQL type, as PyFlink's Arrow batches convert (NULLs aside)
+    "TINYINT": "int8",
+    "SMALLINT": "int16",
+    "INTEGER": "int32",
+    "BIGINT": "int64",
+    "FLOAT": "float32",
+    "DOUBLE": "float64",
+    "BOOLEAN": "bool",
+}
+_FLOATING = ("float32", "float64")
+
+
+def dtype_of(data_type: DataType) -> str | None:
+    """The pandas dtype of a SQL type's column (None: pandas infers it, e.g. ``object`` for strings)."""
+    return _DTYPES.get(data_type.type_root.name)
+
+
+def _series(values: list[Any], dtype: str | None = None) -> Any:
     import pandas as pd
 
+    if dtype is not None and (dtype in _FLOATING or None not in values):
+        return pd.Series(values, dtype=dtype)
     return pd.Series(values)
 
 
@@ -61,9 +80,14 @@ class PandasScalarFunction:
 class PandasAggregateFunction(AggregateFunction):
     """A ``@udaf(func_type="pandas")`` function: the group's arguments collected, then one call with a Series each."""
 
-    def __init__(self, function: Callable[..., Any]) -> None:
+    def __init__(self, function: Callable[..., Any], dtypes: tuple[str | None, ...] = ()) -> None:
         self.function = function
+        self.dtypes = dtypes
         self.__name__ = getattr(function, "__name__", type(function).__name__)
+
+    def with_argument_types(self, types: list[DataType]) -> PandasAggregateFunction:
+        """This function over arguments of ``types``: its Series get their pandas dtypes (FLOAT → float32)."""
+        return PandasAggregateFunction(self.function, tuple(dtype_of(t) for t in types))
 
     def create_accumulator(self) -> list[tuple[Any, ...]]:
         return []
@@ -81,5 +105,6 @@ class PandasAggregateFunction(AggregateFunction):
     def get_value(self, accumulator: list[tuple[Any, ...]]) -> Any:
         if not accumulator:
             return None
-        columns = [_series(list(column)) for column in zip(*accumulator, strict=True)]
+        dtypes = self.dtypes or (None,) * len(accumulator[0])
+        columns = [_series(list(c), d) for c, d in zip(zip(*accumulator, strict=True), dtypes, strict=True)]
         return python_value(self.function(*columns))

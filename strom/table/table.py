@@ -48,6 +48,22 @@ def _named(fields: tuple[Any, ...]) -> list[exp.Expr]:
     return items
 
 
+def _aggregates_named(fields: tuple[Any, ...]) -> list[exp.Expr]:
+    """A grouped select's names: an unnamed aggregate call is ``EXPR$<j>`` (the j-th such aggregate, Calcite's name
+    as Flink's Table API shows it), any other unnamed expression ``_c<i>``."""
+    from strom.table.planner.aggregate_converter import is_aggregate_call
+
+    items: list[Any] = []
+    unnamed = 0
+    for field in fields:
+        node = _item(field)
+        if not isinstance(node, exp.Alias | exp.Column | exp.Star) and is_aggregate_call(node):
+            node = exp.alias_(node, f"EXPR${unnamed}", quoted=True)
+            unnamed += 1
+        items.append(node)
+    return _named(tuple(items))
+
+
 class Table:
     """A (dynamic) table: a logical plan in one ``TableEnvironment``."""
 
@@ -79,6 +95,10 @@ class Table:
     def window(self, window: Any) -> GroupWindowedTable:
         """A group window (``pyflink.table.window``): ``window(Tumble.over(...).on(...).alias('w'))``."""
         return GroupWindowedTable(self, window)
+
+    def over_window(self, *over_windows: Any) -> OverWindowedTable:
+        """OVER windows (``pyflink.table.window.Over``): ``select(agg.over(col('w')), …)`` next."""
+        return OverWindowedTable(self, over_windows)
 
     def distinct(self) -> Table:
         return self._query(exp.Select(expressions=[exp.Star()], distinct=exp.Distinct()).from_(_source()))
@@ -269,6 +289,17 @@ class Table:
     def __iter__(self) -> Iterator[Any]:
         raise TypeError("a Table is not iterable; hint: table.execute().collect()")
 
+    def __getattr__(self, name: str) -> Any:
+        """``table.data``: the column ``data`` as an expression (PyFlink's ``Table.__getattr__``)."""
+        names = self.__dict__["_plan"].row_type.names if "_plan" in self.__dict__ else ()
+        if name.startswith("__") or name not in names:
+            raise AttributeError(
+                f"The current table has no column named '{name}', available columns: [{', '.join(names)}]"
+            )
+        from strom.table.expressions import col
+
+        return col(name)
+
 
 class GroupedTable:
     """``table.group_by(keys)``: ``select(...)`` with aggregates (PyFlink's ``GroupedTable``)."""
@@ -278,7 +309,7 @@ class GroupedTable:
         self._keys = keys
 
     def select(self, *fields: Any) -> Table:
-        select = exp.Select(expressions=_named(fields)).from_(_source())
+        select = exp.Select(expressions=_aggregates_named(fields)).from_(_source())
         select = select.group_by(*[k.copy() for k in self._keys]) if self._keys else select
         if not self._keys:
             select.set("group", None)
@@ -374,3 +405,26 @@ class WindowGroupedTable:
         if any(c.name == "window_time" for i in items for c in i.find_all(exp.Column)):
             window.append(exp.column("window_time", quoted=True))
         return self._table._query(select.group_by(*window, *[k.copy() for k in self._keys]))
+
+
+class OverWindowedTable:
+    """``table.over_window(w, …)``: ``select`` with ``agg.over(col('w'))`` (PyFlink's ``OverWindowedTable``), planned
+    as the SQL OVER aggregation it stands for."""
+
+    def __init__(self, table: Table, windows: tuple[Any, ...]) -> None:
+        self._table = table
+        self._windows = {w.alias_name: w for w in windows}
+
+    def select(self, *fields: Any) -> Table:
+        def over(node: exp.Expr) -> exp.Expr:
+            if not isinstance(node, exp.Window) or node.args.get("partition_by") or node.args.get("order"):
+                return node
+            window = self._windows.get(node.alias.name if isinstance(node.alias, exp.Identifier) else node.alias)
+            if window is None:
+                raise ValidationException(
+                    f"over_window: expected .over(col(w)) of a window in {sorted(self._windows)}; got {node.sql()}"
+                )
+            return parse_expression(f"{node.this.sql(dialect=FlinkDialect)} OVER {window.over_clause()}")
+
+        items = [i.transform(over) for i in _named(fields)]
+        return self._table._query(exp.Select(expressions=items).from_(_source()))

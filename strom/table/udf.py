@@ -293,6 +293,11 @@ class UserDefinedFunctionWrapper:
     def result_type(self) -> DataType:
         return self.result_types[0]
 
+    def bound_to(self, arg_types: Sequence[DataType]) -> Any:
+        """The aggregate an aggregate call over arguments of ``arg_types`` runs (a pandas one gets their dtypes)."""
+        bind = getattr(self.aggregate, "with_argument_types", None)
+        return bind(list(arg_types)) if callable(bind) else self.aggregate
+
     def __call__(self, *args: Any) -> Expression:
         return Expression(exp.Anonymous(this=self._name, expressions=[to_sql_expression(a) for a in args]))
 
