@@ -46,7 +46,9 @@ def execute_statement(t_env: TableEnvironment, statement: exp.Expr, text: str) -
         ident = catalog.qualify([p.name for p in target.parts])
         if kind == "TABLE":
             if statement.expression is not None:
-                raise TableException(f"Unsupported SQL construct{at(statement)}: CREATE TABLE … AS SELECT")
+                from strom.table.create_table_as import create_table_as
+
+                return create_table_as(t_env, statement, temporary=temporary)
             table: CatalogTable | CatalogView = catalog_table_of(statement)
         elif kind == "VIEW":
             plan = t_env._sql_to_rel().convert_query(statement.expression)

@@ -63,7 +63,7 @@ class TableEnvironment:
 
     # -- planning ------------------------------------------------------------------------------------
     def _sql_to_rel(self) -> SqlToRel:
-        return SqlToRel(self._catalog, plan_scan)
+        return SqlToRel(self._catalog, plan_scan, streaming=self._streaming())
 
     def _new_stream_env(self) -> Any:
         if self._stream_env is not None:
@@ -111,6 +111,11 @@ class TableEnvironment:
         target = statement.this
         if isinstance(target, exp.Schema):
             raise TableException(f"Unsupported SQL construct{at(target)}: INSERT INTO t (columns); list all columns")
+        if statement.args.get("overwrite"):
+            raise TableException(
+                f"Unsupported SQL construct{at(statement)}: INSERT OVERWRITE; no table sink here overwrites yet "
+                "(Flink's filesystem sink does in BATCH); hint: INSERT INTO"
+            )
         path = ".".join(p.name for p in target.parts)
         return path, self._sql_to_rel().convert_query(statement.expression)
 

@@ -19,6 +19,7 @@ from strom.table.planner.logical import (
     OverAggregate,
     Rank,
     RelNode,
+    Sort,
     TableScan,
     Union,
     Values,
@@ -41,7 +42,7 @@ def is_insert_only(rel: RelNode) -> bool:
         return not rel.changelog
     if isinstance(rel, OverAggregate):
         return is_insert_only(rel.input)
-    if isinstance(rel, WindowAggregate | WindowJoin | IntervalJoin):
+    if isinstance(rel, WindowAggregate | WindowJoin | IntervalJoin | Sort):  # Sort: the rows once, sorted
         return True
     if isinstance(rel, Calc | WatermarkAssigner | Correlate | WindowTableFunction):
         return is_insert_only(rel.input)

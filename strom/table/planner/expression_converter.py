@@ -20,6 +20,7 @@ from strom.table.functions.sql_literals import numeric_literal, string_literal
 from strom.table.planner.rex import RexCall, RexLiteral, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
+from strom.table.planner.value_constructor import array_value
 from strom.table.sql.flink_dialect import FlinkDialect, FlinkType
 from strom.table.sql.parser import at
 from strom.table.types import DataType, parse_type
@@ -274,6 +275,7 @@ class ExpressionConverter:
         exp.Is: is_null,
         exp.Case: case,
         exp.Coalesce: coalesce,
+        exp.Array: lambda self, n: array_value(self, n),
         exp.Cast: cast,
         exp.TryCast: cast,
         exp.Between: between,

@@ -24,6 +24,8 @@ __all__ = [
     "Rank",
     "RelNode",
     "RowType",
+    "SingleRel",
+    "Sort",
     "TableScan",
     "Union",
     "Values",
@@ -52,6 +54,18 @@ class RowType:
 
     def describe(self) -> str:
         return ", ".join(f"{n} {t}" for n, t in zip(self.names, self.types, strict=True))
+
+
+class SingleRel:
+    """Calcite's ``SingleRel``: a node with one input, so ``inputs`` is ``(input,)`` (``input`` is a dataclass
+    field of each subclass)."""
+
+    __slots__ = ()
+    input: RelNode
+
+    @property
+    def inputs(self) -> tuple[RelNode, ...]:
+        return (self.input,)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -93,17 +107,13 @@ class Values:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Calc:
+class Calc(SingleRel):
     """A projection and an optional filter (Flink merges Project and Filter into one Calc)."""
 
     row_type: RowType
     input: RelNode
     projection: tuple[RexNode, ...] | None
     condition: RexNode | None = None
-
-    @property
-    def inputs(self) -> tuple[RelNode, ...]:
-        return (self.input,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,17 +128,13 @@ class AggregateCall:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Aggregate:
+class Aggregate(SingleRel):
     """``GROUP BY`` keys (input columns) and aggregate calls; output = keys then calls."""
 
     row_type: RowType
     input: RelNode
     group_keys: tuple[int, ...]
     calls: tuple[AggregateCall, ...]
-
-    @property
-    def inputs(self) -> tuple[RelNode, ...]:
-        return (self.input,)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -161,7 +167,7 @@ class Join:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Rank:
+class Rank(SingleRel):
     """``ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)`` kept where ``rn <= limit`` (Top-N, deduplication)."""
 
     row_type: RowType
@@ -171,14 +177,24 @@ class Rank:
     limit: int
     output_rank: bool
     offset: int = 0  # rows before rank offset + 1 are not emitted (LIMIT … OFFSET)
-
-    @property
-    def inputs(self) -> tuple[RelNode, ...]:
-        return (self.input,)
+    rank_type: str = "ROW_NUMBER"  # or RANK / DENSE_RANK (BATCH only, as Flink)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class WatermarkAssigner:
+class Sort(SingleRel):
+    """``ORDER BY keys [OFFSET m] [FETCH n]`` (Calcite's ``Sort``): in BATCH the whole input sorted (Flink's
+    Sort / SortLimit); in STREAMING, with ``rowtime`` set, the temporal sort on an ascending time attribute first."""
+
+    row_type: RowType
+    input: RelNode
+    order_keys: tuple[tuple[int, bool], ...]  # (column, ascending)
+    offset: int = 0
+    fetch: int | None = None
+    rowtime: bool = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WatermarkAssigner(SingleRel):
     """``WATERMARK FOR rowtime AS expression``: record timestamps and watermarks (row type: rowtime marked)."""
 
     row_type: RowType
@@ -186,26 +202,18 @@ class WatermarkAssigner:
     rowtime_index: int
     expression: RexNode
 
-    @property
-    def inputs(self) -> tuple[RelNode, ...]:
-        return (self.input,)
-
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Correlate:
+class Correlate(SingleRel):
     """A Python table function applied to each row (``Table.flat_map``): its rows replace the input row."""
 
     row_type: RowType
     input: RelNode
     function: Any = field(repr=False)
 
-    @property
-    def inputs(self) -> tuple[RelNode, ...]:
-        return (self.input,)
-
 
 @dataclass(frozen=True, slots=True, eq=False)
-class WindowTableFunction:
+class WindowTableFunction(SingleRel):
     """TUMBLE / HOP / CUMULATE / SESSION over ``input``: its rows with their windows appended."""
 
     row_type: RowType
@@ -214,10 +222,6 @@ class WindowTableFunction:
     params: tuple[int, ...]  # milliseconds: (size,) / (slide, size) / (step, size), then the offset; SESSION: (gap,)
     rowtime_index: int
     partition_keys: tuple[int, ...] = ()  # SESSION's PARTITION BY columns of the input
-
-    @property
-    def inputs(self) -> tuple[RelNode, ...]:
-        return (self.input,)
 
     def assigner(self) -> Any:
         from strom.table.runtime.window.slice_assigners import (
@@ -235,7 +239,7 @@ class WindowTableFunction:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class WindowAggregate:
+class WindowAggregate(SingleRel):
     """GROUP BY window_start, window_end, keys over a window TVF: output keys, aggregates, window properties."""
 
     row_type: RowType
@@ -245,13 +249,9 @@ class WindowAggregate:
     calls: tuple[AggregateCall, ...]
     window_properties: tuple[str, ...]
 
-    @property
-    def inputs(self) -> tuple[RelNode, ...]:
-        return (self.input,)
-
 
 @dataclass(frozen=True, slots=True, eq=False)
-class OverAggregate:
+class OverAggregate(SingleRel):
     """``agg(...) OVER (PARTITION BY keys ORDER BY rowtime ROWS|RANGE … PRECEDING)``: the input row plus the values."""
 
     row_type: RowType
@@ -261,10 +261,6 @@ class OverAggregate:
     rows: bool
     preceding: int | None  # rows, or milliseconds for RANGE; None: UNBOUNDED PRECEDING
     rowtime_index: int
-
-    @property
-    def inputs(self) -> tuple[RelNode, ...]:
-        return (self.input,)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -320,6 +316,7 @@ RelNode = (
     | Union
     | Join
     | Rank
+    | Sort
     | WatermarkAssigner
     | WindowTableFunction
     | WindowAggregate

@@ -16,6 +16,7 @@ from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Calc, Rank, RelNode, RowType
 from strom.table.planner.over_converter import convert_over
 from strom.table.planner.project import output_names
+from strom.table.planner.rank_functions import check_rank_function
 from strom.table.planner.rex import RexCall, RexInputRef, RexLiteral, RexNode, RexSpecial, input_refs
 from strom.table.planner.scope import Scope
 from strom.table.sql.flink_dialect import FlinkDialect
@@ -31,15 +32,16 @@ def has_window_function(items: list[exp.Expr]) -> bool:
     return any(i.find(exp.Window) is not None for i in items)
 
 
-def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr]) -> RelNode:
+def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr], *, streaming: bool = True) -> RelNode:
     windows = [i.find(exp.Window) for i in items]
     found = [w for w in windows if w is not None]
     window = found[0]
     function = window.this
     name = (str(function.this) if isinstance(function, exp.Anonymous) else type(function).__name__).upper()
-    if all(isinstance(w.this, exp.AggFunc) for w in found):
+    if all(isinstance(w.this, exp.AggFunc) and not isinstance(w.this, exp.Rank | exp.DenseRank) for w in found):
         return convert_over(rel, scope, items, windows)
-    if len(found) > 1 or name not in ("ROW_NUMBER", "ROWNUMBER"):
+    rank_type = check_rank_function(name, streaming)
+    if len(found) > 1 or rank_type is None:
         raise TableException(
             f"Unsupported SQL construct{at(window)}: {window.sql(dialect=FlinkDialect)[:60]}; "
             "expected one ROW_NUMBER() OVER (PARTITION BY … ORDER BY …) or aggregates OVER one window"
@@ -71,8 +73,8 @@ def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr]) -> RelNode:
     pre_type = RowType(tuple(f"$f{i}" for i in range(len(pre))), tuple(p.type for p in pre))
     pre_rel = Calc(pre_type, rel, tuple(pre), None)
     rn_type = parse_type("BIGINT NOT NULL")
-    rank_type = RowType((*pre_type.names, "$rn"), (*pre_type.types, rn_type))
-    rank = Rank(rank_type, pre_rel, partition, order, _UNBOUNDED, True)
+    rank_row_type = RowType((*pre_type.names, "$rn"), (*pre_type.types, rn_type))
+    rank = Rank(rank_row_type, pre_rel, partition, order, _UNBOUNDED, True, rank_type=rank_type)
     names = output_names(items)
     projection = tuple(
         RexInputRef(slot, pre[slot].type) if slot is not None else RexInputRef(len(pre), rn_type) for slot in slots

@@ -15,6 +15,7 @@ from sqlglot import exp
 from strom.table.catalog.catalog_manager import CatalogManager, CatalogTable, CatalogView
 from strom.table.errors import TableException, ValidationException
 from strom.table.planner.aggregate_converter import convert_aggregate, distinct, is_aggregate_call
+from strom.table.planner.correlate_converter import convert_lateral, convert_unnest
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.join_converter import convert_join
 from strom.table.planner.logical import Calc, RelNode, RowType, Union, Values
@@ -27,7 +28,10 @@ from strom.table.planner.rank_converter import (
     push_rank_limit,
 )
 from strom.table.planner.rex import RexLiteral, RexNode, input_refs
+from strom.table.planner.scalar_subquery_converter import SCALAR, remove_scalar_subqueries
 from strom.table.planner.scope import Scope
+from strom.table.planner.set_op_converter import convert_set_op
+from strom.table.planner.sort_converter import convert_order_by, hide_order_items
 from strom.table.planner.subquery_converter import remove_subqueries
 from strom.table.planner.type_rules import common_type
 from strom.table.planner.window_converter import convert_window_tvf, is_window_tvf
@@ -42,9 +46,10 @@ ScanFactory = Callable[[str, CatalogTable], RelNode]
 class SqlToRel:
     """Converts queries against one catalog; ``scan_factory`` plans a catalog table's scan."""
 
-    def __init__(self, catalog: CatalogManager, scan_factory: ScanFactory) -> None:
+    def __init__(self, catalog: CatalogManager, scan_factory: ScanFactory, *, streaming: bool = True) -> None:
         self.catalog = catalog
         self.scan_factory = scan_factory
+        self.streaming = streaming
 
     def convert_query(self, node: exp.Expr, ctes: Mapping[str, RelNode] | None = None) -> RelNode:
         ctes = dict(ctes or {})
@@ -52,8 +57,8 @@ class SqlToRel:
         if with_ is not None:
             for cte in with_.expressions:
                 ctes[cte.alias] = self.convert_query(cte.this, ctes)
-        if isinstance(node, exp.Union):
-            return self.union(node, ctes)
+        if isinstance(node, exp.SetOperation):
+            return limit_of(self.union(node, ctes), node, self.streaming)
         if isinstance(node, exp.Subquery | exp.Paren):
             return self.convert_query(node.this, ctes)
         if isinstance(node, exp.Values):
@@ -112,6 +117,10 @@ class SqlToRel:
             return Values(RowType((), ()), ((),)), Scope([])
         rel, scope = self.from_item(from_.this, ctes)
         for join in select.args.get("joins") or []:
+            if isinstance(join.this, exp.Lateral | exp.Unnest):
+                convert = convert_lateral if isinstance(join.this, exp.Lateral) else convert_unnest
+                rel, scope = convert(rel, scope, join)
+                continue
             right, right_scope = self.from_item(join.this, ctes)
             rel, scope = convert_join(rel, scope, right, right_scope, join)
         return rel, scope
@@ -120,6 +129,9 @@ class SqlToRel:
     def select(self, select: exp.Select, ctes: Mapping[str, RelNode]) -> RelNode:
         rel, scope = self.from_clause(select, ctes)
         where = select.args.get("where")
+        rel, scope = remove_scalar_subqueries(
+            rel, scope, [*select.expressions, *([where.this] if where is not None else [])], self._subquery(ctes)
+        )
         if where is not None:
             rel, remaining = remove_subqueries(rel, scope, where.this, lambda q: self.convert_query(q, ctes))
             where = exp.Where(this=remaining) if remaining is not None else None
@@ -141,22 +153,21 @@ class SqlToRel:
         if aggregated:
             rel = convert_aggregate(rel, scope, select, items, having)
         elif has_window_function(items):
-            rel = convert_rank(rel, scope, items)
+            rel = convert_rank(rel, scope, items, streaming=self.streaming)
         else:
             if having is not None:
                 raise ValidationException(f"SQL validation failed{at(having)}: HAVING without GROUP BY or aggregates")
             converter = ExpressionConverter(scope)
-            projection = tuple(converter.convert(i) for i in items)
-            names = output_names(items)
+            hidden = hide_order_items(select, output_names(items))
+            projection = tuple(converter.convert(i) for i in [*items, *hidden])
+            names = (*output_names(items), *(f"$order{i}" for i in range(len(hidden))))
             rel = drop_unused_rank(project(rel, projection, names))
         if select.args.get("distinct") is not None:
             rel = distinct(rel)
-        if select.args.get("order") is not None:
-            raise TableException(
-                f"Unsupported SQL construct{at(select.args['order'])}: ORDER BY; "
-                "hint: Top-N by ROW_NUMBER() OVER (...) WHERE rn <= N"
-            )
-        return limit_of(rel, select)
+        return limit_of(rel, select, self.streaming)
+
+    def _subquery(self, ctes: Mapping[str, RelNode]) -> Callable[[exp.Expr], RelNode]:
+        return lambda query: self.convert_query(query, ctes)
 
     def expand_stars(self, items: list[exp.Expr], scope: Scope) -> list[exp.Expr]:
         expanded: list[exp.Expr] = []
@@ -165,6 +176,8 @@ class SqlToRel:
             if isinstance(item, exp.Star) or star_table:
                 for i in scope.indices(star_table or None):
                     field = scope.fields[i]
+                    if field.qualifier == SCALAR:
+                        continue
                     column = exp.column(field.name, field.qualifier, quoted=True)
                     expanded.append(column)
             else:
@@ -172,11 +185,7 @@ class SqlToRel:
         return expanded
 
     # -- set operations and VALUES ---------------------------------------------------------------------
-    def union(self, node: exp.Union, ctes: Mapping[str, RelNode]) -> RelNode:
-        if node.args.get("distinct"):
-            raise TableException(f"Unsupported SQL construct{at(node)}: UNION (distinct); hint: UNION ALL")
-        if type(node) is not exp.Union:
-            raise TableException(f"Unsupported SQL construct{at(node)}: {type(node).__name__.upper()}")
+    def union(self, node: exp.SetOperation, ctes: Mapping[str, RelNode]) -> RelNode:
         left = self.convert_query(node.this, ctes)
         right = self.convert_query(node.expression, ctes)
         if len(left.row_type) != len(right.row_type):
@@ -185,6 +194,8 @@ class SqlToRel:
                 f"got {len(left.row_type)} and {len(right.row_type)}"
             )
         types = tuple(common_type([a, b], node) for a, b in zip(left.row_type.types, right.row_type.types, strict=True))
+        if node.args.get("distinct") is not False or type(node) is not exp.Union:
+            return convert_set_op(node, left, right, types)
         members = []
         for member in (left, right):
             for sub in member.members if isinstance(member, Union) else (member,):
@@ -204,14 +215,18 @@ class SqlToRel:
         return Values(RowType(names, types), literal_rows)
 
 
-def limit_of(rel: RelNode, select: exp.Select) -> RelNode:
-    """``LIMIT n [OFFSET m]`` without ORDER BY (Flink's streaming FETCH): the first rows in arrival order, as a Rank
-    over one partition that keeps rows ``m + 1 .. m + n`` and emits them once."""
+def limit_of(rel: RelNode, select: exp.Query, streaming: bool = True) -> RelNode:
+    """``ORDER BY`` (:mod:`~strom.table.planner.sort_converter`) and ``LIMIT n [OFFSET m]``; without ORDER BY (Flink's
+    streaming FETCH) the first rows in arrival order, as a Rank over one partition that keeps rows ``m + 1 .. m + n``
+    and emits them once."""
     limit, offset = select.args.get("limit"), select.args.get("offset")
-    if limit is None and offset is None:
-        return rel
+    order = select.args.get("order")
     count = _int_literal(limit.expression if limit is not None else None, select)
     skip = _int_literal(offset.expression if offset is not None else None, select) or 0
+    if order is not None:
+        return convert_order_by(rel, order, skip, count, streaming=streaming)
+    if limit is None and offset is None:
+        return rel
     if count is None:
         raise TableException(f"Unsupported SQL construct{at(offset)}: OFFSET without LIMIT in a streaming query")
     return fetch(rel, skip, count)

@@ -11,6 +11,7 @@ from strom.table.errors import TableException
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Join, RelNode
 from strom.table.planner.rex import RexInputRef
+from strom.table.planner.scalar_subquery_converter import exists_on_true, not_in
 from strom.table.planner.scope import Scope
 from strom.table.sql.parser import at
 
@@ -30,6 +31,9 @@ def remove_subqueries(
         exists = conjunct.this if negated else conjunct
         if isinstance(exists, exp.Exists):
             rel = _exists(rel, scope, exists, convert, "ANTI" if negated else "SEMI")
+            continue
+        if isinstance(conjunct, exp.Not) and isinstance(conjunct.this, exp.In) and conjunct.this.args.get("query"):
+            rel = not_in(rel, scope, conjunct.this, convert)
             continue
         query = conjunct.args.get("query") if isinstance(conjunct, exp.In) else None
         if query is None:
@@ -66,9 +70,7 @@ def _exists(rel: RelNode, scope: Scope, node: exp.Exists, convert: Converter, ki
             inner_columns.append(pair[0])
             outer_columns.append(pair[1])
     if not outer_columns:
-        raise TableException(
-            f"Unsupported SQL construct{at(node)}: an uncorrelated EXISTS; expected WHERE inner.col = outer.col"
-        )
+        return exists_on_true(rel, select, convert, kind)
     inner = select.copy()
     inner.set("expressions", [c.copy() for c in inner_columns])
     remaining: exp.Expr | None = None

@@ -24,6 +24,7 @@ from strom.table.planner.logical import (
     OverAggregate,
     Rank,
     RelNode,
+    Sort,
     TableScan,
     Union,
     Values,
@@ -142,9 +143,8 @@ class Translator:
         upstream = self.translate(rel.input)
         fn = compile_calc(rel.projection, rel.condition)
         name = f"Calc(select=[{', '.join(rel.row_type.names)}])"
-        if rel.condition is not None:
-            return upstream.flat_map(fn).name(name)
-        return upstream.map(fn).name(name)
+        calc = upstream.flat_map(fn).name(name) if rel.condition is not None else upstream.map(fn).name(name)
+        return calc.set_parallelism(1) if isinstance(rel.input, Sort) else calc  # keeps the sorted order
 
     def _aggregate(self, rel: Aggregate) -> DataStream[Any]:
         upstream = self.translate(rel.input)
@@ -284,8 +284,22 @@ class Translator:
                 output_rank_number=rel.output_rank,
             )
         keyed = self.translate(rel.input).key_by(KeyByIndices(rel.partition_keys))
+        if rel.rank_type != "ROW_NUMBER":
+            from strom.table.runtime.batch_rank import BatchRankFunction
+
+            batch = BatchRankFunction(rel.rank_type, rel.order_keys, rel.limit, rel.output_rank, rel.offset)
+            return keyed.process(batch).name(f"Rank(rankType=[{rel.rank_type}], rankEnd={rel.limit})")
         function = RankFunction(rel.order_keys, rel.limit, rel.output_rank, rel.offset)
         return keyed.process(function).name(f"Rank(rankEnd={rel.limit})")
+
+    def _sort(self, rel: Sort) -> DataStream[Any]:
+        from strom.table.runtime.sort import RowTimeSortFunction, SortFunction
+
+        keyed = self.translate(rel.input).key_by(KeyByIndices(()))
+        if rel.rowtime:
+            return keyed.process(RowTimeSortFunction(rel.order_keys)).name("TemporalSort").set_parallelism(1)
+        function = SortFunction(rel.order_keys, rel.offset, rel.fetch)
+        return keyed.process(function).name("SortLimit" if rel.fetch is not None else "Sort").set_parallelism(1)
 
     def _window_deduplicate(self, rel: Rank, windowed: tuple[tuple[int, ...], int]) -> DataStream[Any]:
         from strom.table.runtime.window.window_rank import window_deduplicate

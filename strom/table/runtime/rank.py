@@ -93,7 +93,7 @@ class RankFunction(KeyedProcessFunction[Any, Row, Row]):
             if new is None:
                 return [_create_row(None, [*old, None], RowKind.DELETE)]  # type: ignore[misc]
             return [_create_row(None, [*new, None], RowKind.INSERT if old is None else RowKind.UPDATE_AFTER)]
-        if not self.output_rank:
+        if not self.output_rank and not (self.offset and self.order_columns):  # with an OFFSET: per position
             remaining = list(after)
             for row in before:
                 if row in remaining:
