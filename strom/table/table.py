@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from strom.table.errors import ValidationException
+from strom.table.errors import TableException, ValidationException
 from strom.table.expression import to_sql_expression
 from strom.table.planner.logical import RelNode, explain
 from strom.table.sql.flink_dialect import FlinkDialect
@@ -64,13 +64,66 @@ def _aggregates_named(fields: tuple[Any, ...]) -> list[exp.Expr]:
     return _named(tuple(items))
 
 
+def _ordered(field: Any) -> exp.Ordered:
+    node = _item(field)
+    return node if isinstance(node, exp.Ordered) else exp.Ordered(this=node, desc=False)
+
+
+def _nulls_placed(key: exp.Ordered) -> list[exp.Ordered]:
+    """A Table API sort key as SQL ones: Calcite's ``RelBuilder`` puts NULLs last ascending and first descending (the
+    Table API's order, unlike SQL's), so ``(k IS NULL)`` in the key's direction comes first."""
+    desc = bool(key.args.get("desc"))
+    is_null = exp.Is(this=key.this.copy(), expression=exp.Null())
+    return [exp.Ordered(this=is_null, desc=desc), exp.Ordered(this=key.this.copy(), desc=desc)]
+
+
+class _Sort:
+    """``order_by`` over ``table``: the sort keys, and the offset and fetch ``offset``/``fetch`` add to it."""
+
+    def __init__(self, table: Table, keys: tuple[exp.Ordered, ...], offset: int = 0, fetch: int | None = None):
+        self.table = table
+        self.keys = keys
+        self.offset = offset
+        self.fetch = fetch
+
+    def sorted(self, offset: int, fetch: int | None) -> Table:
+        """``SELECT * FROM table ORDER BY keys [LIMIT fetch] [OFFSET offset]``, planned by the SQL sort rules."""
+        select = exp.Select(expressions=[exp.Star()]).from_(_source())
+        select.set("order", exp.Order(expressions=[o for k in self.keys for o in _nulls_placed(k)]))
+        if fetch is not None:
+            select = select.limit(fetch)
+        if offset:
+            select = select.offset(offset)
+        t_env = self.table._t_env
+        if offset and fetch is None and not t_env._streaming():  # Flink's batch SortLimit needs an end
+            out = Table(t_env, self.table._plan, TableException("Not support limitEnd is max value now!"))
+            out._sort = _Sort(self.table, self.keys, offset, fetch)
+            return out
+        try:
+            out = self.table._query(select)
+        except TableException as err:  # STREAMING: Flink plans the sort lazily, so a fetch may still follow
+            if fetch is not None or not t_env._streaming():
+                raise
+            out = Table(t_env, self.table._plan, err)
+        out._sort = _Sort(self.table, self.keys, offset, fetch)
+        return out
+
+
 class Table:
     """A (dynamic) table: a logical plan in one ``TableEnvironment``."""
 
-    def __init__(self, t_env: TableEnvironment, plan: RelNode) -> None:
+    def __init__(self, t_env: TableEnvironment, plan: RelNode, deferred: TableException | None = None) -> None:
         self._t_env = t_env
-        self._plan = plan
+        self._rel = plan
+        self._deferred = deferred  # a streaming order_by Flink refuses only when planned (unless fetch follows)
         self._name: str | None = None
+        self._sort: _Sort | None = None  # set on the table order_by returns: offset/fetch re-plan the sort
+
+    @property
+    def _plan(self) -> RelNode:
+        if self._deferred is not None:
+            raise self._deferred
+        return self._rel
 
     # -- derivation --------------------------------------------------------------------------------
     def _query(self, select: exp.Query, **others: Table) -> Table:
@@ -213,12 +266,26 @@ class Table:
         return Table(self._t_env, Correlate(row_type, self._plan, LateralRows(function.func, own, columns)))
 
     def limit(self, fetch: int, offset: int = 0) -> Table:
-        """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``)."""
+        """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``); after ``order_by`` of the sort."""
+        if self._sort is not None:
+            return self._sort.sorted(offset or self._sort.offset, fetch)
         select = exp.Select(expressions=[exp.Star()]).from_(_source()).limit(fetch)
         return self._query(select.offset(offset) if offset else select)
 
     def fetch(self, fetch: int) -> Table:
+        """The first ``fetch`` rows (after ``order_by``/``offset``: of the sorted rows)."""
         return self.limit(fetch)
+
+    def order_by(self, *fields: Any) -> Table:
+        """The rows sorted by ``fields`` (``col('a').desc``; ascending by default), PyFlink's ``Table.order_by``:
+        BATCH a global sort, STREAMING only by an ascending time attribute or with ``fetch`` (a Top-N), as Flink."""
+        return _Sort(self, tuple(_ordered(f) for f in fields)).sorted(0, None)
+
+    def offset(self, offset: int) -> Table:
+        """The sorted rows after the first ``offset`` (PyFlink's ``Table.offset``, after ``order_by``)."""
+        if self._sort is None:
+            raise ValidationException("offset: expected a table sorted by order_by(...); got an unsorted table")
+        return self._sort.sorted(offset, self._sort.fetch)
 
     def union_all(self, right: Table) -> Table:
         left_q = exp.Select(expressions=[exp.Star()]).from_(_source())
@@ -265,16 +332,14 @@ class Table:
 
     # -- schema and explanation ------------------------------------------------------------------------
     def get_schema(self) -> Any:
-        return self._plan.row_type
+        return self._rel.row_type
 
     get_resolved_schema = get_schema
 
     def print_schema(self) -> None:
         print("(")
         print(
-            ",\n".join(
-                f"  `{n}` {t}" for n, t in zip(self._plan.row_type.names, self._plan.row_type.types, strict=True)
-            )
+            ",\n".join(f"  `{n}` {t}" for n, t in zip(self._rel.row_type.names, self._rel.row_type.types, strict=True))
         )
         print(")")
 
@@ -291,7 +356,7 @@ class Table:
 
     def __getattr__(self, name: str) -> Any:
         """``table.data``: the column ``data`` as an expression (PyFlink's ``Table.__getattr__``)."""
-        names = self.__dict__["_plan"].row_type.names if "_plan" in self.__dict__ else ()
+        names = self.__dict__["_rel"].row_type.names if "_rel" in self.__dict__ else ()
         if name.startswith("__") or name not in names:
             raise AttributeError(
                 f"The current table has no column named '{name}', available columns: [{', '.join(names)}]"
