@@ -1,7 +1,8 @@
 """``UNNEST(collection)`` and ``LATERAL TABLE(udtf(args))`` joined to the rows before them (Calcite's
-``LogicalCorrelate``, Flink's ``StreamPhysicalCorrelate``): ``FROM t, LATERAL TABLE(f(x)) AS s(a, b)``,
-``CROSS JOIN UNNEST(c) AS s(x)``, ``JOIN … ON TRUE`` and ``LEFT JOIN … ON TRUE`` (a row without results kept once,
-the new columns NULL). Insert-only over an insert-only input; each output row keeps its input row's kind.
+``LogicalCorrelate``, Flink's ``StreamPhysicalCorrelate``): ``FROM t, LATERAL TABLE(f(x, 'lit')) AS s(a, b)``
+(arguments computed before the call), ``CROSS JOIN UNNEST(c) AS s(x)``, ``JOIN … ON TRUE`` and ``LEFT JOIN … ON
+TRUE`` (a row without results kept once, the new columns NULL). Insert-only over an insert-only input; each output
+row keeps its input row's kind.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from sqlglot import exp
 from strom.table.errors import TableException
 from strom.table.logical_constructed_types import ArrayType, MapType
 from strom.table.planner.expression_converter import ExpressionConverter
-from strom.table.planner.logical import Correlate, RelNode, RowType
-from strom.table.planner.rex import RexInputRef
+from strom.table.planner.logical import Calc, Correlate, RelNode, RowType
+from strom.table.planner.rex import RexInputRef, RexNode
 from strom.table.planner.scope import Scope
 from strom.table.sql.parser import at
 from strom.table.types import DataType
@@ -41,20 +42,21 @@ def convert_lateral(rel: RelNode, scope: Scope, join: exp.Join) -> tuple[RelNode
     call = lateral.this
     if isinstance(call, exp.Anonymous) and str(call.this).upper() == "TABLE" and call.expressions:
         call = call.expressions[0]
-    function = lookup(str(call.this)) if isinstance(call, exp.Anonymous) else None
+    if isinstance(call, exp.Anonymous):
+        name, operands = str(call.this), list(call.expressions)
+    elif isinstance(call, exp.Func):  # a udtf named like a built-in sqlglot knows (split, …)
+        name = call.sql_name()
+        operands = [v for key in call.arg_types for v in _as_list(call.args.get(key))]
+    else:
+        name, operands = "", []
+    function = lookup(name) if name else None
     if function is None or not function.table_function:
         raise TableException(
             f"Unsupported SQL construct{at(lateral)}: LATERAL {lateral.this.sql()[:60]}; "
             "expected LATERAL TABLE(f(columns)) of a registered @udtf"
         )
     side = _check_join(join)
-    converter = ExpressionConverter(scope)
-    columns = []
-    for arg in call.expressions:
-        ref = converter.convert(arg)
-        if not isinstance(ref, RexInputRef):
-            raise TableException(f"Unsupported SQL construct{at(arg)}: a table function argument; expected a column")
-        columns.append(ref.index)
+    source, columns = _with_arguments(rel, [ExpressionConverter(scope).convert(a) for a in operands])
     alias = lateral.args.get("alias")
     names = [c.name for c in alias.columns] if isinstance(alias, exp.TableAlias) and alias.columns else []
     types = tuple(function.result_types)
@@ -63,14 +65,47 @@ def convert_lateral(rel: RelNode, scope: Scope, join: exp.Join) -> tuple[RelNode
         raise TableException(
             f"SQL validation failed{at(lateral)}: expected {len(types)} column aliases; got {len(names)}"
         )
-    rows: Any = LateralRows(function.func, rel.row_type.names, tuple(columns))
+    rows: Any = LateralRows(function.func, source.row_type.names, columns)
     if side == "LEFT":
         types = tuple(t.nullable() for t in types)
         rows = LeftLateralRows(rows, len(types))
     function_type = RowType(tuple(names), types)
-    row_type = RowType((*rel.row_type.names, *names), (*rel.row_type.types, *types))
+    row_type = RowType((*source.row_type.names, *names), (*source.row_type.types, *types))
+    correlated: RelNode = Correlate(row_type, source, rows)
+    if source is not rel:  # the computed arguments projected away again
+        kept = [*range(len(rel.row_type)), *range(len(source.row_type), len(row_type))]
+        projection = tuple(RexInputRef(i, row_type.types[i]) for i in kept)
+        out_type = RowType(tuple(row_type.names[i] for i in kept), tuple(row_type.types[i] for i in kept))
+        correlated = Calc(out_type, correlated, projection, None)
     qualifier = alias.name if isinstance(alias, exp.TableAlias) and alias.name else None
-    return Correlate(row_type, rel, rows), scope.join(Scope.of(function_type, qualifier))
+    return correlated, scope.join(Scope.of(function_type, qualifier))
+
+
+def _as_list(value: Any) -> list[exp.Expr]:
+    if value is None:
+        return []
+    values = value if isinstance(value, list) else [value]
+    return [v for v in values if isinstance(v, exp.Expr)]
+
+
+def _with_arguments(rel: RelNode, args: list[RexNode]) -> tuple[RelNode, tuple[int, ...]]:
+    """The input with the arguments that are not columns computed as extra columns (``$arg<i>``), and the column
+    of each argument."""
+    width = len(rel.row_type)
+    computed = [a for a in args if not isinstance(a, RexInputRef)]
+    columns: list[int] = []
+    extra = width
+    for a in args:
+        if isinstance(a, RexInputRef):
+            columns.append(a.index)
+        else:
+            columns.append(extra)
+            extra += 1
+    if not computed:
+        return rel, tuple(columns)
+    projection = (*(RexInputRef(i, t) for i, t in enumerate(rel.row_type.types)), *computed)
+    names = (*rel.row_type.names, *(f"$arg{i}" for i in range(len(computed))))
+    return Calc(RowType(names, tuple(p.type for p in projection)), rel, projection, None), tuple(columns)
 
 
 class UnnestRows:

@@ -191,6 +191,7 @@ class Sort(SingleRel):
     offset: int = 0
     fetch: int | None = None
     rowtime: bool = False
+    nulls_first: tuple[bool, ...] = ()  # per order key; empty: first for ASC, last for DESC (Flink's default)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -345,6 +346,12 @@ def explain(node: RelNode, indent: int = 0) -> str:
         )
     elif isinstance(node, Values):
         details.append(f"tuples={len(node.rows)}")
+    elif isinstance(node, Sort):
+        names = node.input.row_type.names
+        keys = ", ".join(f"{names[c]} {'ASC' if a else 'DESC'}" for c, a in node.order_keys)
+        details.append(f"orderBy=[{keys}]" + (f", offset={node.offset}, fetch={node.fetch}" if node.fetch else ""))
+    if isinstance(node, Sort) and node.rowtime:
+        name = "TemporalSort"
     text = " " * indent + ("+- " if indent else "") + f"{name}({', '.join(details)})"
     children: Sequence[RelNode] = node.inputs
     return "\n".join([text, *(explain(child, indent + 3) for child in children)])

@@ -31,7 +31,7 @@ from strom.table.planner.rex import RexLiteral, RexNode, input_refs
 from strom.table.planner.scalar_subquery_converter import SCALAR, remove_scalar_subqueries
 from strom.table.planner.scope import Scope
 from strom.table.planner.set_op_converter import convert_set_op
-from strom.table.planner.sort_converter import convert_order_by, hide_order_items
+from strom.table.planner.sort_converter import convert_order_by, hide_order_items, without_sort
 from strom.table.planner.subquery_converter import remove_subqueries
 from strom.table.planner.type_rules import common_type
 from strom.table.planner.window_converter import convert_window_tvf, is_window_tvf
@@ -78,7 +78,7 @@ class SqlToRel:
             rel = self.table(node, ctes)
             return rel, Scope.of(rel.row_type, alias or node.name)
         if isinstance(node, exp.Subquery):
-            rel = self.convert_query(node.this, ctes)
+            rel = self.convert_query(without_sort(node.this), ctes)
         elif isinstance(node, exp.Values):
             rel = self.values(node)
         else:
@@ -221,7 +221,8 @@ def limit_of(rel: RelNode, select: exp.Query, streaming: bool = True) -> RelNode
     and emits them once."""
     limit, offset = select.args.get("limit"), select.args.get("offset")
     order = select.args.get("order")
-    count = _int_literal(limit.expression if limit is not None else None, select)
+    count_node = limit.args.get("count" if isinstance(limit, exp.Fetch) else "expression") if limit else None
+    count = _int_literal(count_node, select)  # LIMIT n or FETCH FIRST/NEXT n ROWS ONLY
     skip = _int_literal(offset.expression if offset is not None else None, select) or 0
     if order is not None:
         return convert_order_by(rel, order, skip, count, streaming=streaming)

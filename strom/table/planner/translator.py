@@ -297,8 +297,9 @@ class Translator:
 
         keyed = self.translate(rel.input).key_by(KeyByIndices(()))
         if rel.rowtime:
-            return keyed.process(RowTimeSortFunction(rel.order_keys)).name("TemporalSort").set_parallelism(1)
-        function = SortFunction(rel.order_keys, rel.offset, rel.fetch)
+            temporal = RowTimeSortFunction(rel.order_keys, rel.nulls_first)
+            return keyed.process(temporal).name("TemporalSort").set_parallelism(1)
+        function = SortFunction(rel.order_keys, rel.offset, rel.fetch, rel.nulls_first)
         return keyed.process(function).name("SortLimit" if rel.fetch is not None else "Sort").set_parallelism(1)
 
     def _window_deduplicate(self, rel: Rank, windowed: tuple[tuple[int, ...], int]) -> DataStream[Any]:

@@ -14,13 +14,11 @@ from typing import Any
 
 from strom.api.eventtime import LONG_MAX
 from strom.api.functions import KeyedProcessFunction, RuntimeContext
-from strom.api.row import Row, RowKind, _create_row
-from strom.api.state import ValueStateDescriptor
-from strom.table.runtime.sort import sorted_rows
+from strom.api.row import Row, _create_row
+from strom.api.state import MapStateDescriptor
+from strom.table.runtime.sort import count_row, counted_rows, sorted_rows
 
 __all__ = ["BatchRankFunction"]
-
-_RETRACT = (RowKind.UPDATE_BEFORE, RowKind.DELETE)
 
 
 class BatchRankFunction(KeyedProcessFunction[Any, Row, Row]):
@@ -34,22 +32,15 @@ class BatchRankFunction(KeyedProcessFunction[Any, Row, Row]):
         self.offset = offset
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.rows_state = runtime_context.get_state(ValueStateDescriptor("rank-rows"))
+        self.counts = runtime_context.get_map_state(MapStateDescriptor("rank-row-counts"))
 
     def process_element(self, value: Row, ctx: KeyedProcessFunction.Context) -> None:
-        rows: list[tuple[Any, ...]] = self.rows_state.value() or []
-        record = tuple(value._values)
-        if value._row_kind in _RETRACT:
-            if record in rows:
-                rows.remove(record)
-        else:
-            rows.append(record)
-        self.rows_state.update(rows)
+        count_row(self.counts, value)
         ctx.timer_service().register_event_time_timer(LONG_MAX)
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Row]:
-        rows = sorted_rows(self.rows_state.value() or [], self.order)
-        self.rows_state.clear()
+        rows = sorted_rows(counted_rows(self.counts), self.order)
+        self.counts.clear()
         columns = tuple(c for c, _ in self.order)
         rank, previous = 0, None
         for position, record in enumerate(rows, start=1):
