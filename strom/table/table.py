@@ -74,7 +74,11 @@ def _nulls_placed(key: exp.Ordered) -> list[exp.Ordered]:
     Table API's order, unlike SQL's), so ``(k IS NULL)`` in the key's direction comes first."""
     desc = bool(key.args.get("desc"))
     is_null = exp.Is(this=key.this.copy(), expression=exp.Null())
-    return [exp.Ordered(this=is_null, desc=desc), exp.Ordered(this=key.this.copy(), desc=desc)]
+    sql_default = not desc  # SQL's NULLS FIRST ascending / LAST descending, spelt out for the sort's rules
+    return [
+        exp.Ordered(this=is_null, desc=desc, nulls_first=sql_default),
+        exp.Ordered(this=key.this.copy(), desc=desc, nulls_first=sql_default),
+    ]
 
 
 class _Sort:
