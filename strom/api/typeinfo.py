@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from strom.api.row import Row
+from strom.api.time import Instant  # PyFlink's Instant: PyFlink's programs give Types.INSTANT() values as Instants
 
 __all__ = [
     "BasicArrayTypeInfo",
@@ -199,6 +200,16 @@ def _instance_converter(kind: type | tuple[type, ...], expected: str) -> Convert
     return convert
 
 
+def _instant_converter(value: Any) -> Any:
+    if value is None or isinstance(value, datetime.datetime | Instant):
+        return value
+    raise _fail("a datetime or an Instant for INSTANT", value)
+
+
+def _instant_string(value: Any) -> str:
+    return value.isoformat() if isinstance(value, datetime.datetime) else repr(value)
+
+
 def _string_converter(value: Any) -> Any:
     if value is None or type(value) is str:
         return value
@@ -253,7 +264,7 @@ _BASIC: dict[str, tuple[Converter, Formatter]] = {
     "Char": (_char_converter, _nullable(str)),
     "BigInteger": (_instance_converter(int, "an int for BIG_INT"), _nullable(str)),
     "BigDecimal": (_decimal_converter, _nullable(str)),  # Python's and Java's to-scientific-string agree
-    "Instant": (_instance_converter(datetime.datetime, "a datetime for INSTANT"), _nullable(lambda v: v.isoformat())),
+    "Instant": (_instant_converter, _nullable(_instant_string)),
 }
 
 

@@ -37,6 +37,12 @@ class _Named:
 
 
 def from_data_stream(stream: Any, fields: Sequence[Any], changelog: bool = False) -> RelNode:
+    from strom.table.table_descriptor import Schema
+
+    if len(fields) == 1 and isinstance(fields[0], Schema) and not changelog:
+        from strom.table.schema_translator import from_data_stream_with_schema
+
+        return from_data_stream_with_schema(stream, fields[0])
     type_info = stream.get_type() if hasattr(stream, "get_type") else None
     names = [str((getattr(f, "_node", None) and f._node.name) or f) for f in fields] or list(
         getattr(type_info, "get_field_names", lambda: [])() or []

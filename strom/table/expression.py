@@ -147,6 +147,21 @@ class Expression:
     def rowtime(self) -> Expression:
         return _call(WINDOW_PROPERTIES["rowtime"], self)
 
+    @property
+    def asc(self) -> Expression:
+        """``order_by(col('a').asc)``: ascending (NULLs first, Flink's default)."""
+        return Expression(exp.Ordered(this=to_sql_expression(self), desc=False))
+
+    @property
+    def desc(self) -> Expression:
+        """``order_by(col('a').desc)``: descending (NULLs last, Flink's default)."""
+        return Expression(exp.Ordered(this=to_sql_expression(self), desc=True))
+
+    def over(self, alias: Any) -> Expression:
+        """``col('x').max.over(col('w'))``: this aggregate over the OVER window ``w`` of ``table.over_window``."""
+        window = to_sql_expression(alias)
+        return Expression(exp.Window(this=to_sql_expression(self), alias=exp.to_identifier(window.name)))
+
     def _interval(self, unit: str) -> Expression:
         value = self._node
         text = value.name if isinstance(value, exp.Literal) else value.sql()

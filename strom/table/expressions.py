@@ -8,7 +8,29 @@ from sqlglot import exp
 
 from strom.table.expression import Expression, to_sql_expression
 
-__all__ = ["and_", "call", "coalesce", "col", "concat", "if_then_else", "lit", "null_of", "or_", "row_interval"]
+__all__ = [
+    "CURRENT_RANGE",
+    "CURRENT_ROW",
+    "UNBOUNDED_RANGE",
+    "UNBOUNDED_ROW",
+    "and_",
+    "call",
+    "coalesce",
+    "col",
+    "concat",
+    "if_then_else",
+    "json",
+    "lit",
+    "null_of",
+    "or_",
+    "row_interval",
+]
+
+# the bounds of an OVER window (``Over....preceding(UNBOUNDED_ROW).following(CURRENT_ROW)``), as PyFlink's
+UNBOUNDED_ROW = Expression(exp.Var(this="UNBOUNDED_ROW"))
+UNBOUNDED_RANGE = Expression(exp.Var(this="UNBOUNDED_RANGE"))
+CURRENT_ROW = Expression(exp.Var(this="CURRENT_ROW"))
+CURRENT_RANGE = Expression(exp.Var(this="CURRENT_RANGE"))
 
 
 def col(name: str) -> Expression:
@@ -62,3 +84,9 @@ def null_of(data_type: Any) -> Expression:
 
 def row_interval(rows: int) -> Expression:
     return Expression(exp.Literal.number(rows))
+
+
+def json(value: Any) -> Expression:
+    """``JSON(value)``: a JSON string passed raw into ``json_object``/``json_array`` (PyFlink's ``json``; exported
+    by ``from pyflink.table.expressions import *`` as in PyFlink, where it shadows the ``json`` module)."""
+    return call("JSON", value)

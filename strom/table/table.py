@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from strom.table.errors import ValidationException
+from strom.table.errors import TableException, ValidationException
 from strom.table.expression import to_sql_expression
 from strom.table.planner.logical import RelNode, explain
 from strom.table.sql.flink_dialect import FlinkDialect
@@ -48,13 +48,86 @@ def _named(fields: tuple[Any, ...]) -> list[exp.Expr]:
     return items
 
 
+def _aggregates_named(fields: tuple[Any, ...]) -> list[exp.Expr]:
+    """A grouped select's names: an unnamed aggregate call is ``EXPR$<j>`` (the j-th such aggregate, Calcite's name
+    as Flink's Table API shows it), any other unnamed expression ``_c<i>``."""
+    from strom.table.planner.aggregate_converter import is_aggregate_call
+
+    items: list[Any] = []
+    unnamed = 0
+    for field in fields:
+        node = _item(field)
+        if not isinstance(node, exp.Alias | exp.Column | exp.Star) and is_aggregate_call(node):
+            node = exp.alias_(node, f"EXPR${unnamed}", quoted=True)
+            unnamed += 1
+        items.append(node)
+    return _named(tuple(items))
+
+
+def _ordered(field: Any) -> exp.Ordered:
+    node = _item(field)
+    return node if isinstance(node, exp.Ordered) else exp.Ordered(this=node, desc=False)
+
+
+def _nulls_placed(key: exp.Ordered) -> list[exp.Ordered]:
+    """A Table API sort key as SQL ones: Calcite's ``RelBuilder`` puts NULLs last ascending and first descending (the
+    Table API's order, unlike SQL's), so ``(k IS NULL)`` in the key's direction comes first."""
+    desc = bool(key.args.get("desc"))
+    is_null = exp.Is(this=key.this.copy(), expression=exp.Null())
+    sql_default = not desc  # SQL's NULLS FIRST ascending / LAST descending, spelt out for the sort's rules
+    return [
+        exp.Ordered(this=is_null, desc=desc, nulls_first=sql_default),
+        exp.Ordered(this=key.this.copy(), desc=desc, nulls_first=sql_default),
+    ]
+
+
+class _Sort:
+    """``order_by`` over ``table``: the sort keys, and the offset and fetch ``offset``/``fetch`` add to it."""
+
+    def __init__(self, table: Table, keys: tuple[exp.Ordered, ...], offset: int = 0, fetch: int | None = None):
+        self.table = table
+        self.keys = keys
+        self.offset = offset
+        self.fetch = fetch
+
+    def sorted(self, offset: int, fetch: int | None) -> Table:
+        """``SELECT * FROM table ORDER BY keys [LIMIT fetch] [OFFSET offset]``, planned by the SQL sort rules."""
+        select = exp.Select(expressions=[exp.Star()]).from_(_source())
+        select.set("order", exp.Order(expressions=[o for k in self.keys for o in _nulls_placed(k)]))
+        if fetch is not None:
+            select = select.limit(fetch)
+        if offset:
+            select = select.offset(offset)
+        t_env = self.table._t_env
+        if offset and fetch is None and not t_env._streaming():  # Flink's batch SortLimit needs an end
+            out = Table(t_env, self.table._plan, TableException("Not support limitEnd is max value now!"))
+            out._sort = _Sort(self.table, self.keys, offset, fetch)
+            return out
+        try:
+            out = self.table._query(select)
+        except TableException as err:  # STREAMING: Flink plans the sort lazily, so a fetch may still follow
+            if fetch is not None or not t_env._streaming():
+                raise
+            out = Table(t_env, self.table._plan, err)
+        out._sort = _Sort(self.table, self.keys, offset, fetch)
+        return out
+
+
 class Table:
     """A (dynamic) table: a logical plan in one ``TableEnvironment``."""
 
-    def __init__(self, t_env: TableEnvironment, plan: RelNode) -> None:
+    def __init__(self, t_env: TableEnvironment, plan: RelNode, deferred: TableException | None = None) -> None:
         self._t_env = t_env
-        self._plan = plan
+        self._rel = plan
+        self._deferred = deferred  # a streaming order_by Flink refuses only when planned (unless fetch follows)
         self._name: str | None = None
+        self._sort: _Sort | None = None  # set on the table order_by returns: offset/fetch re-plan the sort
+
+    @property
+    def _plan(self) -> RelNode:
+        if self._deferred is not None:
+            raise self._deferred
+        return self._rel
 
     # -- derivation --------------------------------------------------------------------------------
     def _query(self, select: exp.Query, **others: Table) -> Table:
@@ -79,6 +152,10 @@ class Table:
     def window(self, window: Any) -> GroupWindowedTable:
         """A group window (``pyflink.table.window``): ``window(Tumble.over(...).on(...).alias('w'))``."""
         return GroupWindowedTable(self, window)
+
+    def over_window(self, *over_windows: Any) -> OverWindowedTable:
+        """OVER windows (``pyflink.table.window.Over``): ``select(agg.over(col('w')), …)`` next."""
+        return OverWindowedTable(self, over_windows)
 
     def distinct(self) -> Table:
         return self._query(exp.Select(expressions=[exp.Star()], distinct=exp.Distinct()).from_(_source()))
@@ -193,12 +270,26 @@ class Table:
         return Table(self._t_env, Correlate(row_type, self._plan, LateralRows(function.func, own, columns)))
 
     def limit(self, fetch: int, offset: int = 0) -> Table:
-        """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``)."""
+        """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``); after ``order_by`` of the sort."""
+        if self._sort is not None:
+            return self._sort.sorted(offset or self._sort.offset, fetch)
         select = exp.Select(expressions=[exp.Star()]).from_(_source()).limit(fetch)
         return self._query(select.offset(offset) if offset else select)
 
     def fetch(self, fetch: int) -> Table:
+        """The first ``fetch`` rows (after ``order_by``/``offset``: of the sorted rows)."""
         return self.limit(fetch)
+
+    def order_by(self, *fields: Any) -> Table:
+        """The rows sorted by ``fields`` (``col('a').desc``; ascending by default), PyFlink's ``Table.order_by``:
+        BATCH a global sort, STREAMING only by an ascending time attribute or with ``fetch`` (a Top-N), as Flink."""
+        return _Sort(self, tuple(_ordered(f) for f in fields)).sorted(0, None)
+
+    def offset(self, offset: int) -> Table:
+        """The sorted rows after the first ``offset`` (PyFlink's ``Table.offset``, after ``order_by``)."""
+        if self._sort is None:
+            raise ValidationException("offset: expected a table sorted by order_by(...); got an unsorted table")
+        return self._sort.sorted(offset, self._sort.fetch)
 
     def union_all(self, right: Table) -> Table:
         left_q = exp.Select(expressions=[exp.Star()]).from_(_source())
@@ -245,16 +336,14 @@ class Table:
 
     # -- schema and explanation ------------------------------------------------------------------------
     def get_schema(self) -> Any:
-        return self._plan.row_type
+        return self._rel.row_type
 
     get_resolved_schema = get_schema
 
     def print_schema(self) -> None:
         print("(")
         print(
-            ",\n".join(
-                f"  `{n}` {t}" for n, t in zip(self._plan.row_type.names, self._plan.row_type.types, strict=True)
-            )
+            ",\n".join(f"  `{n}` {t}" for n, t in zip(self._rel.row_type.names, self._rel.row_type.types, strict=True))
         )
         print(")")
 
@@ -269,6 +358,17 @@ class Table:
     def __iter__(self) -> Iterator[Any]:
         raise TypeError("a Table is not iterable; hint: table.execute().collect()")
 
+    def __getattr__(self, name: str) -> Any:
+        """``table.data``: the column ``data`` as an expression (PyFlink's ``Table.__getattr__``)."""
+        names = self.__dict__["_rel"].row_type.names if "_rel" in self.__dict__ else ()
+        if name.startswith("__") or name not in names:
+            raise AttributeError(
+                f"The current table has no column named '{name}', available columns: [{', '.join(names)}]"
+            )
+        from strom.table.expressions import col
+
+        return col(name)
+
 
 class GroupedTable:
     """``table.group_by(keys)``: ``select(...)`` with aggregates (PyFlink's ``GroupedTable``)."""
@@ -278,7 +378,7 @@ class GroupedTable:
         self._keys = keys
 
     def select(self, *fields: Any) -> Table:
-        select = exp.Select(expressions=_named(fields)).from_(_source())
+        select = exp.Select(expressions=_aggregates_named(fields)).from_(_source())
         select = select.group_by(*[k.copy() for k in self._keys]) if self._keys else select
         if not self._keys:
             select.set("group", None)
@@ -296,13 +396,7 @@ class GroupedTable:
 
     def _expanded(self, func: Any, *, table_aggregate: bool) -> Table:
         from strom.table.planner.logical import Correlate, RowType
-        from strom.table.udf import (
-            EmittedRows,
-            TableAggregateFunction,
-            UserDefinedFunctionWrapper,
-            aggregate_function,
-            row_argument_call,
-        )
+        from strom.table.udf import EmittedRows, UserDefinedFunctionWrapper, aggregate_function, row_argument_call
 
         node = _item(func() if isinstance(func, UserDefinedFunctionWrapper) else func)
         names: list[str] = []
@@ -310,7 +404,7 @@ class GroupedTable:
             names = [n for n in node.alias.split(",") if n]
             node = node.this
         user = aggregate_function(str(node.this)) if isinstance(node, exp.Anonymous) else None
-        if user is None or isinstance(user.aggregate, TableAggregateFunction) != table_aggregate:
+        if user is None or user.table_aggregate != table_aggregate:
             what = "flat_aggregate expects a @udtaf" if table_aggregate else "aggregate expects a @udaf"
             raise ValidationException(f"{what} call; got {node.sql()}")
         if not node.expressions:  # the whole row is the argument, as PyFlink's row-based operations
@@ -380,3 +474,26 @@ class WindowGroupedTable:
         if any(c.name == "window_time" for i in items for c in i.find_all(exp.Column)):
             window.append(exp.column("window_time", quoted=True))
         return self._table._query(select.group_by(*window, *[k.copy() for k in self._keys]))
+
+
+class OverWindowedTable:
+    """``table.over_window(w, …)``: ``select`` with ``agg.over(col('w'))`` (PyFlink's ``OverWindowedTable``), planned
+    as the SQL OVER aggregation it stands for."""
+
+    def __init__(self, table: Table, windows: tuple[Any, ...]) -> None:
+        self._table = table
+        self._windows = {w.alias_name: w for w in windows}
+
+    def select(self, *fields: Any) -> Table:
+        def over(node: exp.Expr) -> exp.Expr:
+            if not isinstance(node, exp.Window) or node.args.get("partition_by") or node.args.get("order"):
+                return node
+            window = self._windows.get(node.alias.name if isinstance(node.alias, exp.Identifier) else node.alias)
+            if window is None:
+                raise ValidationException(
+                    f"over_window: expected .over(col(w)) of a window in {sorted(self._windows)}; got {node.sql()}"
+                )
+            return parse_expression(f"{node.this.sql(dialect=FlinkDialect)} OVER {window.over_clause()}")
+
+        items = [i.transform(over) for i in _named(fields)]
+        return self._table._query(exp.Select(expressions=items).from_(_source()))

@@ -20,7 +20,7 @@ from strom.table.environment_settings import EnvironmentSettings
 from strom.table.errors import TableException, ValidationException
 from strom.table.planner.changelog import check_sink_accepts
 from strom.table.planner.ddl import plan_scan
-from strom.table.planner.logical import RelNode, RowType, Values, explain
+from strom.table.planner.logical import RelNode, RowType, TableScan, explain
 from strom.table.planner.metadata_columns import apply_writable_metadata, consumed_columns
 from strom.table.planner.scan_boundedness import check_bounded_scans
 from strom.table.planner.sink_converter import conform_to_sink
@@ -242,9 +242,11 @@ class TableEnvironment:
     # -- Python data ---------------------------------------------------------------------------------------
     def from_elements(self, elements: Iterable[Any], schema: Any = None, verify_schema: bool = True) -> Table:
         from strom.table.python_data import values_of
+        from strom.table.runtime.values_source import ElementsTableSource
 
         row_type, rows = values_of(list(elements), schema)
-        return Table(self, Values(row_type, tuple(tuple(r) for r in rows)))
+        source = ElementsTableSource(tuple(tuple(r) for r in rows))
+        return Table(self, TableScan(row_type, "*anonymous_python-input-format*", source))
 
     def from_pandas(self, pdf: Any, schema: Any = None) -> Table:
         names = [str(c) for c in pdf.columns]

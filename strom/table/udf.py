@@ -1,33 +1,44 @@
-"""PyFlink's ``pyflink.table.udf``: Python scalar functions (``@udf``) and table functions (``@udtf``).
+"""PyFlink's ``pyflink.table.udf``: Python scalar (``@udf``), table (``@udtf``), aggregate (``@udaf``) and table
+aggregate (``@udtaf``) functions, with PyFlink's abstract base classes (``ScalarFunction.eval``,
+``AggregateFunction.create_accumulator/accumulate/get_value``, ``TableAggregateFunction.emit_value``, …).
 
 A decorated function becomes a :class:`UserDefinedFunctionWrapper`; calling it with expressions gives an
 :class:`~strom.table.expression.Expression` the planner binds to the Python callable (with its declared result type),
 so a Calc calls it inline like a built-in function. Table functions feed ``Table.flat_map``. Aggregate functions
 (``@udaf`` over an :class:`AggregateFunction`) are planned as aggregate calls through the ``AggsHandle`` (their
 accumulators live in keyed state, so they must be picklable; Flink's ``ListView``/``MapView`` are plain lists/dicts).
-Vectorized (``func_type="pandas"``) functions are not supported yet.
+Vectorized (``func_type="pandas"``) functions are adapted by :mod:`strom.table.pandas_udf`; an ``async def`` (or
+``AsyncScalarFunction``) is awaited per call.
 """
 
 from __future__ import annotations
 
+import abc
+import asyncio
+import inspect
 import itertools
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlglot import exp
 
-from strom.table.errors import ValidationException
+from strom.table.errors import TableException, ValidationException
 from strom.table.expression import Expression, to_sql_expression
 from strom.table.types import DataType, parse_type
 
 __all__ = [
     "AggregateFunction",
+    "AsyncScalarFunction",
     "EmittedRows",
+    "FunctionContext",
+    "ImperativeAggregateFunction",
     "LateralRows",
     "MappedRow",
     "ScalarFunction",
     "TableAggregateFunction",
     "TableFunction",
+    "UserDefinedFunction",
     "UserDefinedFunctionWrapper",
     "lookup",
     "register",
@@ -42,62 +53,110 @@ _REGISTRY: dict[str, UserDefinedFunctionWrapper] = {}
 _ids = itertools.count()
 
 
-class ScalarFunction:
-    """A scalar function class (``eval``), as PyFlink's."""
+class UserDefinedFunction(abc.ABC):  # noqa: B024 -- PyFlink's base: open/close/is_deterministic, no abstract method
+    """PyFlink's base of every user-defined function: ``open``/``close`` around the working methods."""
 
     def open(self, function_context: Any) -> None:
-        return None
-
-    def eval(self, *args: Any) -> Any:
-        raise NotImplementedError
+        """Called once before the first call of the working methods (PyFlink's ``FunctionContext`` argument)."""
 
     def close(self) -> None:
-        return None
+        """Called once after the last call of the working methods."""
+
+    def is_deterministic(self) -> bool:
+        return True
 
 
-class TableFunction(ScalarFunction):
+class ScalarFunction(UserDefinedFunction):
+    """A scalar function class (``eval`` maps values to a value), as PyFlink's."""
+
+    @abc.abstractmethod
+    def eval(self, *args: Any) -> Any:
+        """The function's value for one row's arguments."""
+
+
+class AsyncScalarFunction(UserDefinedFunction):
+    """An async scalar function class (``async def eval``), as PyFlink 2.3's: strom awaits each call in the Calc."""
+
+    @abc.abstractmethod
+    async def eval(self, *args: Any) -> Any:
+        """The function's value for one row's arguments (a coroutine)."""
+
+
+class TableFunction(UserDefinedFunction):
     """A table function class (``eval`` yields rows), as PyFlink's."""
 
+    @abc.abstractmethod
+    def eval(self, *args: Any) -> Any:
+        """The rows (an iterable) for one row's arguments."""
 
-class AggregateFunction:
-    """An aggregate function class, as PyFlink's: a mutable accumulator updated in place by ``accumulate``."""
 
-    def open(self, function_context: Any) -> None:
-        return None
+class ImperativeAggregateFunction(UserDefinedFunction):
+    """PyFlink's base of aggregate and table aggregate functions: a mutable accumulator updated in place."""
 
-    def close(self) -> None:
-        return None
-
+    @abc.abstractmethod
     def create_accumulator(self) -> Any:
-        raise NotImplementedError
+        """A new, empty accumulator (picklable: it lives in keyed state)."""
 
+    @abc.abstractmethod
     def accumulate(self, accumulator: Any, *args: Any) -> None:
-        raise NotImplementedError
+        """Adds one row's arguments to ``accumulator`` in place."""
 
     def retract(self, accumulator: Any, *args: Any) -> None:
-        raise NotImplementedError(f"{type(self).__name__}.retract is needed over an updating input")
+        raise TableException(
+            f"{type(self).__name__}.retract: expected it implemented; got PyFlink's default; "
+            "hint: an aggregate over an updating input (after a GROUP BY, an outer join, OVER) must retract"
+        )
 
     def merge(self, accumulator: Any, accumulators: Any) -> None:
-        raise NotImplementedError(f"{type(self).__name__}.merge is needed by session windows and two-phase plans")
-
-    def get_value(self, accumulator: Any) -> Any:
-        raise NotImplementedError
+        raise TableException(
+            f"{type(self).__name__}.merge: expected it implemented; got PyFlink's default; "
+            "hint: session windows and two-phase plans merge accumulators"
+        )
 
     def get_result_type(self) -> Any:
+        """The result's ``DataType`` (or type string); None: ``udaf(..., result_type=...)`` declares it."""
         return None
 
     def get_accumulator_type(self) -> Any:
         return None
 
 
-class TableAggregateFunction(AggregateFunction):
+class AggregateFunction(ImperativeAggregateFunction):
+    """An aggregate function class, as PyFlink's: ``get_value(accumulator)`` is the group's value."""
+
+    @abc.abstractmethod
+    def get_value(self, accumulator: Any) -> Any:
+        """The aggregate's (early or final) value of ``accumulator``."""
+
+
+class TableAggregateFunction(ImperativeAggregateFunction):
     """A table aggregate function class, as PyFlink's: ``emit_value(accumulator)`` yields the group's rows."""
 
+    @abc.abstractmethod
     def emit_value(self, accumulator: Any) -> Any:
-        raise NotImplementedError
+        """The group's rows (an iterable of ``Row``, tuples or scalars) for ``accumulator``."""
+
+
+class _EmittedValues(AggregateFunction):
+    """A table aggregate as an aggregate call: its value is the tuple of the rows ``emit_value`` yields."""
+
+    def __init__(self, function: TableAggregateFunction) -> None:
+        self.function = function
+
+    def create_accumulator(self) -> Any:
+        return self.function.create_accumulator()
+
+    def accumulate(self, accumulator: Any, *args: Any) -> None:
+        self.function.accumulate(accumulator, *args)
+
+    def retract(self, accumulator: Any, *args: Any) -> None:
+        self.function.retract(accumulator, *args)
+
+    def merge(self, accumulator: Any, accumulators: Any) -> None:
+        self.function.merge(accumulator, accumulators)
 
     def get_value(self, accumulator: Any) -> Any:
-        return tuple(_row_values(r) for r in self.emit_value(accumulator))
+        return tuple(_row_values(r) for r in self.function.emit_value(accumulator))
 
 
 def _row_values(row: Any) -> tuple[Any, ...]:
@@ -189,17 +248,14 @@ class _RowArgument(AggregateFunction):
         return self.function.get_value(accumulator)
 
 
-class _TableRowArgument(_RowArgument, TableAggregateFunction):
-    def emit_value(self, accumulator: Any) -> Any:
-        return self.function.emit_value(accumulator)
-
-
 def row_argument_call(wrapper: UserDefinedFunctionWrapper, names: Sequence[str]) -> exp.Anonymous:
     """A call of ``wrapper``'s aggregate that passes the columns ``names`` as one ``Row``."""
-    function = wrapper.aggregate
-    kind = _TableRowArgument if isinstance(function, TableAggregateFunction) else _RowArgument
     adapted = UserDefinedFunctionWrapper(
-        None, wrapper.result_types, table_function=False, aggregate=kind(function, names)
+        None,
+        wrapper.result_types,
+        table_function=False,
+        aggregate=_RowArgument(wrapper.aggregate, names),
+        table_aggregate=wrapper.table_aggregate,
     )
     node = adapted(*[exp.column(n, quoted=True) for n in names])._node
     assert isinstance(node, exp.Anonymous)
@@ -220,12 +276,15 @@ class UserDefinedFunctionWrapper:
         *,
         table_function: bool,
         aggregate: AggregateFunction | None = None,
+        table_aggregate: bool = False,
+        name: str | None = None,
     ) -> None:
         self.func = func
         self.result_types = tuple(result_types)
         self.table_function = table_function
         self.aggregate = aggregate
-        name = getattr(func, "__name__", None) or type(aggregate).__name__
+        self.table_aggregate = table_aggregate  # a @udtaf: ``aggregate`` gives the tuple of its emitted rows
+        name = name or getattr(func, "__name__", None) or type(getattr(aggregate, "function", aggregate)).__name__
         self._name = f"__py_{name}_{next(_ids)}"
         _REGISTRY[self._name] = self
         _REGISTRY[self._name.upper()] = self
@@ -233,6 +292,11 @@ class UserDefinedFunctionWrapper:
     @property
     def result_type(self) -> DataType:
         return self.result_types[0]
+
+    def bound_to(self, arg_types: Sequence[DataType]) -> Any:
+        """The aggregate an aggregate call over arguments of ``arg_types`` runs (a pandas one gets their dtypes)."""
+        bind = getattr(self.aggregate, "with_argument_types", None)
+        return bind(list(arg_types)) if callable(bind) else self.aggregate
 
     def __call__(self, *args: Any) -> Expression:
         return Expression(exp.Anonymous(this=self._name, expressions=[to_sql_expression(a) for a in args]))
@@ -243,7 +307,7 @@ class UserDefinedFunctionWrapper:
 
 def register(name: str, function: Any) -> None:
     """``create_temporary_function(name, f)``: ``name(...)`` in SQL calls ``f``."""
-    if isinstance(function, AggregateFunction):
+    if isinstance(function, ImperativeAggregateFunction):
         function = udaf(function)
     if not isinstance(function, UserDefinedFunctionWrapper):
         raise ValidationException(
@@ -256,10 +320,61 @@ def lookup(name: str) -> UserDefinedFunctionWrapper | None:
     return _REGISTRY.get(name) or _REGISTRY.get(name.upper())
 
 
+class FunctionContext:
+    """PyFlink's ``FunctionContext`` given to ``open``: the job parameters (none are set in strom)."""
+
+    def get_job_parameter(self, key: str, default_value: str) -> str:
+        return default_value
+
+
+class _Opened:
+    """A function class whose ``open`` does work: opened on its first call in the subtask, then ``eval``."""
+
+    def __init__(self, function: UserDefinedFunction) -> None:
+        self.function = function
+        self.eval: Callable[..., Any] | None = None
+
+    def __call__(self, *args: Any) -> Any:
+        if self.eval is None:
+            self.function.open(FunctionContext())
+            evaluate: Callable[..., Any] = self.function.eval  # type: ignore[attr-defined]
+            self.eval = _awaited(evaluate) if isinstance(self.function, AsyncScalarFunction) else evaluate
+        return self.eval(*args)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"function": self.function, "eval": None}
+
+
+class _Awaited:
+    """An async function (``async def`` or ``AsyncScalarFunction.eval``) called in a Calc: each call awaited on an
+    event loop of the subtask's thread (PyFlink runs them concurrently up to a capacity; strom one at a time)."""
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.function = function
+
+    def __call__(self, *args: Any) -> Any:
+        loop = _LOOPS.get(threading.get_ident())
+        if loop is None:
+            loop = _LOOPS[threading.get_ident()] = asyncio.new_event_loop()
+        return loop.run_until_complete(self.function(*args))
+
+
+_LOOPS: dict[int, asyncio.AbstractEventLoop] = {}
+
+
+def _awaited(function: Callable[..., Any]) -> Callable[..., Any]:
+    return _Awaited(function)
+
+
 def _callable(f: Any) -> Callable[..., Any]:
-    if isinstance(f, ScalarFunction):
-        return f.eval
-    return f  # type: ignore[no-any-return]
+    if isinstance(f, UserDefinedFunction):
+        if type(f).open is not UserDefinedFunction.open:
+            return _Opened(f)
+        evaluate: Callable[..., Any] = f.eval  # type: ignore[attr-defined]
+        return _awaited(evaluate) if isinstance(f, AsyncScalarFunction) else evaluate
+    if isinstance(f, type) and issubclass(f, UserDefinedFunction):
+        return _callable(f())
+    return _awaited(f) if inspect.iscoroutinefunction(f) else f
 
 
 def udf(
@@ -271,16 +386,28 @@ def udf(
     func_type: str = "general",
     udf_type: str | None = None,
 ) -> Any:
-    """``@udf(result_type=DataTypes.STRING())``: a Python scalar function."""
-    if func_type != "general" or udf_type not in (None, "general"):
-        raise ValidationException("udf: only func_type='general' is supported; got a vectorized (pandas) function")
+    """``@udf(result_type=DataTypes.STRING())``: a Python scalar function; ``func_type="pandas"``: a vectorized one
+    (:mod:`strom.table.pandas_udf`); an ``async def`` or ``AsyncScalarFunction`` is awaited per call."""
+    kind = udf_type or func_type
+    if kind not in ("general", "pandas"):
+        raise ValidationException(f"udf: expected func_type 'general' or 'pandas'; got {kind!r}")
     if result_type is None:
         raise ValidationException("udf: expected a result_type; got none; hint: @udf(result_type=DataTypes.STRING())")
 
     def wrap(func: Any) -> UserDefinedFunctionWrapper:
-        return UserDefinedFunctionWrapper(_callable(func), [_as_type(result_type)], table_function=False)
+        if kind == "pandas":
+            from strom.table.pandas_udf import PandasScalarFunction
+
+            call: Callable[..., Any] = PandasScalarFunction(_callable(func), _as_type(result_type))
+        else:
+            call = _callable(func)
+        return UserDefinedFunctionWrapper(call, [_as_type(result_type)], table_function=False, name=_name_of(func))
 
     return wrap(f) if f is not None else wrap
+
+
+def _name_of(func: Any) -> str:
+    return str(getattr(func, "__name__", None) or type(func).__name__)
 
 
 def udtf(
@@ -296,7 +423,7 @@ def udtf(
     types = [_as_type(t) for t in (result_types if isinstance(result_types, list | tuple) else [result_types])]
 
     def wrap(func: Any) -> UserDefinedFunctionWrapper:
-        return UserDefinedFunctionWrapper(_callable(func), types, table_function=True)
+        return UserDefinedFunctionWrapper(_callable(func), types, table_function=True, name=_name_of(func))
 
     return wrap(f) if f is not None else wrap
 
@@ -310,14 +437,21 @@ def udaf(
     name: str | None = None,
     func_type: str = "general",
 ) -> Any:
-    """``udaf(MyAgg(), result_type=DataTypes.BIGINT())``: a Python aggregate function (``AggregateFunction``)."""
-    if func_type != "general":
-        raise ValidationException("udaf: only func_type='general' is supported; got a vectorized (pandas) function")
+    """``udaf(MyAgg(), result_type=DataTypes.BIGINT())``: a Python aggregate function (``AggregateFunction``);
+    ``@udaf(result_type=..., func_type="pandas")`` over a function of ``pandas.Series``: a vectorized aggregate."""
+    if func_type not in ("general", "pandas"):
+        raise ValidationException(f"udaf: expected func_type 'general' or 'pandas'; got {func_type!r}")
 
     def wrap(function: Any) -> UserDefinedFunctionWrapper:
-        if isinstance(function, type) and issubclass(function, AggregateFunction):
+        if isinstance(function, type) and issubclass(function, ImperativeAggregateFunction):
             function = function()
-        if not isinstance(function, AggregateFunction):
+        if func_type == "pandas":
+            from strom.table.pandas_udf import PandasAggregateFunction
+
+            if result_type is None:
+                raise ValidationException("udaf: expected a result_type for a pandas aggregate; got none")
+            function = PandasAggregateFunction(function)
+        if not isinstance(function, ImperativeAggregateFunction):
             raise ValidationException(
                 f"udaf: expected an AggregateFunction instance; got a {type(function).__name__}; "
                 "hint: class MyAgg(AggregateFunction) with create_accumulator, accumulate and get_value"
@@ -328,7 +462,12 @@ def udaf(
                 f"udaf: expected a result type for {type(function).__name__}; got none; "
                 "hint: udaf(f, result_type=DataTypes.BIGINT()) or define get_result_type"
             )
-        return UserDefinedFunctionWrapper(None, [_as_type(declared)], table_function=False, aggregate=function)
+        table = isinstance(function, TableAggregateFunction)
+        aggregate = _EmittedValues(function) if isinstance(function, TableAggregateFunction) else function
+        assert isinstance(aggregate, AggregateFunction)
+        return UserDefinedFunctionWrapper(
+            None, [_as_type(declared)], table_function=False, aggregate=aggregate, table_aggregate=table
+        )
 
     return wrap(f) if f is not None else wrap
 
@@ -358,7 +497,7 @@ def udtaf(
                 f"udtaf: expected a TableAggregateFunction instance; got a {type(function).__name__}; "
                 "hint: class Top2(TableAggregateFunction) with create_accumulator, accumulate and emit_value"
             )
-        wrapper: UserDefinedFunctionWrapper = udaf(function, result_type=result_type, func_type=func_type)
+        wrapper: UserDefinedFunctionWrapper = udaf(function, result_type=result_type)
         return wrapper
 
     return wrap(f) if f is not None else wrap

@@ -3,12 +3,13 @@
 ``table.window(Tumble.over(lit(1).seconds).on(col('ts')).alias('w'))`` names a window over a time attribute;
 ``group_by(col('w'), ...)`` then plans it as Flink's window TVF (``TUMBLE``/``HOP``/``SESSION``) with a window
 aggregation, and ``col('w').start`` / ``.end`` / ``.rowtime`` read ``window_start`` / ``window_end`` /
-``window_time``. Row-count windows (``lit(10).rows``) are not supported.
+``window_time``. ``Over.partition_by(...).order_by(...).preceding(...).alias('w')`` is an OVER window for
+``table.over_window(w).select(agg.over(col('w')))``: the OVER clause of each such aggregate.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlglot import exp
@@ -16,7 +17,7 @@ from sqlglot import exp
 from strom.table.errors import ValidationException
 from strom.table.expression import to_sql_expression
 
-__all__ = ["GroupWindow", "Session", "Slide", "Tumble"]
+__all__ = ["GroupWindow", "Over", "OverWindow", "Session", "Slide", "Tumble"]
 
 
 def _sql(value: Any) -> str:
@@ -94,3 +95,86 @@ class Session:
     @classmethod
     def with_gap(cls, gap: Any) -> GroupWindow:
         return GroupWindow("SESSION", (_sql(gap),))
+
+
+_BOUNDS = {"UNBOUNDED_ROW": (True, "UNBOUNDED"), "UNBOUNDED_RANGE": (False, "UNBOUNDED")}
+
+
+def _bound(value: Any) -> tuple[bool, str]:
+    """``preceding(...)``: (rows?, the SQL bound): ``row_interval(2)`` → ROWS 2, ``lit(1).hours`` → RANGE INTERVAL."""
+    from strom.table.sql.flink_dialect import FlinkDialect
+
+    node = to_sql_expression(value)
+    if isinstance(node, exp.Var) and node.name in _BOUNDS:
+        return _BOUNDS[node.name]
+    if isinstance(node, exp.Literal) and not node.is_string:
+        return True, node.name
+    if isinstance(node, exp.Interval):
+        return False, node.sql(dialect=FlinkDialect)
+    raise ValidationException(
+        f"Over.preceding: expected row_interval(n), an interval (lit(1).hours), UNBOUNDED_ROW or UNBOUNDED_RANGE; "
+        f"got {node.sql(dialect=FlinkDialect)}"
+    )
+
+
+@dataclass(frozen=True)
+class OverWindow:
+    """An OVER window (PyFlink's ``OverWindow``): partition keys, the time attribute it orders by, the frame."""
+
+    partition_by: tuple[str, ...]
+    order_by: str
+    rows: bool = False
+    preceding: str = "UNBOUNDED"
+    alias_name: str | None = None
+
+    def over_clause(self) -> str:
+        """The SQL of ``OVER (...)``: ``PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW``."""
+        partition = f"PARTITION BY {', '.join(self.partition_by)} " if self.partition_by else ""
+        kind = "ROWS" if self.rows else "RANGE"
+        return f"({partition}ORDER BY {self.order_by} {kind} BETWEEN {self.preceding} PRECEDING AND CURRENT ROW)"
+
+
+class OverWindowPartitionedOrderedPreceding:
+    """``Over....preceding(...)``: ``following(CURRENT_ROW)`` (the only end a streaming OVER has) and ``alias``."""
+
+    def __init__(self, window: OverWindow) -> None:
+        self._window = window
+
+    def following(self, following: Any) -> OverWindowPartitionedOrderedPreceding:
+        node = to_sql_expression(following)
+        if not (isinstance(node, exp.Var) and node.name in ("CURRENT_ROW", "CURRENT_RANGE")):
+            raise ValidationException(f"Over.following: expected CURRENT_ROW or CURRENT_RANGE; got {node.sql()}")
+        return self
+
+    def alias(self, alias: str) -> OverWindow:
+        return replace(self._window, alias_name=alias)
+
+
+class OverWindowPartitionedOrdered(OverWindowPartitionedOrderedPreceding):
+    """``Over.partition_by(...).order_by(ts)``: ``preceding(...)`` next, or ``alias`` for an unbounded RANGE."""
+
+    def preceding(self, preceding: Any) -> OverWindowPartitionedOrderedPreceding:
+        rows, bound = _bound(preceding)
+        return OverWindowPartitionedOrderedPreceding(replace(self._window, rows=rows, preceding=bound))
+
+
+class OverWindowPartitioned:
+    """``Over.partition_by(...)``: ``order_by(time attribute)`` next."""
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self._keys = keys
+
+    def order_by(self, order_by: Any) -> OverWindowPartitionedOrdered:
+        return OverWindowPartitionedOrdered(OverWindow(self._keys, f"`{_column(order_by)}`"))
+
+
+class Over:
+    """``Over.partition_by(col('k')).order_by(col('ts')).preceding(row_interval(2)).alias('w')`` (PyFlink's)."""
+
+    @classmethod
+    def partition_by(cls, *partition_by: Any) -> OverWindowPartitioned:
+        return OverWindowPartitioned(tuple(f"`{_column(k)}`" for k in partition_by))
+
+    @classmethod
+    def order_by(cls, order_by: Any) -> OverWindowPartitionedOrdered:
+        return OverWindowPartitioned(()).order_by(order_by)

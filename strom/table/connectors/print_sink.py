@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from strom.api.functions import RuntimeContext, SinkFunction
 from strom.table.connectors.base import DynamicTableSink, check_options
-from strom.table.runtime.row_format import row_to_string
+from strom.table.value_format import row_to_string
 
 if TYPE_CHECKING:
     from strom.api.datastream import DataStream

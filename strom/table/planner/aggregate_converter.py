@@ -193,7 +193,7 @@ def _aggregate_call(node: exp.Expr, input_of: object, pre: list[RexNode], retrac
     user = aggregate_function(name) if isinstance(node, exp.Anonymous) else None
     if user is not None:
         args = tuple(input_of(a) for a in node.expressions)  # type: ignore[operator]
-        call_name = UserAggregateName(name, user.aggregate, user.result_type)
+        call_name = UserAggregateName(name, user.bound_to([pre[a].type for a in args]), user.result_type)
         return AggregateCall(call_name, args, False, user.result_type, filter_arg)
     if name not in AGGREGATE_FUNCTIONS:
         raise ValidationException(

@@ -12,7 +12,7 @@ import datetime
 from sqlglot import exp
 
 from strom.table.errors import TableException, ValidationException
-from strom.table.functions.aggregate_functions import resolve_aggregate
+from strom.table.functions.aggregate_functions import UserAggregateName, resolve_aggregate
 from strom.table.planner.aggregate_converter import aggregate_name
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import AggregateCall, Calc, OverAggregate, RelNode, RowType
@@ -84,6 +84,8 @@ def convert_over(rel: RelNode, scope: Scope, items: list[exp.Expr], windows: lis
         )
     partition = tuple(column(p) for p in first.args.get("partition_by") or [])
     rows, preceding = _frame(first)
+    from strom.table.udf import aggregate_function  # the Table API imports the planner
+
     calls: list[AggregateCall] = []
     for w in found:
         function = w.this
@@ -92,7 +94,14 @@ def convert_over(rel: RelNode, scope: Scope, items: list[exp.Expr], windows: lis
         distinct = isinstance(arg, exp.Distinct)
         nodes = list(arg.expressions) if isinstance(arg, exp.Distinct) else ([] if arg is None else [arg])
         nodes = [] if len(nodes) == 1 and isinstance(nodes[0], exp.Star) else nodes
+        user = aggregate_function(name) if isinstance(function, exp.Anonymous) else None
+        if user is not None:  # a @udaf (general or pandas) over the window
+            nodes = list(function.expressions)
         args = tuple(column(n) for n in nodes)
+        if user is not None:
+            call_name = UserAggregateName(name, user.bound_to([pre[a].type for a in args]), user.result_type)
+            calls.append(AggregateCall(call_name, args, False, user.result_type))
+            continue
         resolved = resolve_aggregate(name, [pre[a].type for a in args], retracting=True)
         calls.append(AggregateCall(name, args, distinct, resolved.result_type))
     pre_type = RowType(tuple(f"$f{i}" for i in range(len(pre))), tuple(p.type for p in pre))

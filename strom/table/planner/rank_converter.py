@@ -12,6 +12,7 @@ import dataclasses
 from sqlglot import exp
 
 from strom.table.errors import TableException
+from strom.table.planner.aggregate_converter import is_aggregate_call
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Calc, Rank, RelNode, RowType
 from strom.table.planner.over_converter import convert_over
@@ -38,7 +39,7 @@ def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr], *, streaming
     window = found[0]
     function = window.this
     name = (str(function.this) if isinstance(function, exp.Anonymous) else type(function).__name__).upper()
-    if all(isinstance(w.this, exp.AggFunc) and not isinstance(w.this, exp.Rank | exp.DenseRank) for w in found):
+    if all(is_aggregate_call(w.this) and not isinstance(w.this, exp.Rank | exp.DenseRank) for w in found):
         return convert_over(rel, scope, items, windows)
     rank_type = check_rank_function(name, streaming)
     if len(found) > 1 or rank_type is None:
