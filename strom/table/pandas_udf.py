@@ -16,7 +16,7 @@ from typing import Any
 
 from strom.table.errors import TableRuntimeException
 from strom.table.types import DataType
-from strom.table.udf import AggregateFunction
+from strom.table.user_defined_function import AggregateFunction
 
 __all__ = ["PandasAggregateFunction", "PandasScalarFunction", "dtype_of", "python_value"]
 
