@@ -18,6 +18,7 @@ from strom.table.planner.aggregate_converter import convert_aggregate, distinct,
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.join_converter import convert_join
 from strom.table.planner.logical import Calc, RelNode, RowType, Union, Values
+from strom.table.planner.match_converter import convert_match_recognize
 from strom.table.planner.project import output_names, project, rename
 from strom.table.planner.rank_converter import (
     convert_rank,
@@ -112,6 +113,8 @@ class SqlToRel:
         if from_ is None:  # SELECT 1: one empty row
             return Values(RowType((), ()), ((),)), Scope([])
         rel, scope = self.from_item(from_.this, ctes)
+        if select.args.get("match") is not None:
+            rel, scope = convert_match_recognize(rel, scope, select.args["match"])
         for join in select.args.get("joins") or []:
             if is_temporal_join(join):
                 rel, scope = convert_temporal_join(self, rel, scope, join, ctes)

@@ -47,6 +47,16 @@ def translate_lookup_join(translator: Translator, rel: LookupJoin) -> DataStream
 
 
 def translate_match(translator: Translator, rel: MatchRecognize) -> DataStream[Any]:
-    from strom.table.errors import TableException
+    from strom.table.runtime.match.match_operator import MatchFunction
 
-    raise TableException(f"expected a plan node the translator knows; got {type(rel).__name__}")
+    upstream = translator.translate(rel.input)
+    keyed = upstream.key_by(KeyByIndices(rel.partition_keys)) if rel.partition_keys else upstream.key_by(_NoKey())
+    pattern = " ".join(str(e) for e in rel.spec.elements)
+    return keyed.process(MatchFunction(rel.spec)).name(f"Match(pattern=[{pattern}])")
+
+
+class _NoKey:
+    """Without PARTITION BY every row goes to one partition (Flink runs the operator at parallelism 1)."""
+
+    def __call__(self, row: Any) -> int:
+        return 0
