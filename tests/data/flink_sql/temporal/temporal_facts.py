@@ -4,7 +4,8 @@ Run with PyFlink 2.3.0 (never imported by the tests): ``python temporal_facts.py
 ``../<name>.txt`` (``temporal_*`` / ``match_*``), one JSON line per result row: ``{"kind": "+I", "values": [...]}``
 with timestamps as ``str(datetime)``, in the order Flink emitted them (parallelism 1, STREAMING); a query Flink
 refuses stores its error's first line as ``{"error": ...}``. Inputs: ``orders.csv``, ``rates.csv``, ``ticks.csv``
-(watermark ``ts - 1 s``).
+(watermark ``ts - 1 s``; every file in rowtime order but for order 8, one second late, within the watermark's
+delay: a row behind the watermark is dropped by Flink's operators and when that happens depends on timing).
 """
 
 from __future__ import annotations
@@ -74,6 +75,19 @@ QUERIES: dict[str, str] = {
     "ROW PATTERN (A B?? C) DEFINE A AS A.price < 20, B AS B.price > 16, C AS C.price > 16) AS T",
     "match_exact_range": MR + "MEASURES A.price AS a, SUM(B.price) AS sb, C.price AS c AFTER MATCH SKIP TO NEXT "
     "ROW PATTERN (A B{2,3} C) DEFINE A AS A.price < 20, B AS B.price > 16, C AS C.price < 20) AS T",
+    "match_no_partition_price": "SELECT * FROM ticks MATCH_RECOGNIZE (ORDER BY ts MEASURES A.sym AS s1, B.sym AS s2, "
+    "A.price AS a, B.price AS b PATTERN (A B) DEFINE A AS A.price < 6, B AS B.price > 10) AS T",
+    "match_default_skip": MR + "MEASURES A.price AS a, B.price AS b PATTERN (A B) DEFINE A AS A.price < 20, "
+    "B AS B.price > A.price) AS T",
+    "match_measures": MR + "MEASURES FIRST(B.price) AS f, LAST(B.price) AS l, FIRST(B.price, 1) AS f1, "
+    "LAST(B.price, 1) AS l1, AVG(B.price) AS av, COUNT(B.price) AS n, SUM(B.price) AS s, MIN(B.price) AS lo, "
+    "MAX(B.price) AS hi, LAST(B.price) - FIRST(B.price) AS d, A.ts AS a_ts, MATCH_ROWTIME() AS mt "
+    "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B+? C) DEFINE A AS A.price < 15, B AS B.price >= 15, "
+    "C AS C.price < 15) AS T",
+    "match_skip_to_first": MR + "MEASURES A.price AS a, FIRST(B.price) AS b1, C.price AS c AFTER MATCH SKIP TO "
+    "FIRST B PATTERN (A B{2} C) DEFINE A AS A.price < 30, B AS B.price > 0, C AS C.price > 0) AS T",
+    "match_skip_to_last": MR + "MEASURES A.price AS a, LAST(B.price) AS b2, C.price AS c AFTER MATCH SKIP TO "
+    "LAST B PATTERN (A B{2} C) DEFINE A AS A.price < 30, B AS B.price > 0, C AS C.price > 0) AS T",
     "match_greedy_end": MR + "MEASURES A.price AS a PATTERN (A B+) DEFINE B AS B.price > 0) AS T",
 }
 
