@@ -18,11 +18,12 @@ from strom.table import EnvironmentSettings, TableEnvironment
 from strom.table.errors import TableException, ValidationException
 
 DATA = Path(__file__).parents[2] / "data" / "flink_sql"
-NAMES = sorted(p.stem for p in DATA.glob("match_*.txt"))
+NAMES = sorted(p.stem for p in DATA.glob("match_*.txt") if not p.stem.endswith("_batch"))
 
 
-def _env(parallelism: int = 1) -> TableEnvironment:
-    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+def _env(parallelism: int = 1, batch: bool = False) -> TableEnvironment:
+    settings = EnvironmentSettings.in_batch_mode() if batch else EnvironmentSettings.in_streaming_mode()
+    t_env = TableEnvironment.create(settings)
     t_env.get_config().set("parallelism.default", str(parallelism))
     t_env.execute_sql(
         "CREATE TABLE ticks (sym STRING, price INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) "
@@ -67,6 +68,15 @@ def test_match_recognize_at_parallelism_2_is_flinks(name: str) -> None:
     query, _, final, _ = _facts(name)
     assert final is not None
     assert sorted(_run(query, parallelism=2)) == sorted(final)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", ["match_v_shape", "match_default_skip"])
+def test_match_recognize_in_batch_mode_is_flinks(name: str) -> None:
+    lines = (DATA / f"{name}_batch.txt").read_text().splitlines()
+    rows = list(_env(batch=True).execute_sql(lines[0][3:]).collect())
+    got = [json.dumps({"kind": str(r.get_row_kind()), "values": [_plain(v) for v in r]}) for r in rows]
+    assert sorted(got) == sorted(json.dumps(json.loads(line)) for line in lines[1:])
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """The program that produced the facts beside it: Flink 2.3's results of temporal joins and MATCH_RECOGNIZE.
 
 Run with PyFlink 2.3.0 (never imported by the tests): ``python temporal_facts.py [name ...]`` writes
-``../<name>.txt`` (``temporal_*`` / ``match_*``), one JSON line per result row: ``{"kind": "+I", "values": [...]}``
+``../<name>.txt`` (``temporal_*`` / ``match_*``; ``--batch``: ``../<name>_batch.txt`` for the names in ``BATCH``,
+in BATCH mode), one JSON line per result row: ``{"kind": "+I", "values": [...]}``
 with timestamps as ``str(datetime)``, in the order Flink emitted them (parallelism 1, STREAMING); a query Flink
 refuses stores its error's first line as ``{"error": ...}``. Inputs: ``orders.csv``, ``rates.csv``, ``ticks.csv``
 (watermark ``ts - 1 s``; every file in rowtime order but for order 8, one second late, within the watermark's
@@ -100,8 +101,12 @@ def _plain(value: object) -> object:
     return value
 
 
-def _env(parallelism: int) -> TableEnvironment:
-    env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+BATCH = ["temporal_inner", "match_v_shape", "match_default_skip"]  # written as ``<name>_batch.txt``
+
+
+def _env(parallelism: int, batch: bool = False) -> TableEnvironment:
+    settings = EnvironmentSettings.in_batch_mode() if batch else EnvironmentSettings.in_streaming_mode()
+    env = TableEnvironment.create(settings)
     env.get_config().set("parallelism.default", str(parallelism))
     csv = "'connector' = 'filesystem', 'format' = 'csv', 'path' = '{}'"
     env.execute_sql(
@@ -134,7 +139,25 @@ def _rows(env: TableEnvironment, query: str) -> list[str]:
     return lines
 
 
+def main_batch() -> None:
+    """BATCH mode at parallelism 1: the rows, or Flink's refusal."""
+    env = _env(1, batch=True)
+    for name in BATCH:
+        lines = [f"-- {QUERIES[name]}"]
+        try:
+            lines += _rows(env, QUERIES[name])
+        except Exception as exc:  # the refusal is the fact
+            text = [line for line in str(exc).splitlines() if line.strip()]
+            java = [line for line in text if "Exception:" in line]
+            lines.append(json.dumps({"error": (java[0] if java else text[0]).strip()}))
+        with open(os.path.join(OUT, f"{name}_batch.txt"), "w") as f:
+            f.writelines(line + "\n" for line in lines)
+
+
 def main(names: list[str]) -> None:
+    if names == ["--batch"]:
+        main_batch()
+        return
     envs = {1: _env(1), 2: _env(2)}
     for name in names or list(QUERIES):
         query = QUERIES[name]
