@@ -94,3 +94,13 @@ def test_unsupported_clauses_are_refused_with_their_position(clause: str, messag
         (TableException, ValidationException), match=f"{message}.*line 1, column|line 1, column.*{message}"
     ):
         _run(query)
+
+
+@pytest.mark.timeout(120)
+def test_match_state_on_rocksdb_at_parallelism_2() -> None:
+    query, _, final, _ = _facts("match_skip_to_first")
+    t_env = _env(parallelism=2)
+    t_env.get_config().set("state.backend.type", "rocksdb")
+    rows = list(t_env.execute_sql(query).collect())
+    got = [json.dumps({"kind": str(r.get_row_kind()), "values": [_plain(v) for v in r]}) for r in rows]
+    assert final is not None and sorted(got) == sorted(final)

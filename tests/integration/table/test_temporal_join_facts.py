@@ -102,3 +102,15 @@ def test_batch_mode_runs_the_temporal_join_flink_refuses_with_the_streaming_rows
     result = _env(batch=True).execute_sql(query).collect()
     rows = [json.dumps({"kind": str(r.get_row_kind()), "values": [_plain(v) for v in r]}) for r in result]
     assert sorted(rows) == sorted(expected)
+
+
+@pytest.mark.timeout(120)
+def test_temporal_join_state_on_rocksdb_at_parallelism_2() -> None:
+    query, _, final = _facts("temporal_view_left")
+    t_env = _env(parallelism=2)
+    t_env.get_config().set("state.backend.type", "rocksdb")
+    rows = [
+        json.dumps({"kind": str(r.get_row_kind()), "values": [_plain(v) for v in r]})
+        for r in t_env.execute_sql(query).collect()
+    ]
+    assert sorted(rows) == sorted(final)
