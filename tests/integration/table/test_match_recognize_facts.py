@@ -104,3 +104,12 @@ def test_match_state_on_rocksdb_at_parallelism_2() -> None:
     rows = list(t_env.execute_sql(query).collect())
     got = [json.dumps({"kind": str(r.get_row_kind()), "values": [_plain(v) for v in r]}) for r in rows]
     assert final is not None and sorted(got) == sorted(final)
+
+
+def test_an_updating_input_is_refused_as_flink_does() -> None:
+    query = (
+        "SELECT * FROM (SELECT sym, MAX(price) AS price, MAX(ts) AS ts FROM ticks GROUP BY sym) MATCH_RECOGNIZE ("
+        "PARTITION BY sym ORDER BY ts MEASURES A.price AS p PATTERN (A B) DEFINE A AS A.price > 1)"
+    )
+    with pytest.raises(TableException, match="Match Recognize doesn't support consuming update changes"):
+        _run(query)

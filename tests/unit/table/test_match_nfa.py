@@ -132,3 +132,8 @@ def test_pattern_parser() -> None:
     ):
         with pytest.raises(PatternError, match=message):
             parse_pattern(text)
+
+
+def test_a_greedy_optional_lets_the_next_variable_take_the_row() -> None:
+    got = run("A B? C", {"A": below(20), "B": above(16), "C": above(16)}, NEXT)
+    assert got == ["A12 C17", "A17 C19", "A19 C21", "A14 C24"]  # match_greedy_optional

@@ -7,7 +7,7 @@ events taken so far (variable, event id) — the rows themselves live once in a 
 1. partial matches older than ``WITHIN`` are dropped (``timestamp - start >= within``, Flink's ``advanceTime``);
 2. every partial match (and the start state, always kept) follows its edges on the event — *take* into its
    element while it has room and the variable's condition holds, *proceed* (an ε-move) to the next element once
-   it has its minimum — so a reluctant element branches into both; a greedy quantified element adds ``NOT its
+   it has its minimum — so a reluctant element branches into both; a greedy loop or range adds ``NOT its
    condition`` to the next element's first take (Flink's ``updateWithGreedyCondition``), so it keeps the row;
 3. a state whose take reaches the end of the pattern, or can proceed there over optional elements, is a match;
 4. matches are emitted in the order of their first event, but only once no partial match started earlier is
@@ -152,7 +152,7 @@ class NFA:
         condition = self.conditions[element]
         if condition is not None and not condition(view):
             return False
-        if element > 0 and self.elements[element - 1].greedy and self.elements[element - 1].quantified:
+        if element > 0 and self.elements[element - 1].keeps_rows:
             previous = self.conditions[element - 1]
             if previous is None or previous(MatchView(partial.events, buffer, row, element - 1)):
                 return False

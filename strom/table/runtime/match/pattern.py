@@ -31,8 +31,14 @@ class PatternElement:
 
     @property
     def quantified(self) -> bool:
-        """Whether the number of rows varies (a greedy one then makes the next variable skip rows it takes)."""
+        """Whether the number of rows varies."""
         return self.max != self.min
+
+    @property
+    def keeps_rows(self) -> bool:
+        """A greedy loop or range (``+ * {n,} {n,m}``, not ``?``): the next variable may only take a row this one
+        rejects (Flink's ``updateWithGreedyCondition``; a greedy optional ``B?`` adds no such condition)."""
+        return self.greedy and self.quantified and (self.min, self.max) != (0, 1)
 
     def __str__(self) -> str:
         if (self.min, self.max) == (1, 1):

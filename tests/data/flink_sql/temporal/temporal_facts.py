@@ -89,6 +89,11 @@ QUERIES: dict[str, str] = {
     "FIRST B PATTERN (A B{2} C) DEFINE A AS A.price < 30, B AS B.price > 0, C AS C.price > 0) AS T",
     "match_skip_to_last": MR + "MEASURES A.price AS a, LAST(B.price) AS b2, C.price AS c AFTER MATCH SKIP TO "
     "LAST B PATTERN (A B{2} C) DEFINE A AS A.price < 30, B AS B.price > 0, C AS C.price > 0) AS T",
+    "match_greedy_optional": MR + "MEASURES A.price AS a, B.price AS b, C.price AS c AFTER MATCH SKIP TO NEXT ROW "
+    "PATTERN (A B? C) DEFINE A AS A.price < 20, B AS B.price > 16, C AS C.price > 16) AS T",
+    "match_aggregate_define": MR + "MEASURES FIRST(B.ts) AS b_first, COUNT(B.price) AS n, AVG(B.price) AS av "
+    "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B+? C) DEFINE A AS A.price < 15, B AS SUM(B.price) < 60, "
+    "C AS C.price > 20) AS T",
     "match_greedy_end": MR + "MEASURES A.price AS a PATTERN (A B+) DEFINE B AS B.price > 0) AS T",
 }
 
