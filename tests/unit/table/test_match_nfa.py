@@ -129,6 +129,7 @@ def test_pattern_parser() -> None:
         ("A | B", "alternation, groups, PERMUTE and anchors are not supported"),
         ("(A B)+ C", "alternation, groups"),
         ("A*?", "at least one row"),
+        ("A B{,2} C", "The from should be a positive number greater than 0"),
     ):
         with pytest.raises(PatternError, match=message):
             parse_pattern(text)

@@ -94,6 +94,15 @@ QUERIES: dict[str, str] = {
     "match_aggregate_define": MR + "MEASURES FIRST(B.ts) AS b_first, COUNT(B.price) AS n, AVG(B.price) AS av "
     "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B+? C) DEFINE A AS A.price < 15, B AS SUM(B.price) < 60, "
     "C AS C.price > 20) AS T",
+    "match_star_reluctant": MR + "MEASURES A.price AS a, COUNT(B.price) AS nb, C.price AS c AFTER MATCH SKIP TO "
+    "NEXT ROW PATTERN (A B*? C) DEFINE A AS A.price < 20, B AS B.price > 14, C AS C.price > 18) AS T",
+    "match_at_least": MR + "MEASURES A.price AS a, COUNT(B.price) AS nb, C.price AS c AFTER MATCH SKIP TO NEXT ROW "
+    "PATTERN (A B{2,} C) DEFINE A AS A.price < 20, B AS B.price > 16, C AS C.price < 17) AS T",
+    "match_up_to": MR + "MEASURES A.price AS a, COUNT(B.price) AS nb, C.price AS c AFTER MATCH SKIP TO NEXT ROW "
+    "PATTERN (A B{,2} C) DEFINE A AS A.price < 20, B AS B.price > 16, C AS C.price < 20) AS T",
+    "match_optional_loop": MR + "MEASURES A.price AS a, B.price AS b, COUNT(C.price) AS nc, D.price AS d "
+    "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B? C+? D) DEFINE A AS A.price < 20, B AS B.price > 18, "
+    "C AS C.price > 14, D AS D.price < 16) AS T",
     "match_greedy_end": MR + "MEASURES A.price AS a PATTERN (A B+) DEFINE B AS B.price > 0) AS T",
 }
 
