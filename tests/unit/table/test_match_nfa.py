@@ -138,3 +138,22 @@ def test_pattern_parser() -> None:
 def test_a_greedy_optional_lets_the_next_variable_take_the_row() -> None:
     got = run("A B? C", {"A": below(20), "B": above(16), "C": above(16)}, NEXT)
     assert got == ["A12 C17", "A17 C19", "A19 C21", "A14 C24"]  # match_greedy_optional
+
+
+def test_the_watermark_times_out_partial_matches_and_releases_what_they_held_back() -> None:
+    def b(view: MatchView) -> bool:
+        return bool(view.current > view.rows(0)[-1])
+
+    def c(view: MatchView) -> bool:
+        rows = view.rows(1)
+        return len(rows) >= 2 and bool(view.current < rows[-2])
+
+    elements = parse_pattern("A B+ C")
+    nfa = NFA(elements, [None, b, c], within=6000)
+    state, buffer = NFAState(), {}
+    for i, price in enumerate(ACME[:6]):  # A19 B21 B25 C18 completes at 6 s behind A12… and A17…
+        buffer[((i + 1) * 1000, i)] = price
+        assert nfa.process(state, ((i + 1) * 1000, i), price, buffer.__getitem__) == []
+    assert nfa.advance_time(state, 7000) == []  # A12… times out; A17… (2 s) still holds the match back
+    (match,) = nfa.advance_time(state, 8000)
+    assert [buffer[e] for _, e in match.events] == [19, 21, 25, 18]

@@ -62,26 +62,38 @@ class MatchFunction(KeyedProcessFunction[Any, Row, Row]):
         return None
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Row] | None:
-        watermark = ctx.timer_service().current_watermark()
+        timers = ctx.timer_service()
+        watermark = timers.current_watermark()
         times: list[int] = self.waiting.keys()
         ready = sorted(t for t in times if t <= watermark)
-        if not ready:
+        state: NFAState | None = self.nfa_state.value()
+        if not ready and (state is None or self.spec.within is None):
             return None
-        state: NFAState = self.nfa_state.value() or NFAState()
+        state = state or NFAState()
         sequence: int = self.sequence.value() or 0
-        out: list[Row] = []
+        matches = []
         for time in ready:
             for row in self.waiting.get(time) or ():
                 event: EventId = (time, sequence)
                 sequence += 1
                 self.buffer.put(event, row)
-                for match in self.nfa.process(state, event, row, self.buffer.get):
-                    out.append(self._output(match.events))
+                matches += self.nfa.process(state, event, row, self.buffer.get)
             self.waiting.remove(time)
+        matches += self.nfa.advance_time(state, watermark)
+        out = [self._output(match.events) for match in matches]
         self._release_unreferenced(state)
+        self._register_timeouts(state, timers)
         self.nfa_state.update(state)
         self.sequence.update(sequence)
         return iter(out)
+
+    def _register_timeouts(self, state: NFAState, timers: Any) -> None:
+        """A timer when each partial match times out (``WITHIN``), so its end releases what it held back."""
+        within = self.spec.within
+        if within is None:
+            return
+        for start in {p.start[0] for p in state.partial if p.start is not None}:
+            timers.register_event_time_timer(start + within)
 
     def _output(self, events: tuple[tuple[int, EventId], ...]) -> Row:
         view = MatchView(events, self.buffer.get)

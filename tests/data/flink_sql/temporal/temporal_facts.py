@@ -103,6 +103,9 @@ QUERIES: dict[str, str] = {
     "match_optional_loop": MR + "MEASURES A.price AS a, B.price AS b, COUNT(C.price) AS nc, D.price AS d "
     "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B? C+? D) DEFINE A AS A.price < 20, B AS B.price > 18, "
     "C AS C.price > 14, D AS D.price < 16) AS T",
+    "match_within_releases": MR + "MEASURES A.price AS a, FIRST(B.price) AS b1, LAST(B.price) AS b2, C.price AS c "
+    "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B+ C) WITHIN INTERVAL '4' SECOND DEFINE B AS B.price > LAST(A.price), "
+    "C AS C.price < LAST(B.price, 1)) AS T",
     "match_greedy_end": MR + "MEASURES A.price AS a PATTERN (A B+) DEFINE B AS B.price > 0) AS T",
 }
 
