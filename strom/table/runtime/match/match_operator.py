@@ -1,9 +1,10 @@
 """Flink's ``CepOperator`` for ``MATCH_RECOGNIZE`` (``StreamExecMatch``): per partition key, rows wait in keyed
 state until the watermark passes their rowtime, then enter the :class:`~strom.table.runtime.match.nfa.NFA` sorted
 by rowtime (arrival order within one rowtime); every match the NFA emits becomes one output row (ONE ROW PER
-MATCH: the partition columns, then the measures). Rows at or behind the watermark when they arrive are late and
-dropped, as Flink's. The shared buffer (events by id), the partial and pending matches and the rows waiting for
-the watermark are all keyed state, so they checkpoint, restore and rescale with the key."""
+MATCH: the partition columns, then the measures), stamped with the match's last rowtime (run it in
+:class:`~strom.table.runtime.rowtime_timers.RowtimeKeyedProcessOperator`). Rows at or behind the watermark when
+they arrive are late and dropped, as Flink's. The shared buffer (events by id), the partial and pending matches and
+the rows waiting for the watermark are all keyed state, so they checkpoint, restore and rescale with the key."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ class MatchSpec:
     rowtime_index: int
 
 
-class MatchFunction(KeyedProcessFunction[Any, Row, Row]):
+class MatchFunction(KeyedProcessFunction[Any, Row, tuple[Row, int]]):
     def __init__(self, spec: MatchSpec) -> None:
         self.spec = spec
 
@@ -48,7 +49,7 @@ class MatchFunction(KeyedProcessFunction[Any, Row, Row]):
         self.nfa_state = runtime_context.get_state(ValueStateDescriptor("nfa-state"))
         self.sequence = runtime_context.get_state(ValueStateDescriptor("event-sequence"))
 
-    def process_element(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[Row] | None:
+    def process_element(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[tuple[Row, int]] | None:
         rowtime = value._values[self.spec.rowtime_index]
         if rowtime is None:
             return None
@@ -61,7 +62,8 @@ class MatchFunction(KeyedProcessFunction[Any, Row, Row]):
         timers.register_event_time_timer(time)
         return None
 
-    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Row] | None:
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[tuple[Row, int]] | None:
+        """The matches' rows, each with its last row's rowtime (see :mod:`strom.table.runtime.rowtime_timers`)."""
         timers = ctx.timer_service()
         watermark = timers.current_watermark()
         times: list[int] = self.waiting.keys()
@@ -80,7 +82,7 @@ class MatchFunction(KeyedProcessFunction[Any, Row, Row]):
                 matches += self.nfa.process(state, event, row, self.buffer.get)
             self.waiting.remove(time)
         matches += self.nfa.advance_time(state, watermark)
-        out = [self._output(match.events) for match in matches]
+        out = [(self._output(match.events), match.events[-1][1][0]) for match in matches]
         self._release_unreferenced(state)
         self._register_timeouts(state, timers)
         self.nfa_state.update(state)
