@@ -18,7 +18,7 @@ from strom.table import EnvironmentSettings, TableEnvironment
 from strom.table.errors import TableException, ValidationException
 
 DATA = Path(__file__).parents[2] / "data" / "flink_sql"
-NAMES = sorted(p.stem for p in DATA.glob("match_*.txt") if not p.stem.endswith("_batch"))
+NAMES = sorted(p.stem for p in DATA.glob("match_*.txt") if not p.stem.endswith(("_batch", "_then_window")))
 
 
 def _env(parallelism: int = 1, batch: bool = False) -> TableEnvironment:
@@ -114,3 +114,17 @@ def test_an_updating_input_is_refused_as_flink_does() -> None:
     )
     with pytest.raises(TableException, match="Match Recognize doesn't support consuming update changes"):
         _run(query)
+
+
+@pytest.mark.timeout(120)
+def test_a_window_over_match_rowtime_is_flinks() -> None:
+    t_env = _env()
+    t_env.execute_sql(
+        "CREATE TEMPORARY VIEW matched AS SELECT * FROM ticks MATCH_RECOGNIZE (PARTITION BY sym ORDER BY ts "
+        "MEASURES A.price AS a, MATCH_ROWTIME() AS mt PATTERN (A B) DEFINE A AS A.price < 20, B AS B.price > A.price) "
+        "AS T"
+    )
+    query, expected, _, _ = _facts("match_then_window")
+    rows = list(t_env.execute_sql(query).collect())
+    got = [json.dumps({"kind": str(r.get_row_kind()), "values": [_plain(v) for v in r]}) for r in rows]
+    assert sorted(got) == sorted(expected)
