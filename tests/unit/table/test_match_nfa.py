@@ -157,3 +157,17 @@ def test_the_watermark_times_out_partial_matches_and_releases_what_they_held_bac
     assert nfa.advance_time(state, 7000) == []  # A12… times out; A17… (2 s) still holds the match back
     (match,) = nfa.advance_time(state, 8000)
     assert [buffer[e] for _, e in match.events] == [19, 21, 25, 18]
+
+
+def test_the_dialect_parses_match_recognize_with_within_and_prints_it_back() -> None:
+    from strom.table.sql.flink_dialect import FlinkDialect
+    from strom.table.sql.parser import parse_statement
+
+    sql = (
+        "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY sym ORDER BY ts MEASURES LAST(B.p, 1) AS x "
+        "AFTER MATCH SKIP TO LAST B PATTERN (A B+? C{2,3}) WITHIN INTERVAL '1' HOUR DEFINE B AS B.p < 3) AS T"
+    )
+    match = parse_statement(sql).args["match"]
+    assert str(match.args["pattern"].name) == "A B+? C{2,3}" and str(match.args["after"].name) == "TO LAST B"
+    printed = parse_statement(sql).sql(dialect=FlinkDialect)
+    assert "PATTERN (A B+? C{2,3}) WITHIN INTERVAL '1' HOUR DEFINE B AS B.p < 3" in printed
