@@ -14,10 +14,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.table.connectors.base import DynamicTableSource
 from strom.table.errors import ValidationException
+
+if TYPE_CHECKING:
+    from strom.api.datastream import DataStream
+    from strom.api.environment import StreamExecutionEnvironment
+    from strom.table.planner.logical import RowType
 
 __all__ = [
     "InMemoryLookupTableSource",
@@ -123,3 +128,9 @@ class InMemoryLookupTableSource(DynamicTableSource, LookupTableSource):
 
     def get_lookup_runtime_provider(self, context: LookupContext) -> LookupFunctionProvider:
         return LookupFunctionProvider(_ListLookupFunction(self.rows, context.keys), self.cache)
+
+    def create_stream(self, env: StreamExecutionEnvironment, row_type: RowType) -> DataStream[Any]:
+        """Scanned, the rows as a bounded insert-only stream."""
+        from strom.api.row import _create_row
+
+        return env.from_collection([_create_row(None, list(r)) for r in self.rows]).name("InMemoryLookupTable")
