@@ -11,6 +11,7 @@ provider and the function are pickled into the job: keep connections out of ``__
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,19 @@ __all__ = [
     "LookupFunction",
     "LookupFunctionProvider",
     "LookupTableSource",
+    "parse_duration_ms",
 ]
+
+_UNITS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|min|h|d)?\s*$")
+
+
+def parse_duration_ms(text: str) -> int:
+    """Flink's duration option (``10s``, ``5 min``, ``100ms``; a bare number is milliseconds)."""
+    found = _DURATION.match(text.lower().replace("sec", "s").replace("mins", "min"))
+    if found is None:
+        raise ValidationException(f"expected a duration such as '10 s', '5 min' or '100 ms'; got '{text}'")
+    return int(found.group(1)) * _UNITS[found.group(2) or "ms"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +81,6 @@ class LookupCacheOptions:
     @staticmethod
     def from_options(options: Mapping[str, str]) -> LookupCacheOptions | None:
         """The cache a table's WITH options ask for, or None (``'lookup.cache' = 'NONE'``, the default)."""
-        from strom.table.runtime.lookup_cache import parse_duration_ms
-
         mode = options.get("lookup.cache", "NONE").upper()
         if mode == "NONE":
             return None

@@ -13,9 +13,9 @@ import pytest
 
 from strom.table import EnvironmentSettings, TableEnvironment
 from strom.table.connectors import factory
-from strom.table.connectors.lookup import InMemoryLookupTableSource, LookupCacheOptions
+from strom.table.connectors.lookup import InMemoryLookupTableSource, LookupCacheOptions, parse_duration_ms
 from strom.table.errors import TableException
-from strom.table.runtime.lookup_cache import LookupCache, parse_duration_ms
+from strom.table.runtime.lookup_cache import LookupCache
 
 ORDERS = Path(__file__).parents[2] / "data" / "flink_sql" / "temporal" / "orders.csv"
 RATES = [("EUR", 119, "euro"), ("USD", 102, "dollar"), ("GBP", 90, "pound")]
