@@ -1,9 +1,15 @@
 """The ``filesystem`` table connector (Flink's ``FileSystemTableFactory``) over strom's FileSource and FileSink.
 
-``path`` (a file or a directory; any fsspec URL) and ``format`` = ``csv`` or ``json`` (one JSON object per line,
-Flink's ``json`` format). The source reads every file once (bounded); the sink writes part files through strom's
-exactly-once FileSink (files become visible on checkpoint completion or at the end of a bounded job) and, as
-Flink's, accepts inserts only.
+``path`` (a file or a directory; any fsspec URL) and ``format`` = ``csv``, ``json`` (one JSON object per line,
+Flink's ``json`` format) or ``parquet`` (:mod:`.parquet_format`). A table ``PARTITIONED BY (dt, hr)`` keeps its
+rows in Hive-style directories ``dt=…/hr=…`` (:mod:`.partition_path`); the partition columns are not written
+into the files. The source reads every file once (bounded) or, with ``source.monitor-interval``, lists the path
+again at that interval and reads the files that appeared (unbounded); files and directories whose name starts
+with ``.`` or ``_`` (in-progress parts, ``_SUCCESS``) are skipped. The sink writes part files through strom's
+exactly-once FileSink (files become visible on checkpoint completion or at the end of a bounded job), rolls them
+by ``sink.rolling-policy.file-size`` / ``.rollover-interval`` / ``.inactivity-interval`` checked every
+``.check-interval`` (row formats; bulk formats roll at every checkpoint, as Flink's), commits partitions with
+``sink.partition-commit.*`` (:mod:`.partition_commit`) and, as Flink's, accepts inserts only.
 """
 
 from __future__ import annotations
@@ -13,21 +19,29 @@ import datetime
 import decimal
 import io
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from strom.api.row import Row, _create_row
+from strom.config_units import millis, parse_duration, parse_memory_size
+from strom.connectors.file_system.bulk_format import BulkFormat
+from strom.connectors.file_system.file_enumerator import whole_file_split
+from strom.connectors.file_system.split import NO_OFFSET, CheckpointedPosition, FileSourceSplit
 from strom.table.connectors.base import DynamicTableSink, DynamicTableSource, check_options
+from strom.table.connectors.partition_path import DEFAULT_PARTITION_NAME, PartitionBucketAssigner, PartitionValueParser
 from strom.table.errors import ValidationException
 
 if TYPE_CHECKING:
     from strom.api.datastream import DataStream
     from strom.api.environment import StreamExecutionEnvironment
+    from strom.connectors.file_system.sink import FileSink
     from strom.table.catalog.catalog_manager import CatalogTable
+    from strom.table.connectors.partition_commit import PartitionCommitOptions
     from strom.table.planner.logical import RowType
 
 __all__ = ["FileSystemTableSink", "FileSystemTableSource"]
 
-_FORMATS = ("csv", "json")
+_FORMATS = ("csv", "json", "parquet")
 _OPTIONS = {
     "path",
     "format",
@@ -35,8 +49,20 @@ _OPTIONS = {
     "csv.ignore-parse-errors",
     "csv.null-literal",
     "json.ignore-parse-errors",
+    "parquet.compression",
     "sink.rolling-policy.file-size",
     "sink.rolling-policy.rollover-interval",
+    "sink.rolling-policy.inactivity-interval",
+    "sink.rolling-policy.check-interval",
+    "sink.partition-commit.trigger",
+    "sink.partition-commit.delay",
+    "sink.partition-commit.watermark-time-zone",
+    "sink.partition-commit.policy.kind",
+    "sink.partition-commit.success-file.name",
+    "partition.time-extractor.kind",
+    "partition.time-extractor.timestamp-pattern",
+    "partition.time-extractor.timestamp-formatter",
+    "sink.parallelism",
     "source.monitor-interval",
     "partition.default-name",
 }
@@ -68,9 +94,10 @@ class _LineParser:
         self.delimiter = delimiter
         self.null = null
 
-    def __call__(self, line: str) -> list[Row]:
+    def values(self, line: str) -> list[Any] | None:
+        """The file columns' values of one line (``None`` for a blank line)."""
         if not line.strip():
-            return []
+            return None
         if self.fmt == "json":
             obj = json.loads(line)
             raw = [obj.get(n) for n in self.names]
@@ -78,24 +105,26 @@ class _LineParser:
             raw = next(csv.reader([line], delimiter=self.delimiter))
             raw = [None if (v == "" or v == self.null) else v for v in raw]
             raw += [None] * (len(self.names) - len(raw))
-        values = [None if v is None else c(v) for v, c in zip(raw, self.converters, strict=False)]
-        return [_create_row(None, values)]
+        return [None if v is None else c(v) for v, c in zip(raw, self.converters, strict=False)]
 
 
 class _LineFormatter:
-    def __init__(self, fmt: str, names: tuple[str, ...], delimiter: str) -> None:
+    """A row's file columns (``indices``: all but the partition columns) as one line."""
+
+    def __init__(self, fmt: str, names: tuple[str, ...], delimiter: str, indices: tuple[int, ...]) -> None:
         self.fmt = fmt
         self.names = names
         self.delimiter = delimiter
+        self.indices = indices
 
     def __call__(self, row: Row) -> str:
+        values = row._values
+        values = [values[i] for i in self.indices] if len(self.indices) != len(values) else values
         if self.fmt == "json":
-            return json.dumps(
-                dict(zip(self.names, [_jsonable(v) for v in row._values], strict=True)), separators=(",", ":")
-            )
+            return json.dumps(dict(zip(self.names, [_jsonable(v) for v in values], strict=True)), separators=(",", ":"))
         out = io.StringIO()
         csv.writer(out, delimiter=self.delimiter, lineterminator="").writerow(
-            ["" if v is None else _text(v) for v in row._values]
+            ["" if v is None else _text(v) for v in values]
         )
         return out.getvalue()
 
@@ -112,6 +141,124 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _millis(name: str, option: str, text: str) -> int:
+    try:
+        return millis(parse_duration(text))
+    except ValueError as exc:
+        raise ValidationException(
+            f"filesystem table '{name}': expected a duration for '{option}' (e.g. '30 min', '10 s'); got {text!r} "
+            f"({exc})"
+        ) from None
+
+
+def _bytes(name: str, option: str, text: str) -> int:
+    try:
+        return parse_memory_size(text)
+    except ValueError as exc:
+        raise ValidationException(
+            f"filesystem table '{name}': expected a size for '{option}' (e.g. '128 mb'); got {text!r} ({exc})"
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Where a table's physical columns live: the file columns (all but the partition columns) and the
+    partition columns (in the directory names)."""
+
+    file_names: tuple[str, ...]
+    file_types: tuple[Any, ...]
+    file_indices: tuple[int, ...]
+    partition_names: tuple[str, ...]
+    partition_indices: tuple[int, ...]
+    #: per table column: (from the path?, index into the file's or the path's values)
+    columns: tuple[tuple[bool, int], ...]
+
+    @staticmethod
+    def of(name: str, row_type: RowType, partition_keys: tuple[str, ...]) -> _Layout:
+        lowered = [n.lower() for n in row_type.names]
+        for key in partition_keys:
+            if key.lower() not in lowered:
+                raise ValidationException(
+                    f"filesystem table '{name}': expected the partition column '{key}' among the physical columns "
+                    f"{list(row_type.names)}; got none of that name; hint: PARTITIONED BY names declared columns"
+                )
+        keys = [k.lower() for k in partition_keys]
+        part_index = {k: lowered.index(k) for k in keys}
+        file_indices = tuple(i for i, n in enumerate(lowered) if n not in keys)
+        columns = tuple(
+            (True, keys.index(n)) if n in keys else (False, file_indices.index(i)) for i, n in enumerate(lowered)
+        )
+        return _Layout(
+            tuple(row_type.names[i] for i in file_indices),
+            tuple(row_type.types[i] for i in file_indices),
+            file_indices,
+            tuple(row_type.names[part_index[k]] for k in keys),
+            tuple(part_index[k] for k in keys),
+            columns,
+        )
+
+    def partition_parser(self, types: tuple[Any, ...], default_name: str) -> PartitionValueParser | None:
+        if not self.partition_names:
+            return None
+        roots = [types[i].type_root.name for i in self.partition_indices]
+        return PartitionValueParser(self.partition_names, roots, default_name)
+
+
+class _LineFileFormat(BulkFormat):
+    """csv / json files as a bulk format of the FileSource: one split per file, read line by line; the position
+    counts the lines read; rows carry the partition values of the file's directories."""
+
+    def __init__(self, parser: _LineParser, layout: _Layout, partitions: PartitionValueParser | None) -> None:
+        self.parser = parser
+        self.layout = layout
+        self.partitions = partitions
+
+    def create_splits(self, fs: Any, fs_path: str, url: str, size: int) -> list[FileSourceSplit]:
+        return whole_file_split(fs, fs_path, url, size)
+
+    def create_reader(self, fs: Any, fs_path: str, split: FileSourceSplit) -> _LineSplitReader:
+        return _LineSplitReader(self, fs, fs_path, split)
+
+
+class _LineSplitReader:
+    def __init__(self, fmt: _LineFileFormat, fs: Any, fs_path: str, split: FileSourceSplit) -> None:
+        self.fmt = fmt
+        self.split = split
+        self.parts = fmt.partitions(fs_path) if fmt.partitions is not None else ()
+        self.file = fs.open(fs_path, "rb")
+        self.lines = io.TextIOWrapper(self.file, encoding="utf-8", newline="")
+        self.read = split.position.records_after_offset
+        for _ in range(self.read):
+            if not self.lines.readline():
+                break
+
+    def read_batch(self, limit: int) -> list[Any] | None:
+        rows: list[Any] = []
+        parse = self.fmt.parser.values
+        columns = self.fmt.layout.columns
+        plain = not self.parts
+        while len(rows) < limit:
+            line = self.lines.readline()
+            if not line:
+                return rows or None
+            self.read += 1
+            values = parse(line.rstrip("\r\n"))
+            if values is None:
+                continue
+            if plain:
+                rows.append(_create_row(None, values))
+            else:
+                parts = self.parts
+                rows.append(_create_row(None, [parts[i] if p else values[i] for p, i in columns]))
+        return rows
+
+    def current_split(self) -> FileSourceSplit:
+        return self.split.with_position(CheckpointedPosition(offset=NO_OFFSET, records_after_offset=self.read))
+
+    def close(self) -> None:
+        self.file.close()
+
+
 def _format(name: str, table: CatalogTable) -> str:
     fmt = table.options.get("format")
     if fmt not in _FORMATS:
@@ -121,39 +268,172 @@ def _format(name: str, table: CatalogTable) -> str:
     if "path" not in table.options:
         raise ValidationException(f"filesystem table '{name}': the required option 'path' is missing")
     check_options(name, "filesystem", table.options, _OPTIONS)
+    kind = table.options.get("partition.time-extractor.kind", "default")
+    if kind != "default":
+        raise ValidationException(
+            f"filesystem table '{name}': expected 'partition.time-extractor.kind' = 'default'; got {kind!r}; "
+            "hint: a custom extractor class is Java; use 'partition.time-extractor.timestamp-pattern'"
+        )
     return fmt
 
 
 class FileSystemTableSource(DynamicTableSource):
-    def __init__(self, path: str, fmt: str, delimiter: str, null: str | None) -> None:
-        self.path, self.fmt, self.delimiter, self.null = path, fmt, delimiter, null
+    def __init__(self, name: str, options: dict[str, str], fmt: str, layout: _Layout) -> None:
+        self.name = name
+        self.path = options["path"]
+        self.options = options
+        self.fmt = fmt
+        self.layout = layout
+        monitor = options.get("source.monitor-interval")
+        self.monitor_ms = _millis(name, "source.monitor-interval", monitor) if monitor else None
+        self.bounded = self.monitor_ms is None
 
     @classmethod
     def create(cls, name: str, table: CatalogTable, row_type: RowType) -> FileSystemTableSource:
         fmt = _format(name, table)
-        options = table.options
-        return cls(options["path"], fmt, options.get("csv.field-delimiter", ","), options.get("csv.null-literal"))
+        return cls(name, table.options, fmt, _Layout.of(name, row_type, table.partition_keys))
+
+    def _bulk_format(self, row_type: RowType) -> BulkFormat:
+        layout = self.layout
+        default_name = self.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
+        partitions = layout.partition_parser(row_type.types, default_name)
+        if self.fmt == "parquet":
+            from strom.table.connectors.parquet_format import TableParquetFormat
+
+            return TableParquetFormat(layout.file_names, layout.file_types, layout.columns, partitions)
+        roots = tuple(t.type_root.name for t in layout.file_types)
+        delimiter = self.options.get("csv.field-delimiter", ",")
+        parser = _LineParser(self.fmt, layout.file_names, roots, delimiter, self.options.get("csv.null-literal"))
+        return _LineFileFormat(parser, layout, partitions)
 
     def create_stream(self, env: StreamExecutionEnvironment, row_type: RowType) -> DataStream[Any]:
-        roots = tuple(t.type_root.name for t in row_type.types)
-        parser = _LineParser(self.fmt, row_type.names, roots, self.delimiter, self.null)
-        return env.read_text_file(self.path).flat_map(parser).name(f"filesystem: {self.path}")
+        from strom.api.eventtime import WatermarkStrategy
+        from strom.connectors.file_system.source import FileSource
+
+        builder = FileSource.for_bulk_file_format(self._bulk_format(row_type), self.path)
+        if self.monitor_ms is not None:
+            builder = builder.monitor_continuously(self.monitor_ms)
+        return env.from_source(builder.build(), WatermarkStrategy.no_watermarks(), f"filesystem: {self.path}")
 
 
 class FileSystemTableSink(DynamicTableSink):
     accepts_updates = False
 
-    def __init__(self, path: str, fmt: str, delimiter: str) -> None:
-        self.path, self.fmt, self.delimiter = path, fmt, delimiter
+    def __init__(self, name: str, options: dict[str, str], fmt: str, layout: _Layout) -> None:
+        self.name = name
+        self.path = options["path"]
+        self.options = options
+        self.fmt = fmt
+        self.layout = layout
+        get = options.get
+        self.file_size = _bytes(name, "sink.rolling-policy.file-size", get("sink.rolling-policy.file-size", "128 mb"))
+        self.rollover_ms = _millis(
+            name, "sink.rolling-policy.rollover-interval", get("sink.rolling-policy.rollover-interval", "30 min")
+        )
+        self.inactivity_ms = _millis(
+            name, "sink.rolling-policy.inactivity-interval", get("sink.rolling-policy.inactivity-interval", "30 min")
+        )
+        self.check_ms = _millis(
+            name, "sink.rolling-policy.check-interval", get("sink.rolling-policy.check-interval", "1 min")
+        )
+        self.parallelism = int(options["sink.parallelism"]) if "sink.parallelism" in options else None
+        self.commit = _commit_options(name, options, layout) if "sink.partition-commit.policy.kind" in options else None
 
     @classmethod
     def create(cls, name: str, table: CatalogTable, row_type: RowType) -> FileSystemTableSink:
         fmt = _format(name, table)
-        return cls(table.options["path"], fmt, table.options.get("csv.field-delimiter", ","))
+        return cls(name, table.options, fmt, _Layout.of(name, row_type, table.partition_keys))
 
-    def consume(self, stream: DataStream[Any], row_type: RowType) -> None:
+    def _file_sink(self) -> FileSink:
+        from strom.connectors.file_system.bucket_assigners import BasePathBucketAssigner
         from strom.connectors.file_system.encoders import SimpleStringEncoder
+        from strom.connectors.file_system.rolling_policy import DefaultRollingPolicy, OnCheckpointRollingPolicy
         from strom.connectors.file_system.sink import FileSink
 
-        encoder = SimpleStringEncoder(formatter=_LineFormatter(self.fmt, row_type.names, self.delimiter))
-        stream.sink_to(FileSink.for_row_format(self.path, encoder).build()).name("Sink: filesystem")
+        layout = self.layout
+        default_name = self.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
+        assigner = (
+            PartitionBucketAssigner(layout.partition_names, layout.partition_indices, default_name)
+            if layout.partition_names
+            else BasePathBucketAssigner()
+        )
+        if self.fmt == "parquet":
+            from strom.table.connectors.parquet_format import TableParquetWriterFactory, arrow_schema
+
+            schema = arrow_schema(layout.file_names, layout.file_types)
+            compression = self.options.get("parquet.compression", "snappy").lower()
+            factory = TableParquetWriterFactory(schema, layout.file_indices, compression)
+            bulk: FileSink = (
+                FileSink.for_bulk_format(self.path, factory)
+                .with_bucket_assigner(assigner)
+                .with_rolling_policy(OnCheckpointRollingPolicy(max_part_size_bytes=self.file_size))
+                .with_bucket_check_interval(self.check_ms)
+                .build()
+            )
+            return bulk
+        delimiter = self.options.get("csv.field-delimiter", ",")
+        formatter = _LineFormatter(self.fmt, layout.file_names, delimiter, layout.file_indices)
+        policy: Any = (
+            OnCheckpointRollingPolicy(max_part_size_bytes=self.file_size)
+            if self.commit is not None
+            else DefaultRollingPolicy(
+                max_part_size_bytes=self.file_size,
+                rollover_interval_ms=self.rollover_ms,
+                inactivity_interval_ms=self.inactivity_ms,
+            )
+        )
+        rows: FileSink = (
+            FileSink.for_row_format(self.path, SimpleStringEncoder(formatter=formatter))
+            .with_bucket_assigner(assigner)
+            .with_rolling_policy(policy)
+            .with_bucket_check_interval(self.check_ms)
+            .build()
+        )
+        return rows
+
+    def consume(self, stream: DataStream[Any], row_type: RowType) -> None:
+        files = self._file_sink()
+        if self.commit is not None:
+            from strom.table.connectors.partition_commit import PartitionCommitSink, add_partition_commit_sink
+
+            sink = add_partition_commit_sink(stream, PartitionCommitSink(files, self.commit))
+        else:
+            sink = stream.sink_to(files).name("Sink: filesystem")
+        if self.parallelism is not None:
+            sink.set_parallelism(self.parallelism)
+
+
+def _commit_options(name: str, options: dict[str, str], layout: _Layout) -> PartitionCommitOptions:
+    from strom.table.connectors.partition_commit import PartitionCommitOptions, PartitionTimeExtractor
+
+    if not layout.partition_names:
+        raise ValidationException(
+            f"filesystem table '{name}': expected a partitioned table for 'sink.partition-commit.policy.kind'; got "
+            "no PARTITIONED BY; hint: declare PARTITIONED BY (dt, ...) or drop the partition commit options"
+        )
+    kinds = [k.strip().lower() for k in options["sink.partition-commit.policy.kind"].split(",") if k.strip()]
+    if kinds != ["success-file"]:
+        raise ValidationException(
+            f"filesystem table '{name}': expected 'sink.partition-commit.policy.kind' = 'success-file'; got "
+            f"{options['sink.partition-commit.policy.kind']!r}; hint: 'metastore' needs a Hive metastore and "
+            "'custom' a Java class, neither of which strom has"
+        )
+    trigger = options.get("sink.partition-commit.trigger", "process-time")
+    if trigger not in ("process-time", "partition-time"):
+        raise ValidationException(
+            f"filesystem table '{name}': expected 'sink.partition-commit.trigger' = 'process-time' or "
+            f"'partition-time'; got {trigger!r}"
+        )
+    zone = options.get("sink.partition-commit.watermark-time-zone", "UTC")
+    extractor = PartitionTimeExtractor(
+        layout.partition_names,
+        options.get("partition.time-extractor.timestamp-pattern"),
+        options.get("partition.time-extractor.timestamp-formatter"),
+    )
+    return PartitionCommitOptions(
+        trigger=trigger,
+        delay_ms=_millis(name, "sink.partition-commit.delay", options.get("sink.partition-commit.delay", "0 s")),
+        success_file_name=options.get("sink.partition-commit.success-file.name", "_SUCCESS"),
+        extractor=extractor,
+        time_zone=zone,
+    )
