@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from strom.table.connectors import blackhole, datagen, filesystem, print_sink
+from strom.table.connectors import blackhole, datagen, filesystem, jdbc_table, print_sink
 from strom.table.connectors.base import DynamicTableSink, DynamicTableSource
 from strom.table.errors import ValidationException
 
@@ -22,6 +22,7 @@ def _factories() -> dict[str, tuple[Callable[..., DynamicTableSource] | None, Ca
         "print": (None, print_sink.PrintTableSink.create),
         "blackhole": (None, blackhole.BlackHoleTableSink.create),
         "filesystem": (filesystem.FileSystemTableSource.create, filesystem.FileSystemTableSink.create),
+        "jdbc": (jdbc_table.JdbcTableSource.create, jdbc_table.JdbcTableSink.create),
     }
 
 
