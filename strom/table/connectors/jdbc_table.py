@@ -17,11 +17,14 @@ it. With ``PRIMARY KEY (…) NOT ENFORCED`` it upserts by the key: an INSERT / U
 ``INSERT … ON CONFLICT (key) DO UPDATE SET …``, a DELETE row ``DELETE … WHERE key = …``, an UPDATE_BEFORE row
 is dropped (Flink's upsert sink; both in one statement per row, so a batch keeps the rows' order).
 ``sink.buffer-flush.max-rows`` (default 100) and ``sink.buffer-flush.interval`` (default 1 s) batch the writes,
-``sink.max-retries`` (default 3) retries a batch on a lost connection. strom's addition
-``sink.delivery-guarantee`` = ``exactly-once`` writes through the exactly-once JdbcSink (one PostgreSQL
-prepared transaction per subtask and checkpoint, committed when the checkpoint completes; the server needs
-``max_prepared_transactions``); the default ``at-least-once`` is Flink's JDBC table sink, whose upserts make
-replays after a failover harmless.
+``sink.max-retries`` (default 3) retries a batch on a lost connection. The default ``at-least-once`` is Flink's
+JDBC table sink: after a failover the rows since the checkpoint are written again, which upserts by key make
+harmless (the table ends exactly as without the failure). strom's addition ``sink.delivery-guarantee`` =
+``exactly-once``, for tables without a key, writes through the exactly-once JdbcSink (one PostgreSQL prepared
+transaction per subtask and checkpoint, committed when the checkpoint completes; the server needs
+``max_prepared_transactions``): appended rows appear once. With a key it is refused: a prepared transaction keeps
+its rows locked until its checkpoint completes, and the next checkpoint's upsert of the same key would wait for
+it.
 
 As Flink's PostgreSQL dialect, identifiers are written as declared (unquoted: PostgreSQL folds them to lower case).
 """
@@ -325,6 +328,14 @@ class JdbcTableSink(DynamicTableSink):
                 f"{guarantee!r}"
             )
         self.exactly_once = guarantee == "exactly-once"
+        if self.exactly_once and key:
+            raise ValidationException(
+                f"jdbc table '{name}': expected 'sink.delivery-guarantee' = 'exactly-once' on a table without a "
+                f"PRIMARY KEY; got the key ({', '.join(key)}); hint: a prepared transaction keeps its keys' rows "
+                "locked until its checkpoint completes, so the next checkpoint's upsert of a key would wait for a "
+                "commit that the same task makes; upserts by key are idempotent: the default 'at-least-once' "
+                "gives the exact final table after failovers"
+            )
         for k in key:
             if k not in row_type.names:
                 raise ValidationException(f"jdbc table '{name}': the primary key column '{k}' is not a column")

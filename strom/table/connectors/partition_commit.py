@@ -246,6 +246,7 @@ class _PartitionCommitter(GlobalCommitter[Any]):
     def _commit_partition(self, partition: str) -> None:
         path = f"{self.base_path}/{partition}/{self.options.success_file_name}"
         fs, fs_path = fsspec_urls.resolve(path, self.storage_options, role="partition success file")
+        fs.makedirs(fs_path.rsplit("/", 1)[0], exist_ok=True)
         fs.pipe_file(fs_path, b"")  # an empty marker file
         self.committed.append(partition)
         log.info("committed the partition %s (%s)", partition, self.options.success_file_name)

@@ -1,0 +1,133 @@
+"""The ``filesystem`` table connector end to end: partitioned tables in every format (``dt=…/hr=…`` directories,
+the default partition for NULL, partition columns not in the files), the streaming sink's partition commit
+(``_SUCCESS`` in every partition of a bounded job, with the partition-time trigger), rolling by file size, and a
+continuous source reading files that appear while it runs (``source.monitor-interval``)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from strom.table import EnvironmentSettings, TableEnvironment
+
+pytestmark = pytest.mark.timeout(300)
+
+ROWS = (
+    "(1, 'a', 1.50, TIMESTAMP '2024-01-01 10:00:00', '2024-01-01', 10), "
+    "(2, 'b/c', 2.25, TIMESTAMP '2024-01-01 11:00:00.123', '2024-01-01', 11), "
+    "(3, CAST(NULL AS STRING), 3.00, TIMESTAMP '2024-01-02 00:00:00', CAST(NULL AS STRING), 0)"
+)
+
+
+def _env(parallelism: int = 1) -> TableEnvironment:
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.get_config().set("parallelism.default", str(parallelism))
+    return t_env
+
+
+def _files(directory: Path) -> list[str]:
+    return sorted(str(p.relative_to(directory).parent) for p in directory.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
+def test_a_partitioned_table_writes_hive_directories_and_reads_them_back(tmp_path: Path, fmt: str) -> None:
+    t_env = _env()
+    t_env.execute_sql(
+        "CREATE TABLE t (id BIGINT, name STRING, amount DECIMAL(10, 2), ts TIMESTAMP(3), dt STRING, hr INT) "
+        f"PARTITIONED BY (dt, hr) WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = '{fmt}')"
+    )
+    t_env.execute_sql(f"INSERT INTO t VALUES {ROWS}").wait()
+    assert _files(tmp_path) == ["dt=2024-01-01/hr=10", "dt=2024-01-01/hr=11", "dt=__DEFAULT_PARTITION__/hr=0"]
+    rows = sorted((tuple(r) for r in t_env.execute_sql("SELECT * FROM t").collect()), key=lambda r: r[0])
+    assert rows == [
+        (1, "a", _dec("1.50"), datetime.datetime(2024, 1, 1, 10), "2024-01-01", 10),
+        (2, "b/c", _dec("2.25"), datetime.datetime(2024, 1, 1, 11, 0, 0, 123000), "2024-01-01", 11),
+        (3, None, _dec("3.00"), datetime.datetime(2024, 1, 2), None, 0),
+    ]
+    filtered = [tuple(r) for r in t_env.execute_sql("SELECT id FROM t WHERE hr = 11").collect()]
+    assert filtered == [(2,)]
+    part = next(p for p in (tmp_path / "dt=2024-01-01" / "hr=10").iterdir())
+    if fmt == "parquet":  # the partition columns live in the directory names only
+        assert pq.read_schema(part).names == ["id", "name", "amount", "ts"]
+    elif fmt == "json":
+        assert json.loads(part.read_text()) == {"id": 1, "name": "a", "amount": "1.50", "ts": "2024-01-01 10:00:00"}
+    else:
+        assert part.read_text() == "1,a,1.50,2024-01-01 10:00:00\n"
+
+
+def _dec(text: str) -> Any:
+    from decimal import Decimal
+
+    return Decimal(text)
+
+
+def test_the_streaming_sink_commits_every_partition_with_a_success_file(tmp_path: Path) -> None:
+    t_env = _env(parallelism=2)
+    t_env.get_config().set("execution.checkpointing.interval", "100 ms")
+    t_env.execute_sql(
+        "CREATE TABLE gen (id BIGINT, ts AS TO_TIMESTAMP_LTZ(id * 60000, 3), WATERMARK FOR ts AS ts) WITH ("
+        "'connector' = 'datagen', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', 'fields.id.end' = '179')"
+    )
+    out = tmp_path / "out"
+    t_env.execute_sql(
+        "CREATE TABLE sink (id BIGINT, dt STRING, hr STRING) PARTITIONED BY (dt, hr) WITH ("
+        f"'connector' = 'filesystem', 'path' = '{out}', 'format' = 'parquet', "
+        "'sink.partition-commit.trigger' = 'partition-time', 'sink.partition-commit.delay' = '1 h', "
+        "'partition.time-extractor.timestamp-pattern' = '$dt $hr:00:00', "
+        "'sink.partition-commit.policy.kind' = 'success-file')"
+    )
+    t_env.execute_sql(
+        "INSERT INTO sink SELECT id, DATE_FORMAT(ts, 'yyyy-MM-dd'), DATE_FORMAT(ts, 'HH') FROM gen"
+    ).wait()
+    partitions = ["dt=1970-01-01/hr=00", "dt=1970-01-01/hr=01", "dt=1970-01-01/hr=02"]
+    for partition in partitions:
+        assert (out / partition / "_SUCCESS").is_file()
+    t_env.execute_sql(
+        "CREATE TABLE back (id BIGINT, dt STRING, hr STRING) PARTITIONED BY (dt, hr) WITH ("
+        f"'connector' = 'filesystem', 'path' = '{out}', 'format' = 'parquet')"
+    )
+    rows = sorted(tuple(r) for r in t_env.execute_sql("SELECT id, hr FROM back").collect())
+    assert rows == [(i, f"{i // 60:02d}") for i in range(180)]  # _SUCCESS files are not read
+
+
+def test_parts_roll_by_file_size(tmp_path: Path) -> None:
+    t_env = _env()
+    t_env.execute_sql(
+        "CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence', "
+        "'fields.id.start' = '1', 'fields.id.end' = '2000')"
+    )
+    t_env.execute_sql(
+        f"CREATE TABLE sink (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'csv', "
+        "'sink.rolling-policy.file-size' = '1 kb')"
+    )
+    t_env.execute_sql("INSERT INTO sink SELECT id FROM gen").wait()
+    parts = sorted(p for p in tmp_path.iterdir() if p.is_file())
+    assert len(parts) > 5 and all(p.stat().st_size <= 1024 for p in parts)
+    assert sorted(int(line) for p in parts for line in p.read_text().split()) == list(range(1, 2001))
+
+
+def test_a_monitored_source_reads_files_that_appear_while_it_runs(tmp_path: Path) -> None:
+    (tmp_path / "dt=1").mkdir()
+    (tmp_path / "dt=1" / "a.json").write_text('{"id": 1}\n{"id": 2}\n')
+    t_env = _env()
+    t_env.execute_sql(
+        "CREATE TABLE t (id BIGINT, dt INT) PARTITIONED BY (dt) WITH ('connector' = 'filesystem', "
+        f"'path' = '{tmp_path}', 'format' = 'json', 'source.monitor-interval' = '100 ms')"
+    )
+    rows: Iterator[Any] = iter(t_env.execute_sql("SELECT id, dt FROM t").collect())
+    try:
+        assert sorted(tuple(next(rows)) for _ in range(2)) == [(1, 1), (2, 1)]
+        (tmp_path / "dt=2").mkdir()
+        (tmp_path / "dt=2" / ".b.json").write_text('{"id": 3}\n')  # hidden until complete
+        (tmp_path / "dt=2" / ".b.json").rename(tmp_path / "dt=2" / "b.json")
+        assert tuple(next(rows)) == (3, 2)
+    finally:
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()
