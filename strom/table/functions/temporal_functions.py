@@ -37,6 +37,7 @@ from strom.table.logical_types import (
     LocalZonedTimestampType,
     LogicalTypeFamily,
     LogicalTypeRoot,
+    TimestampKind,
     TimestampType,
     TimeType,
     VarCharType,
@@ -71,6 +72,13 @@ def _current(kind: str) -> Resolver:
         return BoundFunction(name, result, fn, deterministic=False)
 
     return resolve
+
+
+def _proctime(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
+    """``PROCTIME()``: the wall clock as a processing-time attribute, ``TIMESTAMP_LTZ(3) *PROCTIME* NOT NULL``."""
+    arity(name, types, 0)
+    result = LocalZonedTimestampType(3, False, kind=TimestampKind.PROCTIME)
+    return BoundFunction(name, result, lambda: _millis(_now(ctx)), deterministic=False)
 
 
 def _millis(v: datetime.datetime) -> datetime.datetime:
@@ -285,6 +293,7 @@ FUNCTIONS: dict[str, Resolver] = {
     "LOCALTIME": _current("TIME"),
     "CURRENT_TIMESTAMP": _current("LTZ"),
     "NOW": _current("LTZ"),
+    "PROCTIME": _proctime,
     "CURRENT_ROW_TIMESTAMP": _current("LTZ"),
     "LOCALTIMESTAMP": _current("LOCAL"),
     "DATE_FORMAT": _date_format,

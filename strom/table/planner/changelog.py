@@ -27,6 +27,7 @@ from strom.table.planner.logical import (
     WindowJoin,
     WindowTableFunction,
 )
+from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin
 from strom.table.planner.window_lineage import window_rank_columns
 
 __all__ = ["changelog_mode", "check_sink_accepts", "describe_updating_node", "is_insert_only"]
@@ -41,6 +42,10 @@ def is_insert_only(rel: RelNode) -> bool:
         return not rel.changelog
     if isinstance(rel, OverAggregate):
         return is_insert_only(rel.input)
+    if isinstance(rel, TemporalJoin | LookupJoin):
+        return is_insert_only(rel.left)
+    if isinstance(rel, MatchRecognize):
+        return True
     if isinstance(rel, WindowAggregate | WindowJoin | IntervalJoin):
         return True
     if isinstance(rel, Calc | WatermarkAssigner | Correlate | WindowTableFunction):

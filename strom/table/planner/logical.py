@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from strom.table.planner.rex import RexNode
+from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin
 from strom.table.types import DataType
 
 __all__ = [
@@ -308,7 +309,10 @@ class IntervalJoin:
 
 
 RelNode = (
-    WindowJoin
+    TemporalJoin
+    | LookupJoin
+    | MatchRecognize
+    | WindowJoin
     | IntervalJoin
     | OverAggregate
     | Correlate

@@ -18,6 +18,7 @@ from strom.table.planner.aggregate_converter import convert_aggregate, distinct,
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.join_converter import convert_join
 from strom.table.planner.logical import Calc, RelNode, RowType, Union, Values
+from strom.table.planner.match_converter import convert_match_recognize
 from strom.table.planner.project import output_names, project, rename
 from strom.table.planner.rank_converter import (
     convert_rank,
@@ -29,6 +30,7 @@ from strom.table.planner.rank_converter import (
 from strom.table.planner.rex import RexLiteral, RexNode, input_refs
 from strom.table.planner.scope import Scope
 from strom.table.planner.subquery_converter import remove_subqueries
+from strom.table.planner.temporal_join_converter import convert_temporal_join, is_temporal_join
 from strom.table.planner.type_rules import common_type
 from strom.table.planner.window_converter import convert_window_tvf, is_window_tvf
 from strom.table.sql.flink_dialect import FlinkDialect
@@ -111,7 +113,12 @@ class SqlToRel:
         if from_ is None:  # SELECT 1: one empty row
             return Values(RowType((), ()), ((),)), Scope([])
         rel, scope = self.from_item(from_.this, ctes)
+        if select.args.get("match") is not None:
+            rel, scope = convert_match_recognize(rel, scope, select.args["match"])
         for join in select.args.get("joins") or []:
+            if is_temporal_join(join):
+                rel, scope = convert_temporal_join(self, rel, scope, join, ctes)
+                continue
             right, right_scope = self.from_item(join.this, ctes)
             rel, scope = convert_join(rel, scope, right, right_scope, join)
         return rel, scope

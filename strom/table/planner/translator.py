@@ -32,6 +32,7 @@ from strom.table.planner.logical import (
     WindowJoin,
     WindowTableFunction,
 )
+from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin
 from strom.table.planner.window_lineage import is_window_deduplicate, window_rank_columns
 from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
 from strom.table.runtime.group_agg import GroupAggFunction, KeyByIndices
@@ -254,6 +255,21 @@ class Translator:
             join_type=rel.kind,
             condition=condition,
         )
+
+    def _temporaljoin(self, rel: TemporalJoin) -> DataStream[Any]:
+        from strom.table.planner.temporal_translator import translate_temporal_join
+
+        return translate_temporal_join(self, rel)
+
+    def _lookupjoin(self, rel: LookupJoin) -> DataStream[Any]:
+        from strom.table.planner.temporal_translator import translate_lookup_join
+
+        return translate_lookup_join(self, rel)
+
+    def _matchrecognize(self, rel: MatchRecognize) -> DataStream[Any]:
+        from strom.table.planner.temporal_translator import translate_match
+
+        return translate_match(self, rel)
 
     def _correlate(self, rel: Correlate) -> DataStream[Any]:
         return self.translate(rel.input).flat_map(_TableFunctionRows(rel.function)).name("Correlate")

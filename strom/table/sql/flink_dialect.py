@@ -19,6 +19,8 @@ from sqlglot.parser import Parser
 from sqlglot.tokenizer_core import TokenType
 from sqlglot.tokens import Tokenizer
 
+from strom.table.sql.match_recognize_parser import parse_match_recognize
+
 __all__ = ["Descriptor", "FlinkDialect", "FlinkType", "MetadataColumn", "PartitionedTable"]
 
 
@@ -161,6 +163,9 @@ class FlinkParser(Parser):
             return table
         return self._parse_disjunction() or self._parse_select()
 
+    def _parse_match_recognize(self) -> exp.MatchRecognize | None:
+        return parse_match_recognize(self)
+
     def _parse_lambda(self, alias: bool = False) -> exp.Expr | None:
         if self._curr and self._curr.token_type == TokenType.TABLE and self._next.token_type != TokenType.L_PAREN:
             return self._parse_table_argument()
@@ -176,6 +181,7 @@ class FlinkTokenizer(Tokenizer):
         "STRING": TokenType.TEXT,
         "BYTES": TokenType.VARBINARY,
         "SESSION": TokenType.VAR,
+        "MATCH_RECOGNIZE": TokenType.MATCH_RECOGNIZE,
     }
 
 
