@@ -12,6 +12,11 @@
 column) so that a reader restored from a checkpoint skips exactly the rows it emitted. ``scan.fetch-size`` rows
 are fetched at a time.
 
+**Lookup** (Flink's ``LookupTableSource``, the right side of ``JOIN t FOR SYSTEM_TIME AS OF o.proc_time ON …``):
+``SELECT … WHERE k = ?`` per left row's key on one connection per subtask, retried on a lost connection up to
+``lookup.max-retries`` (default 3) times; ``'lookup.cache' = 'PARTIAL'`` with ``lookup.partial-cache.*`` (or
+Flink's legacy ``lookup.cache.max-rows`` / ``lookup.cache.ttl``) caches the rows of recent keys.
+
 **Sink**: without a primary key, inserts only (``INSERT INTO``), and an updating query is refused as Flink refuses
 it. With ``PRIMARY KEY (…) NOT ENFORCED`` it upserts by the key: an INSERT / UPDATE_AFTER row becomes
 ``INSERT … ON CONFLICT (key) DO UPDATE SET …``, a DELETE row ``DELETE … WHERE key = …``, an UPDATE_BEFORE row
@@ -31,14 +36,23 @@ As Flink's PostgreSQL dialect, identifiers are written as declared (unquoted: Po
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import decimal
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from strom.api.row import RowKind, _create_row
 from strom.config_units import millis, parse_duration
 from strom.table.connectors.base import DynamicTableSink, DynamicTableSource, check_options
+from strom.table.connectors.lookup import (
+    LookupCacheOptions,
+    LookupContext,
+    LookupFunction,
+    LookupFunctionProvider,
+    LookupTableSource,
+)
 from strom.table.errors import ValidationException
 
 if TYPE_CHECKING:
@@ -202,7 +216,69 @@ class _ToRow:
         )
 
 
-class JdbcTableSource(DynamicTableSource):
+class _JdbcLookupFunction(LookupFunction):
+    """``SELECT <columns> FROM <table> WHERE k1 = ? AND …`` per key (Flink's ``JdbcRowDataLookupFunction``): a lost
+    connection is opened again and the query retried up to ``lookup.max-retries`` times, ``i`` seconds after the
+    ``i``-th failure."""
+
+    def __init__(
+        self, connection: JdbcConnectionOptions, query: str, roots: Sequence[str], max_retries: int, what: str
+    ) -> None:
+        self.connection = connection
+        self.query = query
+        self.roots = tuple(roots)
+        self.max_retries = max_retries
+        self.what = what
+        self.conn: Any = None
+
+    def open(self) -> None:
+        self.to_row = _ToRow(self.roots)
+
+    def lookup(self, keys: tuple[Any, ...]) -> Sequence[tuple[Any, ...]]:
+        from strom.connectors.jdbc.connection import connect, psycopg_module
+        from strom.exceptions import ConnectorError
+
+        psycopg = psycopg_module()
+        for attempt in range(self.max_retries + 1):
+            try:
+                if self.conn is None or self.conn.closed:
+                    self.conn = connect(self.connection, what=self.what)
+                rows = self.conn.execute(self.query, keys).fetchall()
+                return [tuple(self.to_row(tuple(r))) for r in rows]
+            except (psycopg.OperationalError, ConnectorError) as exc:
+                self.close()
+                if attempt >= self.max_retries:
+                    raise ConnectorError(
+                        f"expected {self.what} to look up {keys!r} at {self.connection.describe()}; got "
+                        f"{str(exc).strip()} after {attempt + 1} attempts; hint: raise 'lookup.max-retries', or "
+                        "check the server; the job's restart strategy retries"
+                    ) from exc
+                time.sleep(attempt + 1)
+        return []
+
+    def close(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):  # a broken connection: gone either way
+                conn.close()
+
+
+def _cache_options(options: dict[str, str]) -> LookupCacheOptions | None:
+    """``lookup.cache`` (Flink's), or the legacy ``lookup.cache.max-rows`` / ``.ttl`` / ``.caching-missing-key``
+    that Flink still maps to a PARTIAL cache."""
+    if "lookup.cache" not in options and "lookup.cache.max-rows" in options:
+        legacy = {
+            "lookup.cache": "PARTIAL",
+            "lookup.partial-cache.max-rows": options["lookup.cache.max-rows"],
+            "lookup.partial-cache.cache-missing-key": options.get("lookup.cache.caching-missing-key", "true"),
+        }
+        if "lookup.cache.ttl" in options:
+            legacy["lookup.partial-cache.expire-after-write"] = options["lookup.cache.ttl"]
+        return LookupCacheOptions.from_options(legacy)
+    return LookupCacheOptions.from_options(options)
+
+
+class JdbcTableSource(DynamicTableSource, LookupTableSource):
     insert_only = True
     bounded = True
 
@@ -222,6 +298,17 @@ class JdbcTableSource(DynamicTableSource):
             )
         self.partitioned = bool(given)
         self.fetch_size = _int(name, options, "scan.fetch-size", 1000) or 1000
+        self.roots = tuple(t.type_root.name for t in row_type.types)
+        self.cache = _cache_options(options)
+        self.lookup_retries = _int(name, options, "lookup.max-retries", 3)
+
+    def get_lookup_runtime_provider(self, context: LookupContext) -> LookupFunctionProvider:
+        """Rows of the table whose key columns (``context.keys``) equal a left row's values."""
+        where = " AND ".join(f"{self.names[k]} = %s" for k in context.keys)
+        query = f"SELECT {', '.join(self.names)} FROM {self.table} WHERE {where}"
+        what = f"the lookup of jdbc table '{self.name}'"
+        function = _JdbcLookupFunction(self.connection, query, self.roots, self.lookup_retries, what)
+        return LookupFunctionProvider(function, self.cache)
 
     @classmethod
     def create(cls, name: str, table: CatalogTable, row_type: RowType) -> JdbcTableSource:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 from collections import Counter
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -172,3 +173,85 @@ def test_unknown_options_and_missing_ones_name_the_table(postgres_db: PostgresDa
     )
     with pytest.raises(ValidationException, match=r"unsupported options sink\.flush"):
         t_env.execute_sql("SELECT * FROM b")
+
+
+ORDERS = Path(__file__).parents[2] / "data" / "flink_sql" / "temporal" / "orders.csv"
+
+
+def _lookup_env(db: PostgresDatabase, cache: str) -> TableEnvironment:
+    db.query("CREATE TABLE rates (currency TEXT PRIMARY KEY, rate INT, name TEXT)")
+    db.query("INSERT INTO rates VALUES ('EUR', 119, 'euro'), ('USD', 102, 'dollar'), ('GBP', 90, 'pound')")
+    t_env = _env(parallelism=2)
+    t_env.execute_sql(
+        "CREATE TABLE orders (id INT, currency STRING, amount INT, ts TIMESTAMP(3), pt AS PROCTIME()) WITH ("
+        f"'connector' = 'filesystem', 'format' = 'csv', 'path' = '{ORDERS}')"
+    )
+    t_env.execute_sql(
+        "CREATE TABLE rates (currency STRING, rate INT, name STRING, PRIMARY KEY (currency) NOT ENFORCED) "
+        f"WITH ({_jdbc(db, 'rates', cache)})"
+    )
+    return t_env
+
+
+@pytest.mark.parametrize(
+    "cache",
+    [
+        "",
+        ", 'lookup.cache' = 'PARTIAL', 'lookup.partial-cache.max-rows' = '2', "
+        "'lookup.partial-cache.expire-after-write' = '1 min'",
+        ", 'lookup.cache.max-rows' = '10', 'lookup.cache.ttl' = '10 s'",
+    ],
+)
+def test_a_lookup_join_looks_rows_up_by_key(postgres_db: PostgresDatabase, cache: str) -> None:
+    t_env = _lookup_env(postgres_db, cache)
+    query = (
+        "SELECT o.id, o.amount * r.rate, r.name FROM orders AS o LEFT JOIN rates FOR SYSTEM_TIME AS OF o.pt AS r "
+        "ON o.currency = r.currency"
+    )
+    rows = sorted(tuple(r) for r in t_env.execute_sql(query).collect())
+    assert rows == [
+        (1, 1190, "euro"),
+        (2, 2040, "dollar"),
+        (3, 3570, "euro"),
+        (4, None, None),
+        (5, 5100, "dollar"),
+        (6, 7140, "euro"),
+        (7, 8330, "euro"),
+        (8, 8160, "dollar"),
+    ]
+
+
+def test_a_lookup_opens_a_lost_connection_again(postgres_db: PostgresDatabase) -> None:
+    from strom.table.catalog.catalog_manager import CatalogColumn, CatalogTable
+    from strom.table.connectors.jdbc_table import JdbcTableSource
+    from strom.table.connectors.lookup import LookupContext
+    from strom.table.planner.logical import RowType
+    from strom.table.types import DataTypes
+
+    _lookup_env(postgres_db, "")
+
+    types = (DataTypes.STRING(), DataTypes.INT(), DataTypes.STRING())
+    table = CatalogTable(
+        tuple(CatalogColumn(n, t) for n, t in zip(("currency", "rate", "name"), types, strict=True)),
+        {
+            "connector": "jdbc",
+            "url": postgres_db.url,
+            "table-name": "rates",
+            "username": "strom",
+            "lookup.max-retries": "2",
+        },
+        primary_key=("currency",),
+    )
+    lookup = JdbcTableSource.create("rates", table, RowType(("currency", "rate", "name"), types))
+    function = lookup.get_lookup_runtime_provider(LookupContext((0,))).function
+    function.open()
+    try:
+        assert function.lookup(("EUR",)) == [("EUR", 119, "euro")]
+        postgres_db.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        )
+        assert function.lookup(("GBP",)) == [("GBP", 90, "pound")]
+        assert function.lookup(("XXX",)) == []
+    finally:
+        function.close()
