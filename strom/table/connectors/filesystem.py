@@ -14,6 +14,7 @@ by ``sink.rolling-policy.file-size`` / ``.rollover-interval`` / ``.inactivity-in
 
 from __future__ import annotations
 
+import base64
 import csv
 import datetime
 import decimal
@@ -68,13 +69,15 @@ _OPTIONS = {
 }
 
 
-def _converter(root: str) -> Any:
+def _converter(data_type: Any) -> Any:
+    root = data_type.type_root.name
     if root in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT"):
         return int
     if root in ("FLOAT", "DOUBLE"):
         return float
-    if root == "DECIMAL":
-        return decimal.Decimal
+    if root == "DECIMAL":  # the column's scale: Flink writes 1.50 as 1.5
+        exponent = decimal.Decimal(1).scaleb(-data_type.scale)
+        return lambda v: decimal.Decimal(str(v)).quantize(exponent)
     if root == "BOOLEAN":
         return lambda s: s.lower() == "true" if isinstance(s, str) else bool(s)
     if root == "DATE":
@@ -86,11 +89,11 @@ def _converter(root: str) -> Any:
 
 class _LineParser:
     def __init__(
-        self, fmt: str, names: tuple[str, ...], roots: tuple[str, ...], delimiter: str, null: str | None
+        self, fmt: str, names: tuple[str, ...], types: tuple[Any, ...], delimiter: str, null: str | None
     ) -> None:
         self.fmt = fmt
         self.names = names
-        self.converters = [_converter(r) for r in roots]
+        self.converters = [_converter(t) for t in types]
         self.delimiter = delimiter
         self.null = null
 
@@ -99,7 +102,7 @@ class _LineParser:
         if not line.strip():
             return None
         if self.fmt == "json":
-            obj = json.loads(line)
+            obj = json.loads(line, parse_float=decimal.Decimal)  # exact DECIMALs
             raw = [obj.get(n) for n in self.names]
         else:
             raw = next(csv.reader([line], delimiter=self.delimiter))
@@ -109,11 +112,13 @@ class _LineParser:
 
 
 class _LineFormatter:
-    """A row's file columns (``indices``: all but the partition columns) as one line."""
+    """A row's file columns (``indices``: all but the partition columns) as one line, each value written as Flink's
+    ``csv`` / ``json`` formats write it (checked against Flink 2.3: ``tests/data/flink_sql/fs/``)."""
 
     def __init__(self, fmt: str, names: tuple[str, ...], delimiter: str, indices: tuple[int, ...]) -> None:
         self.fmt = fmt
         self.names = names
+        self.keys = tuple(json.dumps(n, ensure_ascii=False) + ":" for n in names)
         self.delimiter = delimiter
         self.indices = indices
 
@@ -121,24 +126,53 @@ class _LineFormatter:
         values = row._values
         values = [values[i] for i in self.indices] if len(self.indices) != len(values) else values
         if self.fmt == "json":
-            return json.dumps(dict(zip(self.names, [_jsonable(v) for v in values], strict=True)), separators=(",", ":"))
-        out = io.StringIO()
-        csv.writer(out, delimiter=self.delimiter, lineterminator="").writerow(
-            ["" if v is None else _text(v) for v in values]
-        )
-        return out.getvalue()
+            return "{" + ",".join(k + _json_value(v) for k, v in zip(self.keys, values, strict=True)) + "}"
+        delimiter = self.delimiter
+        return delimiter.join("" if v is None else _csv_field(_sql_text(v), delimiter) for v in values)
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, decimal.Decimal | datetime.date | datetime.time | datetime.datetime):
-        return str(value)
-    return value
-
-
-def _text(value: Any) -> str:
+def _sql_text(value: Any) -> str:
+    """A value's text in Flink's csv and json formats: ``true``, a DECIMAL without trailing zeros (``1.5``),
+    a TIMESTAMP as ``2024-01-01 11:00:00.123`` (the fraction without trailing zeros)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, decimal.Decimal):
+        return format(value.normalize(), "f") if value else "0"
+    if isinstance(value, datetime.datetime):
+        return value.isoformat(sep=" ", timespec="seconds") + _fraction(value.microsecond)
+    if isinstance(value, datetime.time):
+        return value.isoformat(timespec="seconds") + _fraction(value.microsecond)
     return str(value)
+
+
+def _fraction(microseconds: int) -> str:
+    return f".{microseconds:06d}".rstrip("0") if microseconds else ""
+
+
+def _csv_field(text: str, delimiter: str) -> str:
+    """Quoted as Flink's (Jackson's) CSV writer quotes: a field with the delimiter, a quote or a character up to
+    the space."""
+    if any(c <= " " or c == '"' or c == delimiter for c in text):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _json_value(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    if isinstance(value, decimal.Decimal):
+        return _sql_text(value)
+    if isinstance(value, bytes):
+        return json.dumps(base64.b64encode(value).decode("ascii"))
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_json_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(json.dumps(str(k)) + ":" + _json_value(v) for k, v in value.items()) + "}"
+    return json.dumps(_sql_text(value), ensure_ascii=False)
 
 
 def _millis(name: str, option: str, text: str) -> int:
@@ -301,9 +335,9 @@ class FileSystemTableSource(DynamicTableSource):
             from strom.table.connectors.parquet_format import TableParquetFormat
 
             return TableParquetFormat(layout.file_names, layout.file_types, layout.columns, partitions)
-        roots = tuple(t.type_root.name for t in layout.file_types)
         delimiter = self.options.get("csv.field-delimiter", ",")
-        parser = _LineParser(self.fmt, layout.file_names, roots, delimiter, self.options.get("csv.null-literal"))
+        null = self.options.get("csv.null-literal")
+        parser = _LineParser(self.fmt, layout.file_names, layout.file_types, delimiter, null)
         return _LineFileFormat(parser, layout, partitions)
 
     def create_stream(self, env: StreamExecutionEnvironment, row_type: RowType) -> DataStream[Any]:
