@@ -1,5 +1,6 @@
 """Issue 34's "Verify": a SQL job with a GROUP BY and a window join survives three TaskManager SIGKILLs (real
-TaskManager processes) with exactly-once output: the window join's rows into the filesystem sink and into a JDBC
+TaskManager processes) with exactly-once output: the window join's rows into the filesystem sink (json, and a
+parquet table partitioned by minute with partition commit: every partition gets its _SUCCESS) and into a JDBC
 table without a key through PostgreSQL prepared transactions (append-only: every window's row once, none lost,
 none twice, no prepared transaction left behind), the GROUP BY into a JDBC table upserting by its key (the final
 table equals the expected one)."""
@@ -11,6 +12,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from failover import committed_files, failover_env, result_with_kills
 from postgres_server import PostgresDatabase
@@ -51,6 +54,14 @@ def test_group_by_and_window_join_exactly_once_across_three_task_manager_kills(
         "CREATE TABLE windows (window_start TIMESTAMP(3), n BIGINT, total BIGINT) WITH ("
         f"'connector' = 'filesystem', 'path' = '{out}', 'format' = 'json')"
     )
+    by_minute = tmp_path / "by_minute"
+    t_env.execute_sql(
+        "CREATE TABLE by_minute (window_start TIMESTAMP(3), n BIGINT, total BIGINT, m STRING) PARTITIONED BY (m) "
+        f"WITH ('connector' = 'filesystem', 'path' = '{by_minute}', 'format' = 'parquet', "
+        "'sink.partition-commit.trigger' = 'partition-time', "
+        "'partition.time-extractor.timestamp-pattern' = '1970-01-01 00:$m:00', "
+        "'sink.partition-commit.delay' = '1 min', 'sink.partition-commit.policy.kind' = 'success-file')"
+    )
     t_env.execute_sql(
         "CREATE TABLE totals (k BIGINT, n BIGINT, total BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ("
         f"'connector' = 'jdbc', 'url' = '{postgres_db.url}', 'table-name' = 'totals', 'username' = 'strom', "
@@ -75,6 +86,7 @@ def test_group_by_and_window_join_exactly_once_across_three_task_manager_kills(
     statements = t_env.create_statement_set()
     statements.add_insert_sql("INSERT INTO windows SELECT * FROM window_join")
     statements.add_insert_sql("INSERT INTO window_log SELECT * FROM window_join")
+    statements.add_insert_sql("INSERT INTO by_minute SELECT *, DATE_FORMAT(window_start, 'mm') FROM window_join")
     statements.add_insert_sql("INSERT INTO totals SELECT id % 10, COUNT(*), SUM(id) FROM gen GROUP BY id % 10")
     client = statements.execute().get_job_client()
     assert client is not None
@@ -84,6 +96,13 @@ def test_group_by_and_window_join_exactly_once_across_three_task_manager_kills(
     rows = [json.loads(line) for f in committed_files(out) for line in f.read_text().splitlines()]
     got = Counter((r["window_start"], r["n"], r["total"]) for r in rows)
     assert got == _expected_windows()  # every window once: none lost, none twice
+    parts = [f for f in committed_files(by_minute) if not f.name.startswith("_")]
+    table = pa.concat_tables([pq.read_table(f) for f in parts]).to_pylist()
+    minutes = Counter((r["window_start"].isoformat(sep=" "), r["n"], r["total"]) for r in table)
+    assert minutes == _expected_windows()
+    assert sorted(f.parent.name for f in committed_files(by_minute) if f.name == "_SUCCESS") == [
+        f"m={m:02d}" for m in range(ROWS * 10 // 60_000)
+    ]
     logged = postgres_db.query("SELECT window_start, n, total FROM window_log")
     assert Counter((w.isoformat(sep=" "), n, total) for w, n, total in logged) == _expected_windows()
 
