@@ -15,6 +15,7 @@ by ``sink.rolling-policy.file-size`` / ``.rollover-interval`` / ``.inactivity-in
 from __future__ import annotations
 
 import base64
+import copy
 import csv
 import datetime
 import decimal
@@ -238,16 +239,42 @@ class _Layout:
         return PartitionValueParser(self.partition_names, roots, default_name)
 
 
+class _PartitionPruner:
+    """Whether a file's partition passes the pushed partition filter (a predicate over a row of the table's
+    columns, of which only the partition columns are set)."""
+
+    def __init__(self, parser: PartitionValueParser, indices: tuple[int, ...], width: int, accept: Any) -> None:
+        self.parser = parser
+        self.indices = indices
+        self.width = width
+        self.accept = accept
+
+    def __call__(self, fs_path: str) -> bool:
+        values: list[Any] = [None] * self.width
+        for i, v in zip(self.indices, self.parser(fs_path), strict=True):
+            values[i] = v
+        return bool(self.accept(_create_row(None, values)))
+
+
 class _LineFileFormat(BulkFormat):
     """csv / json files as a bulk format of the FileSource: one split per file, read line by line; the position
     counts the lines read; rows carry the partition values of the file's directories."""
 
-    def __init__(self, parser: _LineParser, layout: _Layout, partitions: PartitionValueParser | None) -> None:
+    def __init__(
+        self,
+        parser: _LineParser,
+        layout: _Layout,
+        partitions: PartitionValueParser | None,
+        prune: _PartitionPruner | None = None,
+    ) -> None:
         self.parser = parser
         self.layout = layout
         self.partitions = partitions
+        self.prune = prune
 
     def create_splits(self, fs: Any, fs_path: str, url: str, size: int) -> list[FileSourceSplit]:
+        if self.prune is not None and not self.prune(fs_path):
+            return []
         return whole_file_split(fs, fs_path, url, size)
 
     def create_reader(self, fs: Any, fs_path: str, split: FileSourceSplit) -> _LineSplitReader:
@@ -321,6 +348,14 @@ class FileSystemTableSource(DynamicTableSource):
         monitor = options.get("source.monitor-interval")
         self.monitor_ms = _millis(name, "source.monitor-interval", monitor) if monitor else None
         self.bounded = self.monitor_ms is None
+        self.partition_indices = layout.partition_indices
+        self.partition_filter: Any = None
+
+    def with_partition_filter(self, accept: Any) -> FileSystemTableSource:
+        """This source, skipping the files of partitions ``accept`` rejects (:mod:`..planner.partition_pushdown`)."""
+        pruned = copy.copy(self)
+        pruned.partition_filter = accept
+        return pruned
 
     @classmethod
     def create(cls, name: str, table: CatalogTable, row_type: RowType) -> FileSystemTableSource:
@@ -331,14 +366,17 @@ class FileSystemTableSource(DynamicTableSource):
         layout = self.layout
         default_name = self.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
         partitions = layout.partition_parser(row_type.types, default_name)
+        prune = None
+        if partitions is not None and self.partition_filter is not None:
+            prune = _PartitionPruner(partitions, layout.partition_indices, len(row_type), self.partition_filter)
         if self.fmt == "parquet":
             from strom.table.connectors.parquet_format import TableParquetFormat
 
-            return TableParquetFormat(layout.file_names, layout.file_types, layout.columns, partitions)
+            return TableParquetFormat(layout.file_names, layout.file_types, layout.columns, partitions, prune)
         delimiter = self.options.get("csv.field-delimiter", ",")
         null = self.options.get("csv.null-literal")
         parser = _LineParser(self.fmt, layout.file_names, layout.file_types, delimiter, null)
-        return _LineFileFormat(parser, layout, partitions)
+        return _LineFileFormat(parser, layout, partitions, prune)
 
     def create_stream(self, env: StreamExecutionEnvironment, row_type: RowType) -> DataStream[Any]:
         from strom.api.eventtime import WatermarkStrategy

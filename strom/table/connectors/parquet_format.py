@@ -117,14 +117,18 @@ class TableParquetFormat(BulkFormat):
         file_types: Sequence[Any],
         layout: Sequence[tuple[bool, int]],
         partition_values: _PARTITION | None,
+        prune: Callable[[str], bool] | None = None,
     ) -> None:
         self.inner = ParquetColumnarRowInputFormat(columns=list(file_columns))
         self.file_columns = tuple(file_columns)
         self.utc = tuple(t.type_root.name == "TIMESTAMP_WITH_LOCAL_TIME_ZONE" for t in file_types)
         self.layout = tuple(layout)  # per table column: (from the path?, index into the file or path values)
         self.partition_values = partition_values
+        self.prune = prune  # a pushed partition filter: False skips the file
 
     def create_splits(self, fs: Any, fs_path: str, url: str, size: int) -> list[FileSourceSplit]:
+        if self.prune is not None and not self.prune(fs_path):
+            return []
         return self.inner.create_splits(fs, fs_path, url, size)
 
     def create_reader(self, fs: Any, fs_path: str, split: FileSourceSplit) -> _TableParquetReader:

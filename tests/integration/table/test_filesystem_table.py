@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from strom import JobExecutionError
 from strom.table import EnvironmentSettings, TableEnvironment
 
 pytestmark = pytest.mark.timeout(300)
@@ -169,3 +170,23 @@ def test_partition_directories_and_lines_are_flink_s(tmp_path: Path, fmt: str) -
         (3, "3.00", None, 0),
         (4, "4.00", None, 1),
     ]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "json"])
+def test_a_filter_on_partition_columns_prunes_the_other_partitions_files(tmp_path: Path, fmt: str) -> None:
+    t_env = _env()
+    t_env.execute_sql(
+        "CREATE TABLE t (id BIGINT, name STRING, amount DECIMAL(10, 2), ts TIMESTAMP(3), dt STRING, hr INT) "
+        f"PARTITIONED BY (dt, hr) WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = '{fmt}')"
+    )
+    t_env.execute_sql(f"INSERT INTO t VALUES {ROWS}").wait()
+    (tmp_path / "dt=2024-01-01" / "hr=10" / "broken").write_text("not a row of the table\n")
+
+    def ids(where: str) -> list[int]:
+        return sorted(r[0] for r in t_env.execute_sql(f"SELECT id FROM t WHERE {where}").collect())
+
+    assert ids("hr = 11 AND id > 0") == [2]  # the broken file's partition is never read
+    assert ids("dt = '2024-01-01' AND hr IN (0, 11) OR hr = 11") == [2]
+    assert ids("hr <> 10 AND RAND() < 2") == [2, 3]
+    with pytest.raises(JobExecutionError, match="Source: filesystem"):
+        ids("id > 0 OR hr = 11")  # not a partition-only conjunct: every file is read, the broken one too
