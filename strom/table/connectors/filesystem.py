@@ -21,6 +21,7 @@ import datetime
 import decimal
 import io
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -114,48 +115,101 @@ class _LineParser:
 
 class _LineFormatter:
     """A row's file columns (``indices``: all but the partition columns) as one line, each value written as Flink's
-    ``csv`` / ``json`` formats write it (checked against Flink 2.3: ``tests/data/flink_sql/fs/``)."""
+    ``csv`` / ``json`` formats write it (checked against Flink 2.3: ``tests/data/flink_sql/fs/``). One writer per
+    column, chosen by its type up front."""
 
-    def __init__(self, fmt: str, names: tuple[str, ...], delimiter: str, indices: tuple[int, ...]) -> None:
+    def __init__(
+        self, fmt: str, names: tuple[str, ...], delimiter: str, indices: tuple[int, ...], types: tuple[Any, ...]
+    ) -> None:
         self.fmt = fmt
         self.names = names
-        self.keys = tuple(json.dumps(n, ensure_ascii=False) + ":" for n in names)
         self.delimiter = delimiter
         self.indices = indices
+        if fmt == "json":
+            keys = [json.dumps(n, ensure_ascii=False) + ":" for n in names]
+            self.writers = tuple(_json_writer(t) for t in types)
+            self.keys = tuple(keys)
+        else:
+            quote = re.compile('[\\x00-\\x20"' + re.escape(delimiter) + "]").search
+            self.writers = tuple(_csv_writer(t, quote) for t in types)
 
     def __call__(self, row: Row) -> str:
         values = row._values
-        values = [values[i] for i in self.indices] if len(self.indices) != len(values) else values
+        if len(values) != len(self.indices):  # partition columns stay out of the files
+            values = [values[i] for i in self.indices]
         if self.fmt == "json":
-            return "{" + ",".join(k + _json_value(v) for k, v in zip(self.keys, values, strict=True)) + "}"
-        delimiter = self.delimiter
-        return delimiter.join("" if v is None else _csv_field(_sql_text(v), delimiter) for v in values)
+            return (
+                "{"
+                + ",".join(
+                    k + ("null" if v is None else w(v)) for k, w, v in zip(self.keys, self.writers, values, strict=True)
+                )
+                + "}"
+            )
+        return self.delimiter.join(["" if v is None else w(v) for w, v in zip(self.writers, values, strict=True)])
+
+
+def _timestamp_text(value: datetime.datetime) -> str:
+    """``2024-01-01 11:00:00.123`` (Flink's SQL timestamp text: the fraction without trailing zeros)."""
+    return str(value).rstrip("0") if value.microsecond else str(value)
+
+
+def _decimal_text(value: decimal.Decimal) -> str:
+    return format(value.normalize(), "f") if value else "0"
 
 
 def _sql_text(value: Any) -> str:
     """A value's text in Flink's csv and json formats: ``true``, a DECIMAL without trailing zeros (``1.5``),
-    a TIMESTAMP as ``2024-01-01 11:00:00.123`` (the fraction without trailing zeros)."""
+    a TIMESTAMP as ``2024-01-01 11:00:00.123``."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, decimal.Decimal):
-        return format(value.normalize(), "f") if value else "0"
+        return _decimal_text(value)
     if isinstance(value, datetime.datetime):
-        return value.isoformat(sep=" ", timespec="seconds") + _fraction(value.microsecond)
+        return _timestamp_text(value)
     if isinstance(value, datetime.time):
-        return value.isoformat(timespec="seconds") + _fraction(value.microsecond)
+        return str(value).rstrip("0") if value.microsecond else str(value)
     return str(value)
 
 
-def _fraction(microseconds: int) -> str:
-    return f".{microseconds:06d}".rstrip("0") if microseconds else ""
+def _boolean_text(value: Any) -> str:
+    return "true" if value else "false"
 
 
-def _csv_field(text: str, delimiter: str) -> str:
-    """Quoted as Flink's (Jackson's) CSV writer quotes: a field with the delimiter, a quote or a character up to
-    the space."""
-    if any(c <= " " or c == '"' or c == delimiter for c in text):
-        return '"' + text.replace('"', '""') + '"'
-    return text
+def _csv_writer(data_type: Any, quote: Any) -> Any:
+    """The text of one column's non-NULL value in a csv line, quoted as Flink's (Jackson's) CSV writer quotes: a
+    field with the delimiter, a quote or a character up to the space."""
+    root = data_type.type_root.name
+    if root in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT"):
+        return str
+    if root == "BOOLEAN":
+        return _boolean_text
+    if root == "DECIMAL":
+        return _decimal_text
+
+    def field(value: Any) -> str:
+        text = _sql_text(value)
+        return '"' + text.replace('"', '""') + '"' if quote(text) else text
+
+    return field
+
+
+def _json_writer(data_type: Any) -> Any:
+    """The JSON text of one column's non-NULL value."""
+    root = data_type.type_root.name
+    if root in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT"):
+        return str
+    if root in ("CHAR", "VARCHAR"):
+        return _json_string
+    if root == "BOOLEAN":
+        return _boolean_text
+    if root == "DECIMAL":
+        return _decimal_text
+    if root.startswith("TIMESTAMP"):
+        return lambda v: '"' + _timestamp_text(v) + '"'
+    return _json_value
+
+
+_json_string = json.encoder.encode_basestring  # the C encoder when there is one
 
 
 def _json_value(value: Any) -> str:
@@ -444,7 +498,7 @@ class FileSystemTableSink(DynamicTableSink):
             )
             return bulk
         delimiter = self.options.get("csv.field-delimiter", ",")
-        formatter = _LineFormatter(self.fmt, layout.file_names, delimiter, layout.file_indices)
+        formatter = _LineFormatter(self.fmt, layout.file_names, delimiter, layout.file_indices, layout.file_types)
         policy: Any = (
             OnCheckpointRollingPolicy(max_part_size_bytes=self.file_size)
             if self.commit is not None
