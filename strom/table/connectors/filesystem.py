@@ -86,6 +86,8 @@ def _converter(data_type: Any) -> Any:
         return datetime.date.fromisoformat
     if root.startswith("TIMESTAMP"):
         return lambda s: datetime.datetime.fromisoformat(str(s).replace("T", " ").rstrip("Z"))
+    if root in ("BINARY", "VARBINARY"):
+        return base64.b64decode
     return str
 
 
@@ -154,12 +156,13 @@ def _timestamp_text(value: datetime.datetime) -> str:
 
 
 def _decimal_text(value: decimal.Decimal) -> str:
-    return format(value.normalize(), "f") if value else "0"
+    """Java's ``BigDecimal.stripTrailingZeros().toString()``, as Flink's formats write it: ``1.5``, ``1E+2``."""
+    return str(value.normalize()) if value else "0"
 
 
 def _sql_text(value: Any) -> str:
-    """A value's text in Flink's csv and json formats: ``true``, a DECIMAL without trailing zeros (``1.5``),
-    a TIMESTAMP as ``2024-01-01 11:00:00.123``."""
+    """A value's text in Flink's csv and json formats: ``true``, a DECIMAL without trailing zeros (``1.5``,
+    ``1E+2``), a TIMESTAMP as ``2024-01-01 11:00:00.123``, bytes in base64."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, decimal.Decimal):
@@ -168,6 +171,8 @@ def _sql_text(value: Any) -> str:
         return _timestamp_text(value)
     if isinstance(value, datetime.time):
         return str(value).rstrip("0") if value.microsecond else str(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
     return str(value)
 
 
@@ -185,9 +190,10 @@ def _csv_writer(data_type: Any, quote: Any) -> Any:
         return _boolean_text
     if root == "DECIMAL":
         return _decimal_text
+    ltz = root == "TIMESTAMP_WITH_LOCAL_TIME_ZONE"  # Flink writes a TIMESTAMP_LTZ with a Z
 
     def field(value: Any) -> str:
-        text = _sql_text(value)
+        text = _sql_text(value) + "Z" if ltz else _sql_text(value)
         return '"' + text.replace('"', '""') + '"' if quote(text) else text
 
     return field
@@ -204,6 +210,8 @@ def _json_writer(data_type: Any) -> Any:
         return _boolean_text
     if root == "DECIMAL":
         return _decimal_text
+    if root == "TIMESTAMP_WITH_LOCAL_TIME_ZONE":
+        return lambda v: '"' + _timestamp_text(v) + 'Z"'
     if root.startswith("TIMESTAMP"):
         return lambda v: '"' + _timestamp_text(v) + '"'
     return _json_value
