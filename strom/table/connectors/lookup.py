@@ -11,13 +11,19 @@ provider and the function are pickled into the job: keep connections out of ``__
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strom.table.connectors.base import DynamicTableSource
 from strom.table.errors import ValidationException
+
+if TYPE_CHECKING:
+    from strom.api.datastream import DataStream
+    from strom.api.environment import StreamExecutionEnvironment
+    from strom.table.planner.logical import RowType
 
 __all__ = [
     "InMemoryLookupTableSource",
@@ -26,7 +32,19 @@ __all__ = [
     "LookupFunction",
     "LookupFunctionProvider",
     "LookupTableSource",
+    "parse_duration_ms",
 ]
+
+_UNITS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|min|h|d)?\s*$")
+
+
+def parse_duration_ms(text: str) -> int:
+    """Flink's duration option (``10s``, ``5 min``, ``100ms``; a bare number is milliseconds)."""
+    found = _DURATION.match(text.lower().replace("sec", "s").replace("mins", "min"))
+    if found is None:
+        raise ValidationException(f"expected a duration such as '10 s', '5 min' or '100 ms'; got '{text}'")
+    return int(found.group(1)) * _UNITS[found.group(2) or "ms"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +81,6 @@ class LookupCacheOptions:
     @staticmethod
     def from_options(options: Mapping[str, str]) -> LookupCacheOptions | None:
         """The cache a table's WITH options ask for, or None (``'lookup.cache' = 'NONE'``, the default)."""
-        from strom.table.runtime.lookup_cache import parse_duration_ms
-
         mode = options.get("lookup.cache", "NONE").upper()
         if mode == "NONE":
             return None
@@ -123,3 +139,9 @@ class InMemoryLookupTableSource(DynamicTableSource, LookupTableSource):
 
     def get_lookup_runtime_provider(self, context: LookupContext) -> LookupFunctionProvider:
         return LookupFunctionProvider(_ListLookupFunction(self.rows, context.keys), self.cache)
+
+    def create_stream(self, env: StreamExecutionEnvironment, row_type: RowType) -> DataStream[Any]:
+        """Scanned, the rows as a bounded insert-only stream."""
+        from strom.api.row import _create_row
+
+        return env.from_collection([_create_row(None, list(r)) for r in self.rows]).name("InMemoryLookupTable")

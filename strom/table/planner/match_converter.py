@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from strom.table.errors import TableException, ValidationException
 from strom.table.logical_types import TimestampKind
+from strom.table.planner.changelog import describe_updating_node, is_insert_only
 from strom.table.planner.codegen import compile_projection
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import RelNode, RowType
@@ -53,6 +54,11 @@ def _refuse(node: exp.Expr | None, what: str, hint: str) -> TableException:
 
 
 def convert_match_recognize(rel: RelNode, scope: Scope, match: exp.MatchRecognize) -> tuple[RelNode, Scope]:
+    if not is_insert_only(rel):
+        raise TableException(
+            f"Match Recognize doesn't support consuming update changes which is produced by node "
+            f"{describe_updating_node(rel)}{at(match)}; expected an insert-only input"
+        )
     partition = [scope.resolve(c).index for c in _columns(match.args.get("partition_by") or [], match)]
     rowtime = _rowtime(rel, scope, match)
     rows = match.args.get("rows")

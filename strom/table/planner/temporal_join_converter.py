@@ -184,6 +184,4 @@ def _unique_key(rel: RelNode) -> tuple[int, ...] | None:
                 return None
             mapped.append(found[0])
         return tuple(mapped)
-    if isinstance(rel, TableScan):
-        return None
     return None

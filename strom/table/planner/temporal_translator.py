@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin
 from strom.table.runtime.group_agg import KeyByIndices
+from strom.table.runtime.rowtime_timers import RowtimeKeyedCoProcessOperator, RowtimeKeyedProcessOperator
 
 if TYPE_CHECKING:
     from strom.api.datastream import DataStream
@@ -28,8 +29,10 @@ def translate_temporal_join(translator: Translator, rel: TemporalJoin) -> DataSt
     function = TemporalRowTimeJoinFunction(
         rel.left_rowtime, rel.right_rowtime, len(rel.right.row_type), rel.kind == "LEFT", condition
     )
-    joined: DataStream[Any] = left.connect(right).process(function)
-    return joined.name(f"TemporalJoin(joinType=[{rel.kind}Join])")
+    operator = RowtimeKeyedCoProcessOperator(function, left.key_selector, right.key_selector)
+    connected = left.connect(right)
+    joined: DataStream[Any] = connected._two_input(f"TemporalJoin(joinType=[{rel.kind}Join])", operator, None)
+    return joined
 
 
 def translate_lookup_join(translator: Translator, rel: LookupJoin) -> DataStream[Any]:
@@ -52,7 +55,9 @@ def translate_match(translator: Translator, rel: MatchRecognize) -> DataStream[A
     upstream = translator.translate(rel.input)
     keyed = upstream.key_by(KeyByIndices(rel.partition_keys)) if rel.partition_keys else upstream.key_by(_NoKey())
     pattern = " ".join(str(e) for e in rel.spec.elements)
-    return keyed.process(MatchFunction(rel.spec)).name(f"Match(pattern=[{pattern}])")
+    operator = RowtimeKeyedProcessOperator(MatchFunction(rel.spec), keyed.key_selector)
+    matched: DataStream[Any] = keyed._one_input(f"Match(pattern=[{pattern}])", operator, None)
+    return matched
 
 
 class _NoKey:

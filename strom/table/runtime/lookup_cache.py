@@ -4,27 +4,14 @@ or ``expire-after-access`` ms after it was last read. Per subtask, in memory (as
 
 from __future__ import annotations
 
-import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from strom.table.connectors.lookup import LookupCacheOptions
-from strom.table.errors import ValidationException
 
-__all__ = ["LookupCache", "parse_duration_ms"]
-
-_UNITS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
-_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|min|h|d)?\s*$")
-
-
-def parse_duration_ms(text: str) -> int:
-    """Flink's duration option (``10s``, ``5 min``, ``100ms``; a bare number is milliseconds)."""
-    found = _DURATION.match(text.lower().replace("sec", "s").replace("mins", "min"))
-    if found is None:
-        raise ValidationException(f"expected a duration such as '10 s', '5 min' or '100 ms'; got '{text}'")
-    return int(found.group(1)) * _UNITS[found.group(2) or "ms"]
+__all__ = ["LookupCache"]
 
 
 class LookupCache:

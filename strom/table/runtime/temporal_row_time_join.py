@@ -7,7 +7,8 @@ the smallest pending time fires once the watermark (the smaller of both inputs')
 row at or before the watermark joins, in arrival order, the latest right version at or before its own rowtime — if
 that version is an accumulating row and the residual condition holds; a LEFT join pads the others with NULLs. Then
 the versions older than the newest one at or before the watermark are removed (no future left row can need them),
-and the timer moves to the smallest left rowtime still pending. Output rows take the left row's kind.
+and the timer moves to the smallest left rowtime still pending. Output rows take the left row's kind and its
+rowtime as their timestamp (run it in :class:`~strom.table.runtime.rowtime_timers.RowtimeKeyedCoProcessOperator`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _ACCUMULATE = (RowKind.INSERT, RowKind.UPDATE_AFTER)
 _NO_TIMER = 2**63 - 1
 
 
-class TemporalRowTimeJoinFunction(KeyedCoProcessFunction[Any, Row, Row, Row]):
+class TemporalRowTimeJoinFunction(KeyedCoProcessFunction[Any, Row, Row, tuple[Row, int]]):
     """``left_rowtime``/``right_rowtime``: the rowtime columns' indices; ``condition(joined_row)`` the residual
     predicate over ``left ++ right`` (or None); ``left_outer``: a LEFT join."""
 
@@ -52,22 +53,23 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction[Any, Row, Row, Row]):
         self.next_left_index = runtime_context.get_state(ValueStateDescriptor("next-index"))
         self.registered_timer = runtime_context.get_state(ValueStateDescriptor("timer"))
 
-    def process_element1(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[Row] | None:
+    def process_element1(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[tuple[Row, int]] | None:
         index = self.next_left_index.value() or 0
         self.next_left_index.update(index + 1)
         self.left_state.put(index, value)
         self._register_smallest_timer(self._time(value, self.left_rowtime), ctx)
         return None
 
-    def process_element2(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[Row] | None:
+    def process_element2(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[tuple[Row, int]] | None:
         row_time = self._time(value, self.right_rowtime)
         self.right_state.put(row_time, value)
         self._register_smallest_timer(row_time, ctx)
         return None
 
-    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Row] | None:
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[tuple[Row, int]] | None:
+        """The joined rows, each with its left row's rowtime (for :mod:`strom.table.runtime.rowtime_timers`)."""
         self.registered_timer.clear()
-        out: list[Row] = []
+        out: list[tuple[Row, int]] = []
         last_unprocessed = self._emit_and_clean_up(ctx.timer_service().current_watermark(), out)
         if last_unprocessed < _NO_TIMER:
             self._register_smallest_timer(last_unprocessed, ctx)
@@ -88,7 +90,7 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction[Any, Row, Row, Row]):
         self.registered_timer.update(timestamp)
         timers.register_event_time_timer(timestamp)
 
-    def _emit_and_clean_up(self, watermark: int, out: list[Row]) -> int:
+    def _emit_and_clean_up(self, watermark: int, out: list[tuple[Row, int]]) -> int:
         """Joins the left rows at or before ``watermark`` (arrival order); returns the smallest pending left time."""
         versions = sorted(self.right_state.items())
         times = [t for t, _ in versions]
@@ -103,15 +105,16 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction[Any, Row, Row, Row]):
                 last_unprocessed = min(last_unprocessed, left_time)
         ready.sort(key=lambda item: item[0])
         for _, left in ready:
-            position = bisect_right(times, self._time(left, self.left_rowtime)) - 1
+            left_time = self._time(left, self.left_rowtime)
+            position = bisect_right(times, left_time) - 1
             right = versions[position][1] if position >= 0 else None
             if right is not None and right._row_kind in _ACCUMULATE:
                 joined = _create_row(None, [*left._values, *right._values], left._row_kind)
                 if self.condition is None or self.condition(joined):
-                    out.append(joined)
+                    out.append((joined, left_time))
                     continue
             if self.left_outer:
-                out.append(_create_row(None, [*left._values, *self.right_nulls], left._row_kind))
+                out.append((_create_row(None, [*left._values, *self.right_nulls], left._row_kind), left_time))
         self._clean_up_expired_versions(watermark, times)
         return last_unprocessed
 

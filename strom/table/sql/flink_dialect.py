@@ -19,7 +19,7 @@ from sqlglot.parser import Parser
 from sqlglot.tokenizer_core import TokenType
 from sqlglot.tokens import Tokenizer
 
-from strom.table.sql.match_recognize_parser import parse_match_recognize
+from strom.table.sql.match_recognize_parser import FlinkMatchRecognize, match_recognize_sql, parse_match_recognize
 
 __all__ = ["Descriptor", "FlinkDialect", "FlinkType", "MetadataColumn", "PartitionedTable"]
 
@@ -205,6 +205,7 @@ class FlinkGenerator(Generator):
         Descriptor: _descriptor_sql,
         FlinkType: _flink_type_sql,
         PartitionedTable: _partitioned_table_sql,
+        FlinkMatchRecognize: match_recognize_sql,
     }
 
 

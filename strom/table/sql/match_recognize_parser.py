@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from sqlglot import exp
 from sqlglot.tokenizer_core import TokenType
 
-__all__ = ["FlinkMatchRecognize", "parse_match_recognize"]
+__all__ = ["FlinkMatchRecognize", "match_recognize_sql", "parse_match_recognize"]
 
 
 class FlinkMatchRecognize(exp.MatchRecognize):
@@ -94,3 +94,16 @@ def parse_match_recognize(parser: Any) -> exp.MatchRecognize | None:
         )
     )
     return node
+
+
+def match_recognize_sql(generator: Any, expression: exp.Expr) -> str:
+    """The clause as SQL text (sqlglot's, with ``WITHIN …`` before ``DEFINE``)."""
+    text: str = generator.matchrecognize_sql(expression)
+    within = expression.args.get("within")
+    if within is None:
+        return text
+    clause = f"WITHIN {generator.sql(within)}"
+    at = text.rfind("DEFINE")
+    if at < 0:
+        at = text.rfind(")")
+    return f"{text[:at]}{clause} {text[at:]}"

@@ -13,9 +13,9 @@ import pytest
 
 from strom.table import EnvironmentSettings, TableEnvironment
 from strom.table.connectors import factory
-from strom.table.connectors.lookup import InMemoryLookupTableSource, LookupCacheOptions
+from strom.table.connectors.lookup import InMemoryLookupTableSource, LookupCacheOptions, parse_duration_ms
 from strom.table.errors import TableException
-from strom.table.runtime.lookup_cache import LookupCache, parse_duration_ms
+from strom.table.runtime.lookup_cache import LookupCache
 
 ORDERS = Path(__file__).parents[2] / "data" / "flink_sql" / "temporal" / "orders.csv"
 RATES = [("EUR", 119, "euro"), ("USD", 102, "dollar"), ("GBP", 90, "pound")]
@@ -104,3 +104,8 @@ def test_cache_options_parse_flinks_durations() -> None:
     assert options == LookupCacheOptions(expire_after_access=10_000)
     assert LookupCacheOptions.from_options({}) is None
     assert parse_duration_ms("5 min") == 300_000 and parse_duration_ms("100ms") == 100
+
+
+@pytest.mark.timeout(120)
+def test_the_lookup_table_scans_as_a_bounded_table_too() -> None:
+    assert _run("SELECT currency, rate FROM rates") == sorted((c, r) for c, r, _ in RATES)

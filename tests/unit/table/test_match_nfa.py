@@ -129,6 +129,45 @@ def test_pattern_parser() -> None:
         ("A | B", "alternation, groups, PERMUTE and anchors are not supported"),
         ("(A B)+ C", "alternation, groups"),
         ("A*?", "at least one row"),
+        ("A B{,2} C", "The from should be a positive number greater than 0"),
     ):
         with pytest.raises(PatternError, match=message):
             parse_pattern(text)
+
+
+def test_a_greedy_optional_lets_the_next_variable_take_the_row() -> None:
+    got = run("A B? C", {"A": below(20), "B": above(16), "C": above(16)}, NEXT)
+    assert got == ["A12 C17", "A17 C19", "A19 C21", "A14 C24"]  # match_greedy_optional
+
+
+def test_the_watermark_times_out_partial_matches_and_releases_what_they_held_back() -> None:
+    def b(view: MatchView) -> bool:
+        return bool(view.current > view.rows(0)[-1])
+
+    def c(view: MatchView) -> bool:
+        rows = view.rows(1)
+        return len(rows) >= 2 and bool(view.current < rows[-2])
+
+    elements = parse_pattern("A B+ C")
+    nfa = NFA(elements, [None, b, c], within=6000)
+    state, buffer = NFAState(), {}
+    for i, price in enumerate(ACME[:6]):  # A19 B21 B25 C18 completes at 6 s behind A12… and A17…
+        buffer[((i + 1) * 1000, i)] = price
+        assert nfa.process(state, ((i + 1) * 1000, i), price, buffer.__getitem__) == []
+    assert nfa.advance_time(state, 7000) == []  # A12… times out; A17… (2 s) still holds the match back
+    (match,) = nfa.advance_time(state, 8000)
+    assert [buffer[e] for _, e in match.events] == [19, 21, 25, 18]
+
+
+def test_the_dialect_parses_match_recognize_with_within_and_prints_it_back() -> None:
+    from strom.table.sql.flink_dialect import FlinkDialect
+    from strom.table.sql.parser import parse_statement
+
+    sql = (
+        "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY sym ORDER BY ts MEASURES LAST(B.p, 1) AS x "
+        "AFTER MATCH SKIP TO LAST B PATTERN (A B+? C{2,3}) WITHIN INTERVAL '1' HOUR DEFINE B AS B.p < 3) AS T"
+    )
+    match = parse_statement(sql).args["match"]
+    assert str(match.args["pattern"].name) == "A B+? C{2,3}" and str(match.args["after"].name) == "TO LAST B"
+    printed = parse_statement(sql).sql(dialect=FlinkDialect)
+    assert "PATTERN (A B+? C{2,3}) WITHIN INTERVAL '1' HOUR DEFINE B AS B.p < 3" in printed

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from strom.api.row import Row, _create_row
-from strom.runtime.operators.keyed import KeyedProcessOperator
 from strom.table.runtime.group_agg import KeyByIndices
 from strom.table.runtime.match.match_expression import MatchExpression, Slot
 from strom.table.runtime.match.match_operator import MatchFunction, MatchSpec
 from strom.table.runtime.match.nfa import AfterMatchSkip, ComputationState, NFAState
 from strom.table.runtime.match.pattern import parse_pattern
+from strom.table.runtime.rowtime_timers import RowtimeKeyedProcessOperator
 
 _spec = importlib.util.spec_from_file_location(
     "operator_harness", Path(__file__).parents[1] / "operators" / "operator_harness.py"
@@ -75,7 +75,7 @@ def _int_type() -> Any:
 
 
 def _harness_for(backend: str = "hashmap") -> Any:
-    operator = KeyedProcessOperator(MatchFunction(_spec_for()), KeyByIndices((0,)))
+    operator = RowtimeKeyedProcessOperator(MatchFunction(_spec_for()), KeyByIndices((0,)))
     return _harness.OperatorHarness(operator, state_backend=backend)
 
 
@@ -100,8 +100,9 @@ def test_rows_are_matched_in_rowtime_order_per_partition_once_the_watermark_pass
     h.process_watermark(_ms(3))
     _feed(h, [("ACME", 1, 3)])  # at the watermark: late, dropped
     h.process_watermark(_ms(10))
-    got = sorted(tuple(r) for r in h.records())
-    assert got == [("ACME", 17, 19, 21, 36)]  # BETA: A5, then 30 is C, but B+? needs a B first
+    out = [o for o in h.extract_output() if isinstance(o, _harness.Record)]
+    assert [(tuple(r.value), r.timestamp) for r in out] == [(("ACME", 17, 19, 21, 36), _ms(4))]  # stamped with
+    # the match's last rowtime; BETA: A5, then 30 is C, but B+? needs a B first
 
 
 def test_the_shared_buffer_releases_rows_no_match_needs() -> None:

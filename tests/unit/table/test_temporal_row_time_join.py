@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from strom.api.row import Row, RowKind, _create_row
-from strom.runtime.operators.co.co_process import KeyedCoProcessOperator
 from strom.table.runtime.group_agg import KeyByIndices
+from strom.table.runtime.rowtime_timers import RowtimeKeyedCoProcessOperator
 from strom.table.runtime.temporal_row_time_join import TemporalRowTimeJoinFunction
 
 _spec = importlib.util.spec_from_file_location(
@@ -44,7 +44,7 @@ def _rate(cur: str, rate: int, seconds: float, kind: RowKind = RowKind.INSERT) -
 
 def _harness_for(left_outer: bool = False, backend: str = "hashmap") -> Any:
     function = TemporalRowTimeJoinFunction(2, 2, 3, left_outer, None)
-    operator = KeyedCoProcessOperator(function, KeyByIndices((1,)), KeyByIndices((0,)))
+    operator = RowtimeKeyedCoProcessOperator(function, KeyByIndices((1,)), KeyByIndices((0,)))
     return _harness.TwoInputOperatorHarness(operator, state_backend=backend)
 
 
@@ -61,7 +61,9 @@ def test_left_rows_wait_for_the_watermark_and_join_the_version_valid_at_their_ti
     h.process_element1(_order(3, "EUR", 3), _ms(3))
     assert h.records() == []
     h.process_watermark(_ms(3))
-    assert _values(h) == [("+I", 1, 114), ("+I", 3, 114)]  # arrival order, each at its own time
+    out = [o for o in h.extract_output() if isinstance(o, _harness.Record)]
+    assert [(r.value[0], r.value[4], r.timestamp) for r in out] == [(1, 114, _ms(1)), (3, 114, _ms(3))]  # arrival
+    # order, each joined with the version at its own rowtime and stamped with it
     h.process_watermark(_ms(10))
     assert _values(h) == [("+I", 2, 116)]
 

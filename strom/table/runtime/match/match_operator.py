@@ -1,9 +1,10 @@
 """Flink's ``CepOperator`` for ``MATCH_RECOGNIZE`` (``StreamExecMatch``): per partition key, rows wait in keyed
 state until the watermark passes their rowtime, then enter the :class:`~strom.table.runtime.match.nfa.NFA` sorted
 by rowtime (arrival order within one rowtime); every match the NFA emits becomes one output row (ONE ROW PER
-MATCH: the partition columns, then the measures). Rows at or behind the watermark when they arrive are late and
-dropped, as Flink's. The shared buffer (events by id), the partial and pending matches and the rows waiting for
-the watermark are all keyed state, so they checkpoint, restore and rescale with the key."""
+MATCH: the partition columns, then the measures), stamped with the match's last rowtime (run it in
+:class:`~strom.table.runtime.rowtime_timers.RowtimeKeyedProcessOperator`). Rows at or behind the watermark when
+they arrive are late and dropped, as Flink's. The shared buffer (events by id), the partial and pending matches and
+the rows waiting for the watermark are all keyed state, so they checkpoint, restore and rescale with the key."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ class MatchSpec:
     rowtime_index: int
 
 
-class MatchFunction(KeyedProcessFunction[Any, Row, Row]):
+class MatchFunction(KeyedProcessFunction[Any, Row, tuple[Row, int]]):
     def __init__(self, spec: MatchSpec) -> None:
         self.spec = spec
 
@@ -48,7 +49,7 @@ class MatchFunction(KeyedProcessFunction[Any, Row, Row]):
         self.nfa_state = runtime_context.get_state(ValueStateDescriptor("nfa-state"))
         self.sequence = runtime_context.get_state(ValueStateDescriptor("event-sequence"))
 
-    def process_element(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[Row] | None:
+    def process_element(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[tuple[Row, int]] | None:
         rowtime = value._values[self.spec.rowtime_index]
         if rowtime is None:
             return None
@@ -61,27 +62,40 @@ class MatchFunction(KeyedProcessFunction[Any, Row, Row]):
         timers.register_event_time_timer(time)
         return None
 
-    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Row] | None:
-        watermark = ctx.timer_service().current_watermark()
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[tuple[Row, int]] | None:
+        """The matches' rows, each with its last row's rowtime (see :mod:`strom.table.runtime.rowtime_timers`)."""
+        timers = ctx.timer_service()
+        watermark = timers.current_watermark()
         times: list[int] = self.waiting.keys()
         ready = sorted(t for t in times if t <= watermark)
-        if not ready:
+        state: NFAState | None = self.nfa_state.value()
+        if not ready and (state is None or self.spec.within is None):
             return None
-        state: NFAState = self.nfa_state.value() or NFAState()
+        state = state or NFAState()
         sequence: int = self.sequence.value() or 0
-        out: list[Row] = []
+        matches = []
         for time in ready:
             for row in self.waiting.get(time) or ():
                 event: EventId = (time, sequence)
                 sequence += 1
                 self.buffer.put(event, row)
-                for match in self.nfa.process(state, event, row, self.buffer.get):
-                    out.append(self._output(match.events))
+                matches += self.nfa.process(state, event, row, self.buffer.get)
             self.waiting.remove(time)
+        matches += self.nfa.advance_time(state, watermark)
+        out = [(self._output(match.events), match.events[-1][1][0]) for match in matches]
         self._release_unreferenced(state)
+        self._register_timeouts(state, timers)
         self.nfa_state.update(state)
         self.sequence.update(sequence)
         return iter(out)
+
+    def _register_timeouts(self, state: NFAState, timers: Any) -> None:
+        """A timer when each partial match times out (``WITHIN``), so its end releases what it held back."""
+        within = self.spec.within
+        if within is None:
+            return
+        for start in {p.start[0] for p in state.partial if p.start is not None}:
+            timers.register_event_time_timer(start + within)
 
     def _output(self, events: tuple[tuple[int, EventId], ...]) -> Row:
         view = MatchView(events, self.buffer.get)

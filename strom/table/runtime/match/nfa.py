@@ -4,10 +4,11 @@ A :class:`ComputationState` is a partial match: the element it is at, how many r
 events taken so far (variable, event id) — the rows themselves live once in a shared buffer (Flink's
 ``SharedBuffer``; the operator keeps it in keyed state). Each event, in event-time order:
 
-1. partial matches older than ``WITHIN`` are dropped (``timestamp - start >= within``, Flink's ``advanceTime``);
+1. partial matches older than ``WITHIN`` are dropped (``timestamp - start >= within``, Flink's ``advanceTime``,
+   also run when the watermark passes), which may release completed matches they held back;
 2. every partial match (and the start state, always kept) follows its edges on the event — *take* into its
    element while it has room and the variable's condition holds, *proceed* (an ε-move) to the next element once
-   it has its minimum — so a reluctant element branches into both; a greedy quantified element adds ``NOT its
+   it has its minimum — so a reluctant element branches into both; a greedy loop or range adds ``NOT its
    condition`` to the next element's first take (Flink's ``updateWithGreedyCondition``), so it keeps the row;
 3. a state whose take reaches the end of the pattern, or can proceed there over optional elements, is a match;
 4. matches are emitted in the order of their first event, but only once no partial match started earlier is
@@ -129,9 +130,7 @@ class NFA:
         self, state: NFAState, event: EventId, row: Any, buffer: Callable[[EventId], Any]
     ) -> list[ComputationState]:
         """Feeds one event; returns the matches to emit, in order (``state`` is updated in place)."""
-        if self.within is not None:
-            state.partial = [p for p in state.partial if p.start is None or event[0] - p.start[0] < self.within]
-            state.completed = [c for c in state.completed if event[0] - c.events[0][1][0] < self.within]
+        emitted = self.advance_time(state, event[0])
         retained: list[ComputationState] = []
         found: list[ComputationState] = []
         for partial in state.partial:
@@ -143,6 +142,18 @@ class NFA:
         state.completed.sort(key=ComputationState.order)
         retained.sort(key=ComputationState.order)
         state.partial = retained
+        return emitted + self._emit(state)
+
+    def advance_time(self, state: NFAState, timestamp: int) -> list[ComputationState]:
+        """Drops the partial matches ``WITHIN`` or more before ``timestamp`` (Flink's ``advanceTime``): completed
+        matches they held back are emitted now."""
+        if self.within is None:
+            return []
+        within = self.within
+        kept = [p for p in state.partial if p.start is None or timestamp - p.start[0] < within]
+        if len(kept) == len(state.partial):
+            return []
+        state.partial = kept
         return self._emit(state)
 
     def _take(self, partial: ComputationState, element: int, row: Any, buffer: Callable[[EventId], Any]) -> bool:
@@ -152,7 +163,7 @@ class NFA:
         condition = self.conditions[element]
         if condition is not None and not condition(view):
             return False
-        if element > 0 and self.elements[element - 1].greedy and self.elements[element - 1].quantified:
+        if element > 0 and self.elements[element - 1].keeps_rows:
             previous = self.conditions[element - 1]
             if previous is None or previous(MatchView(partial.events, buffer, row, element - 1)):
                 return False

@@ -1,6 +1,6 @@
 """Flink's ``Pattern`` as ``MATCH_RECOGNIZE``'s ``PATTERN (…)`` writes it: a concatenation of pattern variables,
-each with a quantifier (``*``, ``+``, ``?``, ``{n}``, ``{n,}``, ``{,m}``, ``{n,m}``; a trailing ``?`` makes it
-reluctant). :func:`parse_pattern` reads the text and refuses what Flink refuses (a greedy quantifier last, a
+each with a quantifier (``*``, ``+``, ``?``, ``{n}``, ``{n,}``, ``{n,m}`` with n > 0 as Flink; a trailing ``?``
+makes it reluctant). :func:`parse_pattern` reads the text and refuses what Flink refuses (a greedy quantifier last, a
 reluctant optional) and what strom does not plan yet (alternation ``|``, groups, ``PERMUTE``, anchors)."""
 
 from __future__ import annotations
@@ -31,8 +31,14 @@ class PatternElement:
 
     @property
     def quantified(self) -> bool:
-        """Whether the number of rows varies (a greedy one then makes the next variable skip rows it takes)."""
+        """Whether the number of rows varies."""
         return self.max != self.min
+
+    @property
+    def keeps_rows(self) -> bool:
+        """A greedy loop or range (``+ * {n,} {n,m}``, not ``?``): the next variable may only take a row this one
+        rejects (Flink's ``updateWithGreedyCondition``; a greedy optional ``B?`` adds no such condition)."""
+        return self.greedy and self.quantified and (self.min, self.max) != (0, 1)
 
     def __str__(self) -> str:
         if (self.min, self.max) == (1, 1):
@@ -71,6 +77,8 @@ def parse_pattern(text: str) -> tuple[PatternElement, ...]:
             if not elements or (elements[-1].min, elements[-1].max) != (1, 1) or not elements[-1].greedy:
                 raise PatternError(f"expected a pattern variable before the quantifier '{found.group('quant')}'")
             low, high = _quantifier(found.group("quant"))
+            if found.group("quant").startswith("{") and low == 0:
+                raise PatternError("The from should be a positive number greater than 0.")  # Flink's times(0, m)
             if high is not None and (high < low or high == 0):
                 raise PatternError(f"expected a quantifier {{n,m}} with 0 < m and n <= m; got {found.group('quant')}")
             elements[-1] = PatternElement(elements[-1].name, low, high, found.group("lazy") is None)

@@ -89,6 +89,27 @@ QUERIES: dict[str, str] = {
     "FIRST B PATTERN (A B{2} C) DEFINE A AS A.price < 30, B AS B.price > 0, C AS C.price > 0) AS T",
     "match_skip_to_last": MR + "MEASURES A.price AS a, LAST(B.price) AS b2, C.price AS c AFTER MATCH SKIP TO "
     "LAST B PATTERN (A B{2} C) DEFINE A AS A.price < 30, B AS B.price > 0, C AS C.price > 0) AS T",
+    "match_greedy_optional": MR + "MEASURES A.price AS a, B.price AS b, C.price AS c AFTER MATCH SKIP TO NEXT ROW "
+    "PATTERN (A B? C) DEFINE A AS A.price < 20, B AS B.price > 16, C AS C.price > 16) AS T",
+    "match_aggregate_define": MR + "MEASURES FIRST(B.ts) AS b_first, COUNT(B.price) AS n, AVG(B.price) AS av "
+    "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B+? C) DEFINE A AS A.price < 15, B AS SUM(B.price) < 60, "
+    "C AS C.price > 20) AS T",
+    "match_star_reluctant": MR + "MEASURES A.price AS a, COUNT(B.price) AS nb, C.price AS c AFTER MATCH SKIP TO "
+    "NEXT ROW PATTERN (A B*? C) DEFINE A AS A.price < 20, B AS B.price > 14, C AS C.price > 18) AS T",
+    "match_at_least": MR + "MEASURES A.price AS a, COUNT(B.price) AS nb, C.price AS c AFTER MATCH SKIP TO NEXT ROW "
+    "PATTERN (A B{2,} C) DEFINE A AS A.price < 20, B AS B.price > 16, C AS C.price < 17) AS T",
+    "match_up_to": MR + "MEASURES A.price AS a, COUNT(B.price) AS nb, C.price AS c AFTER MATCH SKIP TO NEXT ROW "
+    "PATTERN (A B{,2} C) DEFINE A AS A.price < 20, B AS B.price > 16, C AS C.price < 20) AS T",
+    "match_optional_loop": MR + "MEASURES A.price AS a, B.price AS b, COUNT(C.price) AS nc, D.price AS d "
+    "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B? C+? D) DEFINE A AS A.price < 20, B AS B.price > 18, "
+    "C AS C.price > 14, D AS D.price < 16) AS T",
+    "match_within_releases": MR + "MEASURES A.price AS a, FIRST(B.price) AS b1, LAST(B.price) AS b2, C.price AS c "
+    "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B+ C) WITHIN INTERVAL '4' SECOND DEFINE B AS B.price > LAST(A.price), "
+    "C AS C.price < LAST(B.price, 1)) AS T",
+    "match_then_window": "SELECT window_start, window_end, COUNT(*) AS n, MAX(a) AS hi FROM TABLE(TUMBLE(TABLE "
+    "matched, DESCRIPTOR(mt), INTERVAL '5' SECOND)) GROUP BY window_start, window_end",
+    "temporal_then_window": "SELECT window_start, currency, SUM(converted) AS total FROM TABLE(TUMBLE(TABLE "
+    "converted, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end, currency",
     "match_greedy_end": MR + "MEASURES A.price AS a PATTERN (A B+) DEFINE B AS B.price > 0) AS T",
 }
 
@@ -101,6 +122,12 @@ def _plain(value: object) -> object:
     return value
 
 
+VIEWS = [  # time attributes out of a match and a temporal join, for windows downstream
+    "CREATE TEMPORARY VIEW matched AS " + MR + "MEASURES A.price AS a, MATCH_ROWTIME() AS mt PATTERN (A B) "
+    "DEFINE A AS A.price < 20, B AS B.price > A.price) AS T",
+    "CREATE TEMPORARY VIEW converted AS SELECT o.id, o.currency, o.ts, o.amount * r.rate AS converted "
+    + TJ.format(join="JOIN", rates="rates"),
+]
 BATCH = ["temporal_inner", "match_v_shape", "match_default_skip"]  # written as ``<name>_batch.txt``
 
 
@@ -128,6 +155,8 @@ def _env(parallelism: int, batch: bool = False) -> TableEnvironment:
         "CREATE TABLE ticks (sym STRING, price INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) "
         "WITH (" + csv.format(os.path.join(HERE, "ticks.csv")) + ")"
     )
+    for statement in VIEWS:
+        env.execute_sql(statement)
     return env
 
 
