@@ -9,6 +9,7 @@ from strom.table.connectors import (
     blackhole,
     datagen,
     filesystem,
+    jdbc_table,
     kafka_table,
     print_sink,
     redis_table,
@@ -34,6 +35,7 @@ def _factories() -> dict[str, tuple[Callable[..., DynamicTableSource] | None, Ca
         "upsert-kafka": (kafka_table.KafkaDynamicSource.create_upsert, kafka_table.KafkaDynamicSink.create_upsert),
         "redis": (redis_table.RedisDynamicSource.create, redis_table.RedisDynamicSink.create),
         "spark": (spark_table.SparkDynamicSource.create, spark_table.SparkDynamicSink.create),
+        "jdbc": (jdbc_table.JdbcTableSource.create, jdbc_table.JdbcTableSink.create),
     }
 
 

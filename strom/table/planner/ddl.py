@@ -40,9 +40,12 @@ def catalog_table_of(create: exp.Create) -> CatalogTable:
                 f"Unsupported SQL construct{at(item)}: {item.sql(dialect=FlinkDialect)[:60]} in CREATE TABLE"
             )
     options: dict[str, str] = {}
+    partition_keys: tuple[str, ...] = ()
     properties = create.args.get("properties")
     for prop in properties.expressions if properties is not None else []:
-        if isinstance(prop, exp.Property):
+        if isinstance(prop, exp.PartitionedByProperty):  # a Property too: PARTITIONED BY (dt, hr)
+            partition_keys = tuple(e.name for e in prop.this.expressions)
+        elif isinstance(prop, exp.Property):
             value = prop.args.get("value")
             options[prop.name] = (
                 value.name if isinstance(value, exp.Literal) else str(value.sql(dialect=FlinkDialect) if value else "")
@@ -54,7 +57,9 @@ def catalog_table_of(create: exp.Create) -> CatalogTable:
                 f"Unsupported SQL construct{at(prop)}: {prop.sql(dialect=FlinkDialect)[:60]} in CREATE TABLE"
             )
     pk_inline = [c.name for c, d in zip(columns, _defs(schema), strict=True) if d.find(exp.PrimaryKeyColumnConstraint)]
-    return CatalogTable(tuple(columns), options, watermark, primary_key or tuple(pk_inline))
+    return CatalogTable(
+        tuple(columns), options, watermark, primary_key or tuple(pk_inline), partition_keys=partition_keys
+    )
 
 
 def _defs(schema: exp.Schema) -> list[exp.ColumnDef]:

@@ -33,6 +33,7 @@ from strom.table.planner.logical import (
     WindowJoin,
     WindowTableFunction,
 )
+from strom.table.planner.partition_pushdown import push_partition_filter
 from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin
 from strom.table.planner.window_lineage import is_window_deduplicate, window_rank_columns
 from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
@@ -143,7 +144,7 @@ class Translator:
         return self.env.from_collection(rows).name("Values")
 
     def _calc(self, rel: Calc) -> DataStream[Any]:
-        upstream = self.translate(rel.input)
+        upstream = self.translate(push_partition_filter(rel))
         fn = compile_calc(rel.projection, rel.condition)
         name = f"Calc(select=[{', '.join(rel.row_type.names)}])"
         calc = upstream.flat_map(fn).name(name) if rel.condition is not None else upstream.map(fn).name(name)
