@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: demo test test-fast check-pyflink check lint typecheck api-docs bench bench-windows bench-checkpoints bench-state bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-sql bench-jdbc bench-service bench-startup clean
+.PHONY: demo test test-fast check-pyflink check lint typecheck api-docs bench bench-windows bench-checkpoints bench-state bench-state-10g bench-instructions bench-spark bench-spark-tables bench-files bench-typed bench-sql bench-jdbc bench-service bench-startup clean
 
 PYFLINK ?= /work/pyflink-venv/bin/python
 
@@ -90,6 +90,9 @@ bench-checkpoints: $(STAMP)  # checkpoint overhead, large state, recovery; its s
 
 bench-state: $(STAMP)  # 1 GB of keyed state on both backends (pauses, checkpoint times), BIG_GB (2) on RocksDB in 2g TaskManagers with a kill; its section (~20 min; BIG_GB=10: ~70 GB of disk, ~25 GB of RAM with full snapshots)
 	$(BIN)/python benchmarks/state_at_scale.py --big-gb $(or $(BIG_GB),2) --write-docs
+
+bench-state-10g: $(STAMP)  # issue 28's 10 GB run: 10 M keys × 1 KiB on RocksDB at p=2 in 2g TaskManagers, one SIGKILLed: RSS, exactly-once, restore time (~15 min, ~25 GB of disk under /tmp; run it alone)
+	$(BIN)/python benchmarks/state_at_scale.py --only big --big-gb 10 --save $(or $(SAVE),/tmp/strom-state-10g.json)
 
 bench-instructions: $(STAMP)  # W2 work per event in CPU instructions (valgrind): noise-free p=1 vs p=2; its section (~4 min)
 	scripts/ensure-valgrind.sh

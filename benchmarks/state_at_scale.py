@@ -19,7 +19,9 @@ and a RocksDB job with more state than its TaskManagers' memory, with a TaskMana
    exactly-once ``FileSink`` with the count its state held; the committed rows must be each of those keys exactly once
    with count 1. Restore time = the kill → the first record a restarted keyed subtask processed.
 3. **One full snapshot** (``--only snapshot``): one subtask's share of the pause runs' state in a backend in this
-   process; its synchronous part, the time until the checkpoint file is written and the peak RSS growth meanwhile.
+   process; its synchronous part, the time until the checkpoint file is written, the CPU time of the thread writing
+   it (steady on a shared machine) and the peak RSS growth meanwhile. RocksDB twice per round: a checkpoint's
+   snapshot (RocksDB's own bytes) and a savepoint's (the canonical form), back to back.
 """
 
 from __future__ import annotations
@@ -282,6 +284,8 @@ class SnapshotRun:
     sync_ms: list[float] = field(default_factory=list)
     write_s: list[float] = field(default_factory=list)
     rss_growth: list[float] = field(default_factory=list)  # bytes above the RSS before, sampled every 20 ms
+    kind: str = "checkpoint"  # RocksDB: a checkpoint's snapshot (its own bytes) or a savepoint's (canonical)
+    cpu_s: list[float] = field(default_factory=list)  # CPU time of the thread that snapshots and writes
 
 
 def measure_snapshots(a: argparse.Namespace) -> list[SnapshotRun]:
@@ -291,7 +295,7 @@ def measure_snapshots(a: argparse.Namespace) -> list[SnapshotRun]:
     from strom.runtime.checkpoint.storage import CheckpointStorageLocation
     from strom.runtime.state.state_backend import create_keyed_state_backend
 
-    out = []
+    out: list[SnapshotRun] = []
     keys = a.keys // a.parallelism
     for backend in a.backends:
         log(f"== snapshot: {backend}, {keys:,} keys × 1 KiB in process, {a.rounds} rounds")
@@ -301,9 +305,12 @@ def measure_snapshots(a: argparse.Namespace) -> list[SnapshotRun]:
         for i in range(keys):
             b.current_key = i
             state.update(i.to_bytes(8, "little") * (VALUE_BYTES // 8))
-        run = SnapshotRun(backend, keys, len(getattr(b, "write_cache", ())))
+        dirty = len(getattr(b, "write_cache", ()))
+        kinds = ["checkpoint", "savepoint"] if backend == "rocksdb" else ["checkpoint"]
+        runs = {kind: SnapshotRun(backend, keys, dirty, kind=kind) for kind in kinds}
         proc = psutil.Process()
-        for n in range(a.rounds):
+        for n, kind in ((n, kind) for n in range(a.rounds) for kind in kinds):
+            run = runs[kind]
             base = float(proc.memory_info().rss)
             peak = [base]
             stop = threading.Event()
@@ -314,14 +321,18 @@ def measure_snapshots(a: argparse.Namespace) -> list[SnapshotRun]:
 
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
-            t0 = time.perf_counter()
+            prepare = getattr(b, "prepare_full_snapshot", None)
+            if prepare is not None:
+                prepare(native=kind == "checkpoint")
+            t0, cpu0 = time.perf_counter(), time.thread_time()
             snapshot = OperatorSnapshot(keyed_supplier=b.async_snapshot())
             run.sync_ms.append((time.perf_counter() - t0) * 1000)
             resolved = snapshot.resolve(streamed=True)
             parts = resolved.keyed_stream if resolved.keyed_stream is not None else resolved.keyed
-            location = CheckpointStorageLocation(uri=os.path.join(work, f"chk-{n + 1}"))
+            location = CheckpointStorageLocation(uri=os.path.join(work, f"chk-{n + 1}-{kind}"))
             location.write_state_slices("op-keyed-0", parts)
             run.write_s.append(time.perf_counter() - t0)
+            run.cpu_s.append(time.thread_time() - cpu0)
             del snapshot, resolved, parts
             stop.set()
             sampler.join()
@@ -331,21 +342,30 @@ def measure_snapshots(a: argparse.Namespace) -> list[SnapshotRun]:
         if dispose is not None:
             dispose()
         shutil.rmtree(work, ignore_errors=True)
-        log(f"  sync {run.sync_ms} ms; written in {run.write_s} s; RSS growth {[g / MB for g in run.rss_growth]} MB")
-        out.append(run)
+        for run in runs.values():
+            log(f"  {run.kind}: sync {run.sync_ms} ms; written in {run.write_s} s (CPU {run.cpu_s} s)")
+            out.append(run)
     return out
 
 
-SNAPSHOT_HEADER = ["backend", "keys × 1 KiB", "sync part", "sync → file written", "peak RSS growth"]
+SNAPSHOT_HEADER = [
+    "backend",
+    "keys × 1 KiB",
+    "sync part",
+    "sync → file written",
+    "CPU (writing thread)",
+    "peak RSS growth",
+]
 
 
 def snapshot_rows(runs: list[SnapshotRun]) -> list[list[str]]:
     return [
         [
-            r.backend,
+            r.backend + (f" ({r.kind})" if r.backend == "rocksdb" else ""),
             f"{r.keys:,}" + (f" ({r.dirty:,} cached)" if r.dirty else ""),
             " / ".join(f"{ms:.0f}" for ms in r.sync_ms) + " ms",
             " / ".join(f"{s:.1f}" for s in r.write_s) + " s",
+            " / ".join(f"{s:.2f}" for s in r.cpu_s) + " s",
             " / ".join(f"{g / MB:.0f}" for g in r.rss_growth) + " MB",
         ]
         for r in runs

@@ -3,8 +3,10 @@
     python benchmarks/state_local_recovery.py                  # 1 M keys × 1 KiB (≈ 1 GB) at p=2, 3 paired rounds
     python benchmarks/state_local_recovery.py --keys 200000    # smaller, when the machine is loaded
     python benchmarks/state_local_recovery.py --quick          # smoke run: 50 000 keys, 1 round
+    python benchmarks/state_local_recovery.py --backend rocksdb  # the same on RocksDB (full checkpoints)
 
-A KeyedProcessFunction keeps a distinct 1 KiB ``bytes`` value in a ValueState per key (heap backend) and emits the
+A KeyedProcessFunction keeps a distinct 1 KiB ``bytes`` value in a ValueState per key (``--backend``: the heap
+backend by default, or RocksDB) and emits the
 key; the source first writes every key once, then updates them again and again (unthrottled), so the job runs on
 with the state at its full size. Two TaskManager processes with one slot each, aligned checkpoints every
 ``--interval`` ms into a local directory (``--checkpoint-dir``: any fsspec URI, e.g. an S3 bucket, where the
@@ -147,6 +149,7 @@ def run_round(a: argparse.Namespace, local_recovery: bool) -> Round:
     config = Configuration(
         {
             "state.backend.local-recovery": local_recovery,
+            "state.backend.type": a.backend,
             "taskmanager.numberOfTaskSlots": 1,
             "minicluster.number-of-taskmanagers": 2,
             "heartbeat.interval": "250 ms",
@@ -218,12 +221,16 @@ def main() -> None:
     p.add_argument(
         "--checkpoint-dir", default="", help="checkpoint directory URI (default: a local temporary directory)"
     )
+    p.add_argument("--backend", default="hashmap", choices=["hashmap", "rocksdb"], help="state.backend.type")
     p.add_argument("--quick", action="store_true", help="50 000 keys, 1 round")
     p.add_argument("--verbose", action="store_true", help="TaskManagers log at INFO (the restore lines)")
     a = p.parse_args()
     if a.quick:
         a.keys, a.rounds = 50_000, 1
-    print(f"# {a.keys} keys × {VALUE_BYTES} B at p=2, {a.rounds} paired rounds, load {os.getloadavg()[0]:.1f}")
+    print(
+        f"# {a.backend}: {a.keys} keys × {VALUE_BYTES} B at p=2, {a.rounds} paired rounds, "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
     rounds: list[Round] = []
     for i in range(a.rounds):
         for local in (False, True) if i % 2 == 0 else (True, False):

@@ -19,6 +19,7 @@ from typing import Any
 from strom.exceptions import CheckpointError
 from strom.runtime.checkpoint.metadata import CheckpointMetadata, OperatorState
 from strom.runtime.checkpoint.storage import read_state, resolve_checkpoint_pointer
+from strom.runtime.state.rocksdb.rocksdb_native_key_groups import load_key_group
 from strom.runtime.state.state_serialization import load_state
 
 __all__ = [
@@ -67,9 +68,10 @@ def _wrong_version(what: str, payload: object) -> CheckpointError:
 
 
 def decode_key_group(blob: bytes, key_group: int) -> KeyGroupState:
-    """The canonical bytes of ``key_group`` as a :class:`KeyGroupState`."""
+    """The bytes of ``key_group`` (canonical, or a RocksDB checkpoint's, turned canonical) as a
+    :class:`KeyGroupState`."""
     what = f"keyed state of key group {key_group}"
-    payload = load_state(blob, what)
+    payload = load_key_group(blob, what)
     if not isinstance(payload, dict) or payload.get("version") not in KEYED_FORMAT_VERSIONS:
         raise _wrong_version(what, payload)
     meta = {str(name): (str(kind), bool(ttl)) for name, (kind, ttl) in payload["meta"].items()}

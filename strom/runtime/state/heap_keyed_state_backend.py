@@ -40,7 +40,7 @@ from strom.runtime.state.int_key_groups import int_key_group_assigner
 from strom.runtime.state.internal_kv_state import AggregatingStateLogic, InternalKvState, ReducingStateLogic
 from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
 from strom.runtime.state.state_registration import check_new_state, merge_restored_kind, registered_state
-from strom.runtime.state.state_serialization import dump_state, load_state
+from strom.runtime.state.state_serialization import dump_state
 from strom.runtime.state.ttl import TtlPolicy, TtlValue, wall_clock_ms
 from strom.runtime.state.typed_state import typed_view
 
@@ -242,9 +242,12 @@ class HeapKeyedStateBackend:
         """Merge the key groups of a snapshot in; states registered before or after see the data.
 
         ``key_group_range``: the key groups this subtask owns (``None``: all). Keyed state of strom 0.1 placed keys
-        by another hash; it restores where every key it holds is still this subtask's (at parallelism 1, always)."""
+        by another hash; it restores where every key it holds is still this subtask's (at parallelism 1, always).
+        A RocksDB checkpoint's key groups (RocksDB's own bytes) are turned into the canonical form first."""
+        from strom.runtime.state.rocksdb.rocksdb_native_key_groups import load_key_group
+
         for kg, blob in blobs.items():
-            payload = load_state(blob, f"keyed state of key group {kg}")
+            payload = load_key_group(blob, f"keyed state of key group {kg}")
             version = payload.get("version") if isinstance(payload, dict) else None
             if version not in (_FORMAT_VERSION, _STROM_0_1_KEY_GROUPS):
                 raise CheckpointError(

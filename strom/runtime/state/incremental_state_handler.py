@@ -3,8 +3,9 @@ hands ``CheckpointOptions`` and checkpoint notifications to the keyed backend).
 
 The :class:`~strom.runtime.tasks.subtask_checkpoint_coordinator.SubtaskCheckpointCoordinator` calls
 :func:`prepare_keyed_snapshot` on the task thread right before an operator snapshots: a RocksDB backend of a job with
-``execution.checkpointing.incremental`` then takes a RocksDB checkpoint instead of a canonical snapshot — never for a
-savepoint, which stays canonical. :func:`notify_keyed_backend` passes completion and abortion on: the backend
+``execution.checkpointing.incremental`` then takes a RocksDB checkpoint instead of a full snapshot, and any other
+checkpoint of a RocksDB backend is a full snapshot in RocksDB's own bytes — never a savepoint, which stays
+canonical. :func:`notify_keyed_backend` passes completion and abortion on: the backend
 references the files of the last checkpoint it knows as completed. :func:`restore_incremental_keyed_state` restores
 an operator's keyed backend from incremental handles (on the task thread, before the operator sees its state): into a
 RocksDB backend directly, into any other backend through the canonical key-group form.
@@ -49,7 +50,7 @@ def _key_group_range(operator: Any) -> KeyGroupRange | None:
 
 def prepare_keyed_snapshot(operator: Any, checkpoint_id: int, *, is_savepoint: bool) -> None:
     """Task thread, right before ``operator.snapshot_state``: an incremental job's RocksDB backend snapshots
-    checkpoint ``checkpoint_id`` incrementally."""
+    checkpoint ``checkpoint_id`` incrementally, another job's in its own format; a savepoint is canonical."""
     backend = getattr(operator, "keyed_backend", None)
     prepare = getattr(backend, "prepare_incremental_snapshot", None)
     if prepare is None:
@@ -57,7 +58,10 @@ def prepare_keyed_snapshot(operator: Any, checkpoint_id: int, *, is_savepoint: b
     info = operator.runtime_context.info
     key_groups = _key_group_range(operator)
     if is_savepoint or key_groups is None or not incremental_enabled(info.state_backend_options):
-        prepare(None)  # canonical: also when an earlier request was never taken (an operator that did not snapshot)
+        prepare(None)  # full: also when an earlier request was never taken (an operator that did not snapshot)
+        prepare_full = getattr(backend, "prepare_full_snapshot", None)
+        if prepare_full is not None:  # a checkpoint's full snapshot in RocksDB's bytes, a savepoint's canonical
+            prepare_full(native=not is_savepoint)
     else:
         prepare(checkpoint_id, key_groups)
 

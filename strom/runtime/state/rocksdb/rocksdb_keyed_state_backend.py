@@ -5,12 +5,15 @@ table of the built-in operators). Every RocksDB key starts with the key group (2
 then the namespace (:mod:`.rocksdb_key_serialization_utils`), so a key-group range is one contiguous scan. The
 entries per state kind are described in :mod:`.rocksdb_stored_forms`.
 
-Snapshots are in the canonical format every backend reads (the heap backend's per key group pickles): the
-synchronous part opens one iterator per column family — RocksDB pins the data as of that moment, O(number of
-states) — and the supplier it returns reads them into key-group blobs off the task thread. A restore writes the
-canonical blobs of the key groups this subtask owns, so checkpoints restore at any parallelism and into either
-backend. With ``execution.checkpointing.incremental`` a checkpoint (never a savepoint) is a RocksDB checkpoint whose
-new SST files alone are uploaded (:mod:`.rocksdb_incremental_snapshot_strategy`), restored by
+Snapshots: the synchronous part opens one iterator per column family — RocksDB pins the data as of that moment,
+O(number of states) — and the supplier it returns reads them into key-group blobs off the task thread. A savepoint
+(and any snapshot not prepared as a checkpoint's) is in the canonical format every backend reads (the heap
+backend's per key group pickles); a checkpoint carries RocksDB's own key and value bytes per key group
+(:mod:`.rocksdb_native_key_groups`, as Flink's RocksDB full snapshot), which a RocksDB backend writes back as they
+are (:mod:`.rocksdb_full_restore_operation`) and every other reader turns into the canonical form when it restores.
+Either way a restore takes the key groups this subtask owns, so checkpoints restore at any parallelism and into
+either backend. With ``execution.checkpointing.incremental`` a checkpoint is a RocksDB checkpoint whose new SST
+files alone are uploaded (:mod:`.rocksdb_incremental_snapshot_strategy`), restored by
 :mod:`.rocksdb_incremental_restore_operation`.
 
 Value, reducing and aggregating state and the tables keep their hot entries decoded in a bounded write-back cache
@@ -53,12 +56,16 @@ from strom.runtime.state.full_snapshot_async_writer import FullSnapshotAsyncWrit
 from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
 from strom.runtime.state.rocksdb.abstract_rocksdb_state import AbstractRocksDBState
 from strom.runtime.state.rocksdb.rocksdb_aggregating_state import RocksDBAggregatingState
+from strom.runtime.state.rocksdb.rocksdb_full_restore_operation import CanonicalStates, restore_native_key_group
 from strom.runtime.state.rocksdb.rocksdb_full_snapshot_strategy import (
     FORMAT_VERSION,
     Overlay,
+    RawSource,
     StateSource,
     TimerSource,
+    scan_read_options,
     write_key_groups,
+    write_native_key_groups,
 )
 from strom.runtime.state.rocksdb.rocksdb_incremental_snapshot_strategy import (
     IncrementalSnapshot,
@@ -73,6 +80,7 @@ from strom.runtime.state.rocksdb.rocksdb_key_serialization_utils import (
 from strom.runtime.state.rocksdb.rocksdb_list_state import RocksDBListState
 from strom.runtime.state.rocksdb.rocksdb_map_state import RocksDBMapState
 from strom.runtime.state.rocksdb.rocksdb_memory_controller_utils import RocksDBSharedResources, column_family_options
+from strom.runtime.state.rocksdb.rocksdb_native_key_groups import is_native
 from strom.runtime.state.rocksdb.rocksdb_priority_queue_set_factory import (
     TIMER_QUEUE_PREFIX,
     RocksDBPriorityQueueSetFactory,
@@ -185,6 +193,8 @@ class RocksDBKeyedStateBackend:
         self.incremental = RocksIncrementalSnapshotStrategy()
         #: set by :meth:`prepare_incremental_snapshot` for the next :meth:`async_snapshot` only
         self._incremental_request: tuple[int, KeyGroupRange] | None = None
+        #: set by :meth:`prepare_full_snapshot`: the next full :meth:`async_snapshot` is a checkpoint's (native)
+        self._native_request = False
         #: decoded stored forms of the single-entry states and tables, written back in batches
         self.write_cache = WriteCache(self, write_cache_size)
 
@@ -330,15 +340,22 @@ class RocksDBKeyedStateBackend:
         else:
             self._incremental_request = (checkpoint_id, key_group_range)
 
+    def prepare_full_snapshot(self, *, native: bool) -> None:
+        """The next full :meth:`async_snapshot` is a checkpoint's (``native``: RocksDB's bytes as they are, the format
+        of :mod:`.rocksdb_native_key_groups`) or a savepoint's (canonical, which every backend restores)."""
+        self._native_request = native
+
     def async_snapshot(self) -> Callable[[], dict[int, bytes]]:
         """Synchronous part (Flink's ``RocksFullSnapshotStrategy``): delete expired TTL entries an earlier snapshot
         found, copy the write cache's dirty entries that cannot change in place (the others are written into
         RocksDB), and open one iterator per column family — each reads the database as of now: the point-in-time
         view, O(number of states + dirty entries), nothing encoded or read. Returns a :class:`FullSnapshotAsyncWriter`
-        that makes the canonical key-group blobs from those iterators and copies, key group by key group, off the
-        task thread (:mod:`.rocksdb_full_snapshot_strategy`). After :meth:`prepare_incremental_snapshot`: a flush and
-        a RocksDB checkpoint instead (:class:`IncrementalSnapshot`, uploaded by the asynchronous part)."""
+        that makes the key-group blobs from those iterators and copies, key group by key group, off the task thread
+        (:mod:`.rocksdb_full_snapshot_strategy`): canonical ones, or RocksDB's bytes after
+        :meth:`prepare_full_snapshot` ``(native=True)``. After :meth:`prepare_incremental_snapshot`: a flush and a
+        RocksDB checkpoint instead (:class:`IncrementalSnapshot`, uploaded by the asynchronous part)."""
         request, self._incremental_request = self._incremental_request, None
+        native, self._native_request = self._native_request, False
         self._cleanup_found_expired(CLEANUP_BUDGET)
         if request is not None:
             self.prepare_for_snapshot()
@@ -348,6 +365,8 @@ class RocksDBKeyedStateBackend:
             for name, entries in self.write_cache.freeze().items()
         ]
         now = self.ttl_time_provider() if self._ttl else 0
+        if native:
+            return self._native_snapshot(overlays, now)
         states = [
             StateSource(name, self.kind_of(name), self.codec(name), self._ttl.get(name), cf.iter())
             for name, cf in sorted(self._cfs.items())
@@ -371,6 +390,35 @@ class RocksDBKeyedStateBackend:
             states.clear()
             timers.clear()
             overlays.clear()
+
+        return FullSnapshotAsyncWriter(write, release=release)
+
+    def _native_snapshot(self, overlays: list[Overlay], now: int) -> FullSnapshotAsyncWriter:
+        """The rest of a checkpoint's synchronous part: an iterator per column family (states, tables, timer queues);
+        the writer collects their bytes as they are (:func:`write_native_key_groups`)."""
+        scan = scan_read_options()
+        sources = [
+            RawSource(name, self.kind_of(name), self._ttl.get(name), cf.iter(scan))
+            for name, cf in sorted(self._cfs.items())
+        ]
+        factory = self.priority_queue_factory
+        if factory is not None:
+            sources += [RawSource(name, "timers", None, it) for name, it in factory.native_sources(scan)]
+        laid = {overlay.name: (overlay, self.codec(overlay.name)) for overlay in overlays}
+        held = [scan]  # the read options live as long as the iterators
+        kinds = dict(self._kinds)
+        expired = self._expired
+        key_group_of = self.key_group_of
+        backend = self  # the instance stays open (not collected) until the writer has read its iterators
+
+        def write() -> Iterator[tuple[int, bytes]]:
+            assert backend.db is not None
+            return write_native_key_groups(sources, kinds, now, expired, laid, key_group_of)
+
+        def release() -> None:  # the iterators go: RocksDB may drop the memtables and files they pinned
+            sources.clear()
+            laid.clear()
+            held.clear()
 
         return FullSnapshotAsyncWriter(write, release=release)
 
@@ -495,13 +543,18 @@ class RocksDBKeyedStateBackend:
         self._cleanup_found_expired(len(self._expired))
 
     def restore(self, blobs: Mapping[int, bytes], key_group_range: KeyGroupRange | None = None) -> None:
-        """Write the key groups of a canonical snapshot in (from either backend, any parallelism). Keyed state of
-        strom 0.1 (another key hash) restores where its keys still belong, as the heap backend's."""
-        from rocksdict import WriteBatch
-
+        """Write the key groups of a snapshot in: a checkpoint's RocksDB bytes as they are, a canonical snapshot's
+        (from either backend) encoded; any parallelism. Keyed state of strom 0.1 (another key hash) restores where
+        its keys still belong, as the heap backend's."""
         self.write_cache.invalidate()
         for kg, blob in blobs.items():
-            payload = load_state(blob, f"keyed state of key group {kg}")
+            what = f"keyed state of key group {kg}"
+            if is_native(blob):
+                timers = restore_native_key_group(self, blob, what)
+                if timers:
+                    self._write_canonical(kg, timers)
+                continue
+            payload = load_state(blob, what)
             version = payload.get("version") if isinstance(payload, dict) else None
             if version not in (_FORMAT_VERSION, _STROM_0_1_KEY_GROUPS):
                 raise CheckpointError(
@@ -516,20 +569,28 @@ class RocksDBKeyedStateBackend:
                 continue
             for name, restored in payload["meta"].items():
                 self._merge_kind(name, tuple(restored))
-            kgp = key_group_prefix(kg)
-            for name, (flat, namespaced) in payload["states"].items():
-                kind = self.kind_of(name)
-                codec = self.codec(name)
-                cf = self.column_family(name)
-                batch = WriteBatch(raw_mode=True)
-                batch.set_default_column_family(self.db.get_column_family_handle(name))
-                for key, stored in flat.items():
-                    write_batch_stored(batch, kind, codec, kgp + encode_key(key) + _VOID, stored)
-                for key, per_ns in namespaced.items():
-                    key_prefix = kgp + encode_key(key)
-                    for ns, stored in per_ns.items():
-                        write_batch_stored(batch, kind, codec, key_prefix + encode_namespace(ns), stored)
-                cf.write(batch)
+            self._write_canonical(kg, payload["states"])
+        if self.priority_queue_factory is not None:
+            self.priority_queue_factory.adopt_restored()
+
+    def _write_canonical(self, kg: int, states: CanonicalStates) -> None:
+        """The canonical form of key group ``kg``'s states, encoded into their column families."""
+        from rocksdict import WriteBatch
+
+        kgp = key_group_prefix(kg)
+        for name, (flat, namespaced) in states.items():
+            kind = self.kind_of(name)
+            codec = self.codec(name)
+            cf = self.column_family(name)
+            batch = WriteBatch(raw_mode=True)
+            batch.set_default_column_family(self.db.get_column_family_handle(name))
+            for key, stored in flat.items():
+                write_batch_stored(batch, kind, codec, kgp + encode_key(key) + _VOID, stored)
+            for key, per_ns in namespaced.items():
+                key_prefix = kgp + encode_key(key)
+                for ns, stored in per_ns.items():
+                    write_batch_stored(batch, kind, codec, key_prefix + encode_namespace(ns), stored)
+            cf.write(batch)
 
     def _restore_rehashed(self, payload: Mapping[str, Any]) -> None:
         """strom 0.1's keyed state: each key under its key group by today's hash."""

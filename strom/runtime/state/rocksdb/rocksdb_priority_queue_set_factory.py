@@ -14,16 +14,18 @@ and integral ``float`` keys come back as ``int``, as every key read from RocksDB
 :class:`~.key_group_partitioned_priority_queue.KeyGroupPartitionedPriorityQueue` keeps each key group's head in
 memory, so the queue reads RocksDB only when a key group's cached head runs out.
 
-Snapshots carry the timers in the canonical form the heap timers use (the table ``_timer_state/<name>``:
-``key → {(namespace, timestamp): True}``) read from an iterator opened in the synchronous part, so checkpoints and
-savepoints restore into either factory and either backend at any parallelism.
+Canonical snapshots (savepoints) carry the timers in the form the heap timers use (the table
+``_timer_state/<name>``: ``key → {(namespace, timestamp): True}``) read from an iterator opened in the synchronous
+part; a checkpoint carries the column family's bytes as they are (:meth:`~RocksDBPriorityQueueSetFactory.
+native_sources`), turned into that table only when another backend or the HEAP factory restores them
+(:func:`canonical_timers`). Either way they restore into either factory and either backend at any parallelism.
 """
 
 from __future__ import annotations
 
 import pickle
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from strom.exceptions import ConfigurationError
@@ -38,7 +40,7 @@ from strom.runtime.state.rocksdb.rocksdb_key_serialization_utils import (
 )
 
 if TYPE_CHECKING:
-    from rocksdict import Options, Rdict, RdictIter, WriteOptions
+    from rocksdict import Options, Rdict, RdictIter, ReadOptions, WriteOptions
 
     from strom.runtime.state.key_groups import KeyGroupAssigner
 
@@ -46,8 +48,10 @@ __all__ = [
     "TIMER_QUEUE_PREFIX",
     "RocksDBPriorityQueueSetFactory",
     "RocksDBTimerQueue",
+    "canonical_timers",
     "check_timer_service_factory",
     "timer_element",
+    "timer_table",
 ]
 
 #: the values of ``state.backend.rocksdb.timer-service.factory`` (Flink's ``RocksDBOptions.TIMER_SERVICE_FACTORY``)
@@ -86,6 +90,18 @@ def timer_element(key_bytes: bytes, time: int, namespace_bytes: bytes) -> bytes:
         + key_bytes[KEY_GROUP_PREFIX_BYTES:]
         + namespace_bytes
     )
+
+
+def timer_table(queue: str) -> str:
+    """The canonical table of timer queue ``queue``'s timers."""
+    return _TIMER_TABLE_PREFIX + queue
+
+
+def canonical_timers(elements: Iterable[bytes], values: Iterable[bytes]) -> Iterator[tuple[Any, tuple[Any, int]]]:
+    """``(key, (namespace, timestamp))`` of a timer queue's entries (RocksDB keys and values)."""
+    for element, value in zip(elements, values, strict=True):
+        time, key, namespace = _decode(element, value)
+        yield key, (namespace, time)
 
 
 def _decode(element: bytes, value: bytes | None) -> tuple[int, Any, Any]:
@@ -187,6 +203,7 @@ class RocksDBPriorityQueueSetFactory:
         self._options = options
         self._write_options = write_options
         self._queues: dict[str, tuple[RocksDBTimerQueue, Any]] = {}
+        self._restored: set[str] = set()  # queues whose column family a restore wrote before they existed
 
     def create(self, name: str) -> RocksDBTimerQueue:
         """The queue ``name`` (``event_<service>`` / ``processing_<service>``), created on first use; a column
@@ -213,6 +230,40 @@ class RocksDBPriorityQueueSetFactory:
             (_TIMER_TABLE_PREFIX + name, _canonical_entries(cf.iter()))
             for name, (_, cf) in sorted(self._queues.items())
         ]
+
+    def native_sources(self, read_options: ReadOptions | None = None) -> list[tuple[str, RdictIter]]:
+        """Synchronous part of a checkpoint: per queue its column family's name and an iterator opened now."""
+        return [(TIMER_QUEUE_PREFIX + name, cf.iter(read_options)) for name, (_, cf) in sorted(self._queues.items())]
+
+    def restore_native(self, name: str, elements: Sequence[bytes], values: Sequence[bytes]) -> None:
+        """Restore timers of queue ``name`` as a checkpoint carried them (column family bytes): into the queue if it
+        exists, else into its column family, which :meth:`adopt_restored` (or :meth:`create`) takes over with them."""
+        found = self._queues.get(name)
+        if found is not None:
+            add = found[0].queue.add
+            for element, value in zip(elements, values, strict=True):
+                add(element, value)
+            return
+        from rocksdict import WriteBatch
+
+        cf_name = TIMER_QUEUE_PREFIX + name
+        try:
+            self._db.get_column_family(cf_name)
+        except Exception:  # rocksdict raises a bare Exception for an unknown column family
+            self._db.create_column_family(cf_name, self._options)
+        batch = WriteBatch(raw_mode=True)
+        batch.set_default_column_family(self._db.get_column_family_handle(cf_name))
+        for element, value in zip(elements, values, strict=True):
+            batch.put(element, value)
+        self._db.write(batch)
+        self._restored.add(name)
+
+    def adopt_restored(self) -> None:
+        """After a restore: the queues whose column families it wrote are created (taking their timers over), so the
+        next snapshot carries them even before a timer service asks for them."""
+        restored, self._restored = self._restored, set()
+        for name in sorted(restored):
+            self.create(name)
 
     def dispose(self) -> None:
         self._queues.clear()

@@ -4,7 +4,7 @@ snapshot format carries — read from and written to a column family.
 Per kind, the entries under ``prefix = key group | key | namespace``:
 
 * ``value``, ``reducing``, ``aggregating`` and internal tables (``table``): one entry at ``prefix``;
-* ``list``: one entry per element at ``prefix | sequence`` (8 bytes, increasing per backend), so ``add`` is one
+* ``list``: one entry per element at ``prefix | sequence`` (8 bytes, increasing), so ``add`` is one
   write (Flink keeps one value and appends with RocksDB's merge operator, which rocksdict does not expose);
 * ``map``: one entry per user key at ``prefix | user key`` (as Flink's ``RocksDBMapState``).
 
@@ -14,6 +14,7 @@ With a TTL the stored form holds :class:`~strom.runtime.state.ttl.TtlValue` s (p
 from __future__ import annotations
 
 import struct
+import time
 from collections.abc import Iterable, Iterator
 from itertools import count
 from typing import Any
@@ -30,6 +31,7 @@ from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec
 
 __all__ = [
     "MULTI_ENTRY_KINDS",
+    "advance_sequence",
     "iter_entries",
     "iter_stored",
     "read_stored",
@@ -40,12 +42,22 @@ __all__ = [
 
 MULTI_ENTRY_KINDS = frozenset({"list", "map"})
 _SEQ = struct.Struct(">Q")
-_sequence = count()
+#: starts at the wall clock (ns): a process started later (a restart restoring RocksDB's entries as they are) numbers
+#: the elements it adds after every element added before, as long as fewer than 10⁹ are added a second
+_sequence = count(time.time_ns())
 
 
 def next_sequence() -> bytes:
-    """A list element's suffix: increasing in this process, so a list's elements scan in the order added."""
+    """A list element's suffix: increasing, so a list's elements scan in the order added."""
     return _SEQ.pack(next(_sequence))
+
+
+def advance_sequence(past: bytes) -> None:
+    """The next list elements sort after an element restored with suffix ``past`` (its 8 last bytes)."""
+    global _sequence
+    after = _SEQ.unpack(past[-_SEQ.size :])[0] + 1
+    current = next(_sequence)
+    _sequence = count(max(current, after))
 
 
 def scan(cf: Any, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
