@@ -15,6 +15,7 @@ CPU time (strom: the TaskManager processes; Spark: its JVM), median over ``--rou
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -105,12 +106,10 @@ def strom_run(mode: RuntimeExecutionMode, directory: str) -> tuple[float, float,
 def _jvm_cpu() -> float:
     total = 0.0
     for p in psutil.Process().children(recursive=True):
-        try:
+        with contextlib.suppress(psutil.Error):  # a child that exited while we looked counts nothing
             if "java" in p.name():
                 t = p.cpu_times()
                 total += t.user + t.system
-        except psutil.Error:
-            pass
     return total
 
 

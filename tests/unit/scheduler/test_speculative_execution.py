@@ -51,7 +51,7 @@ class FakeRegions:
         self.released += attempts
 
     def wake(self) -> None:
-        pass
+        """Nothing to wake: the test calls the handler itself."""
 
 
 def _run(ex: Execution, tm: str, state: ExecutionState = ExecutionState.RUNNING) -> None:
