@@ -25,6 +25,7 @@ from strom.connectors.file_system.split import NO_OFFSET, CheckpointedPosition, 
 from strom.exceptions import ConnectorError
 from strom.formats.parquet import ParquetColumnarRowInputFormat
 from strom.formats.parquet_writer import to_record_batch
+from strom.table.connectors.arrow_types import atomic_arrow_type
 from strom.table.errors import ValidationException
 
 __all__ = ["TableParquetFormat", "TableParquetWriterFactory", "arrow_schema"]
@@ -34,24 +35,12 @@ _PARTITION = Callable[[str], tuple[Any, ...]]
 
 def arrow_type(data_type: Any) -> pa.DataType:
     """The Arrow type a SQL type is stored as (see the module docstring)."""
+    atomic = atomic_arrow_type(data_type)
+    if atomic is not None:
+        return atomic
     root = data_type.type_root.name
-    simple = {
-        "BOOLEAN": pa.bool_(),
-        "TINYINT": pa.int8(),
-        "SMALLINT": pa.int16(),
-        "INTEGER": pa.int32(),
-        "BIGINT": pa.int64(),
-        "FLOAT": pa.float32(),
-        "DOUBLE": pa.float64(),
-        "CHAR": pa.string(),
-        "VARCHAR": pa.string(),
-        "BINARY": pa.binary(),
-        "VARBINARY": pa.binary(),
-        "DATE": pa.date32(),
-        "TIME_WITHOUT_TIME_ZONE": pa.time64("us"),
-    }
-    if root in simple:
-        return simple[root]
+    if root == "TIME_WITHOUT_TIME_ZONE":
+        return pa.time64("us")
     if root == "DECIMAL":
         return pa.decimal128(data_type.precision, data_type.scale)
     if root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):

@@ -16,6 +16,7 @@ import datetime
 from typing import TYPE_CHECKING, Any
 
 from strom.api.row import Row, _create_row
+from strom.table.connectors.arrow_types import atomic_arrow_type
 from strom.table.connectors.base import DynamicTableSink, DynamicTableSource, check_options
 from strom.table.errors import ValidationException
 
@@ -47,25 +48,14 @@ def arrow_type_of(data_type: DataType) -> pa.DataType:
     """The pyarrow type a SQL type is written as (Spark's types through :mod:`strom.connectors.spark.catalog`)."""
     import pyarrow as pa
 
+    atomic = atomic_arrow_type(data_type)
+    if atomic is not None:
+        return atomic
     root = data_type.type_root.name
-    simple = {
-        "BOOLEAN": pa.bool_(),
-        "TINYINT": pa.int8(),
-        "SMALLINT": pa.int16(),
-        "INTEGER": pa.int32(),
-        "BIGINT": pa.int64(),
-        "FLOAT": pa.float32(),
-        "DOUBLE": pa.float64(),
-        "CHAR": pa.string(),
-        "VARCHAR": pa.string(),
-        "BINARY": pa.binary(),
-        "VARBINARY": pa.binary(),
-        "DATE": pa.date32(),
-        "TIMESTAMP_WITHOUT_TIME_ZONE": pa.timestamp("us"),
-        "TIMESTAMP_WITH_LOCAL_TIME_ZONE": pa.timestamp("us", "UTC"),
-    }
-    if root in simple:
-        return simple[root]
+    if root == "TIMESTAMP_WITHOUT_TIME_ZONE":
+        return pa.timestamp("us")
+    if root == "TIMESTAMP_WITH_LOCAL_TIME_ZONE":
+        return pa.timestamp("us", "UTC")
     if root == "DECIMAL":
         return pa.decimal128(getattr(data_type, "precision"), getattr(data_type, "scale"))  # noqa: B009
     children = data_type.children
