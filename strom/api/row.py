@@ -48,6 +48,14 @@ def _create_row(fields: list[str] | None, values: Iterable[Any], row_kind: RowKi
     return row
 
 
+def _owning_row(values: list[Any], row_kind: RowKind) -> Row:
+    """A positional row that takes ``values`` as they are (no copy): per emitted change of the SQL operators."""
+    row: Row = _new(Row)
+    row._values = values
+    row._row_kind = row_kind
+    return row
+
+
 class Row:
     """A record of fields (PyFlink's ``Row``): ``Row(1, "a")``, ``Row(name="a", id=1)`` (fields in the order
     given, as PyFlink 2.x); ``Row("name", "age")`` called with values makes rows of those fields."""

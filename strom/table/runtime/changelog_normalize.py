@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from strom.api.functions import KeyedProcessFunction, RuntimeContext
 from strom.api.row import Row, RowKind
+from strom.api.row import _owning_row as _row
 from strom.api.state import ValueStateDescriptor
 from strom.table.runtime.group_agg import KeyByIndices
 
@@ -30,14 +31,6 @@ _INSERT, _UPDATE_BEFORE, _UPDATE_AFTER, _DELETE = (
     RowKind.UPDATE_AFTER,
     RowKind.DELETE,
 )
-_new = object.__new__
-
-
-def _row(values: list[Any], kind: RowKind) -> Row:
-    row: Row = _new(Row)
-    row._values = values
-    row._row_kind = kind
-    return row
 
 
 class ChangelogNormalizeFunction(KeyedProcessFunction[Any, Row, Row]):

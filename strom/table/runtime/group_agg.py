@@ -16,6 +16,7 @@ from typing import Any
 
 from strom.api.functions import KeyedProcessFunction, RuntimeContext
 from strom.api.row import Row, RowKind
+from strom.api.row import _owning_row as _row
 from strom.api.state import ValueStateDescriptor
 from strom.table.runtime.aggs_handle import AggsHandle
 
@@ -27,17 +28,6 @@ _INSERT, _UPDATE_BEFORE, _UPDATE_AFTER, _DELETE = (
     RowKind.UPDATE_AFTER,
     RowKind.DELETE,
 )
-
-
-_new = object.__new__
-
-
-def _row(values: list[Any], kind: RowKind) -> Row:
-    """A positional Row without ``Row.__init__``'s argument handling (per emitted change)."""
-    row: Row = _new(Row)
-    row._values = values
-    row._row_kind = kind
-    return row
 
 
 class KeyByIndices:

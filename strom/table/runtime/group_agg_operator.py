@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from strom.api.row import Row, RowKind
+from strom.api.row import _owning_row as _row
 from strom.runtime.streamrecord import timestamps_of, with_timestamps
 from strom.table.runtime.aggs_handle import AggsHandle
 from strom.table.runtime.window.table_stream_operator import RowKeySelector, TableStreamOperator
@@ -123,10 +124,3 @@ class GroupAggOperator(TableStreamOperator):
                     out_ts.extend([timestamps[i]] * (len(out) - n))  # type: ignore[index]
         except Exception as exc:
             raise self.user_error(exc, batch, value) from exc
-
-
-def _row(values: list[Any], kind: RowKind) -> Row:
-    row: Row = _new(Row)
-    row._values = values
-    row._row_kind = kind
-    return row
