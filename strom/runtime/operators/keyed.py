@@ -163,20 +163,7 @@ class StreamGroupedReduce(_KeyedUdfOperator):
 
     def _aggregate(self, batch: list[Any]) -> None:
         """BATCH: the running loop without its output (hash aggregation; the final values leave in ``finish``)."""
-        key_of = self._key
-        reduce = self._reduce
-        table = self._table
-        get = table.get
-        missing = _MISSING
-        v = None
-        try:
-            for v in batch:
-                k = key_of(v)
-                old = get(k, missing)
-                table[k] = v if old is missing else reduce(old, v)
-        except Exception as exc:
-            raise self.keyed_user_error(exc, batch, v, self._key) from exc
-        self._records_in += len(batch)
+        hash_reduce(self, self._table, batch, self._key, self._reduce)
 
     def finish(self) -> None:
         if self.batch_results:
@@ -188,6 +175,28 @@ class StreamGroupedReduce(_KeyedUdfOperator):
 
 
 _MISSING = object()
+
+
+def hash_reduce(
+    operator: AbstractUdfStreamOperator,
+    table: MutableMapping[Any, Any],
+    batch: list[Any],
+    key_of: Callable[[Any], Any],
+    reduce: Callable[[Any, Any], Any],
+) -> None:
+    """Hash aggregation: ``table[key]`` becomes the reduce of the key's records so far, ``batch``'s included (the
+    BATCH reduce and the producer-side combiner); a failing record is reported as ``operator``'s, with its key."""
+    get = table.get
+    missing = _MISSING
+    v = None
+    try:
+        for v in batch:
+            k = key_of(v)
+            old = get(k, missing)
+            table[k] = v if old is missing else reduce(old, v)
+    except Exception as exc:
+        raise operator.keyed_user_error(exc, batch, v, key_of) from exc
+    operator._records_in += len(batch)
 
 
 class UserTimerService(TimerService):

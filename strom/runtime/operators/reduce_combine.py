@@ -22,11 +22,9 @@ from typing import Any
 
 from strom.api.functions import ReduceFunction, as_callable
 from strom.runtime.operators.abstract_udf_stream_operator import AbstractUdfStreamOperator
-from strom.runtime.operators.keyed import key_selector_callable
+from strom.runtime.operators.keyed import hash_reduce, key_selector_callable
 
 __all__ = ["ReduceCombineOperator"]
-
-_MISSING = object()
 
 
 class ReduceCombineOperator(AbstractUdfStreamOperator):
@@ -44,21 +42,8 @@ class ReduceCombineOperator(AbstractUdfStreamOperator):
         self._table: dict[Any, Any] = {}
 
     def process_batch(self, batch: list[Any]) -> None:
-        key_of = self._key
-        reduce = self._reduce
-        table = self._table
-        get = table.get
-        missing = _MISSING
-        v = None
-        try:
-            for v in batch:
-                k = key_of(v)
-                old = get(k, missing)
-                table[k] = v if old is missing else reduce(old, v)
-        except Exception as exc:
-            raise self.keyed_user_error(exc, batch, v, self._key) from exc
-        self._records_in += len(batch)
-        if len(table) >= self.max_keys:
+        hash_reduce(self, self._table, batch, self._key, self._reduce)
+        if len(self._table) >= self.max_keys:
             self._flush()
 
     def _flush(self) -> None:
