@@ -22,30 +22,28 @@ def convert_join(
 ) -> tuple[RelNode, Scope]:
     side = (join.args.get("side") or "").upper()
     kind = (join.args.get("kind") or "").upper()
-    if kind == "CROSS" or (join.args.get("on") is None and not join.args.get("using")):
-        raise TableException(
-            f"Unsupported SQL construct{at(join)}: a join without an equality condition; expected JOIN … ON a = b"
-        )
+    if join.args.get("using"):
+        raise TableException(f"Unsupported SQL construct{at(join)}: JOIN … USING; expected JOIN … ON a = b")
+    on = join.args.get("on")
+    if on is None and side:
+        raise TableException(f"SQL parse failed{at(join)}: {side} JOIN expects an ON condition")
     join_kind = {"": "INNER", "LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}.get(side)
-    if join_kind is None:
-        raise TableException(f"Unsupported SQL construct{at(join)}: {side} JOIN")
+    if join_kind is None or kind not in ("", "CROSS", "INNER", "OUTER"):
+        raise TableException(f"Unsupported SQL construct{at(join)}: {side or kind} JOIN")
     scope = left_scope.join(right_scope)
-    condition = ExpressionConverter(scope).convert(join.args["on"])
     n_left = len(left.row_type)
     left_keys: list[int] = []
     right_keys: list[int] = []
     residual: list[RexNode] = []
-    for conjunct in _conjuncts(condition):
+    # CROSS JOIN and comma joins: no condition — a join keyed on the empty tuple (Flink's single exchange)
+    conjuncts = _conjuncts(ExpressionConverter(scope).convert(on)) if on is not None else []
+    for conjunct in conjuncts:
         pair = _equi_pair(conjunct, n_left)
         if pair is None:
             residual.append(conjunct)
         else:
             left_keys.append(pair[0])
             right_keys.append(pair[1] - n_left)
-    if not left_keys:
-        raise TableException(
-            f"Unsupported SQL construct{at(join)}: a join without an equality condition between its two inputs"
-        )
     rest: RexNode | None = None
     for conjunct in residual:
         rest = conjunct if rest is None else RexSpecial("AND", (rest, conjunct), conjunct.type)
