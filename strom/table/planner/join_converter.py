@@ -14,7 +14,7 @@ from strom.table.planner.scope import Scope
 from strom.table.planner.window_lineage import window_columns
 from strom.table.sql.parser import at
 
-__all__ = ["convert_join"]
+__all__ = ["convert_join", "physical_join"]
 
 
 def convert_join(
@@ -36,8 +36,8 @@ def convert_join(
     right_keys: list[int] = []
     residual: list[RexNode] = []
     # CROSS JOIN and comma joins: no condition — a join keyed on the empty tuple (Flink's single exchange)
-    conjuncts = _conjuncts(ExpressionConverter(scope).convert(on)) if on is not None else []
-    for conjunct in conjuncts:
+    on_conjuncts = _conjuncts(ExpressionConverter(scope).convert(on)) if on is not None else []
+    for conjunct in on_conjuncts:
         pair = _equi_pair(conjunct, n_left)
         if pair is None:
             residual.append(conjunct)
@@ -55,19 +55,28 @@ def convert_join(
     names = tuple(f.name for f in scope.fields)
     row_type = RowType(names, tuple(types))
     join_node = Join(row_type, left, right, join_kind, tuple(left_keys), tuple(right_keys), rest)
-    rel: RelNode = join_node
-    windowed = _window_join(left, right, join_kind, left_keys, right_keys, rest, row_type)
+    fields = [type(f)(f.qualifier, f.name, t) for f, t in zip(scope.fields, types, strict=True)]
+    return physical_join(join_node), Scope(fields)
+
+
+def physical_join(join: Join) -> RelNode:
+    """A window join, an interval join, or the regular join itself (Flink's physical join rules, in that order)."""
+    left, right, kind = join.left, join.right, join.kind
+    windowed = _window_join(
+        left, right, kind, list(join.left_keys), list(join.right_keys), join.condition, join.row_type
+    )
     if windowed is not None:
-        rel = windowed
-    elif join_kind in ("INNER", "LEFT", "RIGHT", "FULL") and is_insert_only(left) and is_insert_only(right):
-        rel = _interval_join(join_node) or rel
-    return rel, Scope([type(f)(f.qualifier, f.name, t) for f, t in zip(scope.fields, types, strict=True)])
+        return windowed
+    if kind in ("INNER", "LEFT", "RIGHT", "FULL") and is_insert_only(left) and is_insert_only(right):
+        return _interval_join(join) or join
+    return join
 
 
 def _interval_join(join: Join) -> RelNode | None:
     """Both rowtimes bounded against each other → an IntervalJoin (Flink's ``StreamPhysicalIntervalJoinRule``)."""
-    conjuncts = _conjuncts(join.condition) if join.condition is not None else []
-    bounds = extract_window_bounds(conjuncts, len(join.left.row_type))
+    bounds = extract_window_bounds(
+        _conjuncts(join.condition) if join.condition is not None else [], len(join.left.row_type)
+    )
     if bounds is None:
         return None
     rest: RexNode | None = None

@@ -68,6 +68,13 @@ QUERIES = {
     "cross": "SELECT id, w FROM l_fs CROSS JOIN r_fs",
     "comma": "SELECT id, w FROM l_fs, r_fs",
     "comma_where": "SELECT id, w FROM l_fs l, r_fs r WHERE l.id > r.k",
+    "comma_equi": "SELECT id, w FROM l_fs l, r_fs r WHERE l.k = r.k",
+    "comma_three": "SELECT l.id, r.w, m.v FROM l_fs l, r_fs r, l_fs m WHERE l.k = r.k AND m.id = l.id + 1 "
+    "AND r.w <> 'q' AND m.v > 'a'",
+    "comma_interval": "SELECT id, w FROM l_ev l, r_ev r WHERE l.k = r.k "
+    "AND l.ts BETWEEN r.ts - INTERVAL '5' SECOND AND r.ts + INTERVAL '5' SECOND",
+    "explain_comma_interval": "SELECT id, w FROM l_ev l, r_ev r WHERE l.k = r.k "
+    "AND l.ts BETWEEN r.ts - INTERVAL '5' SECOND AND r.ts + INTERVAL '5' SECOND",
     "non_equi": "SELECT id, w FROM l_fs l JOIN r_fs r ON l.id < r.k",
     "non_equi_left": "SELECT id, w FROM l_fs l LEFT JOIN r_fs r ON l.id < r.k",
     "non_equi_full": "SELECT id, r.k, w FROM l_fs l FULL JOIN r_fs r ON l.id < r.k",

@@ -66,6 +66,9 @@ NO_EQUALITY = [
     "cross",
     "comma",
     "comma_where",
+    "comma_equi",
+    "comma_three",
+    "comma_interval",
     "non_equi",
     "non_equi_left",
     "non_equi_full",
@@ -145,3 +148,15 @@ def _causes(error: BaseException) -> list[BaseException]:
         error = error.__cause__ or error.__context__  # type: ignore[assignment]
         found.append(error)
     return found
+
+
+def test_a_comma_join_with_rowtime_bounds_in_where_is_an_interval_join() -> None:
+    from strom.table.planner.logical import IntervalJoin
+
+    t_env = _env(1, batch=False)
+    plan = t_env.sql_query(QUERIES["comma_interval"])._plan
+    nodes = [plan]
+    while nodes and not isinstance(nodes[-1], IntervalJoin) and nodes[-1].inputs:
+        nodes.append(nodes[-1].inputs[0])
+    assert isinstance(nodes[-1], IntervalJoin)
+    assert "IntervalJoin" in (DATA / "fix_explain_comma_interval.txt").read_text()
