@@ -23,6 +23,8 @@ LE_CSV = "/tmp/strom-flink-fix-le.csv"
 LE_ROWS = [(1, 1, "2024-01-01 00:00:01"), (2, "null", "2024-01-01 00:00:02"), (3, 2, "2024-01-01 00:00:03")]
 RE_CSV = "/tmp/strom-flink-fix-re.csv"
 RE_ROWS = [(1, "x", "2024-01-01 00:00:02"), ("null", "y", "2024-01-01 00:00:03"), (2, "z", "2024-01-01 00:00:30")]
+RV_CSV = "/tmp/strom-flink-fix-rv.csv"
+RV_ROWS = [(1, "x", "2024-01-01 00:00:00"), ("null", "y", "2024-01-01 00:00:00"), (2, "z", "2024-01-01 00:00:00")]
 
 SETUP = [
     f"CREATE TABLE l_fs (id INT, k INT, v STRING) WITH ('connector' = 'filesystem', 'path' = '{L_CSV}', "
@@ -33,6 +35,10 @@ SETUP = [
     f"'connector' = 'filesystem', 'path' = '{LE_CSV}', 'format' = 'csv', 'csv.null-literal' = 'null')",
     f"CREATE TABLE r_ev (k INT, w STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ("
     f"'connector' = 'filesystem', 'path' = '{RE_CSV}', 'format' = 'csv', 'csv.null-literal' = 'null')",
+    f"CREATE TABLE r_ev0 (k INT, w STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ("
+    f"'connector' = 'filesystem', 'path' = '{RV_CSV}', 'format' = 'csv', 'csv.null-literal' = 'null')",
+    "CREATE TEMPORARY VIEW r_versions AS SELECT k, w, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k "
+    "ORDER BY ts DESC) AS rn FROM r_ev0) WHERE rn = 1",
 ]
 
 QUERIES = {
@@ -57,6 +63,8 @@ QUERIES = {
     "window_left_join_null": "SELECT l.id, r.w FROM (SELECT * FROM TABLE(TUMBLE(TABLE l_ev, DESCRIPTOR(ts), "
     "INTERVAL '10' SECOND))) l LEFT JOIN (SELECT * FROM TABLE(TUMBLE(TABLE r_ev, DESCRIPTOR(ts), "
     "INTERVAL '10' SECOND))) r ON l.window_start = r.window_start AND l.window_end = r.window_end AND l.k = r.k",
+    "temporal_null": "SELECT id, w FROM l_ev l JOIN r_versions FOR SYSTEM_TIME AS OF l.ts AS r ON l.k = r.k",
+    "temporal_left_null": "SELECT id, w FROM l_ev l LEFT JOIN r_versions FOR SYSTEM_TIME AS OF l.ts AS r ON l.k = r.k",
     "batch_join_left_null": "SELECT id, l.k, w FROM l_fs l LEFT JOIN r_fs r ON l.k = r.k",
     "batch_exists_null": "SELECT id FROM l_fs l WHERE EXISTS (SELECT * FROM r_fs r WHERE r.k = l.k)",
     "batch_scalar_count_null": "SELECT id, (SELECT COUNT(*) FROM r_fs r WHERE r.k = l.k) AS n FROM l_fs l",
@@ -90,7 +98,7 @@ MARK = "#### query "
 
 
 def write_files() -> None:
-    for path, rows in ((L_CSV, L_ROWS), (R_CSV, R_ROWS), (LE_CSV, LE_ROWS), (RE_CSV, RE_ROWS)):
+    for path, rows in ((L_CSV, L_ROWS), (R_CSV, R_ROWS), (LE_CSV, LE_ROWS), (RE_CSV, RE_ROWS), (RV_CSV, RV_ROWS)):
         with open(path, "w") as f:
             f.writelines(",".join(str(v) for v in row) + "\n" for row in rows)
 
