@@ -254,10 +254,9 @@ class Translator:
     def _intervaljoin(self, rel: IntervalJoin) -> DataStream[Any]:
         from strom.table.planner.codegen import compile_condition
         from strom.table.runtime.interval_join import interval_join
-        from strom.table.runtime.join_condition_with_null_filters import with_null_filters
+        from strom.table.runtime.join_condition_with_null_filters import join_null_filter
 
-        residual = _PairCondition(compile_condition(rel.condition)) if rel.condition is not None else None
-        condition = with_null_filters(rel, residual)
+        condition = _PairCondition(compile_condition(rel.condition)) if rel.condition is not None else None
         return interval_join(
             self.translate(rel.left),
             self.translate(rel.right),
@@ -269,6 +268,7 @@ class Translator:
             right_arity=len(rel.right.row_type),
             join_type=rel.kind,
             condition=condition,
+            filter_null_keys=bool(join_null_filter(rel)[0]),
         )
 
     def _temporaljoin(self, rel: TemporalJoin) -> DataStream[Any]:

@@ -187,3 +187,30 @@ def test_explain_prints_the_temporal_nodes_details() -> None:
         "MatchRecognize(partitionBy=[cur], orderBy=[ts ASC], measures=[first_id], rowsPerMatch=[ONE ROW PER MATCH], "
         "after=[SKIP TO FIRST B], pattern=[A B+ C??], within=[5000ms])"
     )
+
+
+@pytest.mark.parametrize("filter_null_keys", [True, False])
+def test_the_interval_join_skips_null_keys_when_told(filter_null_keys: bool) -> None:
+    from strom.table.runtime.interval_join import RowTimeIntervalJoin
+    from strom.table.runtime.window.table_stream_operator import RowKeySelector
+
+    op = RowTimeIntervalJoin(
+        RowKeySelector([0]),
+        RowKeySelector([0]),
+        lower_bound=-1_000,
+        upper_bound=1_000,
+        join_type="LEFT",
+        left_arity=2,
+        right_arity=2,
+        filter_null_keys=filter_null_keys,
+    )
+    h = _harness.TwoInputOperatorHarness(op).open()
+    h.process_element2(Row(None, "y"), 1_000)
+    h.process_element1(Row(None, 1), 1_000)
+    h.process_element1(Row(5, 2), 1_000)
+    h.process_element2(Row(5, "z"), 1_000)
+    h.process_watermark1(10_000)
+    h.process_watermark2(10_000)
+    rows = sorted((list(r) for r in h.records()), key=repr)
+    matched = [None, 1, None, "y"] if not filter_null_keys else [None, 1, None, None]
+    assert rows == sorted([matched, [5, 2, 5, "z"]], key=repr)
