@@ -9,7 +9,7 @@ from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.interval_join_util import extract_window_bounds
 from strom.table.planner.logical import IntervalJoin, Join, RelNode, RowType
-from strom.table.planner.rex import RexInputRef, RexNode, RexSpecial
+from strom.table.planner.rex import RexInputRef, RexLiteral, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
 from strom.table.planner.window_lineage import window_columns
 from strom.table.sql.parser import at
@@ -39,6 +39,8 @@ def convert_join(
     on_conjuncts = _conjuncts(ExpressionConverter(scope).convert(on)) if on is not None else []
     for conjunct in on_conjuncts:
         pair = _equi_pair(conjunct, n_left)
+        if isinstance(conjunct, RexLiteral) and conjunct.value is True:  # ON TRUE: no condition
+            continue
         if pair is None:
             residual.append(conjunct)
         else:

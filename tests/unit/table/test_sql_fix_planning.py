@@ -214,3 +214,18 @@ def test_the_interval_join_skips_null_keys_when_told(filter_null_keys: bool) -> 
     rows = sorted((list(r) for r in h.records()), key=repr)
     matched = [None, 1, None, "y"] if not filter_null_keys else [None, 1, None, None]
     assert rows == sorted([matched, [5, 2, 5, "z"]], key=repr)
+
+
+def test_on_true_is_a_join_without_condition_and_using_is_refused() -> None:
+    (join,) = _joins("SELECT id, w FROM l LEFT JOIN r ON TRUE")
+    assert join.kind == "LEFT" and join.left_keys == () and join.condition is None
+    with pytest.raises(Exception, match="JOIN … USING"):
+        _plan("SELECT id FROM l JOIN r USING (k)")
+
+
+def test_a_comma_joins_where_becomes_its_keys_and_filters() -> None:
+    plan = _plan("SELECT id, w FROM l, r WHERE l.k = r.k AND r.w <> 'q' AND l.id + r.k > 1")
+    (join,) = [n for n in _nodes(plan) if isinstance(n, Join)]
+    assert (join.left_keys, join.right_keys) == ((1,), (0,))
+    assert join.condition is not None  # l.id + r.k > 1 reads both sides
+    assert isinstance(join.right, Calc) and join.right.condition is not None  # r.w <> 'q' filters r
