@@ -50,7 +50,7 @@ def join_null_filter(join: Join | IntervalJoin | WindowJoin) -> tuple[tuple[int,
 def with_null_filters(
     join: IntervalJoin | WindowJoin, condition: Callable[[Any, Any], bool] | None
 ) -> Callable[[Any, Any], bool] | None:
-    """An interval / window join's ``condition(left, right)`` that also refuses NULL keys (unchanged when no key
-    column can be NULL)."""
+    """A window join's ``condition(left, right)`` that also refuses NULL keys (unchanged when no key column can be
+    NULL; the interval join skips NULL keys per row with ``filter_null_keys`` instead)."""
     left_keys, _ = join_null_filter(join)
     return JoinConditionWithNullFilters(condition, left_keys) if left_keys else condition
