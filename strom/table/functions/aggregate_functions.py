@@ -289,6 +289,10 @@ def resolve_aggregate(name: str, arg_types: Sequence[DataType], *, retracting: b
     if upper == "COUNT":
         function: AggregateFunctionImpl = Count() if arg_types else CountStar()
         return ResolvedAggregate(function, parse_type("BIGINT NOT NULL"))
+    if upper == "SINGLE_VALUE" and len(arg_types) == 1:  # a scalar subquery's value (planner-made, never parsed)
+        from strom.table.functions.single_value_agg_function import SingleValueAggFunction
+
+        return ResolvedAggregate(SingleValueAggFunction(getattr(name, "position", "")), arg_types[0].nullable())
     if len(arg_types) != 1:
         raise ValidationException(
             f"aggregate function {upper} expects 1 argument; got {len(arg_types)}; hint: {upper}(column)"

@@ -9,12 +9,12 @@ from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.interval_join_util import extract_window_bounds
 from strom.table.planner.logical import IntervalJoin, Join, RelNode, RowType
-from strom.table.planner.rex import RexInputRef, RexNode, RexSpecial
+from strom.table.planner.rex import RexInputRef, RexLiteral, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
 from strom.table.planner.window_lineage import window_columns
 from strom.table.sql.parser import at
 
-__all__ = ["convert_join"]
+__all__ = ["convert_join", "physical_join"]
 
 
 def convert_join(
@@ -22,30 +22,30 @@ def convert_join(
 ) -> tuple[RelNode, Scope]:
     side = (join.args.get("side") or "").upper()
     kind = (join.args.get("kind") or "").upper()
-    if kind == "CROSS" or (join.args.get("on") is None and not join.args.get("using")):
-        raise TableException(
-            f"Unsupported SQL construct{at(join)}: a join without an equality condition; expected JOIN … ON a = b"
-        )
+    if join.args.get("using"):
+        raise TableException(f"Unsupported SQL construct{at(join)}: JOIN … USING; expected JOIN … ON a = b")
+    on = join.args.get("on")
+    if on is None and side:
+        raise TableException(f"SQL parse failed{at(join)}: {side} JOIN expects an ON condition")
     join_kind = {"": "INNER", "LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}.get(side)
-    if join_kind is None:
-        raise TableException(f"Unsupported SQL construct{at(join)}: {side} JOIN")
+    if join_kind is None or kind not in ("", "CROSS", "INNER", "OUTER"):
+        raise TableException(f"Unsupported SQL construct{at(join)}: {side or kind} JOIN")
     scope = left_scope.join(right_scope)
-    condition = ExpressionConverter(scope).convert(join.args["on"])
     n_left = len(left.row_type)
     left_keys: list[int] = []
     right_keys: list[int] = []
     residual: list[RexNode] = []
-    for conjunct in _conjuncts(condition):
+    # CROSS JOIN and comma joins: no condition — a join keyed on the empty tuple (Flink's single exchange)
+    on_conjuncts = _conjuncts(ExpressionConverter(scope).convert(on)) if on is not None else []
+    for conjunct in on_conjuncts:
         pair = _equi_pair(conjunct, n_left)
+        if isinstance(conjunct, RexLiteral) and conjunct.value is True:  # ON TRUE: no condition
+            continue
         if pair is None:
             residual.append(conjunct)
         else:
             left_keys.append(pair[0])
             right_keys.append(pair[1] - n_left)
-    if not left_keys:
-        raise TableException(
-            f"Unsupported SQL construct{at(join)}: a join without an equality condition between its two inputs"
-        )
     rest: RexNode | None = None
     for conjunct in residual:
         rest = conjunct if rest is None else RexSpecial("AND", (rest, conjunct), conjunct.type)
@@ -57,19 +57,28 @@ def convert_join(
     names = tuple(f.name for f in scope.fields)
     row_type = RowType(names, tuple(types))
     join_node = Join(row_type, left, right, join_kind, tuple(left_keys), tuple(right_keys), rest)
-    rel: RelNode = join_node
-    windowed = _window_join(left, right, join_kind, left_keys, right_keys, rest, row_type)
+    fields = [type(f)(f.qualifier, f.name, t) for f, t in zip(scope.fields, types, strict=True)]
+    return physical_join(join_node), Scope(fields)
+
+
+def physical_join(join: Join) -> RelNode:
+    """A window join, an interval join, or the regular join itself (Flink's physical join rules, in that order)."""
+    left, right, kind = join.left, join.right, join.kind
+    windowed = _window_join(
+        left, right, kind, list(join.left_keys), list(join.right_keys), join.condition, join.row_type
+    )
     if windowed is not None:
-        rel = windowed
-    elif join_kind in ("INNER", "LEFT", "RIGHT", "FULL") and is_insert_only(left) and is_insert_only(right):
-        rel = _interval_join(join_node) or rel
-    return rel, Scope([type(f)(f.qualifier, f.name, t) for f, t in zip(scope.fields, types, strict=True)])
+        return windowed
+    if kind in ("INNER", "LEFT", "RIGHT", "FULL") and is_insert_only(left) and is_insert_only(right):
+        return _interval_join(join) or join
+    return join
 
 
 def _interval_join(join: Join) -> RelNode | None:
     """Both rowtimes bounded against each other → an IntervalJoin (Flink's ``StreamPhysicalIntervalJoinRule``)."""
-    conjuncts = _conjuncts(join.condition) if join.condition is not None else []
-    bounds = extract_window_bounds(conjuncts, len(join.left.row_type))
+    bounds = extract_window_bounds(
+        _conjuncts(join.condition) if join.condition is not None else [], len(join.left.row_type)
+    )
     if bounds is None:
         return None
     rest: RexNode | None = None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from strom.table.planner.rex import RexNode
-from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin
+from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin, explain_details
 from strom.table.types import DataType
 
 __all__ = [
@@ -152,7 +152,9 @@ class Union:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Join:
-    """A regular join: ``kind`` INNER/LEFT/RIGHT/FULL on equi-keys plus a residual condition over left ++ right."""
+    """A regular join: ``kind`` INNER/LEFT/RIGHT/FULL (SEMI/ANTI) on equi-keys plus a residual condition over
+    left ++ right. ``null_safe``: the keys compare NULL equal to NULL (``IS NOT DISTINCT FROM``, Flink's
+    ``filterNulls`` false: INTERSECT / EXCEPT); otherwise SQL's ``=``, a row with a NULL key matches nothing."""
 
     row_type: RowType
     left: RelNode
@@ -161,6 +163,7 @@ class Join:
     left_keys: tuple[int, ...]
     right_keys: tuple[int, ...]
     condition: RexNode | None = None
+    null_safe: bool = False
 
     @property
     def inputs(self) -> tuple[RelNode, ...]:
@@ -350,6 +353,8 @@ def explain(node: RelNode, indent: int = 0) -> str:
         )
     elif isinstance(node, Values):
         details.append(f"tuples={len(node.rows)}")
+    elif isinstance(node, TemporalJoin | LookupJoin | MatchRecognize):
+        details.extend(explain_details(node))
     elif isinstance(node, Sort):
         names = node.input.row_type.names
         keys = ", ".join(f"{names[c]} {'ASC' if a else 'DESC'}" for c, a in node.order_keys)

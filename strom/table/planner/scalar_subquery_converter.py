@@ -19,6 +19,7 @@ from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Join, RelNode, RowType
 from strom.table.planner.rex import RexInputRef
 from strom.table.planner.scope import Scope, ScopeField
+from strom.table.planner.single_value import single_value
 from strom.table.sql.parser import at
 
 __all__ = ["SCALAR", "exists_on_true", "not_in", "remove_scalar_subqueries"]
@@ -48,6 +49,7 @@ def remove_scalar_subqueries(
             outer = decorrelated[1] if decorrelated else []
             if not outer:
                 _one_column(right, sub, "a scalar subquery")
+                right = single_value(right, at(sub))
             converter = ExpressionConverter(scope)
             left_keys = tuple(_column_index(converter, column) for column in outer)
             name = f"{SCALAR}{len(scope.fields)}"

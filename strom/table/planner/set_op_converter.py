@@ -50,7 +50,7 @@ def convert_set_op(node: exp.SetOperation, left: RelNode, right: RelNode, types:
         raise TableException(f"Unsupported SQL construct{at(node)}: {kind}; expected UNION, INTERSECT or EXCEPT")
     if not all_rows:
         keys = tuple(range(len(row_type)))
-        join = Join(row_type, left, right, "SEMI" if kind == "INTERSECT" else "ANTI", keys, keys, None)
+        join = Join(row_type, left, right, "SEMI" if kind == "INTERSECT" else "ANTI", keys, keys, None, True)
         return distinct(join)
     return _set_op_all(row_type, left, right, kind == "INTERSECT")
 

@@ -17,6 +17,7 @@ from strom.table.errors import TableException, ValidationException
 from strom.table.planner.aggregate_converter import convert_aggregate, distinct, is_aggregate_call
 from strom.table.planner.correlate_converter import convert_lateral, convert_unnest
 from strom.table.planner.expression_converter import ExpressionConverter
+from strom.table.planner.filter_join_rule import push_filter_into_join
 from strom.table.planner.group_window_converter import convert_group_window, has_group_window
 from strom.table.planner.join_converter import convert_join
 from strom.table.planner.logical import Calc, RelNode, RowType, Union, Values
@@ -150,7 +151,9 @@ class SqlToRel:
                 raise ValidationException(
                     f"SQL validation failed{at(where.this)}: WHERE expects a BOOLEAN condition; got {condition.type}"
                 )
-            rel, condition = push_rank_limit(rel, condition)
+            rel, condition = push_filter_into_join(rel, condition)  # comma joins: WHERE equalities as keys
+            if condition is not None:
+                rel, condition = push_rank_limit(rel, condition)
             if condition is not None:
                 rel = Calc(rel.row_type, rel, None, condition)
         items = self.expand_stars(select.expressions, scope)

@@ -148,7 +148,8 @@ class Translator:
         fn = compile_calc(rel.projection, rel.condition)
         name = f"Calc(select=[{', '.join(rel.row_type.names)}])"
         calc = upstream.flat_map(fn).name(name) if rel.condition is not None else upstream.map(fn).name(name)
-        return calc.set_parallelism(1) if isinstance(rel.input, Sort) else calc  # keeps the sorted order
+        single = isinstance(rel.input, Sort) or (isinstance(rel.input, Join) and not rel.input.left_keys)
+        return calc.set_parallelism(1) if single else calc  # keeps the order of a sort's / a keyless join's rows
 
     def _aggregate(self, rel: Aggregate) -> DataStream[Any]:
         upstream = self.translate(rel.input)
@@ -163,13 +164,19 @@ class Translator:
 
     def _join(self, rel: Join) -> DataStream[Any]:
         from strom.table.planner.codegen import compile_condition
+        from strom.table.runtime.join_condition_with_null_filters import join_null_filter
         from strom.table.runtime.streaming_join import StreamingJoinFunction
 
         left = self.translate(rel.left).key_by(KeyByIndices(rel.left_keys))
         right = self.translate(rel.right).key_by(KeyByIndices(rel.right_keys))
         condition = compile_condition(rel.condition) if rel.condition is not None else None
-        function = StreamingJoinFunction(rel.kind, len(rel.left.row_type), len(rel.right.row_type), condition)
+        null_filter = join_null_filter(rel)
+        function = StreamingJoinFunction(
+            rel.kind, len(rel.left.row_type), len(rel.right.row_type), condition, null_filter
+        )
         joined: DataStream[Any] = left.connect(right).process(function)
+        if not rel.left_keys:  # Flink's single exchange: a join without keys runs in one subtask
+            joined = joined.set_parallelism(1)
         return joined.name(f"Join(joinType=[{rel.kind}])")
 
     def _windowtablefunction(self, rel: WindowTableFunction) -> DataStream[Any]:
@@ -226,9 +233,11 @@ class Translator:
 
     def _windowjoin(self, rel: WindowJoin) -> DataStream[Any]:
         from strom.table.planner.codegen import compile_condition
+        from strom.table.runtime.join_condition_with_null_filters import with_null_filters
         from strom.table.runtime.window.window_join import window_join
 
-        condition = _PairCondition(compile_condition(rel.condition)) if rel.condition is not None else None
+        residual = _PairCondition(compile_condition(rel.condition)) if rel.condition is not None else None
+        condition = with_null_filters(rel, residual)
         return window_join(
             self.translate(rel.left),
             self.translate(rel.right),
@@ -245,6 +254,7 @@ class Translator:
     def _intervaljoin(self, rel: IntervalJoin) -> DataStream[Any]:
         from strom.table.planner.codegen import compile_condition
         from strom.table.runtime.interval_join import interval_join
+        from strom.table.runtime.join_condition_with_null_filters import join_null_filter
 
         condition = _PairCondition(compile_condition(rel.condition)) if rel.condition is not None else None
         return interval_join(
@@ -258,6 +268,7 @@ class Translator:
             right_arity=len(rel.right.row_type),
             join_type=rel.kind,
             condition=condition,
+            filter_null_keys=bool(join_null_filter(rel)[0]),
         )
 
     def _temporaljoin(self, rel: TemporalJoin) -> DataStream[Any]:

@@ -64,6 +64,7 @@ class RowTimeIntervalJoin(TwoInputStreamOperator, TableStreamOperator):
         condition: Callable[[Any, Any], bool] | None = None,
         min_clean_up_interval: int = 0,
         field_names: Sequence[str] | None = None,
+        filter_null_keys: bool = False,
     ) -> None:
         TableStreamOperator.__init__(self, field_names=field_names)
         if join_type not in JOIN_TYPES or lower_bound > upper_bound:
@@ -79,6 +80,7 @@ class RowTimeIntervalJoin(TwoInputStreamOperator, TableStreamOperator):
         self.right_outer = join_type in ("RIGHT", "FULL")
         self.left_nulls, self.right_nulls = [None] * left_arity, [None] * right_arity
         self.condition = condition
+        self.filter_null_keys = filter_null_keys  # SQL's =: a key with a NULL joins nothing (Flink's filterNulls)
         self.min_clean_up_interval = max(0, min_clean_up_interval)
         self.delay = max(self.left_relative_size, self.right_relative_size)
         # Flink's approximations of how far each cache was cleaned (operator fields, not state)
@@ -144,7 +146,7 @@ class RowTimeIntervalJoin(TwoInputStreamOperator, TableStreamOperator):
                 self.right_expiration_time = expiration
             else:
                 self.left_expiration_time = expiration
-            entries: Cache | None = other_cache.get(key)
+            entries: Cache | None = None if self.filter_null_keys and None in key else other_cache.get(key)
             if entries:
                 emitted = self._join_cached(row, t, entries, low, high, expiration, is_left, other_outer)
                 if entries:
@@ -254,6 +256,7 @@ def interval_join(
     condition: Callable[[Any, Any], bool] | None = None,
     min_clean_up_interval: int = 0,
     field_names: Sequence[str] | None = None,
+    filter_null_keys: bool = False,
 ) -> DataStream[Any]:
     """``l JOIN r ON l.k = r.k AND l.ts BETWEEN r.ts + lower_bound AND r.ts + upper_bound`` (event time)."""
     sel1, sel2 = RowKeySelector(left_key_indices), RowKeySelector(right_key_indices)
@@ -268,6 +271,7 @@ def interval_join(
         condition=condition,
         min_clean_up_interval=min_clean_up_interval,
         field_names=field_names,
+        filter_null_keys=filter_null_keys,
     )
     keyed_right = right.key_by(sel2)
     return left.key_by(sel1)._two_input(

@@ -5,7 +5,8 @@ row is present and, for an outer side, how many rows of the other side it joins)
 operator exactly: an inner side passes its input's kind (``+I``/``+U`` for an accumulating row, ``-D``/``-U`` for a
 retraction); an outer side emits ``+I``/``-D``, pads with NULLs while nothing matches, and retracts the padded row
 (``-D[null, other]``) when the first match arrives — and re-emits it (``+I[null, other]``) when the last one goes.
-A residual non-equi condition decides which rows of the same key match.
+A residual non-equi condition decides which rows of the same key match; a NULL in a key compared with SQL's ``=``
+matches nothing (INTERSECT / EXCEPT compare NULLs equal).
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ _ACCUMULATE = (RowKind.INSERT, RowKind.UPDATE_AFTER)
 class StreamingJoinFunction(KeyedCoProcessFunction[Any, Row, Row, Row]):
     """``kind``: INNER, LEFT, RIGHT or FULL; ``condition(joined_row)`` the residual predicate (or None)."""
 
-    def __init__(self, kind: str, left_width: int, right_width: int, condition: Callable[[Row], bool] | None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        left_width: int,
+        right_width: int,
+        condition: Callable[[Row], bool] | None,
+        null_filter: tuple[tuple[int, ...], tuple[int, ...]] = ((), ()),
+    ) -> None:
         self.semi = kind in ("SEMI", "ANTI")
         self.anti = kind == "ANTI"
         self.left_outer = kind in ("LEFT", "FULL")
@@ -34,6 +42,9 @@ class StreamingJoinFunction(KeyedCoProcessFunction[Any, Row, Row, Row]):
         self.left_width = left_width
         self.right_width = right_width
         self.condition = condition
+        # the (left, right) key columns compared with SQL's ``=``: a row with a NULL there matches no row (Flink's
+        # ``JoinConditionWithNullFilters``); its outer side is padded as if nothing matched
+        self.left_null_filter, self.right_null_filter = null_filter
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.left_state = runtime_context.get_map_state(MapStateDescriptor("left-records"))
@@ -55,7 +66,10 @@ class StreamingJoinFunction(KeyedCoProcessFunction[Any, Row, Row, Row]):
     def _matches(
         self, record: tuple[Any, ...], other_state: Any, is_left: bool
     ) -> list[tuple[tuple[Any, ...], list[int]]]:
-        found = []
+        found: list[tuple[tuple[Any, ...], list[int]]] = []
+        for i in self.left_null_filter if is_left else self.right_null_filter:
+            if record[i] is None:
+                return found
         for other, counts in other_state.items():
             if self.condition is None or self.condition(self._joined(record, other, is_left, RowKind.INSERT)):
                 found.append((other, counts))
