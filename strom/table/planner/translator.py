@@ -200,6 +200,19 @@ class Translator:
                 gap=rel.window.params[0],
                 window_properties=rel.window_properties,
             )
+        if rel.window.group_window and rel.window.kind == "HOP" and rel.window.params[1] % rel.window.params[0]:
+            from strom.table.runtime.window.group_window_aggregate import sliding_window_aggregate
+
+            slide, size, offset = rel.window.params
+            return sliding_window_aggregate(
+                upstream,
+                key_indices=rel.group_keys,
+                aggs=aggs_handle_factory(rel)(),
+                size=size,
+                slide=slide,
+                offset=offset,
+                window_properties=rel.window_properties,
+            )
         return window_aggregate(
             upstream,
             key_indices=rel.group_keys,
