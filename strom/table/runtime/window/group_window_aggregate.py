@@ -36,7 +36,6 @@ from strom.table.runtime.window.table_stream_operator import (
     TableStreamOperator,
     WindowProperties,
     fast_key,
-    ns_pop,
 )
 from strom.table.runtime.window.time_window_util import TimeShift, window_start_with_offset
 from strom.table.runtime.window.window_aggregate import check_properties
@@ -137,13 +136,14 @@ class AggregateWindowOperator(TableStreamOperator):
         backend.current_key = key
         accumulate, retract, create = aggs.accumulate, aggs.retract, aggs.create_accumulators
         register, to_epoch = timers.register_event_time_timer, self.shift.to_epoch
-        stored = table.get(key)
-        panes: dict[int, list[Any]] = {} if stored is None else stored
+        stored = table.get(key)  # on RocksDB a write-through mapping handing out copies: changed panes are stored
+        touched: dict[int, list[Any]] = {}
         last: Any = None
         for row, (pane, ends) in rows:
-            accs = panes.get(pane)
+            accs = touched.get(pane)
             if accs is None:
-                panes[pane] = accs = create()
+                accs = None if stored is None else stored.get(pane)
+                touched[pane] = accs = create() if accs is None else accs
             kind = row._row_kind
             if kind is _INSERT or kind is _UPDATE_AFTER:
                 accumulate(accs, row)
@@ -153,7 +153,11 @@ class AggregateWindowOperator(TableStreamOperator):
                 last = ends
                 for end in ends:
                     register(end, to_epoch(end - 1))
-        table[key] = panes  # written through (a RocksDB table hands out copies)
+        if stored is None:
+            table[key] = touched
+        else:
+            for pane, accs in touched.items():
+                stored[pane] = accs
 
     def on_event_time(self, timer: InternalTimer) -> None:
         """Merge the window's panes (oldest first), emit unless empty, clear the panes it was the last window of."""
@@ -175,9 +179,12 @@ class AggregateWindowOperator(TableStreamOperator):
             for i in self._props:
                 values.append(props[i])
             self.emit(values, props[3])
+        last_window_end = self._last_window_end
         for pane in ends:
-            if self._last_window_end(pane) == window_end:
-                ns_pop(table, key, pane)
+            if last_window_end(pane) == window_end:
+                panes.pop(pane, None)
+        if not panes:
+            table.pop(key, None)
 
 
 def sliding_window_aggregate(
