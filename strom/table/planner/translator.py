@@ -144,9 +144,15 @@ class Translator:
         return self.env.from_collection(rows).name("Values")
 
     def _calc(self, rel: Calc) -> DataStream[Any]:
+        from strom.table.runtime.pandas_calc import pandas_calc, split_pandas_calc
+
         upstream = self.translate(push_partition_filter(rel))
-        fn = compile_calc(rel.projection, rel.condition)
         name = f"Calc(select=[{', '.join(rel.row_type.names)}])"
+        split = split_pandas_calc(rel.projection, rel.condition, len(rel.input.row_type))
+        if split is not None:  # pandas scalar functions: once per batch (Flink's PythonCalcSplitRule)
+            calc = pandas_calc(upstream, *split, name=name)
+            return calc.set_parallelism(1) if isinstance(rel.input, Sort) else calc
+        fn = compile_calc(rel.projection, rel.condition)
         calc = upstream.flat_map(fn).name(name) if rel.condition is not None else upstream.map(fn).name(name)
         return calc.set_parallelism(1) if isinstance(rel.input, Sort) else calc  # keeps the sorted order
 
