@@ -468,6 +468,8 @@ class WindowGroupedTable:
         items = [i.transform(window_column) for i in _named(tuple(items))]
         partition_by = ", ".join(k.sql(dialect=FlinkDialect) for k in self._keys)  # a Session's sessions: per key
         source = parse_statement(f"SELECT 1 FROM {self._window.table_function(_INPUT, partition_by)}").args["from_"]
+        for call in source.find_all(exp.Anonymous):  # a legacy group window: any size and slide (planner/translator)
+            call.meta["group_window"] = True
         select = exp.Select(expressions=items)
         select.set("from_", source)
         window = [exp.column("window_start", quoted=True), exp.column("window_end", quoted=True)]

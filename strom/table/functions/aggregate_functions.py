@@ -299,6 +299,10 @@ def resolve_aggregate(name: str, arg_types: Sequence[DataType], *, retracting: b
         )
     arg = arg_types[0]
     root = type_root(arg)
+    if root == "FLOAT" and upper in ("SUM", "SUM0", "AVG", "MIN", "MAX"):  # in Java float arithmetic
+        from strom.table.functions.float_aggregate_functions import resolve_float_aggregate
+
+        return resolve_float_aggregate(upper, arg, retracting=retracting)
     if upper in ("MIN", "MAX"):
         function = ExtremeWithRetract(upper == "MAX") if retracting else Extreme(upper == "MAX")
         return ResolvedAggregate(function, arg.nullable())

@@ -9,10 +9,10 @@ follow Flink's date-time arithmetic (months clamp to the month's last day).
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import decimal
 import math
-import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +31,7 @@ _R = LogicalTypeRoot
 _F = LogicalTypeFamily
 _BITS = {_R.TINYINT: 8, _R.SMALLINT: 16, _R.INTEGER: 32, _R.BIGINT: 64}
 _DECIMAL_CONTEXT = decimal.Context(prec=80, rounding=decimal.ROUND_HALF_UP)
+_c_float = ctypes.c_float
 
 
 def wrap_integer(root: LogicalTypeRoot) -> Callable[[int], int]:
@@ -47,11 +48,13 @@ def wrap_integer(root: LogicalTypeRoot) -> Callable[[int], int]:
 
 
 def float32(value: float) -> float:
-    """*value* rounded to a 32-bit float, as Java's ``float`` arithmetic gives."""
-    try:
-        return float(struct.unpack("f", struct.pack("f", value))[0])
-    except OverflowError:
-        return math.copysign(math.inf, value)
+    """*value* rounded to a 32-bit float, as Java's ``float`` arithmetic gives (beyond the range ``±Infinity``)."""
+    return _c_float(value).value
+
+
+def _operand(t: DataType) -> Callable[[Any], Any]:
+    """A numeric operand as a Python float: a FLOAT one rounded to 32 bits first (Java's ``float`` value)."""
+    return float32 if t.type_root is _R.FLOAT else float
 
 
 def decimal_rounder(t: DecimalType) -> Callable[[decimal.Decimal], decimal.Decimal | None]:
@@ -162,11 +165,11 @@ def numeric_arithmetic(op: str, left: DataType, right: DataType) -> tuple[DataTy
         fn, wrap = _INT_OPS[op], wrap_integer(root)
         return result, lambda a, b: wrap(fn(a, b))
     if root is _R.DOUBLE:
-        fn = _FLOAT_OPS[op]
-        return result, lambda a, b: fn(float(a), float(b))
+        fn, la, lb = _FLOAT_OPS[op], _operand(left), _operand(right)
+        return result, lambda a, b: fn(la(a), lb(b))
     if root is _R.FLOAT:
-        fn = _FLOAT_OPS[op]
-        return result, lambda a, b: float32(fn(float(a), float(b)))
+        fn, la, lb = _FLOAT_OPS[op], _operand(left), _operand(right)
+        return result, lambda a, b: float32(fn(la(a), lb(b)))
     assert isinstance(result, DecimalType)
     fn, rnd = _DECIMAL_OPS[op], decimal_rounder(result)
     la, lb = _to_decimal(left), _to_decimal(right)

@@ -170,7 +170,7 @@ def _window_table_function(
         (*rel.row_type.names, *_HIDDEN.values()),
         (*rel.row_type.types, window_type, window_type, time.type.not_null()),
     )
-    return WindowTableFunction(row_type, rel, name, params, time.index, partition)
+    return WindowTableFunction(row_type, rel, name, params, time.index, partition, group_window=True)
 
 
 def _millis(node: exp.Expr) -> int:

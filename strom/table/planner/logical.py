@@ -227,6 +227,7 @@ class WindowTableFunction(SingleRel):
     params: tuple[int, ...]  # milliseconds: (size,) / (slide, size) / (step, size), then the offset; SESSION: (gap,)
     rowtime_index: int
     partition_keys: tuple[int, ...] = ()  # SESSION's PARTITION BY columns of the input
+    group_window: bool = False  # a legacy group window (GROUP BY HOP(...), Table API Slide): any size and slide
 
     def assigner(self) -> Any:
         from strom.table.runtime.window.slice_assigners import (

@@ -144,9 +144,15 @@ class Translator:
         return self.env.from_collection(rows).name("Values")
 
     def _calc(self, rel: Calc) -> DataStream[Any]:
+        from strom.table.runtime.pandas_calc import pandas_calc, split_pandas_calc
+
         upstream = self.translate(push_partition_filter(rel))
-        fn = compile_calc(rel.projection, rel.condition)
         name = f"Calc(select=[{', '.join(rel.row_type.names)}])"
+        split = split_pandas_calc(rel.projection, rel.condition, len(rel.input.row_type))
+        if split is not None:  # pandas scalar functions: once per batch (Flink's PythonCalcSplitRule)
+            calc = pandas_calc(upstream, *split, name=name)
+            return calc.set_parallelism(1) if isinstance(rel.input, Sort) else calc
+        fn = compile_calc(rel.projection, rel.condition)
         calc = upstream.flat_map(fn).name(name) if rel.condition is not None else upstream.map(fn).name(name)
         single = isinstance(rel.input, Sort) or (isinstance(rel.input, Join) and not rel.input.left_keys)
         return calc.set_parallelism(1) if single else calc  # keeps the order of a sort's / a keyless join's rows
@@ -205,6 +211,19 @@ class Translator:
                 key_indices=rel.group_keys,
                 aggs=aggs_handle_factory(rel)(),
                 gap=rel.window.params[0],
+                window_properties=rel.window_properties,
+            )
+        if rel.window.group_window and rel.window.kind == "HOP" and rel.window.params[1] % rel.window.params[0]:
+            from strom.table.runtime.window.group_window_aggregate import sliding_window_aggregate
+
+            slide, size, offset = rel.window.params
+            return sliding_window_aggregate(
+                upstream,
+                key_indices=rel.group_keys,
+                aggs=aggs_handle_factory(rel)(),
+                size=size,
+                slide=slide,
+                offset=offset,
                 window_properties=rel.window_properties,
             )
         return window_aggregate(

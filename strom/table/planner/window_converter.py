@@ -97,7 +97,8 @@ def convert_window_tvf(node: exp.Table, table_of: Any) -> WindowTableFunction:
     row_type = RowType(
         (*source.row_type.names, *WINDOW_COLUMNS), (*source.row_type.types, window_type, window_type, time_type)
     )
-    return WindowTableFunction(row_type, source, name, params, index, keys)
+    group_window = bool(call.meta.get("group_window"))  # the Table API's Slide (Flink's legacy group window)
+    return WindowTableFunction(row_type, source, name, params, index, keys, group_window=group_window)
 
 
 def _column_index(source: RelNode, column: exp.Expr) -> int:

@@ -10,10 +10,12 @@ generated (those keep the generic path); the results are the generic path's exac
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from strom.table.functions.aggregate_functions import Avg, Count, CountStar, Sum
+from strom.table.functions.float_aggregate_functions import FloatAvg, FloatSum
 
 if TYPE_CHECKING:
     from strom.api.row import Row
@@ -44,6 +46,13 @@ def _statement(i: int, call: AggCall, sign: str, namespace: dict[str, Any]) -> s
             f"    if (x := v[{call.args[0]}]) is not None:\n"
             f"        a = accs[{i}]\n        accs[{i}] = (a[0] {sign} x, a[1] {sign} 1)"
         )
+    if (kind is FloatSum or kind is FloatAvg) and len(call.args) == 1:  # Java floats: SUM rounds each step
+        namespace["_c_float"] = ctypes.c_float
+        total = f"a[0] {sign} _c_float(x).value"
+        return (
+            f"    if (x := v[{call.args[0]}]) is not None:\n        a = accs[{i}]\n"
+            f"        accs[{i}] = ({f'_c_float({total}).value' if kind is FloatSum else total}, a[1] {sign} 1)"
+        )
     name = f"_f{i}"
     namespace[name] = getattr(function, method)
     return f"    accs[{i}] = {name}(accs[{i}], {_argument(call.args)})"
@@ -68,7 +77,7 @@ def _value(i: int, call: AggCall, namespace: dict[str, Any]) -> str:
     kind = type(call.function)
     if kind is CountStar or kind is Count:
         return f"accs[{i}]"
-    if kind is Sum:
+    if kind is Sum or kind is FloatSum:
         return f"(a[0] if (a := accs[{i}])[1] > 0 else None)"
     name = f"_g{i}"
     namespace[name] = call.function.get_value

@@ -96,6 +96,7 @@ COMPARISONS: dict[str, Callable[[str], object]] = {
     "pandas_pandas_udaf": _unordered,
     "windowing_over_window": _exact,
     "windowing_session_window": _unordered,
+    "windowing_sliding_window": _unordered,
     "windowing_tumble_window": _unordered,
     "async_async_scalar_function": _shape("async_async_scalar_function"),
 }
@@ -126,15 +127,10 @@ def _check(name: str, done: subprocess.CompletedProcess[str]) -> None:
     assert compare(done.stdout) == compare((FACTS / f"{name}.txt").read_text()), done.stdout
 
 
-# recorded, not run yet: sliding_window.py's Slide of 5 s every 2 s is no slicing window (Flink plans its legacy
-# group-window operator; strom's window TVF planner needs the size a multiple of the slide: docs/sql.md)
-NOT_YET = {"windowing_sliding_window"}
-
-
 def test_every_example_has_pyflinks_output_recorded() -> None:
     programs = {p.stem for p in PROGRAMS.glob("*.py")}
     assert {p.stem for p in FACTS.glob("*.txt")} == programs
-    assert set(COMPARISONS) | NOT_YET | {"streaming_word_count"} == programs
+    assert set(COMPARISONS) | {"streaming_word_count"} == programs
 
 
 @pytest.mark.timeout(300)
