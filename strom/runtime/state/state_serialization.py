@@ -11,7 +11,11 @@ import cloudpickle
 
 from strom.exceptions import SerializationError
 
-__all__ = ["dump_state", "load_state"]
+__all__ = ["KEYED_STATE_FORMAT_VERSION", "dump_state", "load_state"]
+
+#: the canonical keyed-state format of a key group (what the heap backend snapshots, and RocksDB savepoints):
+#: version 2 places keys by Flink's hash
+KEYED_STATE_FORMAT_VERSION = 2
 
 _MISSING: Any = object()
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from strom.table.functions.aggregate_functions import (
+from strom.table.functions.aggfunctions import (
     AggregateFunctionImpl,
     Avg,
     Extreme,

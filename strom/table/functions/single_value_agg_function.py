@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from strom.table.errors import TableRuntimeException
-from strom.table.functions.aggregate_functions import AggregateFunctionImpl
+from strom.table.functions.aggfunctions import AggregateFunctionImpl
 
 __all__ = ["SINGLE_VALUE", "SingleValueAggFunction", "SingleValueName"]
 

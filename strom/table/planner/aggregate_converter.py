@@ -7,7 +7,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from strom.table.errors import TableException, ValidationException
-from strom.table.functions.aggregate_functions import AGGREGATE_FUNCTIONS, UserAggregateName, resolve_aggregate
+from strom.table.functions.aggfunctions import UserAggregateName
+from strom.table.functions.aggregate_functions import AGGREGATE_FUNCTIONS, resolve_aggregate
 from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Aggregate, AggregateCall, Calc, RelNode, RowType

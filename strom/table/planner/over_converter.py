@@ -12,7 +12,8 @@ import datetime
 from sqlglot import exp
 
 from strom.table.errors import TableException, ValidationException
-from strom.table.functions.aggregate_functions import UserAggregateName, resolve_aggregate
+from strom.table.functions.aggfunctions import UserAggregateName
+from strom.table.functions.aggregate_functions import resolve_aggregate
 from strom.table.planner.aggregate_converter import aggregate_name
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import AggregateCall, Calc, OverAggregate, RelNode, RowType

@@ -14,7 +14,7 @@ import ctypes
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from strom.table.functions.aggregate_functions import Avg, Count, CountStar, Sum
+from strom.table.functions.aggfunctions import Avg, Count, CountStar, Sum
 from strom.table.functions.float_aggregate_functions import FloatAvg, FloatSum
 
 if TYPE_CHECKING:

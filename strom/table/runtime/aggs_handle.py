@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from strom.api.row import Row
-from strom.table.functions.aggregate_functions import AggregateFunctionImpl
+from strom.table.functions.aggfunctions import AggregateFunctionImpl
 from strom.table.runtime.agg_handler_code_generator import generate_accumulate, generate_get_value
 
 __all__ = ["AggCall", "AggsHandle", "GeneratedAggsHandle"]

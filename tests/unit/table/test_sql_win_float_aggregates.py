@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from strom.api.row import Row
-from strom.table.functions.aggregate_functions import Avg, Extreme, Sum, resolve_aggregate
+from strom.table.functions.aggfunctions import Avg, Extreme, Sum
+from strom.table.functions.aggregate_functions import resolve_aggregate
 from strom.table.functions.arithmetic import float32, numeric_arithmetic
 from strom.table.functions.cast_to_string import format_float
 from strom.table.functions.float_aggregate_functions import (

@@ -11,7 +11,8 @@ import pytest
 from strom.api.row import Row
 from strom.table import DataTypes
 from strom.table.errors import ValidationException
-from strom.table.functions.aggregate_functions import UserAggregateName, resolve_aggregate
+from strom.table.functions.aggfunctions import UserAggregateName
+from strom.table.functions.aggregate_functions import resolve_aggregate
 from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
 from strom.table.udf import AggregateFunction, aggregate_function, register, udaf
 

@@ -46,7 +46,7 @@ from strom.runtime.state.rocksdb.rocksdb_native_key_groups import Section, encod
 from strom.runtime.state.rocksdb.rocksdb_stored_forms import iter_entries, iter_stored
 from strom.runtime.state.rocksdb.rocksdb_value_serializer import ValueCodec
 from strom.runtime.state.rocksdb.rocksdb_write_cache import NAMESPACED
-from strom.runtime.state.state_serialization import dump_state
+from strom.runtime.state.state_serialization import KEYED_STATE_FORMAT_VERSION, dump_state
 from strom.runtime.state.ttl import TtlPolicy
 
 __all__ = [
@@ -60,8 +60,8 @@ __all__ = [
     "write_native_key_groups",
 ]
 
-#: the canonical format (``heap_keyed_state_backend``): 2 places keys by Flink's hash
-FORMAT_VERSION = 2
+#: the canonical format (``heap_keyed_state_backend``)
+FORMAT_VERSION = KEYED_STATE_FORMAT_VERSION
 
 _KEY_GROUP = itemgetter(0)
 _TTL_STAMP = struct.Struct(">q")

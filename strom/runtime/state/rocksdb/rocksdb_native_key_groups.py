@@ -38,7 +38,7 @@ from strom.runtime.state.rocksdb.rocksdb_priority_queue_set_factory import (
     canonical_timers,
     timer_table,
 )
-from strom.runtime.state.state_serialization import load_state
+from strom.runtime.state.state_serialization import KEYED_STATE_FORMAT_VERSION, load_state
 
 __all__ = [
     "MAGIC",
@@ -128,7 +128,6 @@ def decode_key_group(blob: bytes, what: str = "keyed state") -> tuple[dict[str, 
 def canonical_payload(blob: bytes, what: str = "keyed state") -> dict[str, Any]:
     """The canonical form (``{"version": 2, "meta": ..., "states": {name: (flat, namespaced)}}``, what the heap
     backend snapshots) of one key group in this format: every entry decoded, timer queues as the timer tables."""
-    from strom.runtime.state.rocksdb.rocksdb_full_snapshot_strategy import FORMAT_VERSION
     from strom.runtime.state.rocksdb.rocksdb_stored_forms import iter_stored
     from strom.runtime.state.rocksdb.rocksdb_value_serializer import value_codec
 
@@ -150,7 +149,7 @@ def canonical_payload(blob: bytes, what: str = "keyed state") -> dict[str, Any]:
                 namespaced.setdefault(key, {})[ns] = stored
         if flat or namespaced:
             states[name] = (flat, namespaced)
-    return {"version": FORMAT_VERSION, "meta": meta, "states": states}
+    return {"version": KEYED_STATE_FORMAT_VERSION, "meta": meta, "states": states}
 
 
 def load_key_group(blob: bytes, what: str) -> Any:
