@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -79,20 +80,8 @@ def _decorrelate(sub: exp.Subquery) -> tuple[exp.Select, list[exp.Expr], bool] |
     select = sub.this
     if not isinstance(select, exp.Select):
         return None
-    inner_names = {t.alias_or_name for t in select.find_all(exp.Table)}
-    where = select.args.get("where")
-    conjuncts = (list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]) if where else []
-    inner_columns: list[exp.Expr] = []
-    outer_columns: list[exp.Expr] = []
-    kept: list[exp.Expr] = []
-    for conjunct in conjuncts:
-        pair = _correlation(conjunct, inner_names)
-        if pair is None:
-            kept.append(conjunct)
-        else:
-            inner_columns.append(pair[0])
-            outer_columns.append(pair[1])
-    if not outer_columns:
+    correlation = split_correlation(select)
+    if not correlation.outer_columns:
         return None
     items = select.expressions
     item = items[0].this if len(items) == 1 and isinstance(items[0], exp.Alias) else (items[0] if items else None)
@@ -101,15 +90,45 @@ def _decorrelate(sub: exp.Subquery) -> tuple[exp.Select, list[exp.Expr], bool] |
             f"Unsupported SQL construct{at(sub)}: a correlated scalar subquery; expected "
             "(SELECT agg(…) FROM … WHERE inner.col = outer.col [AND …]) without GROUP BY"
         )
-    inner = select.copy()
-    keys = [c.copy() for c in inner_columns]
+    inner = correlation.inner_query(select)
+    keys = [c.copy() for c in correlation.inner_columns]
     inner.set("expressions", [*keys, item.copy()])
-    remaining: exp.Expr | None = None
-    for c in kept:
-        remaining = c.copy() if remaining is None else exp.And(this=remaining, expression=c.copy())
-    inner.set("where", exp.Where(this=remaining) if remaining is not None else None)
     inner.set("group", exp.Group(expressions=[k.copy() for k in keys]))
-    return inner, outer_columns, isinstance(item, exp.Count)
+    return inner, correlation.outer_columns, isinstance(item, exp.Count)
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """A subquery's WHERE split into its correlations ``inner.c = outer.c`` and the conjuncts left (``kept``)."""
+
+    inner_columns: list[exp.Expr]
+    outer_columns: list[exp.Expr]
+    kept: list[exp.Expr]
+
+    def inner_query(self, select: exp.Select) -> exp.Select:
+        """A copy of ``select`` whose WHERE keeps only the uncorrelated conjuncts."""
+        inner = select.copy()
+        remaining: exp.Expr | None = None
+        for c in self.kept:
+            remaining = c.copy() if remaining is None else exp.And(this=remaining, expression=c.copy())
+        inner.set("where", exp.Where(this=remaining) if remaining is not None else None)
+        return inner
+
+
+def split_correlation(select: exp.Select) -> Correlation:
+    """The correlations of a subquery's WHERE (Calcite's decorrelation of ``inner.c = outer.c`` conjuncts)."""
+    inner_names = {t.alias_or_name for t in select.find_all(exp.Table)}
+    where = select.args.get("where")
+    conjuncts = (list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]) if where else []
+    correlation = Correlation([], [], [])
+    for conjunct in conjuncts:
+        pair = _correlation(conjunct, inner_names)
+        if pair is None:
+            correlation.kept.append(conjunct)
+        else:
+            correlation.inner_columns.append(pair[0])
+            correlation.outer_columns.append(pair[1])
+    return correlation
 
 
 def _correlation(conjunct: exp.Expr, inner_names: set[str]) -> tuple[exp.Expr, exp.Expr] | None:

@@ -11,7 +11,7 @@ from strom.table.errors import TableException
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Join, RelNode
 from strom.table.planner.rex import RexInputRef
-from strom.table.planner.scalar_subquery_converter import exists_on_true, not_in
+from strom.table.planner.scalar_subquery_converter import exists_on_true, not_in, split_correlation
 from strom.table.planner.scope import Scope
 from strom.table.sql.parser import at
 
@@ -56,47 +56,17 @@ def _exists(rel: RelNode, scope: Scope, node: exp.Exists, convert: Converter, ki
     select = node.this
     if not isinstance(select, exp.Select):
         raise TableException(f"Unsupported SQL construct{at(node)}: EXISTS expects a SELECT")
-    inner_names = {t.alias_or_name for t in select.find_all(exp.Table)}
-    where = select.args.get("where")
-    conjuncts = (list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]) if where else []
-    outer_columns: list[exp.Expr] = []
-    inner_columns: list[exp.Expr] = []
-    kept: list[exp.Expr] = []
-    for conjunct in conjuncts:
-        pair = _correlation(conjunct, inner_names)
-        if pair is None:
-            kept.append(conjunct)
-        else:
-            inner_columns.append(pair[0])
-            outer_columns.append(pair[1])
-    if not outer_columns:
+    correlation = split_correlation(select)
+    if not correlation.outer_columns:
         return exists_on_true(rel, select, convert, kind)
-    inner = select.copy()
-    inner.set("expressions", [c.copy() for c in inner_columns])
-    remaining: exp.Expr | None = None
-    for c in kept:
-        remaining = c.copy() if remaining is None else exp.And(this=remaining, expression=c.copy())
-    inner.set("where", exp.Where(this=remaining) if remaining is not None else None)
+    inner = correlation.inner_query(select)
+    inner.set("expressions", [c.copy() for c in correlation.inner_columns])
     right = convert(inner)
     converter = ExpressionConverter(scope)
     left_keys = []
-    for column in outer_columns:
+    for column in correlation.outer_columns:
         ref = converter.convert(column)
         if not isinstance(ref, RexInputRef):
             raise TableException(f"Unsupported SQL construct{at(column)}: a correlated expression; expected a column")
         left_keys.append(ref.index)
     return Join(rel.row_type, rel, right, kind, tuple(left_keys), tuple(range(len(left_keys))), None)
-
-
-def _correlation(conjunct: exp.Expr, inner_names: set[str]) -> tuple[exp.Expr, exp.Expr] | None:
-    """``inner.col = outer.col`` (either order): (inner column, outer column), else None."""
-    if not isinstance(conjunct, exp.EQ):
-        return None
-    a, b = conjunct.this, conjunct.expression
-    if not (isinstance(a, exp.Column) and isinstance(b, exp.Column)):
-        return None
-    a_outer = bool(a.table) and a.table not in inner_names
-    b_outer = bool(b.table) and b.table not in inner_names
-    if a_outer == b_outer:
-        return None
-    return (b, a) if a_outer else (a, b)
