@@ -7,10 +7,16 @@ record) and ``KafkaRecordDeserializationSchema`` (the value of each incoming rec
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable
 from typing import Any
 
-from strom.api.serialization_schema import DeserializationSchema, SerializationSchema
+from strom.api.serialization_schema import (
+    ByteArraySchema,
+    DeserializationSchema,
+    SerializationSchema,
+    SimpleStringSchema,
+)
 from strom.exceptions import InvalidProgramError
 
 #: a record to produce: topic, value (None: a tombstone), key, partition (-1: the producer's partitioner),
@@ -22,6 +28,7 @@ __all__ = [
     "KafkaRecordSerializationSchema",
     "KafkaRecordSerializationSchemaBuilder",
     "ProducerRecord",
+    "serializer_of_batches",
 ]
 
 
@@ -130,6 +137,17 @@ class KafkaRecordSerializationSchema:
                     "hint: set_value_serialization_schema(SimpleStringSchema())"
                 )
             return KafkaRecordSerializationSchema(self._topic, self._selector, self._value, self._key)
+
+
+def serializer_of_batches(schema: SerializationSchema) -> Callable[[list[Any]], list[bytes]]:
+    """The serialized values of a batch of elements, as ``schema.serialize`` makes them: in C for the byte schemas
+    (UTF-8 ``str(element)``, ``bytes(element)``), else ``serialize`` per element (``map``, no frame of ours)."""
+    if type(schema) is SimpleStringSchema and codecs.lookup(schema.charset).name == "utf-8":
+        return lambda elements: list(map(str.encode, map(str, elements)))
+    if type(schema) is ByteArraySchema:
+        return lambda elements: list(map(bytes, elements))
+    serialize = schema.serialize
+    return lambda elements: list(map(serialize, elements))
 
 
 #: PyFlink's name of the builder

@@ -25,7 +25,11 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import repeat
+from operator import length_hint
 from typing import Any
 
 from strom.api.sink import (
@@ -38,7 +42,11 @@ from strom.api.sink import (
 )
 from strom.connectors.kafka.client import client_config, confluent_kafka_module, list_topics, request_timeout_s
 from strom.connectors.kafka.protocol import end_txn
-from strom.connectors.kafka.serialization import KafkaRecordSerializationSchema, ProducerRecord
+from strom.connectors.kafka.serialization import (
+    KafkaRecordSerializationSchema,
+    ProducerRecord,
+    serializer_of_batches,
+)
 from strom.connectors.redis.sink import DeliveryGuarantee
 from strom.exceptions import ConnectorError, InvalidProgramError
 
@@ -137,6 +145,10 @@ class KafkaWriter(PrecommittingSinkWriter[Any, KafkaCommittable]):
         self.errors: list[str] = []
         self.timeout_s = request_timeout_s(sink.properties)
         self.producer: Any = None
+        serializer = sink.serializer
+        self.serialize_values = serializer_of_batches(serializer.value_schema)
+        key_schema = serializer.key_schema
+        self.serialize_keys = None if key_schema is None else serializer_of_batches(key_schema)
 
     def _config(self) -> dict[str, Any]:
         config = client_config(self.sink.properties)
@@ -153,25 +165,15 @@ class KafkaWriter(PrecommittingSinkWriter[Any, KafkaCommittable]):
 
     def write_batch(self, elements: list[Any]) -> None:
         producer = self.producer or self._open()
-        produce = producer.produce
         schema = self.sink.serializer
         if schema.writes_records:  # a table sink's records: partition, timestamp, headers, tombstones
             self._write_records(producer, schema.serialize_records(elements, self))
             return
-        serialize = schema.value_schema.serialize
-        key_schema = schema.key_schema
-        topic = schema.topic
+        values = self.serialize_values(elements)
+        keys = None if self.serialize_keys is None else self.serialize_keys(elements)
         selector = schema.topic_selector
-        for element in elements:
-            value = serialize(element)
-            key = key_schema.serialize(element) if key_schema is not None else None
-            where = topic if selector is None else str(selector(element))
-            while True:
-                try:
-                    produce(where, value, key)
-                    break
-                except BufferError:  # the producer's queue is full: wait for deliveries (backpressure)
-                    producer.poll(0.05)
+        topics = None if selector is None else list(map(str, map(selector, elements)))
+        produce_all(producer, schema.topic, values, keys, topics)
         producer.poll(0)
         if self.errors:
             self._raise_delivery_errors()
@@ -309,6 +311,34 @@ class TransactionalKafkaWriter(KafkaWriter, StatefulSinkWriter[Any, tuple[int, i
                 producer.abort_transaction(1.0)
             except Exception as exc:  # the next attempt's init_transactions aborts it anyway
                 log.debug("abort on close failed: %r", exc)
+
+
+def produce_all(
+    producer: Any, topic: str | None, values: list[bytes], keys: list[bytes] | None, topics: list[str] | None
+) -> None:
+    """Produces ``values[i]`` (keyed ``keys[i]``) to ``topics[i]``, or all to ``topic``, with no Python frame per
+    record: ``map`` over ``produce`` drained by a zero-length deque. A full queue (``BufferError``) stops the ``map``
+    at record ``k`` (every column's iterator is past it): ``k`` is retried while polling for deliveries
+    (backpressure), then the ``map`` goes on from ``k + 1``."""
+    produce = producer.produce
+    value_it = iter(values)
+    columns: list[Iterator[Any]] = [repeat(topic) if topics is None else iter(topics), value_it]
+    if keys is not None:
+        columns.append(iter(keys))
+    while True:
+        try:
+            deque(map(produce, *columns), 0)
+            return
+        except BufferError:
+            k = len(values) - length_hint(value_it) - 1
+            record = [topic if topics is None else topics[k], values[k]] + ([] if keys is None else [keys[k]])
+            while True:
+                producer.poll(0.05)
+                try:
+                    produce(*record)
+                    break
+                except BufferError:
+                    continue
 
 
 def _forget(tid: str) -> None:
