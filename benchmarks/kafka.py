@@ -116,7 +116,8 @@ def _stamp() -> dict[str, int]:
     return {"t": time.monotonic_ns(), "cpu": time.process_time_ns()}
 
 
-#: --profile: cProfile of the task thread from the first batch to the close, dumped into the run's directory
+#: --profile: cProfile (in the thread's CPU time) of the task thread from the first batch to the close, dumped into the
+#: run's directory
 PROFILE = {"on": False}
 
 
@@ -125,7 +126,7 @@ def _start_profile(profile: bool) -> Any:
         return None
     import cProfile
 
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(time.thread_time)  # CPU, not wall: the machine may be shared
     profiler.enable()
     return profiler
 

@@ -119,7 +119,9 @@ class KafkaSourceReader(SourceReader[Any]):
         schema = source.deserializer.value_schema
         self.deserialize = schema.deserialize
         self.deserialize_all = _deserializer_of_batches(schema)
-        self._message: Any = confluent_kafka_module().Message
+        kafka = confluent_kafka_module()
+        self._message: Any = kafka.Message
+        self._topic_partition: Any = kafka.TopicPartition
         #: a schema of whole records (a table source's key, value and metadata) reads the messages themselves
         self.deserialize_records = (
             source.deserializer.deserialize_records if source.deserializer.reads_records else None
@@ -231,8 +233,7 @@ class KafkaSourceReader(SourceReader[Any]):
     def _within_stops(self, consumer: Any, messages: list[Any]) -> list[Any]:
         """Bounded splits: the records before their stopping offsets; a split whose consumer position reached its
         stopping offset ends (a transaction's control record may hold that offset, so no record need have it)."""
-        from confluent_kafka import TopicPartition
-
+        TopicPartition = self._topic_partition  # confluent-kafka's class, looked up once per reader
         stops = self.stops
         positions = consumer.position([TopicPartition(t, p) for (t, p) in stops])
         if any(tp.offset > stops[(tp.topic, tp.partition)] for tp in positions):  # this batch went past a stop
