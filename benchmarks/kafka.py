@@ -128,13 +128,35 @@ def _start_profile(profile: bool) -> Any:
 
     profiler = cProfile.Profile(time.thread_time)  # CPU, not wall: the machine may be shared
     profiler.enable()
-    return profiler
+    return profiler, _thread_cpu()
 
 
-def _dump_profile(profiler: Any, out_dir: str, role: str) -> None:
-    if profiler is not None:
+def _thread_cpu() -> dict[str, float]:
+    """CPU seconds of this process's living threads since they started (Linux ``/proc``), by Python thread name;
+    threads Python does not know (librdkafka's) are added up as ``native``."""
+    import threading
+
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    ticks = os.sysconf("SC_CLK_TCK")
+    by_name: dict[str, float] = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = names.get(int(tid), "native")
+        by_name[name] = by_name.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+    return by_name
+
+
+def _dump_profile(started: Any, out_dir: str, role: str) -> None:
+    """Before the reader's or writer's close: the profile, and the CPU of the threads still alive since it started."""
+    if started is not None:
+        profiler, before = started
         profiler.disable()
         profiler.dump_stats(os.path.join(out_dir, f"{role}-{os.getpid()}-{time.monotonic_ns()}.prof"))
+        cpu = {name: s - before.get(name, 0.0) for name, s in _thread_cpu().items()}
+        write_part(out_dir, "threads", {"cpu_s": cpu})
 
 
 def _print_profiles(out_dir: str, title: str) -> None:
@@ -144,6 +166,9 @@ def _print_profiles(out_dir: str, title: str) -> None:
     if files:
         print(f"--- cProfile of the task threads: {title}", file=sys.stderr)
         pstats.Stats(*files, stream=sys.stderr).sort_stats("tottime").print_stats(18)
+    for part in read_parts(out_dir, "threads"):
+        busy = [(k, round(v, 2)) for k, v in sorted(part["cpu_s"].items(), key=lambda kv: -kv[1])[:8]]
+        print(f"CPU s by thread of TaskManager {part['pid']} (first batch to close): {busy}", file=sys.stderr)
 
 
 class StampedKafkaSource(KafkaSource):
@@ -168,10 +193,11 @@ class StampedKafkaSource(KafkaSource):
             return batch
 
         def stamped_close() -> None:
+            if stamps:
+                _dump_profile(profiler[0], self.out_dir, "reader")
             close()
             if stamps:
                 write_part(self.out_dir, "reader", {**stamps, "last": _stamp()})
-                _dump_profile(profiler[0], self.out_dir, "reader")
 
         reader.poll_batch, reader.close = stamped_poll, stamped_close
         return reader
@@ -203,9 +229,9 @@ class StampedKafkaSink(KafkaSink):
             return committables
 
         def stamped_close() -> None:
+            _dump_profile(profiler[0] if profiler else None, self.out_dir, "writer")
             close()
             write_part(self.out_dir, "writer", stamps)
-            _dump_profile(profiler[0] if profiler else None, self.out_dir, "writer")
 
         writer.write_batch, writer.prepare_commit, writer.close = first_batch, stamped_prepare, stamped_close
         return writer
