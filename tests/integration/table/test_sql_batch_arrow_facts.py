@@ -138,3 +138,20 @@ def test_arrow_operators_equal_the_row_operators(tmp_path: Path, query: str) -> 
         assert any("broadcast=[true]" in n for n in names), names
         assert not any(n.startswith(("GroupAggregate", "Join(")) for n in names)
         assert any(n.startswith("GroupAggregate") for n in row_names)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT k, COUNT(DISTINCT amt) FROM o GROUP BY k",
+        "SELECT o.id, u.r FROM o JOIN u ON o.uid = u.uid AND o.amt > u.uid",
+        "SELECT k, SUM(amt) FROM o WHERE k LIKE 'a%' GROUP BY k",
+    ],
+    ids=["distinct", "residual", "like"],
+)
+def test_what_the_arrow_operators_do_not_take_stays_on_the_row_operators(tmp_path: Path, query: str) -> None:
+    t_env = _t_env(tmp_path, queries.O_ROWS, queries.U_ROWS)
+    arrow, names = _rows(t_env, query, batch=True)
+    rows, _ = _rows(t_env, query, batch=False)
+    assert arrow == rows
+    assert not {n.split("(")[0] for n in names} & {"LocalHashAggregate", "HashAggregate", "HashJoin"}, names
