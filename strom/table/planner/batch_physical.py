@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from strom.table.connectors.parquet_format import arrow_schema
 from strom.table.planner.logical import Aggregate, Calc, Join, RelNode, TableScan
+from strom.table.planner.rex import input_refs
 from strom.table.runtime.batch.columnar_calc import ColumnarCalc, columnar, columnar_type
 from strom.table.runtime.batch.hash_aggregate import AggSpec, GlobalHashAggregateOperator, LocalHashAggregateOperator
 from strom.table.runtime.batch.hash_exchange import ChannelOf, SubtaskPartitioner, hash_slices
@@ -129,24 +130,33 @@ def _schema(rel: RelNode) -> pa.Schema:
     return arrow_schema([f"f{i}" for i in range(len(row_type))], row_type.types)
 
 
-def _arrow(translator: Translator, rel: RelNode) -> DataStream[Any]:
-    """The stream of Arrow batches of an :func:`arrow_subtree`."""
+def _arrow(translator: Translator, rel: RelNode, needed: set[int] | None = None) -> DataStream[Any]:
+    """The stream of Arrow batches of an :func:`arrow_subtree`; ``needed``: the columns its consumer reads (the
+    scans read only what reaches a consumer, the rest is NULL; ``None``: all)."""
     if isinstance(rel, TableScan):
-        return _scan(translator, rel)
+        return _scan(translator, rel, needed)
     if isinstance(rel, Calc):
         name = f"Calc(select=[{', '.join(rel.row_type.names)}])"
-        return _arrow(translator, rel.input).map(ColumnarCalc(rel.projection, rel.condition)).name(name)
+        condition = input_refs([rel.condition]) if rel.condition is not None else set()
+        if rel.projection is None:
+            reads = None if needed is None else needed | condition
+        else:
+            used = rel.projection if needed is None else [rel.projection[i] for i in sorted(needed)]
+            reads = input_refs(list(used)) | condition
+        upstream = _arrow(translator, rel.input, reads)
+        return upstream.map(ColumnarCalc(rel.projection, rel.condition)).name(name)
     assert isinstance(rel, Join)
-    return _hash_join(translator, rel)
+    return _hash_join(translator, rel, needed)
 
 
-def _scan(translator: Translator, rel: TableScan) -> DataStream[Any]:
+def _scan(translator: Translator, rel: TableScan, needed: set[int] | None) -> DataStream[Any]:
     from strom.api.eventtime import WatermarkStrategy
     from strom.connectors.file_system.source import FileSource
     from strom.table.runtime.batch.arrow_scan import ArrowParquetFormat
 
     source = rel.source
-    fmt = ArrowParquetFormat(source._bulk_format(rel.row_type), tuple(source.layout.file_names), _schema(rel))
+    read = tuple(needed is None or i in needed for i in range(len(rel.row_type)))
+    fmt = ArrowParquetFormat(source._bulk_format(rel.row_type), tuple(source.layout.file_names), _schema(rel), read)
     built = FileSource.for_bulk_file_format(fmt, source.path).build()
     name = f"TableSourceScan(table=[[{rel.table_name}]], fields=[{', '.join(rel.row_type.names)}], format=[arrow])"
     return translator.env.from_source(built, WatermarkStrategy.no_watermarks(), name)
@@ -186,12 +196,15 @@ def _build_side(rel: Join) -> tuple[str, bool]:
     return ("left" if left is not None and right is not None and left < right else "right"), False
 
 
-def _hash_join(translator: Translator, rel: Join) -> DataStream[Any]:
+def _hash_join(translator: Translator, rel: Join, needed: set[int] | None) -> DataStream[Any]:
     from strom.table.runtime.batch.hash_join import HashJoinOperator
 
     parallelism = translator.env.get_parallelism()
     build, broadcast = _build_side(rel)
-    left, right = _arrow(translator, rel.left), _arrow(translator, rel.right)
+    width = len(rel.left.row_type)
+    left_needed = None if needed is None else {i for i in needed if i < width} | set(rel.left_keys)
+    right_needed = None if needed is None else {i - width for i in needed if i >= width} | set(rel.right_keys)
+    left, right = _arrow(translator, rel.left, left_needed), _arrow(translator, rel.right, right_needed)
     if broadcast:
         left, right = (left.broadcast(), right) if build == "left" else (left, right.broadcast())
     else:
@@ -227,7 +240,8 @@ def _hash_aggregate(translator: Translator, rel: Aggregate) -> DataStream[Any]:
     names = rel.input.row_type.names
     group = f"groupBy=[{', '.join(names[k] for k in rel.group_keys)}], " if rel.group_keys else ""
     select = f"select=[{', '.join(rel.row_type.names)}]"
-    upstream = _arrow(translator, rel.input)
+    reads = set(rel.group_keys) | {a for call in rel.calls for a in call.args}
+    upstream = _arrow(translator, rel.input, reads)
     local = upstream._one_input(f"LocalHashAggregate({group}{select})", LocalHashAggregateOperator(spec, parallelism))
     exchanged = local.partition_custom(SubtaskPartitioner(), ChannelOf())
     final = exchanged._one_input(f"HashAggregate(isMerge=[true], {group}{select})", GlobalHashAggregateOperator(spec))
