@@ -155,3 +155,27 @@ def test_what_the_arrow_operators_do_not_take_stays_on_the_row_operators(tmp_pat
     rows, _ = _rows(t_env, query, batch=False)
     assert arrow == rows
     assert not {n.split("(")[0] for n in names} & {"LocalHashAggregate", "HashAggregate", "HashJoin"}, names
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        queries.QUERIES["join_agg"],
+        queries.QUERIES["left"],
+        "SELECT o.id, u.uid FROM o JOIN u ON o.k = u.r",  # a string key: hashed per row
+        "SELECT u.r, COUNT(*) FROM u LEFT JOIN o ON u.r = o.k AND u.uid = o.uid GROUP BY u.r",
+    ],
+    ids=["join_agg", "left", "string_key", "two_keys"],
+)
+def test_hash_partitioned_joins(tmp_path: Path, query: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from strom.table.planner import batch_physical
+
+    monkeypatch.setattr(batch_physical, "BROADCAST_THRESHOLD", -1)  # no side small enough: both hash-partitioned
+    o_rows, u_rows = _generated(11, 500)
+    u_rows += [(1, "a"), (2, "b"), (None, "c")]
+    t_env = _t_env(tmp_path, o_rows, u_rows)
+    arrow, names = _rows(t_env, query, batch=True)
+    rows, _ = _rows(t_env, query, batch=False)
+    assert arrow == rows
+    assert any(n.startswith("HashJoin") and "broadcast" not in n for n in names), names
+    assert any(n.startswith("Exchange(distribution=[hash") for n in names), names
