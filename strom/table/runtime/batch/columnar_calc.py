@@ -27,8 +27,9 @@ __all__ = ["ColumnarCalc", "columnar", "columnar_type"]
 
 _INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT")
 _NUMBERS = (*_INTEGERS, "DOUBLE")
-#: the SQL types whose values the columnar path carries exactly as the row path does
-_TYPES = (*_NUMBERS, "BOOLEAN", "DECIMAL", "CHAR", "VARCHAR", "DATE", "TIMESTAMP_WITHOUT_TIME_ZONE")
+#: the SQL types whose values the columnar path carries exactly as the row path does (not TIMESTAMP: a file's unit
+#: may be finer than the column's precision, which the row path keeps and a cast would refuse)
+_TYPES = (*_NUMBERS, "BOOLEAN", "DECIMAL", "CHAR", "VARCHAR", "DATE")
 _ARITHMETIC: dict[str, Callable[..., Any]] = {"+": pc.add, "-": pc.subtract, "*": pc.multiply}
 _COMPARISON: dict[str, Callable[..., Any]] = {
     "=": pc.equal,
