@@ -78,6 +78,11 @@ bench-typed: $(STAMP)  # W1/W2 with PyFlink's declared types vs untyped and the 
 bench-sql: $(STAMP)  # strom SQL vs the DataStream form vs the plain loop (issue 34), PYFLINK=… adds Flink's JVM SQL; its section (~15 min)
 	cd benchmarks && ../$(BIN)/python sql_window_count.py --fixed-rows 20000 $(if $(filter command line environment,$(origin PYFLINK)),--pyflink $(PYFLINK)) --write-docs
 
+.PHONY: bench-sql-batch
+bench-sql-batch: $(STAMP)  # BATCH GROUP BY + join over 1 M and 10 M Parquet rows: strom (Arrow operators) vs DuckDB vs Spark SQL local[2] (issue 34; ~15 min)
+	$(BIN)/python benchmarks/sql_batch_join.py --rows 1000000 --rounds 3 --spark --row-path
+	$(BIN)/python benchmarks/sql_batch_join.py --rows 10000000 --rounds 3 --spark
+
 bench-jdbc: $(STAMP)  # JdbcSink into a throw-away PostgreSQL vs psycopg's executemany/COPY loops; its section of docs/benchmarks.md (~4 min)
 	scripts/ensure-postgres.sh
 	$(BIN)/python benchmarks/jdbc.py --write-docs

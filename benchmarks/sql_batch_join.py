@@ -5,15 +5,20 @@ same files, results checked equal (issue 34, "Measure").
 
 ``orders`` (order_id, user_id, amount; ``--rows`` rows in 4 files, row groups of 65 536) and ``users`` (user_id,
 region; 1 000 rows) as Parquet; the query: ``SELECT u.region, COUNT(*), SUM(o.amount) FROM orders o JOIN users u ON
-o.user_id = u.user_id GROUP BY u.region``. strom reads the files with the DataStream ``FileSource``
-(``ParquetColumnarRowInputFormat``) and ``from_data_stream`` — the ``parquet`` table format is another part's work
-— in BATCH mode at parallelism 2; its time is ``execute().collect()``'s wall time (TaskManager start included).
-DuckDB (``bench`` extra) reads the files with ``read_parquet``; Spark's session is started before the clock.
+o.user_id = u.user_id GROUP BY u.region``. strom reads the files as ``filesystem`` tables of format ``parquet`` in
+BATCH mode at parallelism 2 (one-slot TaskManagers): by default on the Arrow batch operators
+(``strom/table/planner/batch_physical.py``), with ``--row-path`` also on the row operators; its time is
+``execute_sql().collect()``'s (TaskManager start included). DuckDB (``bench`` extra) reads the files with
+``read_parquet``; Spark's session is started before the clock. Each run prints its wall time and its CPU time:
+strom's and DuckDB's as this process's plus its ended children's (the TaskManagers), Spark's as its JVM's
+(``/proc/<pid>/stat``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -64,40 +69,28 @@ def expected(rows: int) -> list[tuple[str, int, int]]:
     return sorted((r, n, t) for r, (n, t) in counts.items())
 
 
-def strom_run(orders: Path, users: Path, parallelism: int) -> list[tuple[str, int, int]]:
-    from strom import Configuration, StreamExecutionEnvironment, WatermarkStrategy
-    from strom.api.typeinfo import Types
-    from strom.connectors.file_system import FileSource
-    from strom.formats import ParquetColumnarRowInputFormat
-    from strom.table import EnvironmentSettings, StreamTableEnvironment
-    from strom.table.expressions import col
+def strom_run(orders: Path, users: Path, parallelism: int, *, arrow: bool = True) -> list[tuple[str, int, int]]:
+    from strom.table import EnvironmentSettings, TableEnvironment
+    from strom.table.planner import batch_physical
 
-    env = StreamExecutionEnvironment.get_execution_environment(Configuration({"taskmanager.numberOfTaskSlots": 1}))
-    env.set_parallelism(parallelism)
-    t_env = StreamTableEnvironment.create(env, EnvironmentSettings.in_batch_mode())
-
-    def table(path: Path, names: list[str], types: list[Any]) -> Any:
-        source = FileSource.for_bulk_file_format(ParquetColumnarRowInputFormat(names), str(path)).build()
-        stream = env.from_source(source, WatermarkStrategy.no_watermarks(), path.name)
-        typed = stream.map(_Positional(len(names)), output_type=Types.ROW_NAMED(names, types))
-        return t_env.from_data_stream(typed, *(col(n) for n in names))
-
-    t_env.create_temporary_view("orders", table(orders, ["order_id", "user_id", "amount"], [Types.LONG()] * 3))
-    t_env.create_temporary_view("users", table(users, ["user_id", "region"], [Types.LONG(), Types.STRING()]))
-    return sorted((r[0], r[1], r[2]) for r in t_env.sql_query(QUERY).execute().collect())
-
-
-class _Positional:
-    """A named Parquet row as a positional Row of its first ``n`` fields (the typed stream ``from_data_stream``
-    reads)."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def __call__(self, row: Any) -> Any:
-        from strom.api.row import _create_row
-
-        return _create_row(None, row._values[: self.n])
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    t_env.get_config().set("parallelism.default", str(parallelism))
+    t_env.get_config().set("taskmanager.numberOfTaskSlots", "1")
+    for name, path, columns in (
+        ("orders", orders, "order_id BIGINT, user_id BIGINT, amount BIGINT"),
+        ("users", users, "user_id BIGINT, region STRING"),
+    ):
+        t_env.execute_sql(
+            f"CREATE TABLE {name} ({columns}) WITH ('connector' = 'filesystem', 'path' = '{path}', "
+            "'format' = 'parquet')"
+        )
+    planned = batch_physical.translate_batch
+    if not arrow:  # the row operators (the streaming join and aggregation, changelog materialized)
+        batch_physical.translate_batch = lambda translator, rel: None  # type: ignore[assignment]
+    try:
+        return sorted((r[0], r[1], r[2]) for r in t_env.execute_sql(QUERY).collect())
+    finally:
+        batch_physical.translate_batch = planned
 
 
 def duckdb_run(orders: Path, users: Path) -> list[tuple[str, int, int]]:
@@ -121,10 +114,22 @@ def spark_run(spark: Any, orders: Path, users: Path) -> list[tuple[str, int, int
     return sorted((r[0], int(r[1]), int(r[2])) for r in spark.sql(QUERY).collect())
 
 
-def timed(fn: Any) -> tuple[float, Any]:
-    t = time.monotonic()
+def _cpu(spark: Any) -> float:
+    """CPU seconds of this process and its ended children, plus Spark's JVM's when there is one."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+    if spark is not None:
+        pid = spark.sparkContext._gateway.proc.pid
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def timed(fn: Any, spark: Any = None) -> tuple[float, float, Any]:
+    t, c = time.monotonic(), _cpu(spark)
     out = fn()
-    return time.monotonic() - t, out
+    return time.monotonic() - t, _cpu(spark) - c, out
 
 
 def main() -> int:
@@ -133,10 +138,12 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--parallelism", type=int, default=2)
     ap.add_argument("--spark", action="store_true")
+    ap.add_argument("--row-path", action="store_true", help="strom on its row operators too")
     args = ap.parse_args()
     want = expected(args.rows)
     spark = spark_session() if args.spark else None
     walls: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
     ok = True
     with tempfile.TemporaryDirectory(prefix="strom-sql-batch-") as tmp:
         orders, users = write_files(Path(tmp), args.rows)
@@ -144,17 +151,27 @@ def main() -> int:
             f"strom BATCH SQL p={args.parallelism}": lambda: strom_run(orders, users, args.parallelism),
             "DuckDB": lambda: duckdb_run(orders, users),
         }
+        if args.row_path:
+            runs[f"strom BATCH SQL p={args.parallelism}, row operators"] = lambda: strom_run(
+                orders, users, args.parallelism, arrow=False
+            )
         if spark is not None:
             runs["Spark SQL local[2]"] = lambda: spark_run(spark, orders, users)
         for r in range(args.rounds):
             for name, fn in runs.items():
-                wall, got = timed(fn)
+                wall, cpu, got = timed(fn, spark if name.startswith("Spark") else None)
                 walls.setdefault(name, []).append(wall)
+                cpus.setdefault(name, []).append(cpu)
                 same = got == want
                 ok = ok and same
-                print(f"round {r + 1} {name}: {wall:.2f} s, {'equal' if same else f'DIFFERS {got}'}", flush=True)
+                verdict = "equal" if same else f"DIFFERS {got}"
+                print(f"round {r + 1} {name}: wall {wall:.2f} s, CPU {cpu:.2f} s, {verdict}", flush=True)
     for name, ws in walls.items():
-        print(f"{name}: median {statistics.median(ws):.2f} s (min {min(ws):.2f}) over {len(ws)} rounds")
+        cs = cpus[name]
+        print(
+            f"{name}: wall median {statistics.median(ws):.2f} s (min {min(ws):.2f}), CPU median "
+            f"{statistics.median(cs):.2f} s over {len(ws)} rounds; load average {os.getloadavg()[0]:.1f}"
+        )
     return 0 if ok else 1
 
 

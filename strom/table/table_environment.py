@@ -135,7 +135,7 @@ class TableEnvironment:
         if not self._streaming():
             check_bounded_scans(plan)
         env = self._new_stream_env()
-        stream = Translator(env).translate(plan)
+        stream = Translator(env, batch=not self._streaming()).translate(plan)
 
         def rows() -> Iterator[Row]:
             with stream.execute_and_collect("collect") as results:
@@ -162,7 +162,7 @@ class TableEnvironment:
 
     def _execute_inserts(self, inserts: Sequence[tuple[str, RelNode]]) -> TableResult:
         env = self._new_stream_env()
-        translator = Translator(env)
+        translator = Translator(env, batch=not self._streaming())
         for path, plan in inserts:
             if not self._streaming():
                 check_bounded_scans(plan)

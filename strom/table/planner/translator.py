@@ -121,10 +121,17 @@ class _WithRankOne:
 class Translator:
     """Translates plans into one environment's transformations."""
 
-    def __init__(self, env: StreamExecutionEnvironment) -> None:
+    def __init__(self, env: StreamExecutionEnvironment, *, batch: bool = False) -> None:
         self.env = env
+        self.batch = batch  # BATCH mode: Arrow batch operators where the plan allows (planner/batch_physical.py)
 
     def translate(self, rel: RelNode) -> DataStream[Any]:
+        if self.batch:
+            from strom.table.planner.batch_physical import translate_batch
+
+            batched = translate_batch(self, rel)
+            if batched is not None:
+                return batched
         method = getattr(self, f"_{type(rel).__name__.lower()}", None)
         if method is None:
             raise TableException(f"expected a plan node the translator knows; got {type(rel).__name__}")
