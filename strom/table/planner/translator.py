@@ -168,8 +168,10 @@ class Translator:
         upstream = self.translate(rel.input)
         selector = RowKeySelector(rel.group_keys)  # GroupAggFunction's loop over a batch (group_agg_operator.py)
         keys = ", ".join(rel.input.row_type.names[k] for k in rel.group_keys)
-        operator = GroupAggOperator(selector, aggs_handle_factory(rel))
-        return upstream.key_by(selector)._one_input(f"GroupAggregate(groupBy=[{keys}])", operator)
+        empty_row = self.batch and not rel.group_keys  # BATCH: one row over no input, as Flink's HashAggregate
+        operator = GroupAggOperator(selector, aggs_handle_factory(rel), emit_on_empty_input=empty_row)
+        aggregate = upstream.key_by(selector)._one_input(f"GroupAggregate(groupBy=[{keys}])", operator)
+        return aggregate.set_parallelism(1) if empty_row else aggregate
 
     def _union(self, rel: Union) -> DataStream[Any]:
         first, *rest = (self.translate(m) for m in rel.members)

@@ -8,6 +8,10 @@ either restores into the other) — as strom's running ``reduce`` does: per row 
 ``accumulate``, one write. The changelog is the function's exactly (Flink's ``GroupAggFunction``): ``+I`` first,
 ``-U``/``+U`` on a change, nothing when the result did not change, ``-D`` when a retraction empties the group; an
 output row carries its input row's timestamp.
+
+In BATCH mode a GROUP BY without keys gives one row even over no input rows (``COUNT(*)`` 0, the other aggregates
+NULL), as Flink's batch ``HashAggregate`` without grouping does: ``emit_on_empty_input`` emits that row at the end
+of input when the group holds nothing (the planner runs such an aggregate at parallelism 1).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class GroupAggOperator(TableStreamOperator):
         handle_factory: Callable[[], AggsHandle],
         *,
         generate_update_before: bool = True,
+        emit_on_empty_input: bool = False,
     ) -> None:
         super().__init__()
         self.name = "GroupAggregate"
@@ -50,6 +55,7 @@ class GroupAggOperator(TableStreamOperator):
         self._key = key_selector
         self.handle_factory = handle_factory
         self.generate_update_before = generate_update_before
+        self.emit_on_empty_input = emit_on_empty_input
         self._table: Any = {}
 
     def open(self) -> None:
@@ -70,6 +76,12 @@ class GroupAggOperator(TableStreamOperator):
         self._records_in += len(batch)
         if out:
             self.output.emit(out)
+
+    def finish(self) -> None:
+        """BATCH: a global aggregate's row over no input (the aggregates of an empty accumulator)."""
+        if self.emit_on_empty_input and not self._table:
+            self.output.emit([_row(list(self.handle.get_value(self.handle.create_accumulators())), _INSERT)])
+        super().finish()
 
     def _rows(self, batch: list[Row], out: list[Row], timestamps: list[Any] | None, out_ts: list[Any] | None) -> None:
         """GroupAggFunction.process_element for each row, the output rows appended to ``out`` (and their input
