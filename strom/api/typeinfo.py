@@ -46,6 +46,7 @@ __all__ = [
     "TypeInformation",
     "Types",
     "batch_converter",
+    "converting",
     "fast_converter",
     "java_double_string",
     "java_float_string",
@@ -678,22 +679,62 @@ def fast_converter(type_info: TypeInformation) -> Converter:
 
 
 def batch_converter(type_info: TypeInformation) -> Callable[[list[Any]], list[Any]]:
-    """A function converting a batch of values to ``type_info`` (raising as its ``converter()`` does). Values that
-    fit as they are pass through a test generated from :meth:`TypeInformation.fits_expr` without a call per value
-    (a tuple of LONGs and STRINGs is a few ``type()`` checks); the others go through ``converter()``."""
-    return cast(
-        Callable[[list[Any]], list[Any]],
-        _generated(type_info, "def convert_batch(batch):\n    return [v if {fits} else convert(v) for v in batch]\n"),
+    """A function converting a batch of values to ``type_info`` (raising as its ``converter()`` does). A batch whose
+    values all fit as they are (the test of :meth:`TypeInformation.fits_expr`, generated inline: a tuple of LONGs and
+    STRINGs is unpacked once and a few ``type()`` checks) is returned itself, no list built; a batch with one that
+    does not is converted value by value, the fitting ones passing through."""
+    fits = type_info.fits_expr("v")
+    if fits is None:
+        return cast(
+            Callable[[list[Any]], list[Any]],
+            _generated(type_info, "def convert_batch(batch):\n    return [convert(v) for v in batch]\n"),
+        )
+    template = (
+        "def convert_batch(batch):\n"
+        "    for v in batch:\n"
+        f"{_unpacked_check(type_info, fits)}"
+        "    else:\n"
+        "        return batch\n"
+        "    return [v if {fits} else convert(v) for v in batch]\n"
+    )
+    return cast(Callable[[list[Any]], list[Any]], _generated(type_info, template))
+
+
+def _unpacked_check(type_info: TypeInformation, fits: str) -> str:
+    """The loop body of :func:`batch_converter`'s test (``break`` on a value that does not fit): a tuple's fields
+    unpacked into locals once (cheaper than subscripting each field per test), else the ``fits`` expression."""
+    if not isinstance(type_info, TupleTypeInfo) or not type_info.field_types:
+        return "        if not {fits}:\n            break\n".replace("{fits}", fits)
+    names = [f"f{i}" for i in range(len(type_info.field_types))]
+    tests = [t.fits_expr(n) for t, n in zip(type_info.field_types, names, strict=True)]
+    return (
+        f"        if type(v) is not tuple or len(v) != {len(names)}:\n            break\n"
+        f"        {', '.join(names)}, = v\n"
+        f"        if not ({' and '.join(map(str, tests))}):\n            break\n"
     )
 
 
-def _generated(type_info: TypeInformation, template: str) -> Callable[[Any], Any]:
+def converting(fn: Callable[[Any], Any], type_info: TypeInformation) -> Callable[[Any], Any]:
+    """``fn`` whose results are converted to ``type_info``, as one function (one frame per call): a typed key
+    selector is the user's selector and a ``type()`` check, not three calls."""
+    return _generated(
+        type_info,
+        "def convert_result(value):\n    v = fn(value)\n    return v if {fits} else convert(v)\n",
+        fn=fn,
+    )
+
+
+#: the file the generated converters' code names: strom's own, so that user tracebacks leave their frames out
+_GENERATED_FILE = __file__.removesuffix(".py") + "_generated.py"
+
+
+def _generated(type_info: TypeInformation, template: str, **names: Any) -> Callable[[Any], Any]:
     convert = type_info.converter()
     fits = type_info.fits_expr("v")
     if fits is None:
         fits = "False"
-    namespace: dict[str, Any] = {"convert": convert}
+    namespace: dict[str, Any] = {"convert": convert, **names}
     # the expression is built from type names and integer bounds only, never from user input
-    exec(template.format(fits=fits), namespace)
+    exec(compile(template.format(fits=fits), _GENERATED_FILE, "exec"), namespace)
     [function] = [v for k, v in namespace.items() if k.startswith("convert_")]
     return cast(Callable[[Any], Any], function)
