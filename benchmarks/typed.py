@@ -35,8 +35,10 @@ EVENT = Types.TUPLE([Types.LONG(), Types.STRING(), Types.LONG(), Types.LONG()])
 W2_VALUE = Types.TUPLE([Types.STRING(), Types.LONG(), Types.LONG()])
 
 
-def run_w1(n: int, out_dir: str, typed: bool, timeout_s: float) -> JobRun:
-    env = _env(1)
+def run_w1(
+    n: int, out_dir: str, typed: bool, timeout_s: float, parallelism: int = 1, config: dict[str, Any] | None = None
+) -> JobRun:
+    env = _env(parallelism, config=config)
     kw: dict[str, Any] = {"output_type": EVENT} if typed else {}
     (
         env.from_sequence(0, n - 1)
@@ -48,8 +50,10 @@ def run_w1(n: int, out_dir: str, typed: bool, timeout_s: float) -> JobRun:
     return _execute(env, f"bench W1 {'typed' if typed else 'untyped'}", out_dir, timeout_s)
 
 
-def run_w2(n: int, out_dir: str, typed: bool, timeout_s: float) -> JobRun:
-    env = _env(1)
+def run_w2(
+    n: int, out_dir: str, typed: bool, timeout_s: float, parallelism: int = 1, config: dict[str, Any] | None = None
+) -> JobRun:
+    env = _env(parallelism, config=config)
     source = env.from_sequence(0, n - 1).map(TimedMap(event, out_dir), **({"output_type": EVENT} if typed else {}))
     values = source.map(w2_to_value, output_type=W2_VALUE) if typed else source.map(w2_to_value)
     keyed = values.key_by(w2_key, key_type=Types.STRING()) if typed else values.key_by(w2_key)

@@ -680,38 +680,61 @@ def fast_converter(type_info: TypeInformation) -> Converter:
 
 def batch_converter(type_info: TypeInformation) -> Callable[[list[Any]], list[Any]]:
     """A function converting a batch of values to ``type_info`` (raising as its ``converter()`` does). A batch whose
-    values all fit as they are (the test of :meth:`TypeInformation.fits_expr`, generated inline: a tuple of LONGs and
-    STRINGs is unpacked once and a few ``type()`` checks) is returned itself, no list built; a batch with one that
-    does not is converted value by value, the fitting ones passing through."""
+    values all fit as they are (the test of :meth:`TypeInformation.fits_expr`, generated inline; a tuple's fields
+    unpacked once, its basic fields' types compared as one tuple, ints tested against their bounds) is returned
+    itself, no list built; a batch with one that does not is converted value by value, the fitting ones passing
+    through."""
     fits = type_info.fits_expr("v")
     if fits is None:
         return cast(
             Callable[[list[Any]], list[Any]],
             _generated(type_info, "def convert_batch(batch):\n    return [convert(v) for v in batch]\n"),
         )
+    check, names = _batch_check(type_info, fits)
     template = (
         "def convert_batch(batch):\n"
-        "    for v in batch:\n"
-        f"{_unpacked_check(type_info, fits)}"
-        "    else:\n"
-        "        return batch\n"
+        "    try:\n"
+        "        for v in batch:\n"
+        f"{check}"
+        "        else:\n"
+        "            return batch\n"
+        "    except ValueError:  # a tuple of another length\n"
+        "        pass\n"
         "    return [v if {fits} else convert(v) for v in batch]\n"
     )
-    return cast(Callable[[list[Any]], list[Any]], _generated(type_info, template))
+    return cast(Callable[[list[Any]], list[Any]], _generated(type_info, template, **names))
 
 
-def _unpacked_check(type_info: TypeInformation, fits: str) -> str:
-    """The loop body of :func:`batch_converter`'s test (``break`` on a value that does not fit): a tuple's fields
-    unpacked into locals once (cheaper than subscripting each field per test), else the ``fits`` expression."""
+#: the Python type a value of a basic type has when it fits as it is (ints also within their bounds)
+_EXACT = {"Long": int, "Integer": int, "Short": int, "Byte": int, "String": str, "Boolean": bool, "Double": float}
+
+
+def _batch_check(type_info: TypeInformation, fits: str) -> tuple[str, dict[str, Any]]:
+    """The loop body of :func:`batch_converter`'s test (``break`` on a value that does not fit; ``ValueError`` from
+    a tuple of another arity) and the names it reads: a tuple's fields unpacked into locals once (cheaper than
+    subscripting each field per test), the exact types of its basic fields compared as one tuple (``TYPES``)."""
     if not isinstance(type_info, TupleTypeInfo) or not type_info.field_types:
-        return "        if not {fits}:\n            break\n".replace("{fits}", fits)
+        return "            if not {fits}:\n                break\n".replace("{fits}", fits), {}
     names = [f"f{i}" for i in range(len(type_info.field_types))]
-    tests = [t.fits_expr(n) for t, n in zip(type_info.field_types, names, strict=True)]
+    exact: list[tuple[str, type]] = []
+    tests: list[str] = []
+    for t, n in zip(type_info.field_types, names, strict=True):
+        kind = _EXACT.get(t.java_name) if isinstance(t, BasicTypeInfo) else None
+        if kind is None:
+            tests.append(str(t.fits_expr(n)))
+            continue
+        exact.append((n, kind))
+        bits = _INT_BITS.get(cast(BasicTypeInfo, t).java_name)
+        if bits is not None:
+            tests.append(f"{-(1 << (bits - 1))} <= {n} <= {(1 << (bits - 1)) - 1}")
+    if exact:
+        types = ", ".join(f"type({n})" for n, _ in exact)
+        tests.insert(0, f"({types},) == TYPES")
     return (
-        f"        if type(v) is not tuple or len(v) != {len(names)}:\n            break\n"
-        f"        {', '.join(names)}, = v\n"
-        f"        if not ({' and '.join(map(str, tests))}):\n            break\n"
-    )
+        "            if type(v) is not tuple:\n                break\n"
+        f"            {', '.join(names)}, = v\n"
+        f"            if not ({' and '.join(tests)}):\n                break\n"
+    ), {"TYPES": tuple(k for _, k in exact)}
 
 
 def converting(fn: Callable[[Any], Any], type_info: TypeInformation) -> Callable[[Any], Any]:
