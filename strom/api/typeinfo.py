@@ -756,7 +756,8 @@ def _generated(type_info: TypeInformation, template: str, **names: Any) -> Calla
     fits = type_info.fits_expr("v")
     if fits is None:
         fits = "False"
-    namespace: dict[str, Any] = {"convert": convert, **names}
+    # ``__file__``: cloudpickle ships these functions by value and keeps it; user tracebacks then skip their frames
+    namespace: dict[str, Any] = {"convert": convert, "__file__": _GENERATED_FILE, **names}
     # the expression is built from type names and integer bounds only, never from user input
     exec(compile(template.format(fits=fits), _GENERATED_FILE, "exec"), namespace)
     [function] = [v for k, v in namespace.items() if k.startswith("convert_")]

@@ -192,3 +192,17 @@ def test_a_typed_key_selector_is_one_function_carrying_its_key_type() -> None:
         selector((1, 1))
     untyped = lambda v: v[0]  # noqa: E731
     assert typed_key_selector(untyped, None) is untyped
+
+
+def test_a_key_that_does_not_fit_its_type_leaves_the_generated_frames_out_of_the_users_traceback() -> None:
+    import cloudpickle
+
+    from strom.api.datastream import typed_key_selector
+    from strom.runtime.operators.user_traceback import format_user_traceback
+
+    shipped = cloudpickle.loads(cloudpickle.dumps(typed_key_selector(lambda v: v[0], Types.STRING())))
+    with pytest.raises(TypeError) as info:
+        shipped((1, 1))
+    text = format_user_traceback(info.value)
+    assert "typeinfo_generated" not in text and "dynamic-code" not in text, text
+    assert "expected a str for STRING" in text
