@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                 BEGIN,
                 f"Instructions per event (valgrind, TaskManagers only), measured {dt.date.today().isoformat()}, commit "
                 f"{m['commit']}, strom of {a.strom or 'this checkout'}; `python benchmarks/typed_instructions.py "
-                f"--n {a.n}` (N and N/10 events per configuration; `make bench-typed-instructions`). The speed ratio "
+                f"--n {a.n}` (N and N/10 events per configuration). The speed ratio "
                 "is untyped ÷ typed instructions (above 1: typed does less work).",
                 "",
                 text,
