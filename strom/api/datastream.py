@@ -44,7 +44,7 @@ from strom.api.transformations import (
     TwoInputTransformation,
     UnionTransformation,
 )
-from strom.api.typeinfo import TypeInformation, Types, fast_converter
+from strom.api.typeinfo import TypeInformation, Types, converting
 from strom.api.windowed_stream import AllWindowedStream, WindowedStream
 from strom.api.windowing.assigners import GlobalWindows, WindowAssigner
 from strom.api.windowing.evictors import CountEvictor
@@ -753,27 +753,16 @@ def declared_type(type_info: object, where: str) -> TypeInformation | None:
 
 
 def typed_key_selector(key_selector: Any, key_type: TypeInformation | None) -> Any:
-    """``key_selector`` whose keys are converted to ``key_type`` (and carry it: :func:`key_type_of`); itself when the
-    type is absent or pickled."""
+    """``key_selector`` whose keys are converted to ``key_type`` (and carry it as ``key_type``:
+    :func:`key_type_of`), one function calling the user's selector and testing its key (a ``STRING`` key is one
+    ``type()`` check); itself when the type is absent or pickled."""
     declared = declared_type(key_type, "key_by()")
     if declared is None or declared.is_pickled():
         return key_selector
-    return _TypedKeySelector(key_selector_callable(key_selector), fast_converter(declared), declared)
-
-
-class _TypedKeySelector:
-    """A key selector whose keys are converted to the declared ``key_type``."""
-
-    def __init__(
-        self, selector: Callable[[Any], Any], convert: Callable[[Any], Any], key_type: TypeInformation
-    ) -> None:
-        self.selector = selector
-        self.convert = convert
-        #: the declared key type: keyed state places keys in key groups as Flink hashes values of this type
-        self.key_type = key_type
-
-    def __call__(self, value: Any) -> Any:
-        return self.convert(self.selector(value))
+    selector = converting(key_selector_callable(key_selector), declared)
+    # the declared key type: keyed state places keys in key groups as Flink hashes values of this type
+    vars(selector)["key_type"] = declared
+    return selector
 
 
 def _null_key(value: Any) -> int:

@@ -46,6 +46,7 @@ __all__ = [
     "TypeInformation",
     "Types",
     "batch_converter",
+    "converting",
     "fast_converter",
     "java_double_string",
     "java_float_string",
@@ -678,22 +679,85 @@ def fast_converter(type_info: TypeInformation) -> Converter:
 
 
 def batch_converter(type_info: TypeInformation) -> Callable[[list[Any]], list[Any]]:
-    """A function converting a batch of values to ``type_info`` (raising as its ``converter()`` does). Values that
-    fit as they are pass through a test generated from :meth:`TypeInformation.fits_expr` without a call per value
-    (a tuple of LONGs and STRINGs is a few ``type()`` checks); the others go through ``converter()``."""
-    return cast(
-        Callable[[list[Any]], list[Any]],
-        _generated(type_info, "def convert_batch(batch):\n    return [v if {fits} else convert(v) for v in batch]\n"),
+    """A function converting a batch of values to ``type_info`` (raising as its ``converter()`` does). A batch whose
+    values all fit as they are (the test of :meth:`TypeInformation.fits_expr`, generated inline; a tuple's fields
+    unpacked once, its basic fields' exact types tested first, ints then against their bounds) is returned
+    itself, no list built; a batch with one that does not is converted value by value, the fitting ones passing
+    through."""
+    fits = type_info.fits_expr("v")
+    if fits is None:
+        return cast(
+            Callable[[list[Any]], list[Any]],
+            _generated(type_info, "def convert_batch(batch):\n    return [convert(v) for v in batch]\n"),
+        )
+    check, names = _batch_check(type_info, fits)
+    template = (
+        "def convert_batch(batch):\n"
+        "    try:\n"
+        "        for v in batch:\n"
+        f"{check}"
+        "        else:\n"
+        "            return batch\n"
+        "    except ValueError:  # a tuple of another length\n"
+        "        pass\n"
+        "    return [v if {fits} else convert(v) for v in batch]\n"
+    )
+    return cast(Callable[[list[Any]], list[Any]], _generated(type_info, template, **names))
+
+
+#: the Python type a value of a basic type has when it fits as it is (ints also within their bounds)
+_EXACT = {"Long": int, "Integer": int, "Short": int, "Byte": int, "String": str, "Boolean": bool, "Double": float}
+
+
+def _batch_check(type_info: TypeInformation, fits: str) -> tuple[str, dict[str, Any]]:
+    """The loop body of :func:`batch_converter`'s test (``break`` on a value that does not fit; ``ValueError`` from
+    a tuple of another arity) and the names it reads: a tuple's fields unpacked into locals once (cheaper than
+    subscripting each field per test), the exact types of its basic fields tested before any bound (a chain of
+    ``is`` tests costs fewer instructions than comparing a tuple of types)."""
+    if not isinstance(type_info, TupleTypeInfo) or not type_info.field_types:
+        return "            if not {fits}:\n                break\n".replace("{fits}", fits), {}
+    names = [f"f{i}" for i in range(len(type_info.field_types))]
+    exact: list[tuple[str, type]] = []
+    tests: list[str] = []
+    for t, n in zip(type_info.field_types, names, strict=True):
+        kind = _EXACT.get(t.java_name) if isinstance(t, BasicTypeInfo) else None
+        if kind is None:
+            tests.append(str(t.fits_expr(n)))
+            continue
+        exact.append((n, kind))
+        bits = _INT_BITS.get(cast(BasicTypeInfo, t).java_name)
+        if bits is not None:
+            tests.append(f"{-(1 << (bits - 1))} <= {n} <= {(1 << (bits - 1)) - 1}")
+    tests[:0] = [f"type({n}) is {kind.__name__}" for n, kind in exact]  # the cheap tests first
+    return (
+        "            if type(v) is not tuple:\n                break\n"
+        f"            {', '.join(names)}, = v\n"
+        f"            if not ({' and '.join(tests)}):\n                break\n"
+    ), {}
+
+
+def converting(fn: Callable[[Any], Any], type_info: TypeInformation) -> Callable[[Any], Any]:
+    """``fn`` whose results are converted to ``type_info``, as one function (one frame per call): a typed key
+    selector is the user's selector and a ``type()`` check, not three calls."""
+    return _generated(
+        type_info,
+        "def convert_result(value):\n    v = fn(value)\n    return v if {fits} else convert(v)\n",
+        fn=fn,
     )
 
 
-def _generated(type_info: TypeInformation, template: str) -> Callable[[Any], Any]:
+#: the file the generated converters' code names: strom's own, so that user tracebacks leave their frames out
+_GENERATED_FILE = __file__.removesuffix(".py") + "_generated.py"
+
+
+def _generated(type_info: TypeInformation, template: str, **names: Any) -> Callable[[Any], Any]:
     convert = type_info.converter()
     fits = type_info.fits_expr("v")
     if fits is None:
         fits = "False"
-    namespace: dict[str, Any] = {"convert": convert}
+    # ``__file__``: cloudpickle ships these functions by value and keeps it; user tracebacks then skip their frames
+    namespace: dict[str, Any] = {"convert": convert, "__file__": _GENERATED_FILE, **names}
     # the expression is built from type names and integer bounds only, never from user input
-    exec(template.format(fits=fits), namespace)
+    exec(compile(template.format(fits=fits), _GENERATED_FILE, "exec"), namespace)
     [function] = [v for k, v in namespace.items() if k.startswith("convert_")]
     return cast(Callable[[Any], Any], function)

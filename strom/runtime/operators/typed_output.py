@@ -60,7 +60,9 @@ class TypedOutput:
             out: list[Any] = self._convert_batch(batch)
         except (TypeError, ValueError, OverflowError) as exc:
             raise self._error(exc, batch) from None
-        self._inner.emit(with_timestamps(out, timestamps_of(batch)))
+        if out is not batch:  # converted: the new list takes the batch's timestamps (a batch that fits is itself)
+            out = with_timestamps(out, timestamps_of(batch))
+        self._inner.emit(out)
 
     def _error(self, exc: Exception, batch: list[Any]) -> UserFunctionError:
         convert = self._convert

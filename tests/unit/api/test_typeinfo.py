@@ -159,3 +159,50 @@ def test_batch_and_fast_converters_agree_with_the_converter() -> None:
     assert key("k1") == "k1" and key(None) is None
     with pytest.raises(TypeError, match="a str for STRING"):
         key(1)
+
+
+def test_a_batch_that_fits_passes_as_itself_and_one_that_does_not_is_converted_or_refused() -> None:
+    t = Types.TUPLE([Types.LONG(), Types.STRING(), Types.TUPLE([Types.INT(), Types.BOOLEAN()]), Types.DOUBLE()])
+    batch = batch_converter(t)
+    fitting = [(1, "a", (2, True), 0.5), (-(2**63), "", (-(2**31), False), -1.0)]
+    assert batch(fitting) is fitting
+    assert batch([(1, "a", [2, True], 0.5)]) == [(1, "a", (2, True), 0.5)]  # a list field: converted
+    assert batch([(None, None, (None, True), 3)]) == [(None, None, (None, True), 3.0)]
+    for wrong in [
+        (2**63, "a", (2, True), 0.5),  # beyond LONG
+        (True, "a", (2, True), 0.5),  # a bool for LONG
+        (1, 2, (2, True), 0.5),  # an int for STRING
+        (1, "a", (2**31, True), 0.5),  # beyond INT, nested
+        (1, "a", (2, True)),  # one field short
+        (1, "a", (2, True), 0.5, 6),  # one field too many
+        "abcd",  # not a tuple, four characters
+    ]:
+        with pytest.raises((TypeError, ValueError)):
+            batch([*fitting, wrong])
+
+
+def test_a_typed_key_selector_is_one_function_carrying_its_key_type() -> None:
+    from strom.api.datastream import typed_key_selector
+    from strom.runtime.state.state_backend import key_type_of
+
+    selector = typed_key_selector(lambda v: v[0], Types.STRING())
+    assert selector(("k", 1)) == "k" and selector((None, 1)) is None
+    assert key_type_of(selector) == Types.STRING()
+    with pytest.raises(TypeError, match="a str for STRING"):
+        selector((1, 1))
+    untyped = lambda v: v[0]  # noqa: E731
+    assert typed_key_selector(untyped, None) is untyped
+
+
+def test_a_key_that_does_not_fit_its_type_leaves_the_generated_frames_out_of_the_users_traceback() -> None:
+    import cloudpickle
+
+    from strom.api.datastream import typed_key_selector
+    from strom.runtime.operators.user_traceback import format_user_traceback
+
+    shipped = cloudpickle.loads(cloudpickle.dumps(typed_key_selector(lambda v: v[0], Types.STRING())))
+    with pytest.raises(TypeError) as info:
+        shipped((1, 1))
+    text = format_user_traceback(info.value)
+    assert "typeinfo_generated" not in text and "dynamic-code" not in text, text
+    assert "expected a str for STRING" in text
