@@ -65,8 +65,17 @@ class FieldAccessor:
 class SumAggregator(ReduceFunction[Any]):
     def __init__(self, field: int | str) -> None:
         self.accessor = FieldAccessor(field)
+        #: a field index of plain tuples, summed without the accessor's calls (the per-record path of a keyed
+        #: ``sum(i)`` and of its BATCH combiner); other values and fields take the accessor
+        self._index = field if isinstance(field, int) and not isinstance(field, bool) and field >= 0 else -1
 
     def reduce(self, value1: Any, value2: Any) -> Any:
+        f = self._index
+        if f >= 0 and type(value1) is tuple and type(value2) is tuple:
+            try:  # concatenation: faster than unpacking into a new tuple
+                return value1[:f] + (value1[f] + value2[f],) + value1[f + 1 :]  # noqa: RUF005
+            except IndexError:
+                pass  # a short tuple: the accessor explains
         a = self.accessor
         return a.set(value1, a.get(value1) + a.get(value2))
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import logging
 import operator
 import os
 import pickle
@@ -36,6 +37,8 @@ from strom.runtime.operators.timer_service import LONG_MAX, batch_key_order
 from strom.runtime.streamrecord import timestamps_of, with_timestamps
 
 __all__ = ["KeyGroup", "SortingDataInput"]
+
+log = logging.getLogger(__name__)
 
 #: one key's records: ``(order, key, records)``, a record ``(value, timestamp)`` once the input had timestamps
 KeyGroup = tuple[bytes, Any, list[Any]]
@@ -83,6 +86,8 @@ class SortingDataInput:
         self._until_sample = 0
         self._runs: list[BinaryIO] = []
         self.num_spills = 0
+        #: the bytes written to run files (Flink's ``spilledBytes`` of a sorter)
+        self.spilled_bytes = 0
         self.num_records = 0
         self.drained = False
 
@@ -150,6 +155,14 @@ class SortingDataInput:
                 end_key()
         finally:
             self.close()
+        if self.num_spills:
+            log.info(
+                "sorted input spilled %d runs, %d bytes, of %d records (execution.sorted-inputs.memory %d bytes)",
+                self.num_spills,
+                self.spilled_bytes,
+                self.num_records,
+                self.memory_bytes,
+            )
 
     def _in_memory_groups(self) -> list[KeyGroup]:
         groups = self._groups
@@ -177,6 +190,7 @@ class SortingDataInput:
         for entry in self._in_memory_groups():
             dump(entry, f, protocol=5)
         f.flush()
+        self.spilled_bytes += f.tell()
         f.seek(0)
         self._runs.append(f)
         self.num_spills += 1
