@@ -19,7 +19,7 @@ from strom.api.row import Row, RowKind
 from strom.api.row import _owning_row as _row
 from strom.runtime.streamrecord import timestamps_of, with_timestamps
 from strom.table.runtime.aggs_handle import AggsHandle
-from strom.table.runtime.window.table_stream_operator import RowKeySelector, TableStreamOperator
+from strom.table.runtime.window.table_stream_operator import RowKeySelector, TableStreamOperator, keys_of
 
 __all__ = ["GroupAggOperator"]
 
@@ -80,9 +80,10 @@ class GroupAggOperator(TableStreamOperator):
         append, new = out.append, _new
         value = None
         try:
+            keys = keys_of(key_of, batch)
             for i, value in enumerate(batch):
                 n = len(out)
-                key = key_of(value)
+                key = keys[i]
                 accs = get(key)
                 kind = value._row_kind
                 if kind is _UPDATE_BEFORE or kind is _DELETE:

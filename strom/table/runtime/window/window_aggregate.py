@@ -47,6 +47,7 @@ from strom.table.runtime.window.table_stream_operator import (
     TableStreamOperator,
     WindowProperties,
     fast_key,
+    keys_of,
     ns_get,
     ns_pop,
     ns_put,
@@ -155,14 +156,14 @@ class SlicingWindowAggOperator(TableStreamOperator):
         per_key: dict[Any, list[Any]] = {}
         current: object = _NONE
         late = 0
-        for row, slice_of in zip(batch, self._slice_ends(batch), strict=True):
+        for row, k, slice_of in zip(batch, keys_of(key_of, batch), self._slice_ends(batch), strict=True):
             if slice_of is not current:  # rows of one slice come in runs: one lookup per run
                 if slice_of is None:
                     late += 1
                     continue
                 current = slice_of
                 per_key = groups.setdefault(slice_of, {})
-            rows = per_key.get(k := key_of(row))
+            rows = per_key.get(k)
             if rows is None:
                 per_key[k] = [row]
             else:
