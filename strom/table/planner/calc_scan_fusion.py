@@ -20,17 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 from strom.api._time import LONG_MIN
 from strom.api.row import RowKind
+from strom.table.connectors.abilities import SupportsWatermarkPushDown
 from strom.table.connectors.datagen import DataGenTableSource, _RowGenerator
 from strom.table.planner.codegen import _Source, rowtime_offset_millis
 from strom.table.planner.logical import Calc, TableScan, WatermarkAssigner
 from strom.table.planner.rex import RexCall, RexInputRef, RexLiteral, RexNode, input_refs
-from strom.table.runtime.calc_scan import CalcScanBatch, CalcScanSource, ScanWatermarkStrategy
+from strom.table.runtime.calc_scan import CalcScanBatch, CalcScanSource, CalcWatermarkOperator, ScanWatermarkStrategy
 from strom.table.runtime.pandas_calc import split_pandas_calc
 from strom.table.runtime.watermark_assigner import to_epoch_millis
 
 if TYPE_CHECKING:
     from strom.api.datastream import DataStream
-    from strom.api.environment import StreamExecutionEnvironment
+    from strom.table.planner.translator import Translator
 
 __all__ = ["fuse_calc_into_scan"]
 
@@ -72,11 +73,11 @@ def _match(rel: Calc) -> tuple[WatermarkAssigner, Calc | None, TableScan, int] |
     below = wa.input
     computed = below if isinstance(below, Calc) else None
     scan = computed.input if computed is not None else below
-    if offset is None or not isinstance(scan, TableScan) or type(scan.source) is not DataGenTableSource:
-        return None
+    if offset is None or not isinstance(scan, TableScan) or isinstance(scan.source, SupportsWatermarkPushDown):
+        return None  # a source that makes the watermark itself: push_watermark_into_scan
     if computed is not None and (computed.condition is not None or computed.projection is None):
         return None
-    if len(scan.source.generators) != len(scan.row_type):
+    if type(scan.source) is DataGenTableSource and len(scan.source.generators) != len(scan.row_type):
         return None
     if split_pandas_calc(rel.projection, rel.condition, len(wa.row_type)) is not None:
         return None
@@ -95,7 +96,7 @@ def _row_lines(src: _Locals, generator: _RowGenerator, arity: int) -> list[str]:
 
 
 def _computed_lines(
-    src: _Locals, columns: Sequence[RexNode], needed: set[int], rowtime: int, fast: bool
+    src: _Locals, columns: Sequence[RexNode], needed: set[int], rowtime: int, fast: bool, null: str
 ) -> tuple[list[str], list[str]]:
     """The needed computed columns as locals ``c0``…, and the lines that set ``t`` (the rowtime, epoch ms)."""
     lines, names = [], [f"c{k}" for k in range(len(columns))]
@@ -108,34 +109,39 @@ def _computed_lines(
         epoch = src.constant(datetime.datetime(1970, 1, 1))
         unit = src.constant(datetime.timedelta(milliseconds=1))
         lines.append(f"        x = {src.expr(value)}")
-        rowtime_lines = [
-            "        if x is None:\n            t = _LONG_MIN",
-            f"        elif {_MIN_MILLIS} <= x < {_END_MILLIS}:\n            t = x",
-            f"        else:\n            t = _millis({epoch} + {unit} * x)",
-        ]
+        millis = f"x if {_MIN_MILLIS} <= x < {_END_MILLIS} else _millis({epoch} + {unit} * x)"
+        rowtime_lines = _stamp_lines("x", millis, null)
     else:
-        rowtime_lines = _rowtime_lines(names[rowtime])
+        rowtime_lines = _rowtime_lines(names[rowtime], null)
     src.refs = names
     return lines, rowtime_lines
 
 
-def _rowtime_lines(name: str) -> list[str]:
+def _rowtime_lines(name: str, null: str) -> list[str]:
+    millis = f"({name} - _EPOCH) // _MS if type({name}) is _DT and {name}.tzinfo is None else _millis({name})"
+    return _stamp_lines(name, millis, null)
+
+
+def _stamp_lines(name: str, millis: str, null: str) -> list[str]:
+    """``t``: the rowtime ``name`` in epoch ms (``millis``), ``null`` when NULL; ``largest``: the largest non-NULL
+    rowtime (a NULL rowtime's row has no watermark expression value, as in the watermark assigner)."""
     return [
-        f"        if {name} is None:\n            t = _LONG_MIN",
-        f"        elif type({name}) is _DT and {name}.tzinfo is None:\n            t = ({name} - _EPOCH) // _MS",
-        f"        else:\n            t = _millis({name})",
+        f"        if {name} is None:\n            t = {null}",
+        f"        else:\n            t = {millis}\n            if t > largest:\n                largest = t",
     ]
 
 
 def generate_produce(
-    generator: _RowGenerator,
+    generator: _RowGenerator | None,
     arity: int,
     computed: Sequence[RexNode] | None,
     rowtime: int,
     projection: Sequence[RexNode] | None,
     condition: RexNode | None,
 ) -> Any:
-    """The source of ``produce(lo, end)`` compiled: the Calc's rows of indices ``[lo, end)`` (a CalcScanBatch)."""
+    """The source of ``produce(lo, end)`` compiled: the Calc's rows of indices ``[lo, end)`` (a CalcScanBatch);
+    without ``generator``, of ``calc_batch(batch, stamps)``: the Calc's rows of the scan's rows ``batch`` (a NULL
+    rowtime takes the row's own timestamp from ``stamps``, as the watermark assigner's rowtime assigner)."""
     src = _Locals()
     src.namespace.update(
         _LONG_MIN=LONG_MIN,
@@ -146,18 +152,25 @@ def generate_produce(
         _Batch=CalcScanBatch,
         _INSERT=RowKind.INSERT,
     )
-    lines = _row_lines(src, generator, arity)
+    if generator is not None:
+        lines, null = _row_lines(src, generator, arity), "_LONG_MIN"
+        head = "def produce(lo, end):"
+        loop = "for i in range(lo, end):"
+    else:
+        src.refs = [f"v[{k}]" for k in range(arity)]
+        lines, null = ["        v = row._values"], "(_LONG_MIN if r is None else r)"
+        head = "def calc_batch(batch, stamps):"
+        loop = "for row, r in zip(batch, stamps):"
     width = len(computed) if computed is not None else arity
     top = [*(projection or ()), *(() if condition is None else (condition,))]
     used = input_refs(top) | (set(range(width)) if projection is None else set())
     if computed is not None:
         fast = rowtime not in used and _millis_operand(computed[rowtime]) is not None
-        column_lines, rowtime_lines = _computed_lines(src, computed, used | {rowtime}, rowtime, fast)
+        column_lines, rowtime_lines = _computed_lines(src, computed, used | {rowtime}, rowtime, fast, null)
         lines += column_lines
     else:
-        rowtime_lines = _rowtime_lines(src.refs[rowtime])
+        rowtime_lines = _rowtime_lines(src.refs[rowtime], null)
     lines += rowtime_lines
-    lines.append("        if t > largest:\n            largest = t")
     if condition is not None:
         lines.append(f"        if {src.expr(condition)} is not True:\n            continue")
     values = ", ".join(src.expr(p) for p in projection) if projection is not None else ", ".join(src.refs)
@@ -165,35 +178,35 @@ def generate_produce(
     lines.append("        append(o)\n        stamp(t)")
     body = "\n".join(lines)
     code = (
-        "def produce(lo, end):\n    out = []\n    ts = []\n    append, stamp = out.append, ts.append\n"
-        f"    largest = _LONG_MIN\n    for i in range(lo, end):\n{body}\n    return _Batch(out, ts, largest)\n"
+        f"{head}\n    out = []\n    ts = []\n    append, stamp = out.append, ts.append\n"
+        f"    largest = _LONG_MIN\n    {loop}\n{body}\n    return _Batch(out, ts, largest)\n"
     )
-    exec(compile(code, "<datagen calc scan>", "exec"), src.namespace)
-    produce = src.namespace["produce"]
+    exec(compile(code, "<calc scan>", "exec"), src.namespace)
+    produce = src.namespace[head[4 : head.index("(")]]
     produce.__doc__ = code  # the generated source, for debugging
     return produce
 
 
-def fuse_calc_into_scan(env: StreamExecutionEnvironment, rel: Calc) -> DataStream[Any] | None:
-    """The source stream of ``rel`` with everything below it pushed into a ``datagen`` scan, or None when the
-    plan is not ``Calc → WatermarkAssigner → [Calc] → TableScan(datagen)`` with an offset watermark."""
+def fuse_calc_into_scan(translator: Translator, rel: Calc) -> DataStream[Any] | None:
+    """The stream of ``rel`` with everything below it down to the scan in one step: a ``datagen`` source running
+    it, or one operator after any other scan; None when the plan is not ``Calc → WatermarkAssigner → [Calc] →
+    TableScan`` with an offset watermark (or the source makes watermarks itself)."""
     matched = _match(rel)
     if matched is None:
         return None
     wa, computed, scan, offset = matched
-    source: DataGenTableSource = scan.source
-    generator = _RowGenerator(source.generators, 0)
-    produce = generate_produce(
-        generator,
-        len(scan.row_type),
-        computed.projection if computed is not None else None,
-        wa.rowtime_index,
-        rel.projection,
-        rel.condition,
-    )
-    count = source.rows if source.rows is not None else sys.maxsize
+    columns = computed.projection if computed is not None else None
     names = ", ".join(rel.row_type.names)
-    stream: DataStream[Any] = env.from_source(
+    source = scan.source
+    if type(source) is not DataGenTableSource:
+        arity, rowtime = len(scan.row_type), wa.rowtime_index
+        calc_batch = generate_produce(None, arity, columns, rowtime, rel.projection, rel.condition)
+        operator = CalcWatermarkOperator(ScanWatermarkStrategy(offset), calc_batch)
+        return translator.translate(scan)._one_input(f"Calc(select=[{names}]), WatermarkAssigner", operator)
+    generator = _RowGenerator(source.generators, 0)
+    produce = generate_produce(generator, len(scan.row_type), columns, wa.rowtime_index, rel.projection, rel.condition)
+    count = source.rows if source.rows is not None else sys.maxsize
+    stream: DataStream[Any] = translator.env.from_source(
         CalcScanSource(generator, produce, count, source.rows_per_second),
         ScanWatermarkStrategy(offset),
         f"datagen: {source.name} -> Calc(select=[{names}])",

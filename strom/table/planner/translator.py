@@ -147,7 +147,7 @@ class Translator:
         from strom.table.planner.calc_scan_fusion import fuse_calc_into_scan
         from strom.table.runtime.pandas_calc import pandas_calc, split_pandas_calc
 
-        fused = fuse_calc_into_scan(self.env, rel)  # a datagen scan with its watermark and this Calc inside
+        fused = fuse_calc_into_scan(self, rel)  # the scan's computed columns, watermark and this Calc in one step
         if fused is not None:
             return fused
         upstream = self.translate(push_partition_filter(rel))

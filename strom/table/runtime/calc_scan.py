@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from itertools import repeat
 from typing import Any
 
 from strom.api._time import LONG_MIN
@@ -27,12 +28,15 @@ from strom.api.eventtime import (
 )
 from strom.api.source import SourceReader, SourceReaderContext
 from strom.connectors.datagen import DataGeneratorSource, _GeneratorReader
-from strom.runtime.streamrecord import TimestampedBatch
+from strom.runtime.operators.timestamps_and_watermarks import TimestampsAndWatermarksOperator
+from strom.runtime.streamrecord import TimestampedBatch, timestamps_of
 
-__all__ = ["CalcScanBatch", "CalcScanSource", "ScanWatermarkStrategy", "ScanWatermarks"]
+__all__ = ["CalcScanBatch", "CalcScanSource", "CalcWatermarkOperator", "ScanWatermarkStrategy", "ScanWatermarks"]
 
 #: ``produce(lo, end)``: the batch of the rows of indices ``[lo, end)`` that pass the Calc
 Produce = Callable[[int, int], "CalcScanBatch"]
+#: ``calc_batch(rows, stamps)``: the batch of the Calc's rows of a scan's rows (``stamps``: their own timestamps)
+CalcBatch = Callable[[list[Any], Iterable[Any]], "CalcScanBatch"]
 
 
 class CalcScanBatch(TimestampedBatch):
@@ -120,3 +124,21 @@ class CalcScanSource(DataGeneratorSource[Any]):
             rate,
             self.clock if self.clock is not None else time.monotonic,
         )
+
+
+class CalcWatermarkOperator(TimestampsAndWatermarksOperator):
+    """The same pushed into the first operator after any other scan: its computed columns, rowtime, watermark and
+    the query's Calc over each batch of the scan's rows in one generated function (``calc_batch``)."""
+
+    def __init__(self, strategy: ScanWatermarkStrategy, calc_batch: CalcBatch) -> None:
+        super().__init__(strategy)
+        self.calc_batch = calc_batch
+
+    def process_batch(self, batch: list[Any]) -> None:
+        stamps = timestamps_of(batch)
+        try:
+            out = self.calc_batch(batch, repeat(None) if stamps is None else stamps)
+        except Exception as exc:
+            raise self.user_error(exc, batch, None) from exc
+        self._records_in += len(batch)
+        self._emit_and_feed(out, out.timestamps)

@@ -1,5 +1,6 @@
-"""The datagen scan with its computed columns, watermark and the query's Calc pushed into it
-(``calc_scan_fusion``): the same rows, rowtimes and watermarks as the Calc → WatermarkAssigner → Calc operators."""
+"""The scan's computed columns, watermark and the query's Calc in one generated step (``calc_scan_fusion``): in a
+datagen source or over any scan's rows, the same rows, rowtimes and watermarks as the Calc → WatermarkAssigner →
+Calc operators."""
 
 from __future__ import annotations
 
@@ -85,8 +86,21 @@ def test_fused_scan_equals_the_operators(query: str, ts: str, fields: str) -> No
         rel.projection,
         rel.condition,
     )
+    over_rows = generate_produce(
+        None,
+        len(scan.row_type),
+        computed.projection if computed is not None else None,
+        wa.rowtime_index,
+        rel.projection,
+        rel.condition,
+    )
+    row_of = _RowGenerator(scan.source.generators, 0)
     for lo, end in ((0, 206), (3, 4), (7, 7)):
         rows, stamps, watermarks = _unfused(rel, lo, end)
+        scanned = [row_of(i) for i in range(lo, end)]
+        by_rows = over_rows(scanned, [None] * len(scanned))
+        assert [(r.get_row_kind(), list(r)) for r in by_rows] == [(r.get_row_kind(), list(r)) for r in rows]
+        assert by_rows.timestamps == stamps and by_rows.largest == produce(lo, end).largest
         batch = produce(lo, end)
         assert [(r.get_row_kind(), list(r)) for r in batch] == [(r.get_row_kind(), list(r)) for r in rows]
         assert batch.timestamps == stamps
@@ -128,3 +142,18 @@ def test_no_fusion_for_an_expression_watermark_or_another_connector() -> None:
     )
     assert _match(t_env.sql_query("SELECT i FROM a")._plan) is not None
     assert _match(t_env.sql_query("SELECT i FROM b")._plan) is None
+
+
+def test_a_null_rowtime_keeps_the_rows_own_timestamp() -> None:
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.execute_sql(DDL.format(ts=NULLS, fields=SEQUENCE_S))
+    rel = t_env.sql_query("SELECT i FROM events")._plan
+    matched = _match(rel)
+    assert matched is not None
+    wa, computed, scan, _ = matched
+    assert computed is not None
+    calc_batch = generate_produce(None, 2, computed.projection, wa.rowtime_index, rel.projection, None)
+    row_of = _RowGenerator(scan.source.generators, 0)
+    batch = calc_batch([row_of(k) for k in (1, 5, 6)], [123, None, 9])  # i = -4, 0 (ts NULL), 1
+    assert [list(r) for r in batch] == [[-4], [0], [1]] and batch.timestamps == [123, LONG_MIN, 1007]
+    assert batch.largest == 1007  # the NULL rowtimes' own timestamps make no watermark
