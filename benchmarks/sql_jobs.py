@@ -115,12 +115,13 @@ class Fold:
             self.hash, self.total = h & _M64, t
         else:  # a changelog (Rows with a kind) or running values (tuples) into the final table
             table = self.table
-            for row in rows:
+            for row in rows:  # unpacked as the other folds' rows (a Row's two items: one __iter__, no __getitem__)
                 kind = getattr(row, "_row_kind", RowKind.INSERT)
+                key, value = row
                 if kind is RowKind.UPDATE_BEFORE or kind is RowKind.DELETE:
-                    table.pop(row[0], None)
+                    table.pop(key, None)
                 else:
-                    table[row[0]] = row[1]
+                    table[key] = value
 
     def result(self) -> dict[str, int]:
         if self.kind == "table":

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 __all__ = ["from_data_stream", "to_data_stream", "to_retract_stream"]
 
+_new = object.__new__
+
 
 class _ToRow:
     def __call__(self, value: Any) -> Row:
@@ -32,8 +34,12 @@ class _Named:
     def __init__(self, names: list[str]) -> None:
         self.names = names
 
-    def __call__(self, row: Row) -> Row:
-        return _create_row(self.names, row._values, row._row_kind)
+    def __call__(self, row: Row) -> Row:  # per row: _create_row's body inline (one Python call less)
+        named: Row = _new(Row)
+        named._values = [*row._values]
+        named._fields = self.names
+        named._row_kind = row._row_kind
+        return named
 
 
 def from_data_stream(stream: Any, fields: Sequence[Any], changelog: bool = False) -> RelNode:

@@ -151,8 +151,12 @@ class Translator:
         return self.env.from_collection(rows).name("Values")
 
     def _calc(self, rel: Calc) -> DataStream[Any]:
+        from strom.table.planner.calc_scan_fusion import fuse_calc_into_scan
         from strom.table.runtime.pandas_calc import pandas_calc, split_pandas_calc
 
+        fused = fuse_calc_into_scan(self, rel)  # the scan's computed columns, watermark and this Calc in one step
+        if fused is not None:
+            return fused
         upstream = self.translate(push_partition_filter(rel))
         name = f"Calc(select=[{', '.join(rel.row_type.names)}])"
         split = split_pandas_calc(rel.projection, rel.condition, len(rel.input.row_type))

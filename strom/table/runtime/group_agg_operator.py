@@ -17,13 +17,14 @@ of input when the group holds nothing (the planner runs such an aggregate at par
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 from strom.api.row import Row, RowKind
 from strom.api.row import _owning_row as _row
 from strom.runtime.streamrecord import timestamps_of, with_timestamps
 from strom.table.runtime.aggs_handle import AggsHandle
-from strom.table.runtime.window.table_stream_operator import RowKeySelector, TableStreamOperator
+from strom.table.runtime.window.table_stream_operator import RowKeySelector, TableStreamOperator, keys_of
 
 __all__ = ["GroupAggOperator"]
 
@@ -67,15 +68,11 @@ class GroupAggOperator(TableStreamOperator):
     def process_batch(self, batch: list[Any]) -> None:
         timestamps = timestamps_of(batch)
         out: list[Row] = []
-        if timestamps is None:
-            self._rows(batch, out, None, None)
-        else:
-            out_ts: list[Any] = []
-            self._rows(batch, out, timestamps, out_ts)
-            out = with_timestamps(out, out_ts)
+        out_ts: list[Any] = []
+        self._rows(batch, out, timestamps, out_ts)
         self._records_in += len(batch)
         if out:
-            self.output.emit(out)
+            self.output.emit(out if timestamps is None else with_timestamps(out, out_ts))
 
     def finish(self) -> None:
         """BATCH: a global aggregate's row over no input (the aggregates of an empty accumulator)."""
@@ -83,18 +80,17 @@ class GroupAggOperator(TableStreamOperator):
             self.output.emit([_row(list(self.handle.get_value(self.handle.create_accumulators())), _INSERT)])
         super().finish()
 
-    def _rows(self, batch: list[Row], out: list[Row], timestamps: list[Any] | None, out_ts: list[Any] | None) -> None:
-        """GroupAggFunction.process_element for each row, the output rows appended to ``out`` (and their input
-        row's timestamp to ``out_ts``)."""
+    def _rows(self, batch: list[Row], out: list[Row], timestamps: list[Any] | None, out_ts: list[Any]) -> None:
+        """GroupAggFunction.process_element for each row, the output rows appended to ``out`` and their input
+        row's timestamp to ``out_ts`` (``None`` each without ``timestamps``)."""
         handle, table, key_of, update_before = self.handle, self._table, self._key, self.generate_update_before
         get, create, get_value = table.get, handle.create_accumulators, handle.get_value
         accumulate, retract, is_empty = handle.accumulate, handle.retract, handle.record_count_is_zero
-        append, new = out.append, _new
+        append, stamp, new = out.append, out_ts.append, _new
         value = None
         try:
-            for i, value in enumerate(batch):
-                n = len(out)
-                key = key_of(value)
+            keys = keys_of(key_of, batch)
+            for value, key, t in zip(batch, keys, repeat(None) if timestamps is None else timestamps, strict=False):
                 accs = get(key)
                 kind = value._row_kind
                 if kind is _UPDATE_BEFORE or kind is _DELETE:
@@ -105,18 +101,22 @@ class GroupAggOperator(TableStreamOperator):
                     if is_empty(accs):
                         table.pop(key, None)
                         append(_row([*key, *previous], _DELETE))
+                        stamp(t)
                     else:
                         table[key] = accs  # written back: a RocksDB table hands out copies
                         result = get_value(accs)
                         if result != previous:
                             if update_before:
                                 append(_row([*key, *previous], _UPDATE_BEFORE))
+                                stamp(t)
                             append(_row([*key, *result], _UPDATE_AFTER))
+                            stamp(t)
                 elif accs is None:
                     accs = create()
                     accumulate(accs, value)
                     table[key] = accs
                     append(_row([*key, *get_value(accs)], _INSERT))
+                    stamp(t)
                 else:  # the hot path: rows built inline (no call per emitted row)
                     previous = get_value(accs)
                     accumulate(accs, value)
@@ -128,11 +128,11 @@ class GroupAggOperator(TableStreamOperator):
                             before._values = [*key, *previous]
                             before._row_kind = _UPDATE_BEFORE
                             append(before)
+                            stamp(t)
                         after = new(Row)
                         after._values = [*key, *result]
                         after._row_kind = _UPDATE_AFTER
                         append(after)
-                if out_ts is not None and len(out) > n:
-                    out_ts.extend([timestamps[i]] * (len(out) - n))  # type: ignore[index]
+                        stamp(t)
         except Exception as exc:
             raise self.user_error(exc, batch, value) from exc

@@ -47,6 +47,7 @@ from strom.table.runtime.window.table_stream_operator import (
     TableStreamOperator,
     WindowProperties,
     fast_key,
+    keys_of,
     ns_get,
     ns_pop,
     ns_put,
@@ -150,19 +151,24 @@ class SlicingWindowAggOperator(TableStreamOperator):
         return slice_end, True  # a fired slice a later window still needs
 
     def process_batch(self, batch: list[Any]) -> None:
-        key_of = fast_key(self.key_selector)
+        keys, slices = keys_of(fast_key(self.key_selector), batch), self._slice_ends(batch)
+        distinct = set(slices)  # a few run-shared tuples: hashed in C
+        if type(self._table) is dict and not any(s is None or s[1] for s in distinct):
+            self._accumulate_rows(batch, keys, slices)  # heap state, no late rows, no fired slices: one pass
+            self._records_in += len(batch)
+            return
         groups: dict[tuple[int, bool], dict[Any, list[Any]]] = {}  # slice -> key -> rows (Flink's window buffer)
         per_key: dict[Any, list[Any]] = {}
         current: object = _NONE
         late = 0
-        for row, slice_of in zip(batch, self._slice_ends(batch), strict=True):
+        for row, k, slice_of in zip(batch, keys, slices, strict=True):
             if slice_of is not current:  # rows of one slice come in runs: one lookup per run
                 if slice_of is None:
                     late += 1
                     continue
                 current = slice_of
                 per_key = groups.setdefault(slice_of, {})
-            rows = per_key.get(k := key_of(row))
+            rows = per_key.get(k)
             if rows is None:
                 per_key[k] = [row]
             else:
@@ -171,6 +177,37 @@ class SlicingWindowAggOperator(TableStreamOperator):
         for slice_of, by_key in groups.items():
             self._accumulate(slice_of, by_key)
         self._records_in += len(batch)
+
+    def _accumulate_rows(self, batch: list[Any], keys: list[Any], slices: list[Any]) -> None:
+        """:meth:`_accumulate` of a batch whose rows all go into unfired slices, on heap state, row by row in one
+        pass (no buffer of rows per slice and key): the same accumulators, and each key's timer registered at its
+        first row in the slice, in the order the buffer would register them."""
+        backend, timers, aggs, table = self.keyed_backend, self._timers, self.aggs, self._table
+        assert backend is not None and timers is not None
+        register, to_epoch = timers.register_event_time_timer, self.shift.to_epoch
+        accumulate, retract, create = aggs.accumulate, aggs.retract, aggs.create_accumulators
+        current: object = _NONE
+        slice_end = timer_time = 0
+        for row, key, slice_of in zip(batch, keys, slices, strict=True):
+            if slice_of is not current:
+                current = slice_of
+                slice_end = slice_of[0]
+                timer_time = to_epoch(slice_end - 1)
+            backend.current_key = key
+            per_key = table.get(key)
+            accs = None if per_key is None else per_key.get(slice_end)
+            if accs is None:
+                accs = create()
+                if per_key is None:
+                    table[key] = {slice_end: accs}
+                else:
+                    per_key[slice_end] = accs
+                register(slice_end, timer_time)
+            kind = row._row_kind
+            if kind is _INSERT or kind is _UPDATE_AFTER:
+                accumulate(accs, row)
+            else:
+                retract(accs, row)
 
     def _accumulate(self, slice_of: tuple[int, bool], by_key: dict[Any, list[Any]]) -> None:
         """Flink's ``AggCombiner.combine`` for each key: the rows into the slice's accumulators (or, for a fired
