@@ -19,7 +19,7 @@ are plain attributes so the hot path pays one attribute store.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 from strom.api.state import (
     AggregatingState,
@@ -41,7 +41,7 @@ from strom.runtime.state.internal_kv_state import AggregatingStateLogic, Interna
 from strom.runtime.state.key_group_partitioner import KeyGroupPartitioner
 from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
 from strom.runtime.state.state_registration import check_new_state, merge_restored_kind, registered_state
-from strom.runtime.state.state_serialization import dump_state
+from strom.runtime.state.state_serialization import dump_state, dump_state_into
 from strom.runtime.state.ttl import TtlPolicy, TtlValue, wall_clock_ms
 from strom.runtime.state.typed_state import typed_view
 
@@ -185,7 +185,9 @@ class HeapKeyedStateBackend:
         entries = self._entries()
         if not entries:
             return dict
-        return self.snapshot_strategy.async_snapshot(lambda: self.write_key_groups(now), entries=entries)
+        return self.snapshot_strategy.async_snapshot(
+            lambda: self.write_key_groups(now), entries=entries, dump=lambda file: self.dump_key_groups(now, file)
+        )
 
     def _entries(self) -> int:
         return sum(map(len, self._tables.values())) + sum(map(len, self._ns_tables.values()))
@@ -193,6 +195,16 @@ class HeapKeyedStateBackend:
     def write_key_groups(self, now: int) -> Iterator[tuple[int, bytes]]:
         """The canonical bytes of each non-empty key group, in key-group order; TTL entries expired at ``now``
         left out. Reads the tables as they are: run it where they cannot change (a forked child, the task thread)."""
+        for kg, payload, states in self._key_group_payloads(now):
+            yield kg, dump_state(payload, states, "keyed state")
+
+    def dump_key_groups(self, now: int, file: BinaryIO) -> Iterator[tuple[int, int]]:
+        """:meth:`write_key_groups`'s bytes written one key group after the other into ``file``: (key group, length)."""
+        for kg, payload, states in self._key_group_payloads(now):
+            yield kg, dump_state_into(file, payload, states, "keyed state")
+
+    def _key_group_payloads(self, now: int) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
+        """Each non-empty key group's payload (the canonical form) and its states, in key-group order."""
         names = sorted(self._tables.keys() | self._ns_tables.keys())
         total = self._entries()
         partitioner = self._partitioner
@@ -215,8 +227,7 @@ class HeapKeyedStateBackend:
         for kg in sorted(groups):
             states = groups[kg]
             meta = {name: self._kinds[name] for name in states if name in self._kinds}
-            payload = {"version": _FORMAT_VERSION, "meta": meta, "states": states}
-            yield kg, dump_state(payload, states, "keyed state")
+            yield kg, {"version": _FORMAT_VERSION, "meta": meta, "states": states}, states
 
     def _live_tables(self, name: str, now: int) -> tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]:
         """The flat and the namespaced table of ``name``, without the TTL entries expired at ``now`` and without keys

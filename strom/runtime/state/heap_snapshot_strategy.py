@@ -52,7 +52,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from typing import NoReturn
+from typing import BinaryIO, NoReturn
 
 from strom.exceptions import CheckpointError, SerializationError
 
@@ -62,6 +62,7 @@ __all__ = [
     "SYNC_MAX_ENTRIES",
     "ForkedSnapshot",
     "HeapSnapshotStrategy",
+    "KeyGroupDumper",
     "KeyGroupWriter",
 ]
 
@@ -79,11 +80,14 @@ SYNC_MAX_BYTES = 8 << 20
 
 #: the canonical bytes of each non-empty key group, in key-group order
 KeyGroupWriter = Callable[[], Iterator[tuple[int, bytes]]]
+#: the same bytes written one key group after the other into a file: (key group, length)
+KeyGroupDumper = Callable[[BinaryIO], Iterator[tuple[int, int]]]
 
 _HEADER = struct.Struct("<qQ")  # key group (or a marker below), length of its bytes (next in the file)
 _END = -1  # every key group was written
 _ERROR = -2  # followed, on the pipe, by "<exception type>\0<message>" in UTF-8
 _MAX_IO = 0x7FFFF000  # Linux moves at most this many bytes in one read() / write()
+_FILE_BUFFER = 1 << 20  # the child's buffer in front of its file (the pickler writes ~64 KB frames)
 
 
 class HeapSnapshotStrategy:
@@ -104,11 +108,14 @@ class HeapSnapshotStrategy:
         #: the last snapshot's bytes per stored entry (``None``: no snapshot yet)
         self.bytes_per_entry: float | None = None
 
-    def async_snapshot(self, write: KeyGroupWriter, *, entries: int) -> Callable[[], dict[int, bytes]]:
-        """The synchronous part: fork (or serialize now); returns the supplier of the key groups' bytes."""
+    def async_snapshot(
+        self, write: KeyGroupWriter, *, entries: int, dump: KeyGroupDumper | None = None
+    ) -> Callable[[], dict[int, bytes]]:
+        """The synchronous part: fork (or serialize now); returns the supplier of the key groups' bytes. ``dump``
+        (optional): how a forked child writes the same bytes straight into its file."""
         if self.use_fork and self.forks(entries):
             try:
-                return ForkedSnapshot.start(write, on_size=lambda size: self._measured(size, entries))
+                return ForkedSnapshot.start(write, dump=dump, on_size=lambda size: self._measured(size, entries))
             except OSError as exc:  # no memory for the page tables, too many processes: the old way still works
                 log.warning("forking for an asynchronous snapshot failed (%s); serializing synchronously", exc)
         blobs = dict(write())
@@ -140,8 +147,15 @@ class ForkedSnapshot:
         self._status: int | None = None  # the child's exit code once reaped (negative: killed by that signal)
 
     @classmethod
-    def start(cls, write: KeyGroupWriter, *, on_size: Callable[[int], None] | None = None) -> ForkedSnapshot:
-        """Fork the child writing ``write()``'s key groups; ``on_size`` gets their total size once all were read."""
+    def start(
+        cls,
+        write: KeyGroupWriter,
+        *,
+        dump: KeyGroupDumper | None = None,
+        on_size: Callable[[int], None] | None = None,
+    ) -> ForkedSnapshot:
+        """Fork the child writing ``write()``'s key groups (with ``dump`` if given); ``on_size`` gets their total size
+        once all were read."""
         data = _anonymous_file()
         try:
             r, w = os.pipe()
@@ -155,7 +169,7 @@ class ForkedSnapshot:
                 os.close(fd)
             raise
         if pid == 0:  # the child: never returns
-            _run_child(write, w, data)
+            _run_child(write, dump, w, data)
         os.close(w)
         return cls(pid, r, data, on_size)
 
@@ -253,7 +267,7 @@ class ForkedSnapshot:
                 self._reap()
 
 
-def _run_child(write: KeyGroupWriter, fd: int, data: int) -> NoReturn:
+def _run_child(write: KeyGroupWriter, dump: KeyGroupDumper | None, fd: int, data: int) -> NoReturn:
     """The forked child: serialize, write, announce, leave. Nothing here may return into the parent's code."""
     code = 3
     try:
@@ -265,9 +279,14 @@ def _run_child(write: KeyGroupWriter, fd: int, data: int) -> NoReturn:
         os.closerange(low + 1, high)
         os.closerange(high + 1, max(high + 2, os.sysconf("SC_OPEN_MAX")))
         try:
-            for kg, blob in write():
-                _write_all(data, blob)
-                _write_all(fd, _HEADER.pack(kg, len(blob)))
+            if dump is not None:  # pickled straight into the file, a frame at a time: no buffer of a key group
+                with open(data, "wb", buffering=_FILE_BUFFER, closefd=False) as file:
+                    for kg, length in dump(file):
+                        _write_all(fd, _HEADER.pack(kg, length))
+            else:
+                for kg, blob in write():
+                    _write_all(data, blob)
+                    _write_all(fd, _HEADER.pack(kg, len(blob)))
             _write_all(fd, _HEADER.pack(_END, 0))
             code = 0
         except Exception as exc:

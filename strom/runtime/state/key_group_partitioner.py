@@ -102,10 +102,7 @@ class KeyGroupPartitioner:
 
 
 def _split(table: Mapping[Any, Any], key_groups: list[int]) -> dict[int, dict[Any, Any]]:
-    out: dict[int, dict[Any, Any]] = {}
+    parts: list[dict[Any, Any]] = [{} for _ in range(max(key_groups, default=-1) + 1)]
     for (key, stored), kg in zip(table.items(), key_groups, strict=True):
-        part = out.get(kg)
-        if part is None:
-            part = out[kg] = {}
-        part[key] = stored
-    return out
+        parts[kg][key] = stored
+    return {kg: part for kg, part in enumerate(parts) if part}
