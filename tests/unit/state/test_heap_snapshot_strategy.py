@@ -249,3 +249,19 @@ def test_small_state_is_pickled_on_the_task_thread_once_its_size_is_known() -> N
         state.update(bytes([k % 256]) * 100)
     assert isinstance(backend.async_snapshot(), ForkedSnapshot)  # ~50 kB estimated: forked again
     assert not strategy.forks(9) and strategy.forks(1_000)
+
+
+def test_a_forked_snapshot_pickles_what_only_cloudpickle_can_as_the_synchronous_one_does() -> None:
+    backend = _forking([0])
+    state = backend.get_state(ValueStateDescriptor("f"))
+    for k in range(50):
+        backend.current_key = k
+        state.update(lambda x, k=k: x + k)  # a lambda: plain pickle cannot name it
+    forked = backend.async_snapshot()
+    assert isinstance(forked, ForkedSnapshot)
+    blobs = forked()
+    backend.snapshot_strategy = HeapSnapshotStrategy(use_fork=False)
+    assert blobs == backend.snapshot()
+    restored = HeapKeyedStateBackend(max_parallelism=MAX_P)
+    restored.restore(blobs)
+    assert sorted(f(1) for f in restored.get_table("f").values()) == [1 + k for k in range(50)]
