@@ -30,7 +30,7 @@ first write to a page (the task thread's, the allocator's) takes a copy-on-write
 page whose objects it pickles. Small state is therefore pickled on the task thread: always below
 ``fork_min_entries`` stored entries, and below ``sync_max_entries`` when the last snapshot's bytes per entry put
 this one under ``sync_max_bytes`` (the first snapshot, with no such estimate, forks from ``fork_min_entries`` on).
-Measured (``docs/benchmarks.md``, "What a checkpoint of small state costs"): in a 150 MB process doing W2's kind of
+Measured (``docs/benchmarks.md``, "What a heap snapshot costs"): in a 150 MB process doing W2's kind of
 work, a snapshot of 2 000 / 10 000 / 40 000 small entries cost +36–49 / +73–90 / +250 ms of CPU forked against
 +10 / +0–23 / +45–78 ms pickled on the task thread; pickling takes ~1 µs per small entry and ~2 ms per MB, so
 20 000 entries or 8 MB bound the pause it adds at ~20 ms.
