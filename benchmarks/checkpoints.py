@@ -31,6 +31,7 @@ import contextlib
 import datetime as dt
 import logging
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -424,7 +425,9 @@ class StoreBlobTimed(KeyedProcessFunction[int, int, None]):
         self.blob.update((value + self.seen).to_bytes(8, "little") * (VALUE_BYTES // 8))
 
     def close(self) -> None:
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the forked snapshots this TaskManager reaped
         part = {"subtask": self.subtask, "records": self.seen, "max_gap": self.max_gap, "gaps": self.gaps}
+        part["children_cpu_s"] = children.ru_utime + children.ru_stime
         write_part(self.out_dir, "pause", part)
 
 
@@ -442,6 +445,7 @@ class PauseRun:
     duration_ms: list[float] = field(default_factory=list)  # of those checkpoints
     state_size: float = 0.0
     peak_pss: float = 0.0  # bytes, sum over the TaskManager processes and their children, sampled every 0.5 s
+    children_cpu_s: float = 0.0  # CPU of the TaskManagers' reaped children (the forked snapshots), all of the run
     job_s: float = 0.0
     error: str = ""
 
@@ -498,6 +502,7 @@ def run_pause(
     gaps = [g for part in parts for g, _ in part["gaps"]]
     r.records = sum(part["records"] for part in parts)
     r.max_gap_s = max((part["max_gap"] for part in parts), default=0.0)
+    r.children_cpu_s = sum(part.get("children_cpu_s", 0.0) for part in parts)
     r.gaps_over_100ms = sum(1 for g in gaps if g > 0.1)
     done = _completed(res)
     if not done:

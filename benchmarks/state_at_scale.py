@@ -80,7 +80,8 @@ def measure_pauses(a: argparse.Namespace) -> list[tuple[str, PauseRun]]:
         log(f"== pause: {backend}, p={a.parallelism}, {a.keys:,} keys × {a.passes} passes")
         extra = {"state.backend.type": BACKENDS[backend]}
         r = run_pause(a.parallelism, a.keys, a.passes, True, a.interval, a.timeout, extra)
-        log(f"  {r.error or f'longest pause {r.max_gap_s * 1000:.0f} ms; durations {r.duration_ms} ms'}")
+        done = f"longest pause {r.max_gap_s * 1000:.0f} ms; durations {r.duration_ms} ms; snapshot children's CPU"
+        log(f"  {r.error or f'{done} {r.children_cpu_s:.2f} s'}")
         out.append((backend, r))
     return out
 

@@ -19,7 +19,7 @@ are plain attributes so the hot path pays one attribute store.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 from strom.api.state import (
     AggregatingState,
@@ -36,11 +36,12 @@ from strom.api.state import (
 from strom.api.typeinfo import TypeInformation
 from strom.exceptions import CheckpointError, InvalidProgramError
 from strom.runtime.state.heap_snapshot_strategy import HeapSnapshotStrategy
-from strom.runtime.state.int_key_groups import int_key_group_assigner
+from strom.runtime.state.int_key_groups import int_key_group_assigner, int_key_groups_of
 from strom.runtime.state.internal_kv_state import AggregatingStateLogic, InternalKvState, ReducingStateLogic
+from strom.runtime.state.key_group_partitioner import KeyGroupPartitioner
 from strom.runtime.state.key_groups import KeyGroupRange, check_placement, key_group_assigner
 from strom.runtime.state.state_registration import check_new_state, merge_restored_kind, registered_state
-from strom.runtime.state.state_serialization import dump_state
+from strom.runtime.state.state_serialization import dump_state, dump_state_into
 from strom.runtime.state.ttl import TtlPolicy, TtlValue, wall_clock_ms
 from strom.runtime.state.typed_state import typed_view
 
@@ -89,7 +90,8 @@ class HeapKeyedStateBackend:
         #: key -> key group, as the KeyGroupStreamPartitioner routes keys of ``key_type`` (``None``: untyped)
         self.key_group_of = key_group_assigner(max_parallelism, key_type)
         #: the same, computed directly for int keys: a snapshot places every key again
-        self._snapshot_key_group_of = int_key_group_assigner(max_parallelism, key_type, self.key_group_of)
+        direct = int_key_group_assigner(max_parallelism, key_type, self.key_group_of)
+        self._partitioner = KeyGroupPartitioner(direct, lambda keys: int_key_groups_of(keys, max_parallelism, key_type))
         self.ttl_time_provider: Callable[[], int] = ttl_time_provider or wall_clock_ms
         self.current_key: Any = None
         self.current_namespace: Any = VOID_NAMESPACE
@@ -180,44 +182,52 @@ class HeapKeyedStateBackend:
         """The synchronous part of a snapshot (a fork, see :mod:`~strom.runtime.state.heap_snapshot_strategy`):
         returns the supplier of :meth:`snapshot`'s bytes as the state is now, for the asynchronous part."""
         now = self.ttl_time_provider() if self._ttl else 0
-        entries = sum(map(len, self._tables.values())) + sum(map(len, self._ns_tables.values()))
+        entries = self._entries()
         if not entries:
             return dict
-        return self.snapshot_strategy.async_snapshot(lambda: self.write_key_groups(now), entries=entries)
+        return self.snapshot_strategy.async_snapshot(
+            lambda: self.write_key_groups(now), entries=entries, dump=lambda file: self.dump_key_groups(now, file)
+        )
+
+    def _entries(self) -> int:
+        return sum(map(len, self._tables.values())) + sum(map(len, self._ns_tables.values()))
 
     def write_key_groups(self, now: int) -> Iterator[tuple[int, bytes]]:
         """The canonical bytes of each non-empty key group, in key-group order; TTL entries expired at ``now``
         left out. Reads the tables as they are: run it where they cannot change (a forked child, the task thread)."""
+        for kg, payload, states in self._key_group_payloads(now):
+            yield kg, dump_state(payload, states, "keyed state")
+
+    def dump_key_groups(self, now: int, file: BinaryIO) -> Iterator[tuple[int, int]]:
+        """:meth:`write_key_groups`'s bytes written one key group after the other into ``file``: (key group, length)."""
+        for kg, payload, states in self._key_group_payloads(now):
+            yield kg, dump_state_into(file, payload, states, "keyed state")
+
+    def _key_group_payloads(self, now: int) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
+        """Each non-empty key group's payload (the canonical form) and its states, in key-group order."""
         names = sorted(self._tables.keys() | self._ns_tables.keys())
-        direct = self._snapshot_key_group_of
-        assign = direct
-        if len(names) > 1:  # a key in several states is placed once
-            placed: dict[Any, int] = {}
-
-            def place(key: Any) -> int:
-                kg = placed.get(key)
-                if kg is None:
-                    kg = placed[key] = direct(key)
-                return kg
-
-            assign = place
+        total = self._entries()
+        partitioner = self._partitioner
+        assign = partitioner.start(total, shared_keys=len(names) > 1)
         groups: dict[int, dict[str, tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]]] = {}
         for name in names:
             flat, namespaced = self._live_tables(name, now)
             for i, table in enumerate((flat, namespaced)):
-                for kg, part in _by_key_group(table, assign).items():
+                for kg, part in partitioner.partition(table, total=total, assign=assign).items():
                     states = groups.get(kg)
                     if states is None:
                         states = groups[kg] = {}
                     entry = states.get(name)
                     if entry is None:
                         entry = states[name] = ({}, {})
-                    entry[i].update(part)
+                    if entry[i]:
+                        entry[i].update(part)
+                    else:  # the part is this snapshot's own dict: no copy
+                        states[name] = (part, entry[1]) if i == 0 else (entry[0], part)
         for kg in sorted(groups):
             states = groups[kg]
             meta = {name: self._kinds[name] for name in states if name in self._kinds}
-            payload = {"version": _FORMAT_VERSION, "meta": meta, "states": states}
-            yield kg, dump_state(payload, states, "keyed state")
+            yield kg, {"version": _FORMAT_VERSION, "meta": meta, "states": states}, states
 
     def _live_tables(self, name: str, now: int) -> tuple[dict[Any, Any], dict[Any, dict[Any, Any]]]:
         """The flat and the namespaced table of ``name``, without the TTL entries expired at ``now`` and without keys
@@ -273,18 +283,6 @@ class HeapKeyedStateBackend:
 
     def _merge_kind(self, name: str, restored: tuple[Any, ...]) -> None:
         merge_restored_kind(self._kinds, name, restored)
-
-
-def _by_key_group(table: Mapping[Any, Any], assign: Callable[[Any], int]) -> dict[int, dict[Any, Any]]:
-    """``table`` split by the key group of each key (the entries in the table's order)."""
-    out: dict[int, dict[Any, Any]] = {}
-    for key, stored in table.items():
-        kg = assign(key)
-        part = out.get(kg)
-        if part is None:
-            part = out[kg] = {}
-        part[key] = stored
-    return out
 
 
 # --- state objects --------------------------------------------------------------------------------

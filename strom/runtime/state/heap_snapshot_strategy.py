@@ -23,9 +23,17 @@ sends the error's message (an unpicklable value names its state, as the synchron
 leaves a short stream of announcements, and either way the supplier raises and the checkpoint is declined, never
 hung: :meth:`ForkedSnapshot.cancel` (an aborted checkpoint, a snapshot never resolved) kills and reaps the child.
 
-Where ``fork`` is not available (not Linux), when turned off, for small state (below ``fork_min_entries`` stored
-entries a fork costs more than the pickling), or if the fork fails, the snapshot is serialized in the
-synchronous part, as before, and the supplier hands the bytes over.
+Where ``fork`` is not available (not Linux), when turned off, for small state, or if the fork fails, the snapshot
+is serialized in the synchronous part, as before, and the supplier hands the bytes over. A fork costs the
+TaskManager far more than its 1.5–2 ms on the task thread: until every page has been written once after it, each
+first write to a page (the task thread's, the allocator's) takes a copy-on-write fault, and the child copies every
+page whose objects it pickles. Small state is therefore pickled on the task thread: always below
+``fork_min_entries`` stored entries, and below ``sync_max_entries`` when the last snapshot's bytes per entry put
+this one under ``sync_max_bytes`` (the first snapshot, with no such estimate, forks from ``fork_min_entries`` on).
+Measured (``docs/benchmarks.md``, "What a heap snapshot costs"): in a 150 MB process doing W2's kind of
+work, a snapshot of 2 000 / 10 000 / 40 000 small entries cost +36–49 / +73–90 / +250 ms of CPU forked against
++10 / +0–23 / +45–78 ms pickled on the task thread; pickling takes ~1 µs per small entry and ~2 ms per MB, so
+20 000 entries or 8 MB bound the pause it adds at ~20 ms.
 
     >>> strategy = HeapSnapshotStrategy(use_fork=False)
     >>> strategy.async_snapshot(lambda: iter([(3, b"x")]), entries=1)()
@@ -44,11 +52,19 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from typing import NoReturn
+from typing import BinaryIO, NoReturn
 
 from strom.exceptions import CheckpointError, SerializationError
 
-__all__ = ["FORK_SUPPORTED", "ForkedSnapshot", "HeapSnapshotStrategy", "KeyGroupWriter"]
+__all__ = [
+    "FORK_SUPPORTED",
+    "SYNC_MAX_BYTES",
+    "SYNC_MAX_ENTRIES",
+    "ForkedSnapshot",
+    "HeapSnapshotStrategy",
+    "KeyGroupDumper",
+    "KeyGroupWriter",
+]
 
 log = logging.getLogger(__name__)
 
@@ -57,39 +73,73 @@ FORK_SUPPORTED = sys.platform == "linux" and hasattr(os, "fork")
 #: below this many stored entries (keys × states) a snapshot is pickled at once: about 1 ms of pickling, the cost of
 #: forking a TaskManager process (measured: 1.2 ms for 500 small values, 1.5 ms for 5 000, 30 ms for 1 GB of state)
 FORK_MIN_ENTRIES = 1_000
+#: below this many entries and :data:`SYNC_MAX_BYTES` (estimated from the last snapshot) a snapshot is pickled on the
+#: task thread too: cheaper for the TaskManager than a fork and its copy-on-write faults, a pause of ~20 ms at most
+SYNC_MAX_ENTRIES = 20_000
+SYNC_MAX_BYTES = 8 << 20
 
 #: the canonical bytes of each non-empty key group, in key-group order
 KeyGroupWriter = Callable[[], Iterator[tuple[int, bytes]]]
+#: the same bytes written one key group after the other into a file: (key group, length)
+KeyGroupDumper = Callable[[BinaryIO], Iterator[tuple[int, int]]]
 
 _HEADER = struct.Struct("<qQ")  # key group (or a marker below), length of its bytes (next in the file)
 _END = -1  # every key group was written
 _ERROR = -2  # followed, on the pipe, by "<exception type>\0<message>" in UTF-8
 _MAX_IO = 0x7FFFF000  # Linux moves at most this many bytes in one read() / write()
+_FILE_BUFFER = 1 << 20  # the child's buffer in front of its file (the pickler writes ~64 KB frames)
 
 
 class HeapSnapshotStrategy:
     """Forks for the asynchronous part where it can (``use_fork=None``: where :data:`FORK_SUPPORTED`)."""
 
-    def __init__(self, *, use_fork: bool | None = None, fork_min_entries: int = FORK_MIN_ENTRIES) -> None:
+    def __init__(
+        self,
+        *,
+        use_fork: bool | None = None,
+        fork_min_entries: int = FORK_MIN_ENTRIES,
+        sync_max_entries: int = SYNC_MAX_ENTRIES,
+        sync_max_bytes: int = SYNC_MAX_BYTES,
+    ) -> None:
         self.use_fork = FORK_SUPPORTED if use_fork is None else use_fork and FORK_SUPPORTED
         self.fork_min_entries = fork_min_entries
+        self.sync_max_entries = sync_max_entries
+        self.sync_max_bytes = sync_max_bytes
+        #: the last snapshot's bytes per stored entry (``None``: no snapshot yet)
+        self.bytes_per_entry: float | None = None
 
-    def async_snapshot(self, write: KeyGroupWriter, *, entries: int) -> Callable[[], dict[int, bytes]]:
-        """The synchronous part: fork (or serialize now); returns the supplier of the key groups' bytes."""
-        if self.use_fork and entries >= self.fork_min_entries:
+    def async_snapshot(
+        self, write: KeyGroupWriter, *, entries: int, dump: KeyGroupDumper | None = None
+    ) -> Callable[[], dict[int, bytes]]:
+        """The synchronous part: fork (or serialize now); returns the supplier of the key groups' bytes. ``dump``
+        (optional): how a forked child writes the same bytes straight into its file."""
+        if self.use_fork and self.forks(entries):
             try:
-                return ForkedSnapshot.start(write)
+                return ForkedSnapshot.start(write, dump=dump, on_size=lambda size: self._measured(size, entries))
             except OSError as exc:  # no memory for the page tables, too many processes: the old way still works
                 log.warning("forking for an asynchronous snapshot failed (%s); serializing synchronously", exc)
         blobs = dict(write())
+        self._measured(sum(map(len, blobs.values())), entries)
         return lambda: blobs
+
+    def forks(self, entries: int) -> bool:
+        """Whether a snapshot of ``entries`` stored entries forks (where forking is on) or is pickled at once."""
+        if entries < self.fork_min_entries:
+            return False
+        per = self.bytes_per_entry
+        return per is None or entries >= self.sync_max_entries or entries * per >= self.sync_max_bytes
+
+    def _measured(self, size: int, entries: int) -> None:
+        if entries:
+            self.bytes_per_entry = size / entries
 
 
 class ForkedSnapshot:
     """A child process serializing the key groups as they were at the fork; calling it reads them (once)."""
 
-    def __init__(self, pid: int, fd: int, data_fd: int) -> None:
+    def __init__(self, pid: int, fd: int, data_fd: int, on_size: Callable[[int], None] | None = None) -> None:
         self.pid = pid
+        self._on_size = on_size
         self._fd = fd
         self._data_fd = data_fd
         self._lock = threading.Lock()
@@ -97,7 +147,15 @@ class ForkedSnapshot:
         self._status: int | None = None  # the child's exit code once reaped (negative: killed by that signal)
 
     @classmethod
-    def start(cls, write: KeyGroupWriter) -> ForkedSnapshot:
+    def start(
+        cls,
+        write: KeyGroupWriter,
+        *,
+        dump: KeyGroupDumper | None = None,
+        on_size: Callable[[int], None] | None = None,
+    ) -> ForkedSnapshot:
+        """Fork the child writing ``write()``'s key groups (with ``dump`` if given); ``on_size`` gets their total size
+        once all were read."""
         data = _anonymous_file()
         try:
             r, w = os.pipe()
@@ -111,9 +169,9 @@ class ForkedSnapshot:
                 os.close(fd)
             raise
         if pid == 0:  # the child: never returns
-            _run_child(write, w, data)
+            _run_child(write, dump, w, data)
         os.close(w)
-        return cls(pid, r, data)
+        return cls(pid, r, data, on_size)
 
     def __call__(self) -> dict[int, bytes]:
         """The asynchronous part: every key group's bytes; raises if the child failed, died or was cancelled."""
@@ -163,6 +221,8 @@ class ForkedSnapshot:
             status = self._reap()
         if error:
             raise _child_error(error)
+        if complete and status == 0 and self._on_size is not None:
+            self._on_size(size)
         if not complete or status != 0:
             raise CheckpointError(
                 f"expected the snapshot process {self.pid} to write every key group of the keyed state; it "
@@ -207,7 +267,7 @@ class ForkedSnapshot:
                 self._reap()
 
 
-def _run_child(write: KeyGroupWriter, fd: int, data: int) -> NoReturn:
+def _run_child(write: KeyGroupWriter, dump: KeyGroupDumper | None, fd: int, data: int) -> NoReturn:
     """The forked child: serialize, write, announce, leave. Nothing here may return into the parent's code."""
     code = 3
     try:
@@ -219,9 +279,14 @@ def _run_child(write: KeyGroupWriter, fd: int, data: int) -> NoReturn:
         os.closerange(low + 1, high)
         os.closerange(high + 1, max(high + 2, os.sysconf("SC_OPEN_MAX")))
         try:
-            for kg, blob in write():
-                _write_all(data, blob)
-                _write_all(fd, _HEADER.pack(kg, len(blob)))
+            if dump is not None:  # pickled straight into the file, a frame at a time: no buffer of a key group
+                with open(data, "wb", buffering=_FILE_BUFFER, closefd=False) as file:
+                    for kg, length in dump(file):
+                        _write_all(fd, _HEADER.pack(kg, length))
+            else:
+                for kg, blob in write():
+                    _write_all(data, blob)
+                    _write_all(fd, _HEADER.pack(kg, len(blob)))
             _write_all(fd, _HEADER.pack(_END, 0))
             code = 0
         except Exception as exc:

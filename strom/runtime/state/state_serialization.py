@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 import cloudpickle
 
 from strom.exceptions import SerializationError
 
-__all__ = ["KEYED_STATE_FORMAT_VERSION", "dump_state", "load_state"]
+__all__ = ["KEYED_STATE_FORMAT_VERSION", "dump_state", "dump_state_into", "load_state"]
 
 #: the canonical keyed-state format of a key group (what the heap backend snapshots, and RocksDB savepoints):
 #: version 2 places keys by Flink's hash
@@ -28,16 +28,39 @@ def dump_state(payload: Any, parts: Mapping[str, Any], owner: str) -> bytes:
     try:
         return _dumps(payload)
     except Exception as exc:
-        for name, part in parts.items():
-            culprit = _find_unpicklable(part, 0)
-            if culprit is not _MISSING:
-                raise SerializationError(
-                    f"{owner} '{name}' must hold picklable values; got a {type(culprit).__name__!r} "
-                    f"({culprit!r:.60}) that cannot be pickled ({exc}); hint: keep plain data in state "
-                    "(numbers, str, tuples, lists, dicts, dataclasses) and re-create resources such as locks, "
-                    "sockets or clients in open()"
-                ) from exc
-        raise SerializationError(f"{owner} could not be pickled: {exc}; hint: keep plain data in state") from exc
+        raise _unpicklable(exc, parts, owner) from exc
+
+
+def dump_state_into(file: BinaryIO, payload: Any, parts: Mapping[str, Any], owner: str) -> int:
+    """:func:`dump_state`'s bytes written into ``file`` (seekable) at its position, flushed; returns their length.
+
+    The pickler hands the file one frame (~64 KB) at a time, so no buffer of the whole pickle is built: half the time
+    of ``dumps`` and a write for a pickle of megabytes."""
+    start = file.tell()
+    try:
+        try:
+            pickle.Pickler(file, protocol=5).dump(payload)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            file.seek(start)
+            file.truncate()
+            cloudpickle.CloudPickler(file, protocol=5).dump(payload)
+    except Exception as exc:
+        raise _unpicklable(exc, parts, owner) from exc
+    file.flush()
+    return file.tell() - start
+
+
+def _unpicklable(exc: Exception, parts: Mapping[str, Any], owner: str) -> SerializationError:
+    for name, part in parts.items():
+        culprit = _find_unpicklable(part, 0)
+        if culprit is not _MISSING:
+            return SerializationError(
+                f"{owner} '{name}' must hold picklable values; got a {type(culprit).__name__!r} "
+                f"({culprit!r:.60}) that cannot be pickled ({exc}); hint: keep plain data in state "
+                "(numbers, str, tuples, lists, dicts, dataclasses) and re-create resources such as locks, "
+                "sockets or clients in open()"
+            )
+    return SerializationError(f"{owner} could not be pickled: {exc}; hint: keep plain data in state")
 
 
 def _dumps(obj: Any) -> bytes:

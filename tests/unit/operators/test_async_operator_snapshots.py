@@ -59,7 +59,7 @@ class FireAt(KeyedProcessFunction[str, tuple[str, int], Any]):
 
 def _forking(h: OperatorHarness, fork: bool) -> OperatorHarness:
     backend: Any = h.operator.keyed_backend
-    backend.snapshot_strategy = HeapSnapshotStrategy(use_fork=fork, fork_min_entries=0)
+    backend.snapshot_strategy = HeapSnapshotStrategy(use_fork=fork, fork_min_entries=0, sync_max_bytes=0)
     return h
 
 

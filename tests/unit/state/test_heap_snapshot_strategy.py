@@ -37,7 +37,7 @@ def _forking(clock: list[int]) -> HeapKeyedStateBackend:
     return HeapKeyedStateBackend(
         max_parallelism=MAX_P,
         ttl_time_provider=lambda: clock[0],
-        snapshot_strategy=HeapSnapshotStrategy(use_fork=True, fork_min_entries=0),
+        snapshot_strategy=HeapSnapshotStrategy(use_fork=True, fork_min_entries=0, sync_max_bytes=0),
     )
 
 
@@ -213,7 +213,7 @@ def test_multi_state_int_and_str_keys_snapshot_the_same_forked_or_not() -> None:
         a.update(k)
         if isinstance(k, int) and k % 3 == 0:
             b.update(-1)
-    forked = HeapSnapshotStrategy(use_fork=True, fork_min_entries=0)
+    forked = HeapSnapshotStrategy(use_fork=True, fork_min_entries=0, sync_max_bytes=0)
     inline = HeapSnapshotStrategy(use_fork=False)
     backend.snapshot_strategy = forked
     snap = backend.snapshot()
@@ -228,3 +228,40 @@ def test_multi_state_int_and_str_keys_snapshot_the_same_forked_or_not() -> None:
 
 def _keys_of(blob: bytes) -> list[Any]:
     return [k for flat, _ in pickle.loads(blob)["states"].values() for k in flat]
+
+
+def test_small_state_is_pickled_on_the_task_thread_once_its_size_is_known() -> None:
+    strategy = HeapSnapshotStrategy(use_fork=True, fork_min_entries=10, sync_max_entries=1_000, sync_max_bytes=50_000)
+    backend = HeapKeyedStateBackend(max_parallelism=MAX_P, snapshot_strategy=strategy)
+    state = backend.get_state(ValueStateDescriptor("v"))
+    for k in range(100):
+        backend.current_key = k
+        state.update(bytes([k % 256]) * 100)
+    first = backend.async_snapshot()
+    assert isinstance(first, ForkedSnapshot)  # no size known yet: forked as before
+    expected = first()
+    assert strategy.bytes_per_entry is not None and 100 < strategy.bytes_per_entry < 200
+    second = backend.async_snapshot()
+    assert not isinstance(second, ForkedSnapshot)  # ~13 kB: pickled at once
+    assert second() == expected
+    for k in range(100, 400):
+        backend.current_key = k
+        state.update(bytes([k % 256]) * 100)
+    assert isinstance(backend.async_snapshot(), ForkedSnapshot)  # ~50 kB estimated: forked again
+    assert not strategy.forks(9) and strategy.forks(1_000)
+
+
+def test_a_forked_snapshot_pickles_what_only_cloudpickle_can_as_the_synchronous_one_does() -> None:
+    backend = _forking([0])
+    state = backend.get_state(ValueStateDescriptor("f"))
+    for k in range(50):
+        backend.current_key = k
+        state.update(lambda x, k=k: x + k)  # a lambda: plain pickle cannot name it
+    forked = backend.async_snapshot()
+    assert isinstance(forked, ForkedSnapshot)
+    blobs = forked()
+    backend.snapshot_strategy = HeapSnapshotStrategy(use_fork=False)
+    assert blobs == backend.snapshot()
+    restored = HeapKeyedStateBackend(max_parallelism=MAX_P)
+    restored.restore(blobs)
+    assert sorted(f(1) for f in restored.get_table("f").values()) == [1 + k for k in range(50)]

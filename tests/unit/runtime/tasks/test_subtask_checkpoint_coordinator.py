@@ -38,7 +38,7 @@ class _KeyedOperator(StreamOperator):
     def __init__(self, *, fork: bool) -> None:
         super().__init__()
         self.operator_id = "op"
-        strategy = HeapSnapshotStrategy(use_fork=fork, fork_min_entries=0)
+        strategy = HeapSnapshotStrategy(use_fork=fork, fork_min_entries=0, sync_max_bytes=0)
         self.keyed_backend = HeapKeyedStateBackend(
             max_parallelism=MAX_P, ttl_time_provider=lambda: 0, snapshot_strategy=strategy
         )
