@@ -326,7 +326,9 @@ class Table:
         return self._t_env._execute_query(self._plan)
 
     def execute_insert(self, table_path: str, overwrite: bool = False) -> TableResult:
-        return self._t_env._execute_inserts([(table_path, self._plan)])
+        from strom.table.planner.insert_overwrite import SinkTarget
+
+        return self._t_env._execute_inserts([(SinkTarget(table_path, overwrite, {}), self._plan)])
 
     def to_pandas(self) -> Any:
         import pandas as pd  # type: ignore[import-untyped,unused-ignore]

@@ -240,6 +240,11 @@ def register(name: str, function: Any) -> None:
     _REGISTRY[name.upper()] = function
 
 
+def unregister(name: str) -> None:
+    """``DROP FUNCTION name``: ``name(...)`` no longer calls the function registered by :func:`register`."""
+    _REGISTRY.pop(name.upper(), None)
+
+
 def lookup(name: str) -> UserDefinedFunctionWrapper | None:
     return _REGISTRY.get(name) or _REGISTRY.get(name.upper())
 

@@ -43,6 +43,7 @@ class CatalogColumn:
     expression: str | None = None
     metadata: str | None = None  # the metadata key of a METADATA column
     virtual: bool = False  # a METADATA ... VIRTUAL column: read, never written
+    comment: str = ""
 
 
 @dataclass(frozen=True, slots=True)
