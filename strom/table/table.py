@@ -34,7 +34,8 @@ def _source(name: str = _INPUT) -> exp.Table:
 def _item(field: Any) -> exp.Expr:
     if isinstance(field, str):
         return parse_expression(field)
-    return to_sql_expression(field)
+    node = to_sql_expression(field)
+    return exp.Star() if isinstance(node, exp.Column) and node.name == "*" and not node.table else node  # col('*')
 
 
 def _named(fields: tuple[Any, ...]) -> list[exp.Expr]:
@@ -245,11 +246,24 @@ class Table:
         """Each row joined with the rows a ``@udtf`` yields for it (PyFlink's ``Table.join_lateral``): called on
         columns (``split(col('name'))``) it gets their values, uncalled (``split.alias('a')``) the row as a
         ``Row``; ``.alias`` names its columns."""
+        if join_predicate is not None:
+            raise ValidationException("join_lateral: expected no join predicate; got one (not supported yet)")
+        return self._lateral(table_function_call, outer=False)
+
+    def left_outer_join_lateral(self, table_function_call: Any, join_predicate: Any = None) -> Table:
+        """As :meth:`join_lateral`, and a row the function yields no row for is kept with NULLs in the function's
+        columns (PyFlink's ``Table.left_outer_join_lateral``); the predicate may only be empty or ``lit(True)``."""
+        predicate = _item(join_predicate) if join_predicate is not None else None
+        if predicate is not None and not (isinstance(predicate, exp.Boolean) and predicate.this is True):
+            raise ValidationException(
+                "Predicate for lateral left outer join with table function can only be empty or literal true."
+            )
+        return self._lateral(table_function_call, outer=True)
+
+    def _lateral(self, table_function_call: Any, *, outer: bool) -> Table:
         from strom.table.planner.logical import Correlate, RowType
         from strom.table.udf import LateralRows, UserDefinedFunctionWrapper, lookup
 
-        if join_predicate is not None:
-            raise ValidationException("join_lateral: expected no join predicate; got one (not supported yet)")
         call = table_function_call
         node = _item(call() if isinstance(call, UserDefinedFunctionWrapper) else call)
         names: list[str] = []
@@ -266,8 +280,10 @@ class Table:
             raise ValidationException(f"join_lateral: expected column arguments of {list(own)}; got {unknown}")
         columns = tuple(own.index(a) for a in args) if args else None
         out_names = names or [f"f{i}" for i in range(len(function.result_types))]
-        row_type = RowType((*own, *out_names), (*self._plan.row_type.types, *function.result_types))
-        return Table(self._t_env, Correlate(row_type, self._plan, LateralRows(function.func, own, columns)))
+        result_types = tuple(t.nullable() for t in function.result_types) if outer else function.result_types
+        row_type = RowType((*own, *out_names), (*self._plan.row_type.types, *result_types))
+        width = len(function.result_types) if outer else 0
+        return Table(self._t_env, Correlate(row_type, self._plan, LateralRows(function.func, own, columns, width)))
 
     def limit(self, fetch: int, offset: int = 0) -> Table:
         """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``); after ``order_by`` of the sort."""
@@ -454,6 +470,11 @@ class WindowGroupedTable:
         self._keys = keys
 
     def select(self, *fields: Any) -> Table:
+        if self._window.rows is not None:  # a row-count window: its own operator
+            from strom.table.row_count_window import row_count_window_select
+
+            return row_count_window_select(self._table, self._window, self._keys, fields)
+
         def window_column(node: exp.Expr) -> exp.Expr:
             if isinstance(node, exp.Anonymous) and str(node.this) in _WINDOW_COLUMNS:
                 return exp.column(_WINDOW_COLUMNS[str(node.this)], quoted=True)

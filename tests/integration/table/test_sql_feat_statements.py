@@ -11,6 +11,7 @@ import io
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -133,3 +134,80 @@ def test_java_function_refused() -> None:
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     with pytest.raises(Exception, match="create_java_temporary_function"):
         t_env.create_java_temporary_function("f", "com.example.F")
+
+
+def _printed(table: object) -> str:
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        table.execute().print()  # type: ignore[attr-defined]
+    return buffer.getvalue()
+
+
+def test_left_outer_join_lateral_as_flink() -> None:
+    from strom.table import DataTypes
+    from strom.table.expressions import col
+    from strom.table.udf import udtf
+
+    @udtf(result_types=[DataTypes.STRING(), DataTypes.INT()])
+    def words(s: str | None):  # type: ignore[no-untyped-def]
+        if s:
+            for w in s.split(" "):
+                yield w, len(w)
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.get_config().set("parallelism.default", "1")
+    t = t_env.from_elements([(1, "a bb"), (2, ""), (3, None), (4, "ccc")], ["id", "s"])
+    joined = t.left_outer_join_lateral(words(col("s")).alias("w", "n")).select(col("id"), col("w"), col("n"))
+    assert _printed(joined) == (FACTS / "feat_tab_left_lateral.txt").read_text()
+    whole = t.left_outer_join_lateral(words(col("s"))).select(col("*"))
+    assert _printed(whole) == (FACTS / "feat_tab_left_lateral_row.txt").read_text()
+    message = (FACTS / "feat_tab_left_lateral_predicate.txt").read_text().splitlines()[0].partition(": ")[2]
+    for predicate in (col("n") > 1, col("n") == col("n")):
+        with pytest.raises(Exception, match=message.replace(".", r"\.")):
+            t.left_outer_join_lateral(words(col("s")).alias("w", "n"), predicate)
+
+
+def _rows_table(batch: bool) -> object:
+    with open(PROGRAM.ROWS_CSV, "w") as f:
+        f.writelines(",".join(str(v) for v in row) + "\n" for row in PROGRAM.ROWS)
+    settings = EnvironmentSettings.in_batch_mode() if batch else EnvironmentSettings.in_streaming_mode()
+    t_env = TableEnvironment.create(settings)
+    t_env.get_config().set("parallelism.default", "1")
+    t_env.execute_sql(PROGRAM.ROWS_TABLE)
+    return t_env.from_path("rw")
+
+
+def _flink_message(name: str) -> str:
+    return (FACTS / f"feat_tab_{name}.txt").read_text().splitlines()[0].partition(": ")[2]
+
+
+def test_row_count_windows_as_flink() -> None:
+    from strom.table.expressions import col, row_interval
+    from strom.table.window import Slide, Tumble
+
+    rw: Any = _rows_table(batch=False)
+    k, v, pt = col("k"), col("v"), col("pt")
+    tables = {
+        "tumble_rows": rw.window(Tumble.over(row_interval(2)).on(pt).alias("w"))
+        .group_by(col("w"), k)
+        .select(k, v.sum.alias("s")),
+        "tumble_rows_global": rw.window(Tumble.over(row_interval(3)).on(pt).alias("w"))
+        .group_by(col("w"))
+        .select(v.sum.alias("s"), v.count.alias("n")),
+        "slide_rows": rw.window(Slide.over(row_interval(3)).every(row_interval(2)).on(pt).alias("w"))
+        .group_by(col("w"), k)
+        .select(k, v.sum.alias("s")),
+        "slide_rows_global": rw.window(Slide.over(row_interval(2)).every(row_interval(1)).on(pt).alias("w"))
+        .group_by(col("w"))
+        .select(v.sum.alias("s")),
+    }
+    for name, table in tables.items():
+        assert _printed(table) == (FACTS / f"feat_tab_{name}.txt").read_text(), name
+    with pytest.raises(Exception, match=_flink_message("tumble_rows_rowtime")):
+        rw.window(Tumble.over(row_interval(2)).on(col("ts")).alias("w")).group_by(col("w"), k).select(k, v.sum)
+    with pytest.raises(Exception, match=_flink_message("tumble_rows_start")):
+        rw.window(Tumble.over(row_interval(2)).on(pt).alias("w")).group_by(col("w"), k).select(k, col("w").start)
+    batch: Any = _rows_table(batch=True)
+    for name, on in (("tumble_rows_batch_pt", pt), ("tumble_rows_batch_ts", col("ts"))):
+        with pytest.raises(Exception, match=_flink_message(name)):
+            batch.window(Tumble.over(row_interval(2)).on(on).alias("w")).group_by(col("w"), k).select(k, v.sum)
