@@ -76,7 +76,9 @@ class TableEnvironment:
 
         runtime = Configuration()  # the job's options (checkpointing, restarts, state backend, …): all but table.*
         for key, value in self._config.to_dict().items():
-            if not key.startswith("table.") and key != "parallelism.default":
+            if (not key.startswith("table.") or key.startswith("table.exec.async-scalar.")) and key != (
+                "parallelism.default"
+            ):
                 runtime.set_string(key, value)
         env = StreamExecutionEnvironment(runtime)
         parallelism = self._config.parallelism()

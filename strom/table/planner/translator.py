@@ -153,6 +153,12 @@ class Translator:
         if split is not None:  # pandas scalar functions: once per batch (Flink's PythonCalcSplitRule)
             calc = pandas_calc(upstream, *split, name=name)
             return calc.set_parallelism(1) if isinstance(rel.input, Sort) else calc
+        from strom.table.runtime.async_calc import async_calc, max_concurrent_operations, split_async_calc
+
+        split = split_async_calc(rel.projection, rel.condition, len(rel.input.row_type))
+        if split is not None:  # async scalar functions: concurrently per batch (Flink's AsyncCalcSplitRule)
+            calc = async_calc(upstream, *split, name=name, max_concurrent=max_concurrent_operations(self.env))
+            return calc.set_parallelism(1) if isinstance(rel.input, Sort) else calc
         fn = compile_calc(rel.projection, rel.condition)
         calc = upstream.flat_map(fn).name(name) if rel.condition is not None else upstream.map(fn).name(name)
         single = isinstance(rel.input, Sort) or (isinstance(rel.input, Join) and not rel.input.left_keys)
