@@ -262,7 +262,7 @@ class Table:
 
     def _lateral(self, table_function_call: Any, *, outer: bool) -> Table:
         from strom.table.planner.logical import Correlate, RowType
-        from strom.table.udf import LateralRows, UserDefinedFunctionWrapper, lookup
+        from strom.table.udf import LateralRows, OuterLateralRows, UserDefinedFunctionWrapper, lookup
 
         call = table_function_call
         node = _item(call() if isinstance(call, UserDefinedFunctionWrapper) else call)
@@ -282,8 +282,12 @@ class Table:
         out_names = names or [f"f{i}" for i in range(len(function.result_types))]
         result_types = tuple(t.nullable() for t in function.result_types) if outer else function.result_types
         row_type = RowType((*own, *out_names), (*self._plan.row_type.types, *result_types))
-        width = len(function.result_types) if outer else 0
-        return Table(self._t_env, Correlate(row_type, self._plan, LateralRows(function.func, own, columns, width)))
+        lateral = (
+            OuterLateralRows(function.func, own, columns, len(function.result_types))
+            if outer
+            else LateralRows(function.func, own, columns)
+        )
+        return Table(self._t_env, Correlate(row_type, self._plan, lateral))
 
     def limit(self, fetch: int, offset: int = 0) -> Table:
         """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``); after ``order_by`` of the sort."""

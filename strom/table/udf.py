@@ -127,14 +127,10 @@ class LateralRows:
     """``Table.join_lateral``: the input row followed by each row a table function yields for it (given the values
     at ``columns``, or with ``columns`` None the input row as a named ``Row``)."""
 
-    def __init__(
-        self, function: Any, names: Sequence[str], columns: tuple[int, ...] | None, outer_width: int = 0
-    ) -> None:
+    def __init__(self, function: Any, names: Sequence[str], columns: tuple[int, ...] | None) -> None:
         self.function = function
         self.names = tuple(names)
         self.columns = columns
-        #: ``left_outer_join_lateral``: a row the function yields nothing for is kept, padded with these many NULLs
-        self.outer_width = outer_width
 
     def __call__(self, row: Any) -> list[tuple[Any, ...]]:
         from strom.api.row import Row
@@ -145,8 +141,19 @@ class LateralRows:
         else:
             results = self.function(*[values[c] for c in self.columns])
         own = tuple(values)
-        rows = [] if results is None else [own + _row_values(r) for r in results]
-        return rows if rows or not self.outer_width else [own + (None,) * self.outer_width]
+        return [] if results is None else [own + _row_values(r) for r in results]
+
+
+class OuterLateralRows(LateralRows):
+    """``Table.left_outer_join_lateral``: as :class:`LateralRows`, and a row the function yields nothing for is kept,
+    padded with ``width`` NULLs."""
+
+    def __init__(self, function: Any, names: Sequence[str], columns: tuple[int, ...] | None, width: int) -> None:
+        super().__init__(function, names, columns)
+        self.padding = (None,) * width
+
+    def __call__(self, row: Any) -> list[tuple[Any, ...]]:
+        return super().__call__(row) or [tuple(row._values) + self.padding]
 
 
 class _RowArgument(AggregateFunction):

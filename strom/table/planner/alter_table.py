@@ -168,7 +168,7 @@ def _alter_schema(table: CatalogTable, action: str, body: str) -> CatalogTable:
             raise _failed(f"Column `{column.name}` already exists in the table.")
         if action == "MODIFY":
             if column.name not in names:
-                raise _failed(f"Column `{column.name}` does not exist in the base table.")
+                raise _failed(f"Column `{column.name}` does not exist in the table.")
             old = columns.pop(names.index(column.name))
             if not column.comment and old.comment:
                 column = dataclasses.replace(column, comment=old.comment)
@@ -219,13 +219,13 @@ def _drop(table: CatalogTable, body: str) -> CatalogTable:
             raise _failed(f"The column `{name}` does not exist in the base table.")
         if name in table.partition_keys:
             raise _failed(f"The column `{name}` is used as the partition keys.")
+        for other in table.columns:
+            if other.expression is not None and other.name not in dropped and _references(other.expression, name):
+                raise _failed(f"The column `{name}` is referenced by computed column `{other.name}`.")
         if name in table.primary_key:
             raise _failed(f"The column `{name}` is used as the primary key.")
         if table.watermark is not None and name == table.watermark[0]:
             raise _failed(f"The column `{name}` is referenced by watermark expression.")
-        for other in table.columns:
-            if other.expression is not None and other.name not in dropped and _references(other.expression, name):
-                raise _failed(f"The column `{name}` is referenced by computed column `{other.name}`.")
     return dataclasses.replace(table, columns=tuple(c for c in table.columns if c.name not in dropped))
 
 

@@ -253,6 +253,14 @@ def table_steps(t_env):
             ),
         ),
         (
+            "slide_rows_start",
+            lambda: (
+                rw.window(Slide.over(row_interval(3)).every(row_interval(2)).on(col("pt")).alias("w"))
+                .group_by(col("w"), col("k"))
+                .select(col("k"), col("w").end)
+            ),
+        ),
+        (
             "tumble_rows_start",
             lambda: (
                 rw.window(Tumble.over(row_interval(2)).on(col("pt")).alias("w"))
@@ -294,11 +302,19 @@ def table_steps(t_env):
 
 def table_batch_steps(t_env):
     from pyflink.table.expressions import col, row_interval
-    from pyflink.table.window import Tumble
+    from pyflink.table.window import Slide, Tumble
 
     t_env.execute_sql(ROWS_TABLE)
     rw = t_env.from_path("rw")
     return [
+        (
+            "slide_rows_batch_pt",
+            lambda: (
+                rw.window(Slide.over(row_interval(3)).every(row_interval(2)).on(col("pt")).alias("w"))
+                .group_by(col("w"), col("k"))
+                .select(col("k"), col("v").sum.alias("s"))
+            ),
+        ),
         (
             "tumble_rows_batch_pt",
             lambda: (
@@ -322,7 +338,12 @@ def report(exc):
     lines = str(exc).splitlines()
     java = [line.lstrip(": ") for line in lines if "Exception:" in line and not line.startswith(("Caused by:", "\t"))]
     causes = [line for line in lines if line.startswith("Caused by:")]
-    print(java[0] if java else lines[0], flush=True)
+    first = java[0] if java else lines[0]
+    print(first, flush=True)
+    at = next(i for i, line in enumerate(lines) if line.endswith(first))
+    following = lines[at + 1 : at + 2]
+    if following and following[0].strip() and not following[0].startswith(("\t", "Caused by:")):
+        print(following[0], flush=True)  # a multi-line message's second line (ALTER TABLE's reason)
     for cause in causes[-2:]:  # a failed job's or statement's root causes
         print(cause, flush=True)
 
