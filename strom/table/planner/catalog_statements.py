@@ -16,7 +16,7 @@ from strom.table.catalog.catalog_manager import CatalogTable, CatalogView, Objec
 from strom.table.errors import TableException, ValidationException
 from strom.table.planner.logical import RowType
 from strom.table.sql.flink_dialect import FlinkDialect
-from strom.table.sql.parser import parse_expression
+from strom.table.sql.parser import parse_expression, parse_statement
 from strom.table.table_result import TableResult
 from strom.table.types import parse_type
 
@@ -140,7 +140,7 @@ def _show_create(t_env: TableEnvironment, kind: str, name: str) -> TableResult:
             "Please use SHOW CREATE TABLE instead."
         )
     columns = ",\n".join(f"  `{n}`" for n in found.plan.row_type.names)
-    query = parse_expression(found.query).sql(dialect=FlinkDialect, identify=True, pretty=True) if found.query else ""
+    query = _expanded(t_env, found.query) if found.query else ""
     text = f"CREATE {'TEMPORARY ' if temporary else ''}VIEW {quoted(ident)} (\n{columns}\n)\nAS {query}\n"
     return _rows("result", [Row(text)])
 
@@ -186,3 +186,46 @@ def _describe_rows(t_env: TableEnvironment, name: str, found: CatalogTable | Cat
             comment = getattr(declared, "comment", "")
         rows.append((column, type_text, data_type.is_nullable, key, extras, watermark, comment))
     return rows
+
+
+def _expanded(t_env: TableEnvironment, text: str) -> str:
+    """A view's query as Calcite's expanded form Flink stores (``SELECT `t`.`a`\nFROM `cat`.`db`.`t` AS `t`\n
+    WHERE …``) for a SELECT over one table without subqueries; other queries as written (quoted, pretty)."""
+    from sqlglot import exp
+
+    query = parse_statement(text)
+    simple = (
+        isinstance(query, exp.Select)
+        and isinstance(query.args.get("from_"), exp.From)
+        and isinstance(query.args["from_"].this, exp.Table)
+        and not query.args.get("joins")
+        and not any(
+            isinstance(n, exp.Subquery | exp.Select) for n in query.find_all(exp.Subquery, exp.Select) if n is not query
+        )
+        and all(isinstance(e, exp.Column | exp.Star | exp.Alias) for e in query.expressions)
+    )
+    if not simple:
+        return query.sql(dialect=FlinkDialect, identify=True, pretty=True)
+    table = query.args["from_"].this
+    alias = table.alias or table.name
+    ident = identifier_of(t_env, ".".join(p.name for p in table.parts))
+    names = t_env.from_path(str(ident))._plan.row_type.names
+
+    def qualified(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and not node.table and not isinstance(node.this, exp.Star):
+            return exp.column(node.name, table=alias)
+        return node
+
+    items: list[str] = []
+    for item in query.expressions:
+        if isinstance(item, exp.Star):
+            items.extend(f"`{alias}`.`{n}`" for n in names)
+        else:
+            items.append(item.transform(qualified).sql(dialect=FlinkDialect, identify=True))
+    text = f"SELECT {', '.join(items)}\nFROM {quoted(ident)} AS `{alias}`"
+    for key, word in (("where", "WHERE"), ("group", "GROUP BY"), ("having", "HAVING")):
+        clause = query.args.get(key)
+        if clause is not None:
+            body = clause.transform(qualified).sql(dialect=FlinkDialect, identify=True)
+            text += "\n" + (word + body[len(word) :] if body.upper().startswith(word) else f"{word} {body}")
+    return text
