@@ -33,6 +33,10 @@ _SHOW_CREATE = re.compile(rf"^\s*SHOW\s+CREATE\s+(TABLE|VIEW)\s+{_NAME}{_END}", 
 _SHOW_COLUMNS = re.compile(
     rf"^\s*SHOW\s+COLUMNS\s+(?:FROM|IN)\s+{_NAME}(?:\s+(NOT\s+)?(LIKE)\s+'((?:[^']|'')*)')?{_END}", _FLAGS
 )
+_CATALOG_METADATA = re.compile(
+    r"^\s*(?:(?:DESCRIBE|DESC)\s+CATALOG\s+(?:EXTENDED\s+)?|SHOW\s+CREATE\s+CATALOG\s+)(`[^`]+`|[\w$]+)\s*;?\s*$",
+    _FLAGS,
+)
 _DESCRIBE = re.compile(rf"^\s*(?:DESCRIBE|DESC)\s+(?:EXTENDED\s+)?{_NAME}{_END}", _FLAGS)
 _STRING = parse_type("STRING")
 
@@ -51,6 +55,8 @@ def execute_catalog_statement(t_env: TableEnvironment, text: str) -> TableResult
         return _rows(f"current {m[1].lower()} name", [Row(value)])
     if (m := _SHOW_CREATE.match(text)) is not None:
         return _show_create(t_env, m[1].upper(), m[2])
+    if (m := _CATALOG_METADATA.match(text)) is not None:  # the in-memory catalogs have no descriptor (Flink's)
+        raise ValidationException(f"Cannot obtain metadata information from Catalog {m[1].strip('`')}.")
     if (m := _SHOW_COLUMNS.match(text)) is not None:
         return _describe(t_env, m[1], pattern=m[4], negate=bool(m[2]), statement="SHOW COLUMNS")
     if (m := _DESCRIBE.match(text)) is not None:

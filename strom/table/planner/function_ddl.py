@@ -40,6 +40,7 @@ _SHOW = re.compile(
     r"\s*;?\s*$",
     re.IGNORECASE | re.DOTALL,
 )
+_DESCRIBE = re.compile(rf"^\s*(?:DESCRIBE|DESC)\s+FUNCTION\s+(EXTENDED\s+)?{_NAME}\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 _STATEMENT = re.compile(r"^\s*(CREATE|DROP)\s+(?:TEMPORARY\s+(?:SYSTEM\s+)?)?FUNCTION\b", re.IGNORECASE)
 _SHOW_STATEMENT = re.compile(r"^\s*SHOW\s+(?:USER\s+)?FUNCTIONS\b", re.IGNORECASE)
 
@@ -124,6 +125,9 @@ def execute_function_statement(t_env: TableEnvironment, text: str) -> TableResul
             f"SQL parse failed. expected CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS] f AS 'module.name' "
             f"[LANGUAGE PYTHON] or DROP [TEMPORARY [SYSTEM]] FUNCTION [IF EXISTS] f; got {text.strip()[:80]}"
         )
+    described = _DESCRIBE.match(text)
+    if described is not None:
+        return _describe(t_env, bool(described[1]), described[2])
     if _SHOW_STATEMENT.match(text):
         shown = _SHOW.match(text)
         if shown is None:
@@ -244,3 +248,50 @@ def like_matches(value: str, pattern: str, case_insensitive: bool) -> bool:
     """SQL ``LIKE`` (``%`` any run, ``_`` one character) as Flink's ``SHOW … LIKE`` filters names."""
     regex = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
     return re.fullmatch(regex, value, re.IGNORECASE | re.DOTALL if case_insensitive else re.DOTALL) is not None
+
+
+def _describe(t_env: TableEnvironment, extended: bool, name: str) -> TableResult:
+    """``DESCRIBE FUNCTION [EXTENDED] f`` of a user function: Flink's info rows."""
+    from strom.api.row import Row
+    from strom.table.planner.logical import RowType
+    from strom.table.table_result import TableResult
+    from strom.table.types import parse_type
+    from strom.table.udf import lookup
+
+    functions = function_catalog(t_env)
+    simple = name.strip("`").lower()
+    system = functions.temporary_system.get(simple)
+    ident = _identifier(t_env, name)
+    temporary = functions.temporary.get(ident)
+    function = system or temporary or functions.catalog.get(ident)
+    if function is None:
+        raise ValidationException(
+            f"Function with the identifier '{ident}' doesn't exist; expected a function created with CREATE FUNCTION "
+            "(built-in functions: docs/sql/functions.md)"
+        )
+    rows = [
+        ("is system function", str(system is not None).lower()),
+        ("is temporary", str(system is not None or temporary is not None).lower()),
+        ("class name", function.class_name),
+        ("function language", function.language),
+        ("resource uris", "[]"),
+    ]
+    if extended:
+        wrapper = lookup(ident.name)
+        kind = "SCALAR"
+        if wrapper is not None and wrapper.table_function:
+            kind = "TABLE"
+        elif wrapper is not None and wrapper.aggregate is not None:
+            kind = "TABLE_AGGREGATE" if wrapper.table_aggregate else "AGGREGATE"
+        signature = f"{simple}(*)" if system is not None else f"{ident}(*)"
+        rows += [
+            ("kind", kind),
+            ("requirements", "[]"),
+            ("is deterministic", "true"),
+            ("supports constant folding", "true"),
+            ("signature", signature),
+        ]
+    string = parse_type("STRING")
+    return TableResult(
+        RowType(("info name", "info value"), (string, string)), static_rows=[Row(*r) for r in rows], streaming=False
+    )

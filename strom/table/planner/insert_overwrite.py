@@ -31,11 +31,13 @@ class SinkTarget(str):
 
     overwrite: bool
     static_partition: dict[str, str]
+    position: str  # `` at line L, column C`` of the INSERT statement (empty for the Table API)
 
-    def __new__(cls, path: str, overwrite: bool, static_partition: dict[str, str]) -> SinkTarget:
+    def __new__(cls, path: str, overwrite: bool, static_partition: dict[str, str], position: str = "") -> SinkTarget:
         target = super().__new__(cls, path)
         target.overwrite = overwrite
         target.static_partition = static_partition
+        target.position = position
         return target
 
 
@@ -51,7 +53,7 @@ def insert_target(t_env: TableEnvironment, statement: exp.Insert) -> tuple[str, 
         if not isinstance(table, CatalogTable):
             raise ValidationException(f"Table '{path}' not found as a sink; expected a table for PARTITION (…)")
         plan = _with_static_partition(table, plan, partition, static)
-    return SinkTarget(path, bool(statement.args.get("overwrite")), static), plan
+    return SinkTarget(path, bool(statement.args.get("overwrite")), static, at(statement)), plan
 
 
 def _with_static_partition(
@@ -98,7 +100,8 @@ def apply_overwrite(sink: Any, path: str, ident: str, *, streaming: bool) -> Non
     if not isinstance(sink, SupportsOverwrite):
         raise ValidationException(
             f"INSERT OVERWRITE requires that the underlying DynamicTableSink of table '{ident}' implements the "
-            "SupportsOverwrite interface."
+            f"SupportsOverwrite interface. Refused{path.position}: INSERT OVERWRITE; the sink cannot replace its "
+            "data; hint: INSERT INTO appends; a filesystem table overwrites in BATCH mode"
         )
     if streaming:
         raise TableException("Streaming mode not support overwrite.; hint: INSERT OVERWRITE runs in BATCH mode")

@@ -41,6 +41,8 @@ DIFFERENT = {
     "fn_create_system_again": "Flink's cause only",
     "fn_select_udaf": "Flink's Python UDAF emits once per bundle (+I 3); strom per row (+I 1, -U 1, +U 3)",
     "ow_overwrite_unknown_partition": "strom's position form: 'at line 1, column 32: Unknown target column'",
+    "fn_describe_function_builtin": "Flink 2.3 does not parse a built-in's name; strom: no such user function",
+    "alter_describe_database": "Flink 2.3 reads DESCRIBE DATABASE d as a query; strom refuses the statement",
     "alter_show_columns_ilike": "Flink 2.3 does not parse ILIKE here; strom neither (its message)",
 }
 
