@@ -81,12 +81,6 @@ def flink_expression(sql: str) -> str:
     return parse_expression(sql).sql(dialect=FlinkDialect, identify=True)
 
 
-def _type_text(table: CatalogTable, name: str) -> str:
-    column = next(c for c in table.columns if c.name == name)
-    text = str(column.type)
-    return text.replace("STRING", "VARCHAR(2147483647)") if text.startswith("STRING") else text
-
-
 def show_create_table(ident: ObjectIdentifier, table: CatalogTable, *, temporary: bool) -> str:
     """Flink's ``ShowCreateUtil.buildShowCreateTableRow`` text."""
     lines: list[str] = []
@@ -115,8 +109,11 @@ def show_create_table(ident: ObjectIdentifier, table: CatalogTable, *, temporary
 
 
 def _sql_type(text: str) -> str:
-    """A type as Flink's ``asSerializableString`` (``STRING`` is ``VARCHAR(2147483647)``)."""
-    return re.sub(r"\bSTRING\b", "VARCHAR(2147483647)", text)
+    """A type as Flink's ``asSerializableString`` (``STRING`` is ``VARCHAR(2147483647)``, ``BYTES``
+    ``VARBINARY(2147483647)``, ``TIMESTAMP_LTZ(p)`` ``TIMESTAMP(p) WITH LOCAL TIME ZONE``)."""
+    text = re.sub(r"\bSTRING\b", "VARCHAR(2147483647)", text)
+    text = re.sub(r"\bBYTES\b", "VARBINARY(2147483647)", text)
+    return re.sub(r"\bTIMESTAMP_LTZ\((\d+)\)", r"TIMESTAMP(\1) WITH LOCAL TIME ZONE", text)
 
 
 def _escape(text: str) -> str:
