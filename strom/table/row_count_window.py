@@ -23,14 +23,15 @@ if TYPE_CHECKING:
     from strom.table.table import Table
     from strom.table.window import GroupWindow
 
-__all__ = ["row_count_window_select"]
+__all__ = ["row_count_window_plan"]
 
 _PROPERTIES = ("__WINDOW_START", "__WINDOW_END", "__WINDOW_ROWTIME")
 
 
-def row_count_window_select(table: Table, window: GroupWindow, keys: list[exp.Expr], fields: tuple[Any, ...]) -> Table:
-    from strom.table.table import Table, _item
-
+def row_count_window_plan(
+    table: Table, window: GroupWindow, keys: list[exp.Expr], fields: tuple[Any, ...], items: list[exp.Expr]
+) -> RelNode:
+    """The plan of ``table.window(window).group_by(window, *keys).select(*fields)`` (``items``: the fields as SQL)."""
     assert window.rows is not None and window.time_field is not None
     size, slide = window.rows
     tumbling = size == slide
@@ -39,15 +40,15 @@ def row_count_window_select(table: Table, window: GroupWindow, keys: list[exp.Ex
         if tumbling
         else f"SlidingGroupWindow('{window.alias_name}, {window.time_field}, {size}, {slide})"
     )
-    for field in fields:
-        if any(str(n.this) in _PROPERTIES for n in _item(field).find_all(exp.Anonymous)):
+    for item in items:
+        if any(str(n.this) in _PROPERTIES for n in item.find_all(exp.Anonymous)):
             raise ValidationException(
                 "Window start and Window end cannot be selected for a row-count "
                 f"{'tumble' if tumbling else 'slide'} window."
             )
     _check_time_attribute(table, window.time_field, shown)
     grouped = table.group_by(*keys).select(*fields) if keys else table.select(*fields)
-    return Table(table._t_env, _windowed(grouped._plan, size, slide))
+    return _windowed(grouped._plan, size, slide)
 
 
 def _check_time_attribute(table: Table, time_field: str, shown: str) -> None:

@@ -12,6 +12,7 @@ from strom.table.errors import TableException, ValidationException
 from strom.table.planner.ddl import catalog_table_of
 from strom.table.planner.logical import RowType
 from strom.table.planner.project import rename
+from strom.table.planner.statement_results import listing_result, ok_result
 from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 from strom.table.table_result import TableResult
@@ -20,17 +21,9 @@ from strom.table.types import parse_type
 if TYPE_CHECKING:
     from strom.table.table_environment import TableEnvironment
 
-__all__ = ["execute_statement", "execute_text_statement", "listing_result", "ok_result"]
+__all__ = ["execute_statement", "execute_text_statement"]
 
 _STRING = parse_type("STRING")
-
-
-def ok_result() -> TableResult:
-    return TableResult(RowType(("result",), (_STRING,)), static_rows=[Row("OK")], streaming=False, raw=True)
-
-
-def listing_result(title: str, names: list[str]) -> TableResult:
-    return TableResult(RowType((title,), (_STRING,)), static_rows=[Row(n) for n in names], streaming=False)
 
 
 def execute_text_statement(t_env: TableEnvironment, text: str) -> TableResult | None:

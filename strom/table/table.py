@@ -475,9 +475,12 @@ class WindowGroupedTable:
 
     def select(self, *fields: Any) -> Table:
         if self._window.rows is not None:  # a row-count window: its own operator
-            from strom.table.row_count_window import row_count_window_select
+            from strom.table.row_count_window import row_count_window_plan
 
-            return row_count_window_select(self._table, self._window, self._keys, fields)
+            items = [_item(f) for f in fields]
+            return Table(
+                self._table._t_env, row_count_window_plan(self._table, self._window, self._keys, fields, items)
+            )
 
         def window_column(node: exp.Expr) -> exp.Expr:
             if isinstance(node, exp.Anonymous) and str(node.this) in _WINDOW_COLUMNS:

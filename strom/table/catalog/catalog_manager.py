@@ -33,6 +33,10 @@ class ObjectIdentifier:
     def as_summary_string(self) -> str:
         return str(self)
 
+    def as_serializable_string(self) -> str:
+        """Flink's quoted form: ```cat`.`db`.`name```."""
+        return f"`{self.catalog}`.`{self.database}`.`{self.name}`"
+
 
 @dataclass(frozen=True, slots=True)
 class CatalogColumn:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from strom.table.catalog.catalog_manager import CatalogColumn, CatalogTable, CatalogView, ObjectIdentifier
 from strom.table.errors import TableException, ValidationException
-from strom.table.planner.catalog_statements import identifier_of, quoted
+from strom.table.planner.statement_results import identifier_of, ok_result
 from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import parse_expression, parse_statement
 
@@ -36,8 +36,6 @@ _PRIMARY_KEY = re.compile(r"^(?:CONSTRAINT\s+\S+\s+)?PRIMARY\s+KEY\s*\((.*)\)\s*
 
 
 def execute_alter(t_env: TableEnvironment, text: str) -> TableResult:
-    from strom.table.statements import ok_result
-
     m = _ALTER.match(text)
     if m is None:
         raise ValidationException(f"SQL parse failed. expected ALTER TABLE t … or ALTER VIEW v …; got {text[:80]}")
@@ -52,7 +50,7 @@ def execute_alter(t_env: TableEnvironment, text: str) -> TableResult:
     if isinstance(found, CatalogView):
         raise ValidationException("ALTER TABLE for a view is not allowed")
     if found is None or ident in catalog._temporary:
-        raise ValidationException(f"Table {quoted(ident)} doesn't exist or is a temporary table.")
+        raise ValidationException(f"Table {ident.as_serializable_string()} doesn't exist or is a temporary table.")
     if (renamed := _RENAME.match(action)) is not None:
         _rename(t_env, ident, found, renamed[1])
     elif (options := _OPTIONS.match(action)) is not None:
@@ -74,7 +72,7 @@ def _alter_view(t_env: TableEnvironment, ident: ObjectIdentifier, found: object,
     if isinstance(found, CatalogTable):
         raise ValidationException("ALTER VIEW for a table is not allowed")
     if found is None or ident in catalog._temporary:
-        raise ValidationException(f"View {quoted(ident)} doesn't exist or is a temporary view.")
+        raise ValidationException(f"View {ident.as_serializable_string()} doesn't exist or is a temporary view.")
     assert isinstance(found, CatalogView)
     if (renamed := _RENAME.match(action)) is not None:
         _rename(t_env, ident, found, renamed[1])

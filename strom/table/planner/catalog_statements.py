@@ -15,6 +15,7 @@ from strom.api.row import Row
 from strom.table.catalog.catalog_manager import CatalogTable, CatalogView, ObjectIdentifier
 from strom.table.errors import TableException, ValidationException
 from strom.table.planner.logical import RowType
+from strom.table.planner.statement_results import identifier_of
 from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import parse_expression, parse_statement
 from strom.table.table_result import TableResult
@@ -23,7 +24,7 @@ from strom.table.types import parse_type
 if TYPE_CHECKING:
     from strom.table.table_environment import TableEnvironment
 
-__all__ = ["execute_catalog_statement", "flink_expression", "quoted", "show_create_table"]
+__all__ = ["execute_catalog_statement", "flink_expression", "show_create_table"]
 
 _NAME = r"((?:`[^`]+`|[\w$]+)(?:\s*\.\s*(?:`[^`]+`|[\w$]+)){0,2})"
 _END = r"\s*;?\s*$"
@@ -68,14 +69,6 @@ def _rows(title: str, rows: list[Row]) -> TableResult:
     return TableResult(RowType((title,), (_STRING,)), static_rows=rows, streaming=False)
 
 
-def identifier_of(t_env: TableEnvironment, name: str) -> ObjectIdentifier:
-    return t_env._catalog.qualify([p.strip().strip("`") for p in name.split(".")])
-
-
-def quoted(ident: ObjectIdentifier) -> str:
-    return f"`{ident.catalog}`.`{ident.database}`.`{ident.name}`"
-
-
 def flink_expression(sql: str) -> str:
     """An expression as Flink prints it in SHOW CREATE TABLE and DESCRIBE: identifiers in backquotes."""
     return parse_expression(sql).sql(dialect=FlinkDialect, identify=True)
@@ -99,7 +92,11 @@ def show_create_table(ident: ObjectIdentifier, table: CatalogTable, *, temporary
     if table.primary_key:
         keys = ", ".join(f"`{k}`" for k in table.primary_key)
         lines.append(f"  CONSTRAINT `PK_{'_'.join(table.primary_key)}` PRIMARY KEY ({keys}) NOT ENFORCED")
-    text = f"CREATE {'TEMPORARY ' if temporary else ''}TABLE {quoted(ident)} (\n" + ",\n".join(lines) + "\n)\n"
+    text = (
+        f"CREATE {'TEMPORARY ' if temporary else ''}TABLE {ident.as_serializable_string()} (\n"
+        + ",\n".join(lines)
+        + "\n)\n"
+    )
     if table.comment:
         text += f"COMMENT '{_escape(table.comment)}'\n"
     if table.partition_keys:
@@ -127,24 +124,27 @@ def _show_create(t_env: TableEnvironment, kind: str, name: str) -> TableResult:
     if found is None:
         what = "Table" if kind == "TABLE" else "View"
         raise ValidationException(
-            f"Could not execute SHOW CREATE {kind}. {what} with identifier {quoted(ident)} does not exist."
+            f"Could not execute SHOW CREATE {kind}. {what} with identifier {ident.as_serializable_string()} "
+            "does not exist."
         )
     temporary = ident in catalog._temporary
     if kind == "TABLE":
         if isinstance(found, CatalogView):
             raise TableException(
-                f"SHOW CREATE TABLE is only supported for tables, but {quoted(ident)} is a view. "
+                f"SHOW CREATE TABLE is only supported for tables, but {ident.as_serializable_string()} is a view. "
                 "Please use SHOW CREATE VIEW instead."
             )
         return _rows("result", [Row(show_create_table(ident, found, temporary=temporary))])
     if not isinstance(found, CatalogView):
         raise TableException(
-            f"SHOW CREATE VIEW is only supported for views, but {quoted(ident)} is a table. "
+            f"SHOW CREATE VIEW is only supported for views, but {ident.as_serializable_string()} is a table. "
             "Please use SHOW CREATE TABLE instead."
         )
     columns = ",\n".join(f"  `{n}`" for n in found.plan.row_type.names)
     query = _expanded(t_env, found.query) if found.query else ""
-    text = f"CREATE {'TEMPORARY ' if temporary else ''}VIEW {quoted(ident)} (\n{columns}\n)\nAS {query}\n"
+    text = (
+        f"CREATE {'TEMPORARY ' if temporary else ''}VIEW {ident.as_serializable_string()} (\n{columns}\n)\nAS {query}\n"
+    )
     return _rows("result", [Row(text)])
 
 
@@ -225,7 +225,7 @@ def _expanded(t_env: TableEnvironment, text: str) -> str:
             items.extend(f"`{alias}`.`{n}`" for n in names)
         else:
             items.append(item.transform(qualified).sql(dialect=FlinkDialect, identify=True))
-    text = f"SELECT {', '.join(items)}\nFROM {quoted(ident)} AS `{alias}`"
+    text = f"SELECT {', '.join(items)}\nFROM {ident.as_serializable_string()} AS `{alias}`"
     for key, word in (("where", "WHERE"), ("group", "GROUP BY"), ("having", "HAVING")):
         clause = query.args.get(key)
         if clause is not None:

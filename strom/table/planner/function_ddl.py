@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from strom.table.catalog.catalog_manager import ObjectIdentifier
 from strom.table.errors import TableException, ValidationException
+from strom.table.planner.statement_results import identifier_of, listing_result, ok_result
 
 if TYPE_CHECKING:
     from strom.table.table_environment import TableEnvironment
@@ -78,15 +79,6 @@ def function_catalog(t_env: TableEnvironment) -> FunctionCatalog:
     return catalog
 
 
-def _identifier(t_env: TableEnvironment, name: str) -> ObjectIdentifier:
-    parts = [p.strip().strip("`") for p in name.split(".")]
-    return t_env._catalog.qualify(parts)
-
-
-def _quoted(ident: ObjectIdentifier) -> str:
-    return f"`{ident.catalog}`.`{ident.database}`.`{ident.name}`"
-
-
 def load_python_function(class_name: str, name: str) -> Any:
     """The object at the dotted path ``class_name`` as a registrable function (PyFlink's ``load_python_function``)."""
     from strom.table.udf import UserDefinedFunctionWrapper, udaf
@@ -139,12 +131,6 @@ def execute_function_statement(t_env: TableEnvironment, text: str) -> TableResul
     return None
 
 
-def _ok() -> TableResult:
-    from strom.table.statements import ok_result
-
-    return ok_result()
-
-
 def _create(t_env: TableEnvironment, m: re.Match[str]) -> TableResult:
     temporary, system, if_not_exists, name, class_name = bool(m[1]), bool(m[2]), bool(m[3]), m[4], m[5]
     language = (m[6] or "JAVA").upper()
@@ -154,19 +140,19 @@ def _create(t_env: TableEnvironment, m: re.Match[str]) -> TableResult:
         simple = name.strip("`").lower()
         if simple in functions.temporary_system:
             if if_not_exists:
-                return _ok()
+                return ok_result()
             raise TableException(
                 f"Could not execute CREATE TEMPORARY SYSTEM FUNCTION: (functionName: [{name}], ...): Could not "
                 f"register temporary system function. A function named '{name}' does already exist."
             )
         _register(simple, function, f"'{simple}'", language, "temporary system")
         functions.temporary_system[simple] = function
-        return _ok()
-    ident = _identifier(t_env, name)
+        return ok_result()
+    ident = identifier_of(t_env, name)
     store = functions.temporary if temporary else functions.catalog
     if ident in store:
         if if_not_exists:
-            return _ok()
+            return ok_result()
         if temporary:
             raise ValidationException(
                 f"Could not register temporary catalog function. A function '{ident}' does already exist."
@@ -175,7 +161,7 @@ def _create(t_env: TableEnvironment, m: re.Match[str]) -> TableResult:
     kind = "temporary catalog" if temporary else "catalog"
     _register(ident.name, function, f"'{ident}'", language, kind)
     store[ident] = function
-    return _ok()
+    return ok_result()
 
 
 def _register(name: str, function: CatalogFunction, shown: str, language: str, kind: str) -> None:
@@ -199,27 +185,26 @@ def _drop(t_env: TableEnvironment, m: re.Match[str]) -> TableResult:
         simple = name.strip("`").lower()
         if functions.temporary_system.pop(simple, None) is None:
             if if_exists:
-                return _ok()
+                return ok_result()
             raise ValidationException(
                 f"Could not drop temporary system function. A function named '{name}' doesn't exist."
             )
         unregister(simple)
-        return _ok()
-    ident = _identifier(t_env, name)
+        return ok_result()
+    ident = identifier_of(t_env, name)
     store = functions.temporary if temporary else functions.catalog
     if store.pop(ident, None) is None:
         if if_exists:
-            return _ok()
+            return ok_result()
         if temporary:
-            raise ValidationException(f"Temporary catalog function {_quoted(ident)} doesn't exist")
+            raise ValidationException(f"Temporary catalog function {ident.as_serializable_string()} doesn't exist")
         raise ValidationException(f"Function {ident.database}.{ident.name} does not exist in Catalog {ident.catalog}.")
     if ident.name.lower() not in functions.temporary_system:
         unregister(ident.name)
-    return _ok()
+    return ok_result()
 
 
 def _show(t_env: TableEnvironment, m: re.Match[str]) -> TableResult:
-    from strom.table.statements import listing_result
 
     user, database, negate, like, pattern = bool(m[1]), m[2], bool(m[3]), m[4], m[5]
     catalog = t_env._catalog
@@ -261,7 +246,7 @@ def _describe(t_env: TableEnvironment, extended: bool, name: str) -> TableResult
     functions = function_catalog(t_env)
     simple = name.strip("`").lower()
     system = functions.temporary_system.get(simple)
-    ident = _identifier(t_env, name)
+    ident = identifier_of(t_env, name)
     temporary = functions.temporary.get(ident)
     function = system or temporary or functions.catalog.get(ident)
     if function is None:
