@@ -12,6 +12,7 @@ from strom.table.errors import TableException, ValidationException
 from strom.table.planner.ddl import catalog_table_of
 from strom.table.planner.logical import RowType
 from strom.table.planner.project import rename
+from strom.table.planner.statement_results import listing_result, ok_result
 from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 from strom.table.table_result import TableResult
@@ -20,17 +21,18 @@ from strom.table.types import parse_type
 if TYPE_CHECKING:
     from strom.table.table_environment import TableEnvironment
 
-__all__ = ["execute_statement"]
+__all__ = ["execute_statement", "execute_text_statement"]
 
 _STRING = parse_type("STRING")
 
 
-def _ok() -> TableResult:
-    return TableResult(RowType(("result",), (_STRING,)), static_rows=[Row("OK")], streaming=False)
+def execute_text_statement(t_env: TableEnvironment, text: str) -> TableResult | None:
+    """The statements sqlglot does not parse in Flink's form (function DDL, ALTER, SHOW …); ``None`` for others."""
+    from strom.table.planner.catalog_statements import execute_catalog_statement
+    from strom.table.planner.function_ddl import execute_function_statement
 
-
-def _listing(title: str, names: list[str]) -> TableResult:
-    return TableResult(RowType((title,), (_STRING,)), static_rows=[Row(n) for n in names], streaming=False)
+    result = execute_function_statement(t_env, text)
+    return result if result is not None else execute_catalog_statement(t_env, text)
 
 
 def execute_statement(t_env: TableEnvironment, statement: exp.Expr, text: str) -> TableResult:
@@ -41,7 +43,7 @@ def execute_statement(t_env: TableEnvironment, statement: exp.Expr, text: str) -
         exists = bool(statement.args.get("exists"))
         if kind == "DATABASE":
             catalog.create_database(statement.this.name, ignore_if_exists=exists)
-            return _ok()
+            return ok_result()
         target = statement.this.this if isinstance(statement.this, exp.Schema) else statement.this
         ident = catalog.qualify([p.name for p in target.parts])
         if kind == "TABLE":
@@ -59,7 +61,7 @@ def execute_statement(t_env: TableEnvironment, statement: exp.Expr, text: str) -
         else:
             raise TableException(f"Unsupported SQL construct{at(statement)}: CREATE {kind}")
         catalog.create_table(ident, table, temporary=temporary, ignore_if_exists=exists)
-        return _ok()
+        return ok_result()
     if isinstance(statement, exp.Drop):
         kind = str(statement.args.get("kind") or "").upper()
         ident = catalog.qualify([p.name for p in statement.this.parts])
@@ -73,14 +75,14 @@ def execute_statement(t_env: TableEnvironment, statement: exp.Expr, text: str) -
         )
         if not found:
             catalog.drop_table(ident, temporary=False, if_exists=bool(statement.args.get("exists")))
-        return _ok()
+        return ok_result()
     if isinstance(statement, exp.Use):
         kind = str(statement.args.get("kind") or "").upper()
         if kind == "CATALOG":
             catalog.use_catalog(statement.this.name)
         else:
             catalog.use_database(statement.this.name)
-        return _ok()
+        return ok_result()
     return _show(t_env, statement, text)
 
 
@@ -99,15 +101,15 @@ def _show(t_env: TableEnvironment, statement: exp.Expr, text: str) -> TableResul
         created = create_catalog_statement(text)
         if created is not None:
             catalog.register_catalog(*created)
-            return _ok()
+            return ok_result()
     if upper[:2] == ["SHOW", "TABLES"]:
-        return _listing("table name", catalog.list_tables())
+        return listing_result("table name", catalog.list_tables())
     if upper[:2] == ["SHOW", "VIEWS"]:
-        return _listing("view name", catalog.list_views())
+        return listing_result("view name", catalog.list_views())
     if upper[:2] == ["SHOW", "DATABASES"]:
-        return _listing("database name", catalog.list_databases())
+        return listing_result("database name", catalog.list_databases())
     if upper[:2] == ["SHOW", "CATALOGS"]:
-        return _listing("catalog name", catalog.list_catalogs())
+        return listing_result("catalog name", catalog.list_catalogs())
     if upper and upper[0] in ("DESCRIBE", "DESC") and len(words) == 2:
         table = t_env.from_path(words[1])
         row_type = table._plan.row_type

@@ -34,7 +34,8 @@ def _source(name: str = _INPUT) -> exp.Table:
 def _item(field: Any) -> exp.Expr:
     if isinstance(field, str):
         return parse_expression(field)
-    return to_sql_expression(field)
+    node = to_sql_expression(field)
+    return exp.Star() if isinstance(node, exp.Column) and node.name == "*" and not node.table else node  # col('*')
 
 
 def _named(fields: tuple[Any, ...]) -> list[exp.Expr]:
@@ -245,11 +246,24 @@ class Table:
         """Each row joined with the rows a ``@udtf`` yields for it (PyFlink's ``Table.join_lateral``): called on
         columns (``split(col('name'))``) it gets their values, uncalled (``split.alias('a')``) the row as a
         ``Row``; ``.alias`` names its columns."""
-        from strom.table.planner.logical import Correlate, RowType
-        from strom.table.udf import LateralRows, UserDefinedFunctionWrapper, lookup
-
         if join_predicate is not None:
             raise ValidationException("join_lateral: expected no join predicate; got one (not supported yet)")
+        return self._lateral(table_function_call, outer=False)
+
+    def left_outer_join_lateral(self, table_function_call: Any, join_predicate: Any = None) -> Table:
+        """As :meth:`join_lateral`, and a row the function yields no row for is kept with NULLs in the function's
+        columns (PyFlink's ``Table.left_outer_join_lateral``); the predicate may only be empty or ``lit(True)``."""
+        predicate = _item(join_predicate) if join_predicate is not None else None
+        if predicate is not None and not (isinstance(predicate, exp.Boolean) and predicate.this is True):
+            raise ValidationException(
+                "Predicate for lateral left outer join with table function can only be empty or literal true."
+            )
+        return self._lateral(table_function_call, outer=True)
+
+    def _lateral(self, table_function_call: Any, *, outer: bool) -> Table:
+        from strom.table.planner.logical import Correlate, RowType
+        from strom.table.udf import LateralRows, OuterLateralRows, UserDefinedFunctionWrapper, lookup
+
         call = table_function_call
         node = _item(call() if isinstance(call, UserDefinedFunctionWrapper) else call)
         names: list[str] = []
@@ -266,8 +280,14 @@ class Table:
             raise ValidationException(f"join_lateral: expected column arguments of {list(own)}; got {unknown}")
         columns = tuple(own.index(a) for a in args) if args else None
         out_names = names or [f"f{i}" for i in range(len(function.result_types))]
-        row_type = RowType((*own, *out_names), (*self._plan.row_type.types, *function.result_types))
-        return Table(self._t_env, Correlate(row_type, self._plan, LateralRows(function.func, own, columns)))
+        result_types = tuple(t.nullable() for t in function.result_types) if outer else function.result_types
+        row_type = RowType((*own, *out_names), (*self._plan.row_type.types, *result_types))
+        lateral = (
+            OuterLateralRows(function.func, own, columns, len(function.result_types))
+            if outer
+            else LateralRows(function.func, own, columns)
+        )
+        return Table(self._t_env, Correlate(row_type, self._plan, lateral))
 
     def limit(self, fetch: int, offset: int = 0) -> Table:
         """The first ``fetch`` rows after ``offset`` (PyFlink's ``Table.limit``); after ``order_by`` of the sort."""
@@ -326,7 +346,9 @@ class Table:
         return self._t_env._execute_query(self._plan)
 
     def execute_insert(self, table_path: str, overwrite: bool = False) -> TableResult:
-        return self._t_env._execute_inserts([(table_path, self._plan)])
+        from strom.table.planner.insert_overwrite import SinkTarget
+
+        return self._t_env._execute_inserts([(SinkTarget(table_path, overwrite, {}), self._plan)])
 
     def to_pandas(self) -> Any:
         import pandas as pd  # type: ignore[import-untyped,unused-ignore]
@@ -452,6 +474,14 @@ class WindowGroupedTable:
         self._keys = keys
 
     def select(self, *fields: Any) -> Table:
+        if self._window.rows is not None:  # a row-count window: its own operator
+            from strom.table.row_count_window import row_count_window_plan
+
+            items = [_item(f) for f in fields]
+            return Table(
+                self._table._t_env, row_count_window_plan(self._table, self._window, self._keys, fields, items)
+            )
+
         def window_column(node: exp.Expr) -> exp.Expr:
             if isinstance(node, exp.Anonymous) and str(node.this) in _WINDOW_COLUMNS:
                 return exp.column(_WINDOW_COLUMNS[str(node.this)], quoted=True)

@@ -76,7 +76,9 @@ class TableEnvironment:
 
         runtime = Configuration()  # the job's options (checkpointing, restarts, state backend, …): all but table.*
         for key, value in self._config.to_dict().items():
-            if not key.startswith("table.") and key != "parallelism.default":
+            if (not key.startswith("table.") or key.startswith("table.exec.async-scalar.")) and key != (
+                "parallelism.default"
+            ):
                 runtime.set_string(key, value)
         env = StreamExecutionEnvironment(runtime)
         parallelism = self._config.parallelism()
@@ -101,24 +103,26 @@ class TableEnvironment:
         return Table(self, self._sql_to_rel().convert_query(statement))
 
     def execute_sql(self, stmt: str) -> TableResult:
+        from strom.table.statements import execute_statement, execute_text_statement
+
+        handled = execute_text_statement(self, stmt)
+        if handled is not None:
+            return handled
         statement = parse_statement(stmt)
         if isinstance(statement, exp.Query | exp.Values):
             return self._execute_query(self._sql_to_rel().convert_query(statement))
         if isinstance(statement, exp.Insert):
             return self._execute_inserts([self._insert_of(statement)])
-        from strom.table.statements import execute_statement
-
         return execute_statement(self, statement, stmt)
 
     def _insert_of(self, statement: exp.Insert) -> tuple[str, RelNode]:
         target = statement.this
         if isinstance(target, exp.Schema):
             raise TableException(f"Unsupported SQL construct{at(target)}: INSERT INTO t (columns); list all columns")
-        if statement.args.get("overwrite"):
-            raise TableException(
-                f"Unsupported SQL construct{at(statement)}: INSERT OVERWRITE; no table sink here overwrites yet "
-                "(Flink's filesystem sink does in BATCH); hint: INSERT INTO"
-            )
+        if statement.args.get("overwrite") or target.args.get("partition") is not None:
+            from strom.table.planner.insert_overwrite import insert_target
+
+            return insert_target(self, statement)
         path = ".".join(p.name for p in target.parts)
         return path, self._sql_to_rel().convert_query(statement.expression)
 
@@ -155,6 +159,9 @@ class TableEnvironment:
         types: list[DataType] = [c.type for c in physical if c.type is not None]
         sink_type = RowType(tuple(c.name for c in physical), tuple(types))
         sink = create_sink(str(ident), table, sink_type)
+        from strom.table.planner.insert_overwrite import apply_overwrite
+
+        apply_overwrite(sink, path, str(ident), streaming=self._streaming())
         check_sink_accepts(plan, str(ident), sink.accepts_updates)
         sink.keeps_update_before = sink.keeps_update_before or update_before_required(plan)
         conformed = conform_to_sink(plan, sink_type, str(ident))
@@ -235,6 +242,39 @@ class TableEnvironment:
         register(path.split(".")[-1], function)
 
     create_temporary_system_function = create_temporary_function
+
+    def create_java_temporary_function(self, path: str, function_class_name: str) -> None:
+        """Refused: strom runs no JVM (``create_java_temporary_system_function``/``create_java_function`` too)."""
+        raise ValidationException(
+            f"create_java_temporary_function: expected a Python function; got the Java class {function_class_name!r} "
+            f"for '{path}'; hint: strom runs no JVM — register a @udf/@udtf/@udaf with create_temporary_function, or "
+            "CREATE TEMPORARY FUNCTION f AS 'module.name' LANGUAGE PYTHON"
+        )
+
+    create_java_temporary_system_function = create_java_temporary_function
+    create_java_function = create_java_temporary_function
+
+    def list_user_defined_functions(self) -> list[str]:
+        return [r[0] for r in self.execute_sql("SHOW USER FUNCTIONS").collect()]
+
+    def list_functions(self) -> list[str]:
+        return [r[0] for r in self.execute_sql("SHOW FUNCTIONS").collect()]
+
+    def drop_temporary_function(self, path: str) -> bool:
+        return self._drop_function(f"DROP TEMPORARY FUNCTION {path}")
+
+    def drop_temporary_system_function(self, name: str) -> bool:
+        return self._drop_function(f"DROP TEMPORARY SYSTEM FUNCTION {name}")
+
+    def drop_function(self, path: str) -> bool:
+        return self._drop_function(f"DROP FUNCTION {path}")
+
+    def _drop_function(self, statement: str) -> bool:
+        try:
+            self.execute_sql(statement)
+        except ValidationException:
+            return False
+        return True
 
     def create_statement_set(self) -> StatementSet:
         return StatementSet(self)
@@ -319,7 +359,9 @@ class StatementSet:
         return self
 
     def add_insert(self, target_path: str, table: Table, overwrite: bool = False) -> StatementSet:
-        self._inserts.append((target_path, table._plan))
+        from strom.table.planner.insert_overwrite import SinkTarget
+
+        self._inserts.append((SinkTarget(target_path, overwrite, {}), table._plan))
         return self
 
     def explain(self, *extra_details: Any) -> str:

@@ -90,8 +90,10 @@ class TableResult:
         job_client: JobClient | None = None,
         streaming: bool = True,
         static_rows: Sequence[Row] | None = None,
+        raw: bool = False,
     ) -> None:
         self._row_type = row_type
+        self._raw = raw  # Flink's TABLE_RESULT_OK: printed as its content ("OK"), result kind SUCCESS
         self._rows = rows
         self._job_client = job_client
         self._streaming = streaming
@@ -103,7 +105,8 @@ class TableResult:
         return self._job_client
 
     def get_result_kind(self) -> str:
-        return ResultKind.SUCCESS if self._rows is None and self._static is None else ResultKind.SUCCESS_WITH_CONTENT
+        empty = self._raw or (self._rows is None and self._static is None)
+        return ResultKind.SUCCESS if empty else ResultKind.SUCCESS_WITH_CONTENT
 
     def get_table_schema(self) -> Any:
         return self._row_type
@@ -123,12 +126,24 @@ class TableResult:
         source = self._rows()
         return source if self._streaming else iter(materialize(source))
 
+    def _inferred_widths(self) -> list[int]:
+        """Flink's ``tableauWithDataInferredColumnWidths`` for a statement's rows (SHOW, DESCRIBE, …)."""
+        assert self._row_type is not None and self._static is not None
+        widths = [len(n) for n in self._row_type.names]
+        for row in self._static:
+            for i, (v, t) in enumerate(zip(row._values, self._row_type.types, strict=False)):
+                widths[i] = max(widths[i], len(_NULL if v is None else value_to_string(v, t)))
+        return widths
+
     def print(self) -> None:
         if self._row_type is None:
             return
         out = sys.stdout
+        if self._raw:
+            out.write("".join(f"{row._values[0]}\n" for row in self.collect()))
+            return
         names = list(self._row_type.names)
-        widths = column_widths(self._row_type)
+        widths = column_widths(self._row_type) if self._static is None else self._inferred_widths()
         with_kind = self._streaming and self._static is None
         if with_kind:
             names, widths = ["op", *names], [2, *widths]

@@ -144,6 +144,18 @@ class LateralRows:
         return [] if results is None else [own + _row_values(r) for r in results]
 
 
+class OuterLateralRows(LateralRows):
+    """``Table.left_outer_join_lateral``: as :class:`LateralRows`, and a row the function yields nothing for is kept,
+    padded with ``width`` NULLs."""
+
+    def __init__(self, function: Any, names: Sequence[str], columns: tuple[int, ...] | None, width: int) -> None:
+        super().__init__(function, names, columns)
+        self.padding = (None,) * width
+
+    def __call__(self, row: Any) -> list[tuple[Any, ...]]:
+        return super().__call__(row) or [tuple(row._values) + self.padding]
+
+
 class _RowArgument(AggregateFunction):
     """An aggregate called with each input row as one ``Row`` argument (PyFlink's ``aggregate(f)`` without args)."""
 
@@ -240,6 +252,11 @@ def register(name: str, function: Any) -> None:
     _REGISTRY[name.upper()] = function
 
 
+def unregister(name: str) -> None:
+    """``DROP FUNCTION name``: ``name(...)`` no longer calls the function registered by :func:`register`."""
+    _REGISTRY.pop(name.upper(), None)
+
+
 def lookup(name: str) -> UserDefinedFunctionWrapper | None:
     return _REGISTRY.get(name) or _REGISTRY.get(name.upper())
 
@@ -270,20 +287,43 @@ class _Opened:
 
 
 class _Awaited:
-    """An async function (``async def`` or ``AsyncScalarFunction.eval``) called in a Calc: each call awaited on an
-    event loop of the subtask's thread (PyFlink runs them concurrently up to a capacity; strom one at a time)."""
+    """An async function (``async def`` or ``AsyncScalarFunction.eval``) called in a Calc: awaited on an event loop of
+    the subtask's thread — a call nested in another's arguments one at a time here, the others concurrently per batch
+    (:mod:`strom.table.runtime.async_calc`)."""
 
     def __init__(self, function: Callable[..., Any]) -> None:
         self.function = function
 
     def __call__(self, *args: Any) -> Any:
-        loop = _LOOPS.get(threading.get_ident())
-        if loop is None:
-            loop = _LOOPS[threading.get_ident()] = asyncio.new_event_loop()
-        return loop.run_until_complete(self.function(*args))
+        return event_loop().run_until_complete(self.function(*args))
 
 
 _LOOPS: dict[int, asyncio.AbstractEventLoop] = {}
+
+
+def event_loop() -> asyncio.AbstractEventLoop:
+    """The event loop of the calling subtask's thread (async scalar functions run on it)."""
+    loop = _LOOPS.get(threading.get_ident())
+    if loop is None:
+        loop = _LOOPS[threading.get_ident()] = asyncio.new_event_loop()
+    return loop
+
+
+def coroutine_function(function: Any) -> Callable[..., Any] | None:
+    """The ``async def`` behind a Calc's call of an async scalar function (opened first), else None."""
+    if isinstance(function, _Opened) and isinstance(function.function, AsyncScalarFunction):
+        if function.eval is None:
+            function.function.open(FunctionContext())
+            function.eval = _awaited(function.function.eval)
+        function = function.eval
+    return function.function if isinstance(function, _Awaited) else None
+
+
+def is_async_call(function: Any) -> bool:
+    """Whether a Calc's call is of an async scalar function (``async def`` or ``AsyncScalarFunction``)."""
+    return isinstance(function, _Awaited) or (
+        isinstance(function, _Opened) and isinstance(function.function, AsyncScalarFunction)
+    )
 
 
 def _awaited(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -46,12 +46,14 @@ class GroupWindow:
     sizes: tuple[str, ...]
     time_field: str | None = None
     alias_name: str | None = None
+    #: a row-count window (``row_interval(n)``): (size, slide) in rows; ``sizes`` unused (``row_count_window``)
+    rows: tuple[int, int] | None = None
 
     def on(self, time_field: Any) -> GroupWindow:
-        return GroupWindow(self.function, self.sizes, _column(time_field), self.alias_name)
+        return replace(self, time_field=_column(time_field))
 
     def alias(self, alias: Any) -> GroupWindow:
-        return GroupWindow(self.function, self.sizes, self.time_field, _column(alias))
+        return replace(self, alias_name=_column(alias))
 
     def table_function(self, source: str, partition_by: str = "") -> str:
         """The window TVF over the table named ``source``: ``TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), size))``; a
@@ -65,28 +67,45 @@ class GroupWindow:
         return f"TABLE({self.function}({table}, DESCRIPTOR(`{self.time_field}`), {args}))"
 
 
+def _row_count(value: Any) -> int | None:
+    """``row_interval(n)``'s n (a row-count window), else None."""
+    node = to_sql_expression(value)
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        return int(node.this)
+    return None
+
+
 class _Slide:
-    def __init__(self, size: str) -> None:
+    def __init__(self, size: Any) -> None:
         self._size = size
 
     def every(self, slide: Any) -> GroupWindow:
-        return GroupWindow("HOP", (_sql(slide), self._size))
+        rows, every = _row_count(self._size), _row_count(slide)
+        if rows is not None or every is not None:
+            if rows is None or every is None:
+                raise ValidationException("Slide: expected a size and a slide of the same kind (rows or time)")
+            return GroupWindow("HOP", (), rows=(rows, every))
+        return GroupWindow("HOP", (_sql(slide), _sql(self._size)))
 
 
 class Tumble:
-    """``Tumble.over(lit(1).seconds).on(col('ts')).alias('w')``: tumbling event-time windows."""
+    """``Tumble.over(lit(1).seconds).on(col('ts')).alias('w')``: tumbling event-time windows;
+    ``Tumble.over(row_interval(n)).on(col('proctime'))``: of n rows each."""
 
     @classmethod
     def over(cls, size: Any) -> GroupWindow:
-        return GroupWindow("TUMBLE", (_sql(size),))
+        rows = _row_count(size)
+        return (
+            GroupWindow("TUMBLE", (), rows=(rows, rows)) if rows is not None else GroupWindow("TUMBLE", (_sql(size),))
+        )
 
 
 class Slide:
-    """``Slide.over(size).every(slide).on(col('ts')).alias('w')``: sliding (hopping) windows."""
+    """``Slide.over(size).every(slide).on(col('ts')).alias('w')``: sliding (hopping) windows, of time or of rows."""
 
     @classmethod
     def over(cls, size: Any) -> _Slide:
-        return _Slide(_sql(size))
+        return _Slide(size)
 
 
 class Session:

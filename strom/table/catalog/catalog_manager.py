@@ -33,6 +33,10 @@ class ObjectIdentifier:
     def as_summary_string(self) -> str:
         return str(self)
 
+    def as_serializable_string(self) -> str:
+        """Flink's quoted form: ```cat`.`db`.`name```."""
+        return f"`{self.catalog}`.`{self.database}`.`{self.name}`"
+
 
 @dataclass(frozen=True, slots=True)
 class CatalogColumn:
@@ -43,6 +47,7 @@ class CatalogColumn:
     expression: str | None = None
     metadata: str | None = None  # the metadata key of a METADATA column
     virtual: bool = False  # a METADATA ... VIRTUAL column: read, never written
+    comment: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ that a table connector implements beside :class:`DynamicTableSource` / :class:`D
   after the physical columns of each row it produces.
 - :class:`SupportsWritingMetadata`: persisted (non-VIRTUAL) METADATA columns of a sink: the sink lists the keys it
   can write and is told which follow the physical columns of each row it consumes.
+- :class:`SupportsOverwrite`: ``INSERT OVERWRITE`` into the sink (``filesystem`` in BATCH mode).
 - :class:`SupportsWatermarkPushDown`: the source generates the watermark itself (the Kafka source per partition),
   from rows after the table's computed columns (``projection``).
 """
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from strom.table.planner.logical import RowType
     from strom.table.types import DataType
 
-__all__ = ["SupportsReadingMetadata", "SupportsWatermarkPushDown", "SupportsWritingMetadata"]
+__all__ = ["SupportsOverwrite", "SupportsReadingMetadata", "SupportsWatermarkPushDown", "SupportsWritingMetadata"]
 
 
 class SupportsReadingMetadata(ABC):
@@ -42,6 +43,12 @@ class SupportsWritingMetadata(ABC):
     @abstractmethod
     def apply_writable_metadata(self, metadata_keys: list[str], consumed_type: RowType) -> None:
         """Rows arrive as the physical columns then the values of ``metadata_keys`` (``consumed_type``)."""
+
+
+class SupportsOverwrite(ABC):
+    @abstractmethod
+    def apply_overwrite(self, overwrite: bool) -> None:
+        """``INSERT OVERWRITE``: the rows written replace the table's (or the written partitions') existing data."""
 
 
 class SupportsWatermarkPushDown(ABC):

@@ -30,6 +30,7 @@ from strom.config_units import millis, parse_duration, parse_memory_size
 from strom.connectors.file_system.bulk_format import BulkFormat
 from strom.connectors.file_system.file_enumerator import whole_file_split
 from strom.connectors.file_system.split import NO_OFFSET, CheckpointedPosition, FileSourceSplit
+from strom.table.connectors.abilities import SupportsOverwrite
 from strom.table.connectors.base import DynamicTableSink, DynamicTableSource, check_options
 from strom.table.connectors.partition_path import DEFAULT_PARTITION_NAME, PartitionBucketAssigner, PartitionValueParser
 from strom.table.errors import ValidationException
@@ -450,8 +451,12 @@ class FileSystemTableSource(DynamicTableSource):
         return env.from_source(builder.build(), WatermarkStrategy.no_watermarks(), f"filesystem: {self.path}")
 
 
-class FileSystemTableSink(DynamicTableSink):
+class FileSystemTableSink(DynamicTableSink, SupportsOverwrite):
     accepts_updates = False
+    overwrite = False  # INSERT OVERWRITE (BATCH): the parts replace the table's or the written partitions' files
+
+    def apply_overwrite(self, overwrite: bool) -> None:
+        self.overwrite = overwrite
 
     def __init__(self, name: str, options: dict[str, str], fmt: str, layout: _Layout) -> None:
         self.name = name
@@ -527,7 +532,11 @@ class FileSystemTableSink(DynamicTableSink):
 
     def consume(self, stream: DataStream[Any], row_type: RowType) -> None:
         files = self._file_sink()
-        if self.commit is not None:
+        if self.overwrite:
+            from strom.table.connectors.overwrite_commit import OverwriteFileSink
+
+            sink = stream.sink_to(OverwriteFileSink(files, bool(self.layout.partition_names))).name("Sink: filesystem")
+        elif self.commit is not None:
             from strom.table.connectors.partition_commit import PartitionCommitSink, add_partition_commit_sink
 
             sink = add_partition_commit_sink(stream, PartitionCommitSink(files, self.commit))

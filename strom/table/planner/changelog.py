@@ -28,6 +28,7 @@ from strom.table.planner.logical import (
     WindowJoin,
     WindowTableFunction,
 )
+from strom.table.planner.row_count_window_logical import RowCountWindowAggregate
 from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin
 from strom.table.planner.window_lineage import window_rank_columns
 
@@ -45,7 +46,7 @@ def is_insert_only(rel: RelNode) -> bool:
         return is_insert_only(rel.input)
     if isinstance(rel, TemporalJoin | LookupJoin):
         return is_insert_only(rel.left)
-    if isinstance(rel, MatchRecognize):
+    if isinstance(rel, MatchRecognize | RowCountWindowAggregate):
         return True
     if isinstance(rel, WindowAggregate | WindowJoin | IntervalJoin | Sort):  # Sort: the rows once, sorted
         return True

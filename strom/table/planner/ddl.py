@@ -41,10 +41,15 @@ def catalog_table_of(create: exp.Create) -> CatalogTable:
             )
     options: dict[str, str] = {}
     partition_keys: tuple[str, ...] = ()
+    comment = ""
     properties = create.args.get("properties")
     for prop in properties.expressions if properties is not None else []:
         if isinstance(prop, exp.PartitionedByProperty):  # a Property too: PARTITIONED BY (dt, hr)
             partition_keys = tuple(e.name for e in prop.this.expressions)
+        elif isinstance(prop, exp.SchemaCommentProperty):  # COMMENT 'text' of the table
+            comment = prop.this.name
+        elif isinstance(prop, exp.TemporaryProperty):  # CREATE TEMPORARY TABLE: not an option
+            continue
         elif isinstance(prop, exp.Property):
             value = prop.args.get("value")
             options[prop.name] = (
@@ -58,7 +63,12 @@ def catalog_table_of(create: exp.Create) -> CatalogTable:
             )
     pk_inline = [c.name for c, d in zip(columns, _defs(schema), strict=True) if d.find(exp.PrimaryKeyColumnConstraint)]
     return CatalogTable(
-        tuple(columns), options, watermark, primary_key or tuple(pk_inline), partition_keys=partition_keys
+        tuple(columns),
+        options,
+        watermark,
+        primary_key or tuple(pk_inline),
+        partition_keys=partition_keys,
+        comment=comment,
     )
 
 
@@ -69,8 +79,10 @@ def _defs(schema: exp.Schema) -> list[exp.ColumnDef]:
 def _column(item: exp.ColumnDef) -> CatalogColumn:
     kind = item.args.get("kind")
     computed = item.find(exp.ComputedColumnConstraint)
+    described = item.find(exp.CommentColumnConstraint)
+    comment = described.this.name if described is not None else ""
     if computed is not None:
-        return CatalogColumn(item.name, None, expression=computed.this.sql(dialect=FlinkDialect))
+        return CatalogColumn(item.name, None, expression=computed.this.sql(dialect=FlinkDialect), comment=comment)
     if not isinstance(kind, FlinkType):
         raise ValidationException(f"SQL validation failed{at(item)}: expected a data type for column '{item.name}'")
     data_type = parse_type(str(kind.this))
@@ -81,7 +93,7 @@ def _column(item: exp.ColumnDef) -> CatalogColumn:
     if metadata is not None:
         key = metadata.this.name if metadata.this is not None else item.name
     virtual = bool(metadata is not None and metadata.args.get("virtual"))
-    return CatalogColumn(item.name, data_type, metadata=key, virtual=virtual)
+    return CatalogColumn(item.name, data_type, metadata=key, virtual=virtual, comment=comment)
 
 
 def plan_scan(name: str, table: CatalogTable) -> RelNode:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from strom.table.planner.rex import RexNode
+from strom.table.planner.row_count_window_logical import RowCountWindowAggregate
 from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin, explain_details
 from strom.table.types import DataType
 
@@ -311,6 +312,7 @@ class IntervalJoin:
 
 RelNode = (
     TemporalJoin
+    | RowCountWindowAggregate
     | LookupJoin
     | MatchRecognize
     | WindowJoin

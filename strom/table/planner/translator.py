@@ -34,6 +34,7 @@ from strom.table.planner.logical import (
     WindowTableFunction,
 )
 from strom.table.planner.partition_pushdown import push_partition_filter
+from strom.table.planner.row_count_window_logical import RowCountWindowAggregate
 from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin
 from strom.table.planner.window_lineage import is_window_deduplicate, window_rank_columns
 from strom.table.runtime.aggs_handle import AggCall, GeneratedAggsHandle
@@ -65,7 +66,7 @@ class _HandleFactory:
         return GeneratedAggsHandle(built)
 
 
-def aggs_handle_factory(rel: Aggregate | WindowAggregate) -> _HandleFactory:
+def aggs_handle_factory(rel: Aggregate | WindowAggregate | RowCountWindowAggregate) -> _HandleFactory:
     """The handle factory of an Aggregate's calls (also used by the window operators' planner)."""
     input_types = rel.input.row_type.types
     calls = tuple((c.name, tuple(input_types[a] for a in c.args), c.args, c.distinct, c.filter_arg) for c in rel.calls)
@@ -162,6 +163,12 @@ class Translator:
         split = split_pandas_calc(rel.projection, rel.condition, len(rel.input.row_type))
         if split is not None:  # pandas scalar functions: once per batch (Flink's PythonCalcSplitRule)
             calc = pandas_calc(upstream, *split, name=name)
+            return calc.set_parallelism(1) if isinstance(rel.input, Sort) else calc
+        from strom.table.runtime.async_calc import async_calc, max_concurrent_operations, split_async_calc
+
+        split = split_async_calc(rel.projection, rel.condition, len(rel.input.row_type))
+        if split is not None:  # async scalar functions: concurrently per batch (Flink's AsyncCalcSplitRule)
+            calc = async_calc(upstream, *split, name=name, max_concurrent=max_concurrent_operations(self.env))
             return calc.set_parallelism(1) if isinstance(rel.input, Sort) else calc
         fn = compile_calc(rel.projection, rel.condition)
         calc = upstream.flat_map(fn).name(name) if rel.condition is not None else upstream.map(fn).name(name)
@@ -302,6 +309,11 @@ class Translator:
             condition=condition,
             filter_null_keys=bool(join_null_filter(rel)[0]),
         )
+
+    def _rowcountwindowaggregate(self, rel: RowCountWindowAggregate) -> DataStream[Any]:
+        from strom.table.runtime.row_count_window import row_count_window_aggregate
+
+        return row_count_window_aggregate(self.translate(rel.input), rel, aggs_handle_factory(rel))
 
     def _temporaljoin(self, rel: TemporalJoin) -> DataStream[Any]:
         from strom.table.planner.temporal_translator import translate_temporal_join
