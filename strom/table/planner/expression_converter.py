@@ -21,6 +21,7 @@ from strom.table.planner.rex import RexCall, RexLiteral, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
 from strom.table.planner.value_constructor import array_value
+from strom.table.sql.flink_calls import flink_call
 from strom.table.sql.flink_dialect import FlinkDialect, FlinkType
 from strom.table.sql.parser import at
 from strom.table.types import DataType, parse_type
@@ -41,6 +42,8 @@ _BINARY = {
     exp.LTE: "<=",
     exp.DPipe: "||",
     exp.Like: "LIKE",
+    exp.NullSafeNEQ: "IS DISTINCT FROM",
+    exp.NullSafeEQ: "IS NOT DISTINCT FROM",
 }
 _BOOLEAN = parse_type("BOOLEAN NOT NULL")
 _UNITS_MS = {"SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
@@ -102,7 +105,8 @@ class ExpressionConverter:
                 )
             return self.scope.resolve(node)
         if isinstance(node, exp.Binary) and type(node) in _BINARY:
-            return self.operator(_BINARY[type(node)], [node.this, node.expression], node)
+            call = self.operator(_BINARY[type(node)], [node.this, node.expression], node)
+            return RexSpecial("NOT", (call,), call.type) if node.args.get("negate") else call  # x NOT LIKE p
         if isinstance(node, exp.AggFunc):
             raise ValidationException(
                 f"SQL validation failed{at(node)}: aggregate {node.sql(dialect=FlinkDialect)} is not allowed here; "
@@ -155,7 +159,10 @@ class ExpressionConverter:
         return RexCall(op, bound.call, tuple(args), bound.result_type)
 
     def function(self, node: exp.Func) -> RexNode:
-        if isinstance(node, exp.Anonymous):
+        flink = flink_call(node)
+        if flink is not None:
+            name, operands = flink
+        elif isinstance(node, exp.Anonymous):
             name, operands = str(node.this), list(node.expressions)
         else:
             name = node.sql_name()
