@@ -77,6 +77,15 @@ def _double_fn(fn: Callable[..., float], n_args: int = 1) -> Resolver:
     return resolve
 
 
+def _log10(x: float) -> float:
+    """Java's ``Math.log10``: the correctly rounded result (C's ``log10`` is one ulp off for some, e.g. 11)."""
+    if math.isinf(x):
+        return x
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return float(decimal.Decimal(x).log10())
+
+
 def _log(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
     _numeric_args(name, types, 1, 2)
     if len(types) == 1:
@@ -340,7 +349,7 @@ FUNCTIONS: dict[str, Resolver] = {
     "EXP": _double_fn(math.exp),
     "LN": _double_fn(_java_log),
     "LOG": _log,
-    "LOG10": _double_fn(lambda x: math.log10(x) if x > 0 else _java_log(x)),
+    "LOG10": _double_fn(lambda x: _log10(x) if x > 0 else _java_log(x)),
     "LOG2": _double_fn(lambda x: _java_log(x) / math.log(2) if x > 0 else _java_log(x)),
     "ROUND": _rounding(round_half_up),
     "TRUNCATE": _rounding(truncate_digits),

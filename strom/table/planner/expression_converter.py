@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from strom.table.errors import TableException, ValidationException
 from strom.table.functions import cast_function, resolve_function, resolve_operator
-from strom.table.functions.sql_literals import numeric_literal, string_literal
+from strom.table.functions.sql_literals import numeric_literal, string_literal, temporal_literal
 from strom.table.planner.rex import RexCall, RexLiteral, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
@@ -236,8 +236,12 @@ class ExpressionConverter:
         return RexSpecial("COALESCE", tuple(args), result if nullable else result.not_null())
 
     def cast(self, node: exp.Cast) -> RexNode:
-        operand = self.convert(node.this)
         to = node.args["to"]
+        kind = to.sql(dialect=FlinkDialect).upper() if not isinstance(to, FlinkType) else ""
+        if kind in ("DATE", "TIME", "TIMESTAMP") and isinstance(node.this, exp.Literal) and node.this.is_string:
+            literal_type_, value = temporal_literal(kind, node.this.name)  # TIMESTAMP '…': precision as written
+            return RexLiteral(value, literal_type_)
+        operand = self.convert(node.this)
         text = to.this if isinstance(to, FlinkType) else to.sql(dialect=FlinkDialect)
         target = parse_type(str(text))
         safe = bool(node.args.get("safe"))

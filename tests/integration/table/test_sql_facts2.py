@@ -47,8 +47,6 @@ for _path, _rows in FILES.items():
 
 # Differences left, each with its reason (docs/sql.md and docs/sql/functions.md say the same).
 KNOWN = {
-    "tm_literals": "TIMESTAMP(0) + INTERVAL MINUTE is TIMESTAMP(0) in Flink, TIMESTAMP(6) here",
-    "num_math": "LOG10 of Java's StrictMath differs from C's log10 in the last digit for some inputs",
     "cast_literal_numeric": "Flink types CAST(12345.678 AS DECIMAL(4, 1)) NOT NULL and its collect sink then fails "
     "on the overflow's NULL; strom returns the NULL",
     "json_value": "JSON_VALUE(… RETURNING …) and DEFAULT … ON EMPTY do not parse yet",
