@@ -21,7 +21,7 @@ from strom.table.planner.rex import RexCall, RexLiteral, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
 from strom.table.planner.value_constructor import array_value
-from strom.table.sql.flink_calls import flink_call
+from strom.table.sql.flink_calls import JsonCall, flink_call
 from strom.table.sql.flink_dialect import FlinkDialect, FlinkType
 from strom.table.sql.parser import at
 from strom.table.types import DataType, parse_type
@@ -46,6 +46,7 @@ _BINARY = {
     exp.NullSafeEQ: "IS NOT DISTINCT FROM",
 }
 _BOOLEAN = parse_type("BOOLEAN NOT NULL")
+_CHAR = parse_type("CHAR(6) NOT NULL")
 _UNITS_MS = {"SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
 
 
@@ -174,7 +175,14 @@ class ExpressionConverter:
         if python_function is not None and not python_function.table_function:
             return RexCall(name, python_function.func, tuple(args), python_function.result_type)
         try:
-            bound = resolve_function(name.upper(), [a.type for a in args], literals=_literals(args))
+            returning = node.args.get("returning") if isinstance(node, JsonCall) else None  # JSON_VALUE RETURNING
+            returning = returning.name if returning is not None else None
+            bound = resolve_function(
+                name.upper(),
+                [a.type for a in args],
+                literals=_literals(args),
+                return_type=parse_type(returning) if returning else None,
+            )
         except ValidationException as err:
             raise ValidationException(f"SQL validation failed{at(node)}: {err}") from None
         return RexCall(name.upper(), bound.call, tuple(args), bound.result_type)
@@ -207,6 +215,12 @@ class ExpressionConverter:
         operand = self.convert(node.this)
         if isinstance(target, exp.Null):
             kind = "IS NOT NULL" if negate else "IS NULL"
+        elif isinstance(target, exp.JSON):  # x IS [NOT] JSON [VALUE|SCALAR|ARRAY|OBJECT]
+            kind_ = str(target.this.name if isinstance(target.this, exp.Expr) else target.this or "VALUE").upper()
+            kind_ = kind_ if kind_ in ("VALUE", "SCALAR", "ARRAY", "OBJECT") else "VALUE"
+            bound = resolve_function("IS JSON", [operand.type, _CHAR], literals=[None, kind_])
+            call = RexCall("IS JSON", bound.call, (operand, RexLiteral(kind_, _CHAR)), bound.result_type)
+            return RexSpecial("NOT", (call,), call.type) if negate else call
         elif isinstance(target, exp.Boolean):
             kind = "IS TRUE" if target.this else "IS FALSE"
             if negate:

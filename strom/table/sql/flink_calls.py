@@ -12,10 +12,12 @@ of Calcite's grammar (``TRIM(LEADING 'x' FROM s)``, ``POSITION(a IN b)``, ``OVER
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, ClassVar
 
 from sqlglot import exp
+from sqlglot.tokenizer_core import TokenType
 
-__all__ = ["PLAIN_CALLS", "flink_call"]
+__all__ = ["JSON_CALL_PARSERS", "PLAIN_CALLS", "JsonCall", "flink_call"]
 
 _PLAIN_NAMES = (
     "CHAR_LENGTH",
@@ -137,6 +139,8 @@ _SPECIAL: dict[type, Callable[[exp.Expr], tuple[str, list[exp.Expr]]]] = {
 
 def flink_call(node: exp.Func) -> tuple[str, list[exp.Expr]] | None:
     """Flink's name and arguments of a call with special syntax or a unit argument; None for the others."""
+    if isinstance(node, JsonCall):
+        return str(node.this), list(node.expressions)
     special = _SPECIAL.get(type(node))
     if special is not None:
         return special(node)
@@ -145,3 +149,100 @@ def flink_call(node: exp.Func) -> tuple[str, list[exp.Expr]] | None:
     if isinstance(node, exp.Anonymous) and str(node.this).upper() == "JSON_ARRAY":  # ABSENT ON NULL: Flink's default
         return "JSON_ARRAY", [exp.Literal.string("ABSENT"), *node.expressions]
     return None
+
+
+class JsonCall(exp.Anonymous):
+    """``JSON_VALUE`` / ``JSON_QUERY`` / ``JSON_EXISTS`` with Flink's clauses, as the bound functions take them:
+    ``expressions`` the arguments (modes as string literals), ``returning`` the RETURNING type's text or None."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "expressions": True, "returning": False}
+
+
+_CLAUSE_WORDS = ("DEFAULT", "NULL", "ERROR", "EMPTY", "ON", "WITH", "WITHOUT", "TRUE", "FALSE", "UNKNOWN")
+
+
+def _word(parser: Any) -> str:
+    return str(parser._curr.text).upper() if parser._curr is not None else ""
+
+
+def _type_text(parser: Any) -> str:
+    first, last, depth = parser._curr, parser._curr, 0
+    while parser._curr is not None:
+        word = _word(parser)
+        if word == "(":
+            depth += 1
+        elif word == ")":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and parser._curr is not first and word in _CLAUSE_WORDS:
+            break
+        last = parser._curr
+        parser._advance()
+    return str(parser.sql[first.start : last.end + 1])
+
+
+def _on_clause(parser: Any, name: str) -> tuple[str, exp.Expr, str]:
+    """``<mode> ON EMPTY|ERROR`` (``DEFAULT x`` as mode DEFAULT with its value)."""
+    value: exp.Expr = exp.Null()
+    if parser._match_text_seq("DEFAULT"):
+        mode, value = "DEFAULT", parser._parse_bitwise()
+    else:
+        words = []
+        while _word(parser) not in ("ON", ")", ""):
+            words.append(_word(parser))
+            parser._advance()
+        mode = " ".join(words)
+    if not parser._match_text_seq("ON"):
+        parser.raise_error(f"Expected ON EMPTY or ON ERROR in {name}")
+    what = _word(parser)
+    parser._advance()
+    return mode, value, what
+
+
+def parse_json_call(parser: Any, name: str) -> exp.Expr:
+    """The arguments and clauses of ``name(`` … up to its ``)``."""
+    args = [parser._parse_bitwise()]
+    if parser._match(TokenType.COMMA):
+        args.append(parser._parse_bitwise())
+    returning = None
+    empty: tuple[str, exp.Expr] = ("NULL", exp.Null())
+    error: tuple[str, exp.Expr] = ("NULL", exp.Null())
+    wrapper, exists_mode = "WITHOUT", "FALSE"
+    while parser._curr is not None and _word(parser) != ")":
+        if parser._match_text_seq("RETURNING"):
+            returning = _type_text(parser)
+        elif _word(parser) in ("WITH", "WITHOUT"):
+            kind = _word(parser)
+            parser._advance()
+            variant = "CONDITIONAL" if parser._match_text_seq("CONDITIONAL") else "UNCONDITIONAL"
+            parser._match_text_seq("UNCONDITIONAL")
+            parser._match_text_seq("ARRAY")
+            if not parser._match_text_seq("WRAPPER"):
+                parser.raise_error(f"Expected WRAPPER in {name}")
+            wrapper = "WITHOUT" if kind == "WITHOUT" else variant
+        else:
+            mode, value, what = _on_clause(parser, name)
+            if name == "JSON_EXISTS":
+                exists_mode = mode
+            elif what == "EMPTY":
+                empty = (mode, value)
+            else:
+                error = (mode, value)
+    text = exp.Literal.string
+    if name == "JSON_VALUE":
+        args += [text(empty[0]), empty[1], text(error[0]), error[1]]
+    elif name == "JSON_QUERY":
+        args += [text(wrapper), text(empty[0]), text(error[0])]
+    else:
+        args.append(text(exists_mode))
+    return JsonCall(this=name, expressions=args, returning=exp.Literal.string(returning) if returning else None)
+
+
+def _json_parser(name: str) -> Callable[[Any], exp.Expr]:
+    return lambda parser: parse_json_call(parser, name)
+
+
+JSON_CALL_PARSERS: dict[str, Callable[[Any], exp.Expr]] = {
+    name: _json_parser(name) for name in ("JSON_VALUE", "JSON_QUERY", "JSON_EXISTS")
+}
