@@ -205,7 +205,11 @@ def _floor_ceil(name: str, types: Sequence[DataType], up: bool) -> BoundFunction
             strict(lambda v: v.quantize(decimal.Decimal(1), rounding=mode), 1),
         )
     fn = math.ceil if up else math.floor
-    return BoundFunction(name, t, strict(lambda v: v if math.isnan(v) or math.isinf(v) else float(fn(v)), 1))
+
+    def java(v: float) -> float:  # Java's Math.ceil/floor keep the sign of a zero result: CEIL(-0.5) is -0.0
+        return v if math.isnan(v) or math.isinf(v) else math.copysign(float(fn(v)), v)
+
+    return BoundFunction(name, t, strict(java, 1))
 
 
 def numeric_floor(name: str, types: Sequence[DataType]) -> BoundFunction:

@@ -98,6 +98,11 @@ class ExpressionConverter:
         if handler is not None:
             return handler(self, node)
         if isinstance(node, exp.Column):
+            if self.grouped and any(f.name == node.name for f in self.scope.fields):  # a SELECT alias, as Calcite
+                raise ValidationException(
+                    f"SQL validation failed{at(node)}: Column '{node.name}' not found in any table; "
+                    "hint: repeat the aggregate, not its alias"
+                )
             if self.grouped:
                 raise ValidationException(
                     f"SQL validation failed{at(node)}: "
@@ -287,7 +292,17 @@ class ExpressionConverter:
         bound = resolve_operator("-", [zero.type, inner.type])
         return RexCall("-", bound.call, (zero, inner), bound.result_type)
 
+    def item(self, node: exp.Bracket) -> RexNode:
+        """``collection[key]`` (ARRAY index from 1, MAP key): Flink's ITEM."""
+        args = [self.convert(node.this), *(self.convert(e) for e in node.expressions)]
+        try:
+            bound = resolve_function("ITEM", [a.type for a in args], literals=_literals(args))
+        except ValidationException as err:
+            raise ValidationException(f"SQL validation failed{at(node)}: {err}") from None
+        return RexCall("ITEM", bound.call, tuple(args), bound.result_type)
+
     _HANDLERS: dict[type, Callable[[ExpressionConverter, Any], RexNode]] = {
+        exp.Bracket: item,
         exp.Literal: literal,
         exp.Boolean: lambda self, n: RexLiteral(bool(n.this), _BOOLEAN),
         exp.Null: lambda self, n: RexLiteral(None, parse_type("NULL")),

@@ -46,6 +46,9 @@ SETUP = [
     "AS jdocs(id, j)",
     "CREATE TEMPORARY VIEW refs AS SELECT * FROM (VALUES (CAST('a' AS STRING), 10), ('c', 30), ('d', 40)) "
     "AS refs(k, w)",
+    "CREATE TEMPORARY VIEW vv AS SELECT * FROM (VALUES (1, 'ab', 1.5), (2, 'abc', CAST(NULL AS DECIMAL(3, 2))), "
+    "(3, CAST(NULL AS STRING), 2.25)) "
+    "AS vv(i, c, x)",
 ]
 
 QUERIES = {
@@ -175,6 +178,72 @@ QUERIES = {
     "WHERE rn = 1",
     "topn_desc": "SELECT k, v, rn FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM g) "
     "WHERE rn <= 2",
+    "values_types": "SELECT i, c, x, c || '!' AS ce, x * 2 AS x2, CHAR_LENGTH(c) AS n FROM vv",
+    "case_char_types": "SELECT id, CASE WHEN id = 1 THEN 'a' WHEN id = 2 THEN 'bcd' ELSE NULL END AS c, "
+    "CASE WHEN id > 2 THEN n ELSE d END AS nd, COALESCE(NULL, s, 'zz') AS cz, NULLIF(s, 'x_y_z') AS nf, "
+    "IF(id = 1, NULL, id) AS ifn FROM t",
+    "str_more": "SELECT id, SUBSTR(s, 2) AS ss, CHARACTER_LENGTH(s) AS cl, "
+    "UPPER(SUBSTRING(s, 1, 1)) || LOWER(SUBSTRING(s, 2)) AS cap, SPLIT_INDEX(s, ' ', 0) AS w0, "
+    "REGEXP_EXTRACT(s, '(\\w+) (\\w+)', 1) AS r1, INSTR(s, 'l') AS ins, "
+    "STR_TO_MAP('a=1,b=2')['b'] AS mb, TRANSLATE(s, 'lo', 'LO') AS tr FROM t",
+    "predicates_more": "SELECT id, s LIKE 'x!_%' ESCAPE '!' AS esc, n NOT IN (0, 7) AS nin, "
+    "n NOT BETWEEN 0 AND 7 AS nbt, n IN (1, NULL) AS inn, s IS NOT NULL AND n IS NULL AS mix, "
+    "s SIMILAR TO '[a-z_]+' AS sim FROM t",
+    "cast_more": "SELECT id, CAST(d AS DECIMAL(10, 4)) AS d4, CAST(n AS DOUBLE) AS nd, CAST(b AS INT) AS bi, "
+    "CAST('2024-01-15' AS TIMESTAMP(3)) AS ts3, CAST(ts AS TIMESTAMP(0)) AS ts0, CAST(m AS BIGINT) AS mb, "
+    "CAST(n AS TINYINT) AS nt, CAST(d AS STRING) AS ds FROM t",
+    "num_more": "SELECT id, n * d AS nd, n + m AS nm, m / 4 AS m4, ROUND(m / 3, 2) AS r2, 1.0 * n / 3 AS n3, "
+    "CAST(n AS DOUBLE) / 3 AS dn3, n / 3 AS i3, MOD(n, 3) AS md, -n % 4 AS nm4, ABS(m) AS am, "
+    "CEIL(d) AS cd, FLOOR(-2.5) AS f FROM t",
+    "decimal_big": "SELECT id, m * CAST(10000000000 AS DECIMAL(20, 0)) AS big, m * m * m AS cube, "
+    "CAST(m AS DECIMAL(38, 18)) * 3 AS wide, SUM(m) OVER (ORDER BY ts) AS run FROM t WHERE ts IS NOT NULL",
+    "tm_more": "SELECT id, DATE_FORMAT(ts, 'yyyy-MM-dd''T''HH:mm:ss') AS iso, DATE_FORMAT(ts, 'EEE MMM d') AS txt, "
+    "TO_TIMESTAMP_LTZ(86400000, 3) AS ltz, FROM_UNIXTIME(86400) AS fu, "
+    "TIMESTAMPDIFF(SECOND, ts, TIMESTAMP '2024-01-15 10:31:00') AS ds, TIMESTAMPADD(WEEK, 1, ts) AS pw, "
+    "CAST(ts AS DATE) = DATE '2024-01-15' AS same_day, EXTRACT(MILLISECOND FROM ts) AS ms, "
+    "DATE_FORMAT(TIMESTAMPADD(HOUR, -12, ts), 'HH') AS h12 FROM t",
+    "json_more": "SELECT id, JSON_VALUE(j, '$.arr[1]') AS a1, JSON_QUERY(j, '$.arr' WITH WRAPPER) AS ww, "
+    "JSON_EXISTS(j, '$.b.c') AS e, JSON_OBJECT(KEY 'id' VALUE id, KEY 'j' VALUE JSON_QUERY(j, '$.b')) AS o, "
+    "JSON_ARRAY(id, j NULL ON NULL) AS arr, j IS JSON OBJECT AS iso FROM jdocs",
+    "agg_more": "SELECT k, name, COUNT(*) AS c, AVG(CAST(p AS DOUBLE)) AS ap, SUM(CAST(v AS BIGINT)) AS sv, "
+    "MAX(p) AS mp, MIN(ts) AS mt FROM g GROUP BY k, name",
+    "agg_having_distinct": "SELECT k, COUNT(DISTINCT name) AS dn FROM g GROUP BY k HAVING COUNT(DISTINCT name) > 1",
+    "select_distinct": "SELECT DISTINCT k FROM g",
+    "union_distinct": "SELECT k FROM g UNION SELECT k FROM refs",
+    "except_all": "SELECT k FROM g EXCEPT ALL SELECT k FROM refs",
+    "intersect_all": "SELECT k FROM g INTERSECT ALL SELECT k FROM refs",
+    "join_coalesce": "SELECT g.k, COALESCE(r.w, 0) AS w, v FROM g LEFT JOIN refs r ON g.k = r.k WHERE v > 1",
+    "join_agg_inner": "SELECT r.k, SUM(g.v) AS sv, MAX(g.name) AS mn FROM refs r JOIN g ON g.k = r.k GROUP BY r.k",
+    "dedup_last": "SELECT k, v, name FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) AS rn "
+    "FROM g) WHERE rn = 1",
+    "topn_rank": "SELECT k, v, rk FROM (SELECT k, v, RANK() OVER (PARTITION BY k ORDER BY v) AS rk FROM g) "
+    "WHERE rk <= 1",
+    "topn_global": "SELECT v, name FROM (SELECT v, name, ROW_NUMBER() OVER (ORDER BY v DESC) AS rn FROM g) "
+    "WHERE rn <= 3",
+    "win_topn": "SELECT * FROM (SELECT window_start, window_end, k, sv, ROW_NUMBER() OVER (PARTITION BY "
+    "window_start, window_end ORDER BY sv DESC) AS rn FROM (SELECT window_start, window_end, k, SUM(v) AS sv "
+    "FROM TABLE(TUMBLE(TABLE g, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k)) "
+    "WHERE rn <= 1",
+    "win_dedup": "SELECT window_start, k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, "
+    "window_end, k ORDER BY ts) AS rn FROM TABLE(TUMBLE(TABLE g, DESCRIPTOR(ts), INTERVAL '10' SECOND))) "
+    "WHERE rn = 1",
+    "win_session": "SELECT window_start, window_end, COUNT(*) AS c, SUM(v) AS sv FROM TABLE(SESSION(TABLE g, "
+    "DESCRIPTOR(ts), INTERVAL '2' SECOND)) GROUP BY window_start, window_end",
+    "win_cumulate_key": "SELECT window_start, window_end, k, COUNT(*) AS c FROM TABLE(CUMULATE(TABLE g, "
+    "DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) WHERE k = 'a' GROUP BY window_start, window_end, k",
+    "over_lag": "SELECT k, v, LAG(v) OVER (PARTITION BY k ORDER BY ts) AS prev, "
+    "LEAD(v, 1, -1) OVER (PARTITION BY k ORDER BY ts) AS nxt FROM g",
+    "over_count_distinct": "SELECT k, v, COUNT(DISTINCT name) OVER (PARTITION BY k ORDER BY ts "
+    "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS dn FROM g",
+    "group_by_time": "SELECT CAST(ts AS DATE) AS d, FLOOR(ts TO MINUTE) AS mi, COUNT(*) AS c FROM g "
+    "GROUP BY CAST(ts AS DATE), FLOOR(ts TO MINUTE)",
+    "subquery_in_agg": "SELECT k, v FROM g WHERE v > (SELECT AVG(v) FROM g)",
+    "cte_chain": "WITH a AS (SELECT k, SUM(v) AS sv FROM g GROUP BY k), b AS (SELECT MAX(sv) AS m FROM a) "
+    "SELECT a.k, a.sv FROM a JOIN b ON a.sv = b.m",
+    "count_if_case": "SELECT k, SUM(CASE WHEN v > 2 THEN 1 ELSE 0 END) AS big, "
+    "COUNT(CASE WHEN name = 'x' THEN 1 END) AS xs FROM g GROUP BY k",
+    "order_limit_offset": "SELECT k, v FROM g ORDER BY v DESC NULLS FIRST LIMIT 3 OFFSET 1",
+    "order_expr": "SELECT name, v FROM g ORDER BY UPPER(name) DESC NULLS LAST, v",
 }
 BATCH = [
     "agg_basic",
@@ -204,6 +273,26 @@ BATCH = [
     "num_decimal",
     "cast_numeric",
     "tm_add_diff",
+    "agg_more",
+    "select_distinct",
+    "union_distinct",
+    "except_all",
+    "intersect_all",
+    "join_agg_inner",
+    "dedup_last",
+    "topn_rank",
+    "topn_global",
+    "win_topn",
+    "win_dedup",
+    "win_session",
+    "over_lag",
+    "over_count_distinct",
+    "group_by_time",
+    "subquery_in_agg",
+    "cte_chain",
+    "count_if_case",
+    "order_limit_offset",
+    "order_expr",
 ]
 
 MARK = "#### query "

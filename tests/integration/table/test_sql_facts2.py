@@ -56,8 +56,17 @@ KNOWN = {
     "batch_agg_grouping_sets": "GROUPING SETS is missing",
     "batch_agg_rollup": "ROLLUP is missing",
     "batch_agg_cube": "CUBE is missing",
-    "agg_having_alias_ref": "a SELECT alias in HAVING is refused here with another message",
     "batch_over_range": "Flink 2.3's BATCH RANGE OVER fails to compile its generated comparator; strom runs it",
+    "json_more": "JSON_ARRAY(… NULL ON NULL) does not parse yet",
+    "order_limit_offset": "a streaming Top-N with NULLS FIRST on DESC is refused here; Flink runs it",
+    "case_char_types": "Flink refuses an untyped NULL in IF(c, NULL, x) ('Illegal use of NULL'); strom types it",
+    "predicates_more": "LIKE … ESCAPE is missing in SQL; Flink fails the job on SIMILAR TO '[a-z_]+'",
+    "decimal_big": "Flink refuses the reserved word CUBE as an alias; strom takes it (and refuses the OVER)",
+    "over_lag": "Flink refuses the reserved word PREV as an alias; LAG/LEAD are missing here",
+    "batch_over_lag": "Flink refuses the reserved word PREV as an alias; LAG/LEAD are missing here",
+    "batch_win_session": "Flink refuses SESSION windows in BATCH ('Unaligned windows like session are not supported "
+    "in batch mode yet.'); strom runs them",
+    "batch_over_count_distinct": "Flink refuses DISTINCT in a BATCH OVER aggregate; strom runs it",
 }
 # Changelogs whose order at parallelism 1 depends on how two sources interleave or on timer ties.
 INTERLEAVED = {
@@ -65,7 +74,16 @@ INTERLEAVED = {
     "agg_full_join": "the VALUES side and the csv side interleave differently",
     "win_tumble_offset": "windows ending at the same time fire in Flink's timer-heap order",
     "win_hop": "windows ending at the same time fire in Flink's timer-heap order",
+    "union_distinct": "the VALUES side and the csv side interleave differently",
+    "except_all": "the VALUES side and the csv side interleave differently",
+    "intersect_all": "the VALUES side and the csv side interleave differently",
+    "subquery_in_agg": "the scalar subquery's side and the main input interleave differently",
+    "join_coalesce": "the VALUES side and the csv side interleave differently",
+    "join_agg_inner": "the VALUES side and the csv side interleave differently",
+    "cte_chain": "the join's two aggregates of one source interleave differently",
 }
+# ROW_NUMBER over equal sort keys: which row is first is arbitrary (in Flink as here), so no final table is fixed.
+TIES = {"win_topn", "batch_win_topn"}
 
 
 def _fact(name: str) -> str:
@@ -111,15 +129,21 @@ def _marked(names: list[str], *extra: dict[str, str]) -> list[Any]:
     return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=known[n])) if n in known else n for n in names]
 
 
-STREAMING = [n for n in QUERIES if not _is_error(n)]
-TABLES = [n for n in NAMES if not _is_error(n)]
+STREAMING = [n for n in QUERIES if not _is_error(n) and n not in INTERLEAVED]
+TABLES = [n for n in NAMES if not _is_error(n) and n not in TIES]
 ERRORS = [n for n in NAMES if _is_error(n)]
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", _marked(STREAMING, INTERLEAVED))
+@pytest.mark.parametrize("name", _marked(STREAMING))
 def test_changelog_at_parallelism_1_is_flinks(name: str) -> None:
     assert _printed(name, 1) == _fact(name)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", sorted(INTERLEAVED))
+def test_final_table_at_parallelism_1_where_the_order_is_not_fixed(name: str) -> None:
+    assert _final_rows(_printed(name, 1)) == _final_rows(_fact(name))
 
 
 @pytest.mark.timeout(300)
