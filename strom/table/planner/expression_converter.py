@@ -42,6 +42,7 @@ _BINARY = {
     exp.LTE: "<=",
     exp.DPipe: "||",
     exp.Like: "LIKE",
+    exp.SimilarTo: "SIMILAR TO",
     exp.NullSafeNEQ: "IS DISTINCT FROM",
     exp.NullSafeEQ: "IS NOT DISTINCT FROM",
 }
@@ -292,6 +293,14 @@ class ExpressionConverter:
         bound = resolve_operator("-", [zero.type, inner.type])
         return RexCall("-", bound.call, (zero, inner), bound.result_type)
 
+    def escape(self, node: exp.Escape) -> RexNode:
+        """``x [NOT] LIKE p ESCAPE e`` (and SIMILAR TO): the operator with the escape as its third operand."""
+        like = node.this
+        if not isinstance(like, exp.Like | exp.SimilarTo):
+            raise TableException(f"Unsupported SQL construct{at(node)}: ESCAPE after {type(like).__name__}")
+        call = self.operator(_BINARY[type(like)], [like.this, like.expression, node.expression], node)
+        return RexSpecial("NOT", (call,), call.type) if like.args.get("negate") else call
+
     def item(self, node: exp.Bracket) -> RexNode:
         """``collection[key]`` (ARRAY index from 1, MAP key): Flink's ITEM."""
         args = [self.convert(node.this), *(self.convert(e) for e in node.expressions)]
@@ -303,6 +312,7 @@ class ExpressionConverter:
 
     _HANDLERS: dict[type, Callable[[ExpressionConverter, Any], RexNode]] = {
         exp.Bracket: item,
+        exp.Escape: escape,
         exp.Literal: literal,
         exp.Boolean: lambda self, n: RexLiteral(bool(n.this), _BOOLEAN),
         exp.Null: lambda self, n: RexLiteral(None, parse_type("NULL")),

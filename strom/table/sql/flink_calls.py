@@ -146,8 +146,6 @@ def flink_call(node: exp.Func) -> tuple[str, list[exp.Expr]] | None:
         return special(node)
     if isinstance(node, exp.Anonymous) and str(node.this).upper() in _UNIT_FIRST and node.expressions:
         return str(node.this).upper(), [_unit(node.expressions[0]), *node.expressions[1:]]
-    if isinstance(node, exp.Anonymous) and str(node.this).upper() == "JSON_ARRAY":  # ABSENT ON NULL: Flink's default
-        return "JSON_ARRAY", [exp.Literal.string("ABSENT"), *node.expressions]
     return None
 
 
@@ -239,10 +237,28 @@ def parse_json_call(parser: Any, name: str) -> exp.Expr:
     return JsonCall(this=name, expressions=args, returning=exp.Literal.string(returning) if returning else None)
 
 
+def parse_json_array(parser: Any) -> exp.Expr:
+    """``JSON_ARRAY(v, … [NULL | ABSENT] ON NULL)`` → ``JSON_ARRAY(null_mode, v, …)`` (ABSENT by default)."""
+    values: list[exp.Expr] = []
+    mode = "ABSENT"
+    while parser._curr is not None and _word(parser) != ")":
+        if _word(parser) in ("NULL", "ABSENT") and parser._next is not None and parser._next.text.upper() == "ON":
+            mode = _word(parser)
+            parser._advance()
+            parser._advance()
+            if not parser._match_text_seq("NULL"):
+                parser.raise_error("Expected NULL after ON in JSON_ARRAY")
+            continue
+        values.append(parser._parse_bitwise())
+        parser._match(TokenType.COMMA)
+    return exp.Anonymous(this="JSON_ARRAY", expressions=[exp.Literal.string(mode), *values])
+
+
 def _json_parser(name: str) -> Callable[[Any], exp.Expr]:
     return lambda parser: parse_json_call(parser, name)
 
 
 JSON_CALL_PARSERS: dict[str, Callable[[Any], exp.Expr]] = {
-    name: _json_parser(name) for name in ("JSON_VALUE", "JSON_QUERY", "JSON_EXISTS")
+    **{name: _json_parser(name) for name in ("JSON_VALUE", "JSON_QUERY", "JSON_EXISTS")},
+    "JSON_ARRAY": parse_json_array,
 }
