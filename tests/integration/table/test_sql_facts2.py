@@ -62,7 +62,6 @@ KNOWN = {
     "decimal_big": "Flink refuses the reserved word CUBE as an alias; strom takes it (and refuses the OVER)",
     "over_lag": "Flink refuses the reserved word PREV as an alias; LAG/LEAD are missing here",
     "batch_over_lag": "Flink refuses the reserved word PREV as an alias; LAG/LEAD are missing here",
-    "batch_over_count_distinct": "Flink refuses DISTINCT in a BATCH OVER aggregate; strom runs it",
 }
 # Changelogs whose order at parallelism 1 depends on how two sources interleave or on timer ties.
 INTERLEAVED = {
