@@ -16,7 +16,7 @@ from __future__ import annotations
 import decimal
 from collections.abc import Sequence
 
-from strom.table.errors import ValidationException
+from strom.table.errors import TableException, ValidationException
 from strom.table.functions.aggfunctions import (
     AggregateFunctionImpl,
     Avg,
@@ -29,6 +29,7 @@ from strom.table.functions.aggfunctions import (
     Sum,
     UserAggregateName,
 )
+from strom.table.functions.builtin_agg_functions import BUILTIN_AGGREGATES, resolve_builtin_aggregate
 from strom.table.functions.float_aggregate_functions import resolve_float_aggregate
 from strom.table.functions.single_value_agg_function import SingleValueAggFunction
 from strom.table.types import DataType, parse_type
@@ -36,7 +37,7 @@ from strom.table.types import DataType, parse_type
 __all__ = ["AGGREGATE_FUNCTIONS", "resolve_aggregate", "type_root"]
 
 
-AGGREGATE_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0")
+AGGREGATE_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0", *BUILTIN_AGGREGATES)
 
 _INTEGRAL = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 _NUMERIC = (*_INTEGRAL, "FLOAT", "DOUBLE", "DECIMAL")
@@ -55,11 +56,15 @@ def resolve_aggregate(name: str, arg_types: Sequence[DataType], *, retracting: b
     if isinstance(name, UserAggregateName):
         return ResolvedAggregate(PythonAggregate(name.function, len(arg_types)), name.result_type)
     upper = name.upper()
+    if upper == "COUNT" and len(arg_types) > 1:
+        raise TableException("We now only support the count of one field.")
     if upper == "COUNT":
         function: AggregateFunctionImpl = Count() if arg_types else CountStar()
         return ResolvedAggregate(function, parse_type("BIGINT NOT NULL"))
     if upper == "SINGLE_VALUE" and len(arg_types) == 1:  # a scalar subquery's value (planner-made, never parsed)
         return ResolvedAggregate(SingleValueAggFunction(getattr(name, "position", "")), arg_types[0].nullable())
+    if upper in BUILTIN_AGGREGATES:
+        return resolve_builtin_aggregate(upper, arg_types)
     if len(arg_types) != 1:
         raise ValidationException(
             f"aggregate function {upper} expects 1 argument; got {len(arg_types)}; hint: {upper}(column)"

@@ -39,11 +39,13 @@ def _string_to_integer(target: DataType) -> Converter:
     def convert(text: str) -> int:
         s = text.strip()
         m = _INT_TEXT.fullmatch(s)
-        if m is None:
-            raise cast_error("an integer string", text, target)
+        if m is None:  # Flink's NumberFormatException's words first
+            raise cast_error(
+                f"For input string: '{text}'. Invalid character found. Expected an integer string", text, target
+            )
         value = int(s[: m.start(1)] if m.group(1) else s)
         if not -bound <= value < bound:
-            raise cast_error("an integer string", text, target)
+            raise cast_error(f"For input string: '{text}'. Overflow. Expected an integer string", text, target)
         return value
 
     return convert

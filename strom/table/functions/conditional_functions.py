@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from strom.table.errors import ValidationException
 from strom.table.functions.bound_function import (
     BoundFunction,
     FunctionContext,
@@ -83,6 +84,10 @@ def _if(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: Func
     arity(name, types, 3)
     if types[0].type_root not in (LogicalTypeRoot.BOOLEAN, LogicalTypeRoot.NULL):
         raise validation_error(name, "IF(BOOLEAN, value, value)", types)
+    if any(t.type_root is LogicalTypeRoot.NULL for t in types[1:]):  # Calcite cannot type IF(c, NULL, x)
+        raise ValidationException(
+            "Illegal use of 'NULL': expected IF(BOOLEAN, value, value) with typed values; hint: CAST(NULL AS <type>)"
+        )
     result = case_result_type(types[1:])
     if types[0].is_nullable:
         result = result.nullable()

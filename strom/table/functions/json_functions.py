@@ -50,7 +50,17 @@ __all__ = ["FUNCTIONS", "RawJson", "json_path"]
 
 STRING = VarCharType(MAX_LENGTH)
 _R = LogicalTypeRoot
-_MISSING = object()
+
+
+class _Missing:
+    """A path that selects nothing: one object in every process (pickled by name, so a bound function shipped to a
+    TaskManager compares it by identity with the one ``_walk`` returns there)."""
+
+    def __reduce__(self) -> str:
+        return "_MISSING"
+
+
+_MISSING = _Missing()
 _STEP = re.compile(r"\.([A-Za-z_$][\w$]*)|\[\s*(?:'([^']*)'|\"([^\"]*)\"|(\d+)|(\*))\s*\]|\.\*")
 
 
@@ -218,7 +228,7 @@ def _json_query(name: str, types: Sequence[DataType], literals: Sequence[Any], c
                 value = [value]
             if not isinstance(value, list | dict):
                 raise _PathError("expected an object or array; got a scalar")
-            return RawJson(_dump(value))
+            return _dump(value)  # a plain string: JSON_OBJECT quotes it, as Flink
         except (ValueError, _PathError, ValidationException) as exc:
             return on(error_mode, str(exc))
 

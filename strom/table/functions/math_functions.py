@@ -77,6 +77,15 @@ def _double_fn(fn: Callable[..., float], n_args: int = 1) -> Resolver:
     return resolve
 
 
+def _log10(x: float) -> float:
+    """Java's ``Math.log10``: the correctly rounded result (C's ``log10`` is one ulp off for some, e.g. 11)."""
+    if math.isinf(x):
+        return x
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return float(decimal.Decimal(x).log10())
+
+
 def _log(name: str, types: Sequence[DataType], literals: Sequence[Any], ctx: FunctionContext) -> BoundFunction:
     _numeric_args(name, types, 1, 2)
     if len(types) == 1:
@@ -196,7 +205,11 @@ def _floor_ceil(name: str, types: Sequence[DataType], up: bool) -> BoundFunction
             strict(lambda v: v.quantize(decimal.Decimal(1), rounding=mode), 1),
         )
     fn = math.ceil if up else math.floor
-    return BoundFunction(name, t, strict(lambda v: v if math.isnan(v) or math.isinf(v) else float(fn(v)), 1))
+
+    def java(v: float) -> float:  # Java's Math.ceil/floor keep the sign of a zero result: CEIL(-0.5) is -0.0
+        return v if math.isnan(v) or math.isinf(v) else math.copysign(float(fn(v)), v)
+
+    return BoundFunction(name, t, strict(java, 1))
 
 
 def numeric_floor(name: str, types: Sequence[DataType]) -> BoundFunction:
@@ -340,7 +353,7 @@ FUNCTIONS: dict[str, Resolver] = {
     "EXP": _double_fn(math.exp),
     "LN": _double_fn(_java_log),
     "LOG": _log,
-    "LOG10": _double_fn(lambda x: math.log10(x) if x > 0 else _java_log(x)),
+    "LOG10": _double_fn(lambda x: _log10(x) if x > 0 else _java_log(x)),
     "LOG2": _double_fn(lambda x: _java_log(x) / math.log(2) if x > 0 else _java_log(x)),
     "ROUND": _rounding(round_half_up),
     "TRUNCATE": _rounding(truncate_digits),

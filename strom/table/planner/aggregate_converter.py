@@ -9,6 +9,7 @@ from sqlglot import exp
 from strom.table.errors import TableException, ValidationException
 from strom.table.functions.aggfunctions import UserAggregateName
 from strom.table.functions.aggregate_functions import AGGREGATE_FUNCTIONS, resolve_aggregate
+from strom.table.functions.builtin_agg_functions import BUILTIN_AGGREGATES
 from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Aggregate, AggregateCall, Calc, RelNode, RowType
@@ -27,13 +28,15 @@ def is_aggregate_call(node: exp.Expr) -> bool:
     from strom.table.udf import aggregate_function  # the Table API imports the planner
 
     if isinstance(node, exp.Anonymous):
-        return aggregate_function(str(node.this)) is not None
+        return aggregate_function(str(node.this)) is not None or str(node.this).upper() in BUILTIN_AGGREGATES
     return isinstance(node, exp.AggFunc)
 
 
 def aggregate_name(node: exp.Expr) -> str:
     if isinstance(node, exp.Anonymous):
         return str(node.this).upper()
+    if isinstance(node, exp.JSONObjectAgg):
+        return "JSON_OBJECTAGG"
     sql_name = getattr(node, "sql_name", None)
     return str(sql_name() if callable(sql_name) else type(node).__name__).upper()
 
@@ -204,6 +207,10 @@ def _aggregate_call(node: exp.Expr, input_of: object, pre: list[RexNode], retrac
     arg = node.this if not isinstance(node, exp.Anonymous) else (node.expressions[0] if node.expressions else None)
     distinct = isinstance(arg, exp.Distinct)
     arg_nodes = list(arg.expressions) if isinstance(arg, exp.Distinct) else ([] if arg is None else [arg])
+    if isinstance(node, exp.Anonymous) and len(node.expressions) > 1:  # LISTAGG(x, sep)
+        arg_nodes += list(node.expressions[1:])
+    if isinstance(node, exp.JSONObjectAgg):  # JSON_OBJECTAGG(KEY k VALUE v)
+        arg_nodes = [node.expressions[0].this, node.expressions[0].expression]
     if len(arg_nodes) == 1 and isinstance(arg_nodes[0], exp.Star):
         arg_nodes = []
     args = tuple(input_of(a) for a in arg_nodes)  # type: ignore[operator]

@@ -16,11 +16,12 @@ from sqlglot import exp
 
 from strom.table.errors import TableException, ValidationException
 from strom.table.functions import cast_function, resolve_function, resolve_operator
-from strom.table.functions.sql_literals import numeric_literal, string_literal
+from strom.table.functions.sql_literals import numeric_literal, string_literal, temporal_literal
 from strom.table.planner.rex import RexCall, RexLiteral, RexNode, RexSpecial
 from strom.table.planner.scope import Scope
 from strom.table.planner.type_rules import common_type
 from strom.table.planner.value_constructor import array_value
+from strom.table.sql.flink_calls import JsonCall, flink_call
 from strom.table.sql.flink_dialect import FlinkDialect, FlinkType
 from strom.table.sql.parser import at
 from strom.table.types import DataType, parse_type
@@ -41,8 +42,12 @@ _BINARY = {
     exp.LTE: "<=",
     exp.DPipe: "||",
     exp.Like: "LIKE",
+    exp.SimilarTo: "SIMILAR TO",
+    exp.NullSafeNEQ: "IS DISTINCT FROM",
+    exp.NullSafeEQ: "IS NOT DISTINCT FROM",
 }
 _BOOLEAN = parse_type("BOOLEAN NOT NULL")
+_CHAR = parse_type("CHAR(6) NOT NULL")
 _UNITS_MS = {"SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
 
 
@@ -94,6 +99,11 @@ class ExpressionConverter:
         if handler is not None:
             return handler(self, node)
         if isinstance(node, exp.Column):
+            if self.grouped and any(f.name == node.name for f in self.scope.fields):  # a SELECT alias, as Calcite
+                raise ValidationException(
+                    f"SQL validation failed{at(node)}: Column '{node.name}' not found in any table; "
+                    "hint: repeat the aggregate, not its alias"
+                )
             if self.grouped:
                 raise ValidationException(
                     f"SQL validation failed{at(node)}: "
@@ -102,7 +112,8 @@ class ExpressionConverter:
                 )
             return self.scope.resolve(node)
         if isinstance(node, exp.Binary) and type(node) in _BINARY:
-            return self.operator(_BINARY[type(node)], [node.this, node.expression], node)
+            call = self.operator(_BINARY[type(node)], [node.this, node.expression], node)
+            return RexSpecial("NOT", (call,), call.type) if node.args.get("negate") else call  # x NOT LIKE p
         if isinstance(node, exp.AggFunc):
             raise ValidationException(
                 f"SQL validation failed{at(node)}: aggregate {node.sql(dialect=FlinkDialect)} is not allowed here; "
@@ -155,7 +166,10 @@ class ExpressionConverter:
         return RexCall(op, bound.call, tuple(args), bound.result_type)
 
     def function(self, node: exp.Func) -> RexNode:
-        if isinstance(node, exp.Anonymous):
+        flink = flink_call(node)
+        if flink is not None:
+            name, operands = flink
+        elif isinstance(node, exp.Anonymous):
             name, operands = str(node.this), list(node.expressions)
         else:
             name = node.sql_name()
@@ -167,7 +181,14 @@ class ExpressionConverter:
         if python_function is not None and not python_function.table_function:
             return RexCall(name, python_function.func, tuple(args), python_function.result_type)
         try:
-            bound = resolve_function(name.upper(), [a.type for a in args], literals=_literals(args))
+            returning = node.args.get("returning") if isinstance(node, JsonCall) else None  # JSON_VALUE RETURNING
+            returning = returning.name if returning is not None else None
+            bound = resolve_function(
+                name.upper(),
+                [a.type for a in args],
+                literals=_literals(args),
+                return_type=parse_type(returning) if returning else None,
+            )
         except ValidationException as err:
             raise ValidationException(f"SQL validation failed{at(node)}: {err}") from None
         return RexCall(name.upper(), bound.call, tuple(args), bound.result_type)
@@ -200,6 +221,12 @@ class ExpressionConverter:
         operand = self.convert(node.this)
         if isinstance(target, exp.Null):
             kind = "IS NOT NULL" if negate else "IS NULL"
+        elif isinstance(target, exp.JSON):  # x IS [NOT] JSON [VALUE|SCALAR|ARRAY|OBJECT]
+            kind_ = str(target.this.name if isinstance(target.this, exp.Expr) else target.this or "VALUE").upper()
+            kind_ = kind_ if kind_ in ("VALUE", "SCALAR", "ARRAY", "OBJECT") else "VALUE"
+            bound = resolve_function("IS JSON", [operand.type, _CHAR], literals=[None, kind_])
+            call = RexCall("IS JSON", bound.call, (operand, RexLiteral(kind_, _CHAR)), bound.result_type)
+            return RexSpecial("NOT", (call,), call.type) if negate else call
         elif isinstance(target, exp.Boolean):
             kind = "IS TRUE" if target.this else "IS FALSE"
             if negate:
@@ -229,8 +256,12 @@ class ExpressionConverter:
         return RexSpecial("COALESCE", tuple(args), result if nullable else result.not_null())
 
     def cast(self, node: exp.Cast) -> RexNode:
-        operand = self.convert(node.this)
         to = node.args["to"]
+        kind = to.sql(dialect=FlinkDialect).upper() if not isinstance(to, FlinkType) else ""
+        if kind in ("DATE", "TIME", "TIMESTAMP") and isinstance(node.this, exp.Literal) and node.this.is_string:
+            literal_type_, value = temporal_literal(kind, node.this.name)  # TIMESTAMP '…': precision as written
+            return RexLiteral(value, literal_type_)
+        operand = self.convert(node.this)
         text = to.this if isinstance(to, FlinkType) else to.sql(dialect=FlinkDialect)
         target = parse_type(str(text))
         safe = bool(node.args.get("safe"))
@@ -262,7 +293,26 @@ class ExpressionConverter:
         bound = resolve_operator("-", [zero.type, inner.type])
         return RexCall("-", bound.call, (zero, inner), bound.result_type)
 
+    def escape(self, node: exp.Escape) -> RexNode:
+        """``x [NOT] LIKE p ESCAPE e`` (and SIMILAR TO): the operator with the escape as its third operand."""
+        like = node.this
+        if not isinstance(like, exp.Like | exp.SimilarTo):
+            raise TableException(f"Unsupported SQL construct{at(node)}: ESCAPE after {type(like).__name__}")
+        call = self.operator(_BINARY[type(like)], [like.this, like.expression, node.expression], node)
+        return RexSpecial("NOT", (call,), call.type) if like.args.get("negate") else call
+
+    def item(self, node: exp.Bracket) -> RexNode:
+        """``collection[key]`` (ARRAY index from 1, MAP key): Flink's ITEM."""
+        args = [self.convert(node.this), *(self.convert(e) for e in node.expressions)]
+        try:
+            bound = resolve_function("ITEM", [a.type for a in args], literals=_literals(args))
+        except ValidationException as err:
+            raise ValidationException(f"SQL validation failed{at(node)}: {err}") from None
+        return RexCall("ITEM", bound.call, tuple(args), bound.result_type)
+
     _HANDLERS: dict[type, Callable[[ExpressionConverter, Any], RexNode]] = {
+        exp.Bracket: item,
+        exp.Escape: escape,
         exp.Literal: literal,
         exp.Boolean: lambda self, n: RexLiteral(bool(n.this), _BOOLEAN),
         exp.Null: lambda self, n: RexLiteral(None, parse_type("NULL")),

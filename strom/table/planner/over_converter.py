@@ -49,8 +49,22 @@ def _frame(window: exp.Window) -> tuple[bool, int | None]:
     )
 
 
+def _named_window(window: exp.Window) -> exp.Window:
+    """``OVER w`` of ``WINDOW w AS (…)``: the window with the named definition's clauses."""
+    name = window.args.get("alias")
+    if name is None or any(window.args.get(k) for k in ("partition_by", "order", "spec")):
+        return window
+    select = window.find_ancestor(exp.Select)
+    for named in (select.args.get("windows") or []) if select is not None else []:
+        if named.this.name == name.name:
+            for key in ("partition_by", "order", "spec"):
+                window.set(key, named.args.get(key))
+            return window
+    raise ValidationException(f"SQL validation failed{at(window)}: Window '{name.name}' not found")
+
+
 def convert_over(rel: RelNode, scope: Scope, items: list[exp.Expr], windows: list[exp.Window | None]) -> RelNode:
-    found = [w for w in windows if w is not None]
+    found = [_named_window(w) for w in windows if w is not None]
     first = found[0]
     specs = {
         (
@@ -61,7 +75,11 @@ def convert_over(rel: RelNode, scope: Scope, items: list[exp.Expr], windows: lis
         for w in found
     }
     if len(specs) != 1:
-        raise TableException(f"Unsupported SQL construct{at(first)}: OVER windows that differ in one query")
+        raise TableException(
+            f"Unsupported SQL construct{at(first)}: OVER windows that differ in one query; Over Agg: Unsupported use "
+            "of OVER windows. All aggregates must be computed on the same window. please re-check the over window "
+            "statement."
+        )
     converter = ExpressionConverter(scope)
     width = len(scope.fields)
     pre: list[RexNode] = [RexInputRef(i, f.type, f.name) for i, f in enumerate(scope.fields)]

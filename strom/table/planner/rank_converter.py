@@ -11,7 +11,7 @@ import dataclasses
 
 from sqlglot import exp
 
-from strom.table.errors import TableException
+from strom.table.errors import TableException, ValidationException
 from strom.table.planner.aggregate_converter import is_aggregate_call
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Calc, Rank, RelNode, RowType
@@ -40,6 +40,10 @@ def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr], *, streaming
     function = window.this
     name = (str(function.this) if isinstance(function, exp.Anonymous) else type(function).__name__).upper()
     if all(is_aggregate_call(w.this) and not isinstance(w.this, exp.Rank | exp.DenseRank) for w in found):
+        if not streaming and any(w.this.find(exp.Distinct) is not None for w in found):
+            raise ValidationException(
+                "Distinct not supported in Windowing function! (a BATCH OVER aggregate, as Flink)"
+            )
         return convert_over(rel, scope, items, windows)
     rank_type = check_rank_function(name, streaming)
     if len(found) > 1 or rank_type is None:

@@ -38,7 +38,7 @@ from strom.table.planner.sort_converter import convert_order_by, hide_order_item
 from strom.table.planner.subquery_converter import remove_subqueries
 from strom.table.planner.temporal_join_converter import convert_temporal_join, is_temporal_join
 from strom.table.planner.type_rules import common_type
-from strom.table.planner.window_converter import convert_window_tvf, is_window_tvf
+from strom.table.planner.window_converter import convert_window_tvf, is_window_tvf, refuse_session_in_batch
 from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 
@@ -68,6 +68,8 @@ class SqlToRel:
         if isinstance(node, exp.Values):
             return self.values(node)
         if isinstance(node, exp.Select):
+            if not self.streaming:
+                refuse_session_in_batch(node)
             return self.select(node, ctes)
         raise TableException(f"Unsupported SQL construct{at(node)}: {type(node).__name__}; expected a query")
 

@@ -370,7 +370,8 @@ class Translator:
 
             batch = BatchRankFunction(rel.rank_type, rel.order_keys, rel.limit, rel.output_rank, rel.offset)
             return keyed.process(batch).name(f"Rank(rankType=[{rel.rank_type}], rankEnd={rel.limit})")
-        function = RankFunction(rel.order_keys, rel.limit, rel.output_rank, rel.offset)
+        by_time = len(rel.order_keys) == 1 and "ROWTIME" in str(rel.input.row_type.types[rel.order_keys[0][0]])
+        function = RankFunction(rel.order_keys, rel.limit, rel.output_rank, rel.offset, update_before=by_time)
         return keyed.process(function).name(f"Rank(rankEnd={rel.limit})")
 
     def _sort(self, rel: Sort) -> DataStream[Any]:
@@ -394,4 +395,4 @@ class Translator:
             order_index=order_index,
             keep_last_row=not ascending,
         )
-        return stream.map(_WithRankOne()).name("Calc(rn=[1])") if rel.output_rank else stream
+        return stream.map(_WithRankOne()).name("Calc(rn=[1])")  # the Rank's row type always ends with $rn

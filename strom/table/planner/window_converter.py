@@ -30,6 +30,7 @@ __all__ = [
     "check_session_keys",
     "convert_window_tvf",
     "is_window_tvf",
+    "refuse_session_in_batch",
 ]
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
@@ -123,3 +124,15 @@ def check_session_keys(rel: WindowAggregate) -> None:
             "Unsupported: a SESSION window aggregation grouped by other keys than the SESSION's PARTITION BY; "
             f"expected GROUP BY window_start, window_end, {', '.join(names[k] for k in rel.window.partition_keys)}"
         )
+
+
+def refuse_session_in_batch(select: exp.Select) -> None:
+    """BATCH has no SESSION window TVF (Flink 2.3's planner refuses ``TABLE(SESSION(TABLE t, …))``; the legacy
+    ``GROUP BY SESSION(ts, gap)`` runs): raise Flink's reason."""
+    for call in select.find_all(exp.Anonymous):
+        first = call.expressions[0] if call.expressions else None
+        if str(call.this).upper() == "SESSION" and first is not None and not isinstance(first, exp.Column):
+            raise TableException(
+                f"Unsupported SQL construct{at(call)}: Unaligned windows like session are not supported in batch "
+                "mode yet. Expected TUMBLE, HOP or CUMULATE in BATCH; hint: run the query in STREAMING mode"
+            )

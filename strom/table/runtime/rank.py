@@ -46,7 +46,17 @@ class _Key:
 
 
 class RankFunction(KeyedProcessFunction[Any, Row, Row]):
-    def __init__(self, order: tuple[tuple[int, bool], ...], limit: int, output_rank: bool, offset: int = 0) -> None:
+    def __init__(
+        self,
+        order: tuple[tuple[int, bool], ...],
+        limit: int,
+        output_rank: bool,
+        offset: int = 0,
+        update_before: bool = False,
+    ) -> None:
+        """``update_before``: a deduplication on a time attribute (Flink's ``RowTimeDeduplicateFunction``) retracts
+        the row it replaces with ``-U``; the other top-1 rankings upsert with ``+U`` alone, as Flink's."""
+        self.update_before = update_before
         self.offset = offset
         self.order_columns = tuple(c for c, _ in order)
         self.ascending = tuple(a for _, a in order)
@@ -92,6 +102,11 @@ class RankFunction(KeyedProcessFunction[Any, Row, Row]):
                 return out
             if new is None:
                 return [_create_row(None, [*old, None], RowKind.DELETE)]  # type: ignore[misc]
+            if old is not None and self.update_before:
+                return [
+                    _create_row(None, [*old, None], RowKind.UPDATE_BEFORE),
+                    _create_row(None, [*new, None], RowKind.UPDATE_AFTER),
+                ]
             return [_create_row(None, [*new, None], RowKind.INSERT if old is None else RowKind.UPDATE_AFTER)]
         if not self.output_rank and not (self.offset and self.order_columns):  # with an OFFSET: per position
             remaining = list(after)

@@ -61,6 +61,8 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction[Any, Row, Row, tuple[Ro
         return None
 
     def process_element2(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[tuple[Row, int]] | None:
+        if value._row_kind is RowKind.UPDATE_BEFORE:  # the versioned side is an upsert changelog in Flink's plan
+            return None
         row_time = self._time(value, self.right_rowtime)
         self.right_state.put(row_time, value)
         self._register_smallest_timer(row_time, ctx)

@@ -19,6 +19,7 @@ from sqlglot.parser import Parser
 from sqlglot.tokenizer_core import TokenType
 from sqlglot.tokens import Tokenizer
 
+from strom.table.sql.flink_calls import JSON_CALL_PARSERS, PLAIN_CALLS
 from strom.table.sql.match_recognize_parser import FlinkMatchRecognize, match_recognize_sql, parse_match_recognize
 
 __all__ = ["Descriptor", "FlinkDialect", "FlinkType", "MetadataColumn", "PartitionedTable"]
@@ -72,8 +73,10 @@ class FlinkParser(Parser):
         "WATERMARK": _parse_watermark,
     }
     SCHEMA_UNNAMED_CONSTRAINTS: ClassVar[set[str]] = {*Parser.SCHEMA_UNNAMED_CONSTRAINTS, "WATERMARK"}
+    FUNCTIONS: ClassVar[dict[str, Any]] = {**Parser.FUNCTIONS, **PLAIN_CALLS}
     FUNCTION_PARSERS: ClassVar[dict[str, Any]] = {
         **Parser.FUNCTION_PARSERS,
+        **JSON_CALL_PARSERS,
         "DESCRIPTOR": _parse_descriptor,
         "CAST": lambda self: self._parse_flink_cast(safe=False),
         "TRY_CAST": lambda self: self._parse_flink_cast(safe=True),
