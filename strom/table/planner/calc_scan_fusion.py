@@ -26,7 +26,6 @@ from strom.table.planner.codegen import _Source, rowtime_offset_millis
 from strom.table.planner.logical import Calc, TableScan, WatermarkAssigner
 from strom.table.planner.rex import RexCall, RexInputRef, RexLiteral, RexNode, input_refs
 from strom.table.runtime.calc_scan import CalcScanBatch, CalcScanSource, CalcWatermarkOperator, ScanWatermarkStrategy
-from strom.table.runtime.pandas_calc import split_pandas_calc
 from strom.table.runtime.watermark_assigner import to_epoch_millis
 
 if TYPE_CHECKING:
@@ -79,11 +78,19 @@ def _match(rel: Calc) -> tuple[WatermarkAssigner, Calc | None, TableScan, int] |
         return None
     if type(scan.source) is DataGenTableSource and len(scan.source.generators) != len(scan.row_type):
         return None
-    if split_pandas_calc(rel.projection, rel.condition, len(wa.row_type)) is not None:
-        return None
-    if computed is not None and split_pandas_calc(computed.projection, None, len(scan.row_type)) is not None:
+    if _per_batch_calls(rel.projection, rel.condition, len(wa.row_type)):
+        return None  # pandas / async calls: their own per-batch operator (translator._calc)
+    if computed is not None and _per_batch_calls(computed.projection, None, len(scan.row_type)):
         return None
     return wa, computed, scan, offset
+
+
+def _per_batch_calls(projection: Any, condition: Any, arity: int) -> bool:
+    from strom.table.runtime.async_calc import split_async_calc
+    from strom.table.runtime.pandas_calc import split_pandas_calc
+
+    split = split_pandas_calc(projection, condition, arity) or split_async_calc(projection, condition, arity)
+    return split is not None
 
 
 def _row_lines(src: _Locals, generator: _RowGenerator, arity: int) -> list[str]:

@@ -12,14 +12,11 @@ another async call's arguments keeps the per-row path (awaited one at a time).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from strom.runtime.streamrecord import timestamps_of, with_timestamps
-from strom.table.planner.codegen import compile_calc, compile_projection
-from strom.table.planner.rex import RexCall, RexInputRef, RexNode, RexSpecial
-from strom.table.runtime.window.table_stream_operator import TableStreamOperator, make_row
+from strom.table.planner.rex import RexCall, RexNode
+from strom.table.runtime.batch_call_calc import BatchCallCalcOperator, split_calls
 
 if TYPE_CHECKING:
     from strom.api.datastream import DataStream
@@ -46,18 +43,6 @@ def max_concurrent_operations(env: Any) -> int:
     return int(value)
 
 
-class _Nested(Exception):
-    """An async call inside another one's arguments: the Calc keeps its per-row path."""
-
-
-def _has_async(node: RexNode) -> bool:
-    from strom.table.udf import is_async_call
-
-    if isinstance(node, RexCall) and is_async_call(node.function):
-        return True
-    return any(_has_async(o) for o in getattr(node, "operands", ()))
-
-
 def split_async_calc(
     projection: Sequence[RexNode] | None, condition: RexNode | None, arity: int
 ) -> tuple[list[RexCall], tuple[RexNode, ...] | None, RexNode | None] | None:
@@ -65,29 +50,10 @@ def split_async_calc(
     when the Calc has no async call or one is nested in another's arguments."""
     from strom.table.udf import is_async_call
 
-    calls: list[RexCall] = []
-
-    def rewrite(node: RexNode) -> RexNode:
-        if isinstance(node, RexCall):
-            if is_async_call(node.function):
-                if any(_has_async(o) for o in node.operands):
-                    raise _Nested
-                calls.append(node)
-                return RexInputRef(arity + len(calls) - 1, node.type)
-            return replace(node, operands=tuple(rewrite(o) for o in node.operands))
-        if isinstance(node, RexSpecial):
-            return replace(node, operands=tuple(rewrite(o) for o in node.operands))
-        return node
-
-    try:
-        new_projection = None if projection is None else tuple(rewrite(p) for p in projection)
-        new_condition = None if condition is None else rewrite(condition)
-    except _Nested:
-        return None
-    return (calls, new_projection, new_condition) if calls else None
+    return split_calls(projection, condition, arity, lambda call: is_async_call(call.function))
 
 
-class AsyncCalcOperator(TableStreamOperator):
+class AsyncCalcOperator(BatchCallCalcOperator):
     """The async calls of a batch, concurrently up to a capacity, results in input order; then the Calc per row."""
 
     def __init__(
@@ -97,13 +63,9 @@ class AsyncCalcOperator(TableStreamOperator):
         condition: RexNode | None,
         max_concurrent: int,
     ) -> None:
-        super().__init__()
+        super().__init__(calls, projection, condition)
         self.name = "AsyncCalc"
-        self.functions = [c.function for c in calls]
-        self.arguments = [compile_projection(c.operands) for c in calls]
         self.max_concurrent = max_concurrent
-        self.filtered = condition is not None
-        self.calc: Callable[[Any], Any] = compile_calc(projection, condition)
 
     async def _all(self, batch: list[Any]) -> list[list[Any]]:
         from strom.table.udf import coroutine_function
@@ -122,28 +84,10 @@ class AsyncCalcOperator(TableStreamOperator):
         n = len(batch)
         return [list(flat[i * n : (i + 1) * n]) for i in range(len(columns))]
 
-    def process_batch(self, batch: list[Any]) -> None:
+    def call_results(self, batch: list[Any]) -> list[list[Any]]:
         from strom.table.udf import event_loop
 
-        self._records_in += len(batch)
-        if not batch:
-            return
-        results = event_loop().run_until_complete(self._all(batch))
-        stamps = timestamps_of(batch)
-        calc, out = self.calc, []
-        out_stamps: list[Any] = []
-        for i, row in enumerate(batch):
-            extended = make_row([*row._values, *(r[i] for r in results)], None, row._row_kind)
-            if self.filtered:
-                for value in calc(extended):
-                    out.append(value)
-                    out_stamps.append(None if stamps is None else stamps[i])
-            else:
-                out.append(calc(extended))
-        if not self.filtered:
-            out_stamps = list(stamps) if stamps is not None else []
-        if out:
-            self.output.emit(with_timestamps(out, out_stamps if stamps is not None else None))
+        return event_loop().run_until_complete(self._all(batch))
 
 
 def async_calc(

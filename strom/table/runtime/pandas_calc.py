@@ -13,15 +13,12 @@ another one keeps the per-row path (:class:`strom.table.pandas_udf.PandasScalarF
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from strom.runtime.streamrecord import timestamps_of, with_timestamps
 from strom.table.errors import TableRuntimeException
 from strom.table.pandas_udf import PandasScalarFunction, _series, dtype_of, python_value
-from strom.table.planner.codegen import compile_calc, compile_projection
-from strom.table.planner.rex import RexCall, RexInputRef, RexNode, RexSpecial
-from strom.table.runtime.window.table_stream_operator import TableStreamOperator, make_row
+from strom.table.planner.rex import RexCall, RexNode
+from strom.table.runtime.batch_call_calc import BatchCallCalcOperator, split_calls
 
 if TYPE_CHECKING:
     from strom.api.datastream import DataStream
@@ -29,55 +26,21 @@ if TYPE_CHECKING:
 __all__ = ["PandasCalcOperator", "pandas_calc", "split_pandas_calc"]
 
 
-class _Nested(Exception):
-    """A pandas call inside another one's arguments: the Calc keeps its per-row path."""
-
-
-def _has_pandas(node: RexNode) -> bool:
-    if isinstance(node, RexCall) and isinstance(node.function, PandasScalarFunction):
-        return True
-    operands = getattr(node, "operands", ())
-    return any(_has_pandas(o) for o in operands)
-
-
 def split_pandas_calc(
     projection: Sequence[RexNode] | None, condition: RexNode | None, arity: int
 ) -> tuple[list[RexCall], tuple[RexNode, ...] | None, RexNode | None] | None:
     """``(pandas calls, projection, condition)`` with each call replaced by the input column ``arity + i``; ``None``
     when the Calc has no pandas call or one is nested in another's arguments."""
-    calls: list[RexCall] = []
-
-    def rewrite(node: RexNode) -> RexNode:
-        if isinstance(node, RexCall):
-            if isinstance(node.function, PandasScalarFunction):
-                if any(_has_pandas(o) for o in node.operands):
-                    raise _Nested
-                calls.append(node)
-                return RexInputRef(arity + len(calls) - 1, node.type)
-            return replace(node, operands=tuple(rewrite(o) for o in node.operands))
-        if isinstance(node, RexSpecial):
-            return replace(node, operands=tuple(rewrite(o) for o in node.operands))
-        return node
-
-    try:
-        new_projection = None if projection is None else tuple(rewrite(p) for p in projection)
-        new_condition = None if condition is None else rewrite(condition)
-    except _Nested:
-        return None
-    return (calls, new_projection, new_condition) if calls else None
+    return split_calls(projection, condition, arity, lambda call: isinstance(call.function, PandasScalarFunction))
 
 
-class PandasCalcOperator(TableStreamOperator):
+class PandasCalcOperator(BatchCallCalcOperator):
     """The pandas calls of a batch (once each, a Series per argument), then the Calc per row."""
 
     def __init__(self, calls: Sequence[RexCall], projection: Sequence[RexNode] | None, condition: RexNode | None):
-        super().__init__()
+        super().__init__(calls, projection, condition)
         self.name = "PandasCalc"
-        self.functions = [c.function for c in calls]
-        self.arguments = [compile_projection(c.operands) for c in calls]
         self.dtypes = [[dtype_of(o.type) for o in c.operands] for c in calls]
-        self.filtered = condition is not None
-        self.calc: Callable[[Any], Any] = compile_calc(projection, condition)
 
     def _results(
         self, function: Any, arguments: Callable[[Any], list[Any]], dtypes: list[Any], batch: list[Any]
@@ -92,28 +55,10 @@ class PandasCalcOperator(TableStreamOperator):
             )
         return [python_value(v) for v in (result.tolist() if hasattr(result, "tolist") else result)]
 
-    def process_batch(self, batch: list[Any]) -> None:
-        self._records_in += len(batch)
-        if not batch:
-            return
-        results = [
+    def call_results(self, batch: list[Any]) -> list[list[Any]]:
+        return [
             self._results(f, a, d, batch) for f, a, d in zip(self.functions, self.arguments, self.dtypes, strict=True)
         ]
-        stamps = timestamps_of(batch)
-        calc, out = self.calc, []
-        out_stamps: list[Any] = []
-        for i, row in enumerate(batch):
-            extended = make_row([*row._values, *(r[i] for r in results)], None, row._row_kind)
-            if self.filtered:
-                for value in calc(extended):
-                    out.append(value)
-                    out_stamps.append(None if stamps is None else stamps[i])
-            else:
-                out.append(calc(extended))
-        if not self.filtered:
-            out_stamps = list(stamps) if stamps is not None else []
-        if out:
-            self.output.emit(with_timestamps(out, out_stamps if stamps is not None else None))
 
 
 def pandas_calc(
