@@ -19,12 +19,11 @@ from strom.api.sink import (
     CommitRequest,
     GlobalCommitter,
     GlobalCommittingSink,
-    PrecommittingSinkWriter,
     SinkWriterContext,
-    StatefulSinkWriter,
 )
 from strom.connectors.file_system import fs as fsspec_urls
 from strom.connectors.file_system.file_committer import FileCommittable, FileCommitter
+from strom.table.connectors.delegating_file_writer import DelegatingFileWriter
 
 if TYPE_CHECKING:
     from strom.connectors.file_system.sink import FileSink
@@ -61,37 +60,10 @@ class OverwriteFileSink(GlobalCommittingSink[Any, Any]):
         return _OverwriteCommitter(self.files.base_path, self.files.storage_options, self.partitioned)
 
 
-class _OverwriteWriter(PrecommittingSinkWriter[Any, Any], StatefulSinkWriter[Any, Any]):
-    def __init__(self, inner: Any, subtask: int) -> None:
-        self.inner = inner
-        self.subtask = subtask
-        self.ended = False
-
-    def write(self, element: Any) -> None:
-        self.inner.write_batch([element])
-
-    def write_batch(self, elements: list[Any]) -> None:
-        self.inner.write_batch(elements)
-
-    def flush(self, end_of_input: bool) -> None:
-        self.ended = self.ended or end_of_input
-        self.inner.flush(end_of_input)
-
+class _OverwriteWriter(DelegatingFileWriter):
     def prepare_commit(self) -> list[Any]:
         files: list[Any] = list(self.inner.prepare_commit())
         return [*files, WriterEnded(self.subtask)] if self.ended else files
-
-    def snapshot_state(self, checkpoint_id: int) -> list[Any]:
-        return list(self.inner.snapshot_state(checkpoint_id))
-
-    def prepare_savepoint(self, checkpoint_id: int) -> None:
-        self.inner.prepare_savepoint(checkpoint_id)
-
-    def on_savepoint_snapshot(self, checkpoint_id: int) -> None:
-        self.inner.on_savepoint_snapshot(checkpoint_id)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 class _OverwriteCommitter(GlobalCommitter[Any]):

@@ -39,13 +39,12 @@ from strom.api.sink import (
     CommitRequest,
     GlobalCommitter,
     GlobalCommittingSink,
-    PrecommittingSinkWriter,
     SinkWriterContext,
-    StatefulSinkWriter,
 )
 from strom.connectors.file_system import fs as fsspec_urls
 from strom.connectors.file_system.file_committer import FileCommittable, FileCommitter
 from strom.runtime.operators.global_committer import GlobalCommitSinkWriterOperator
+from strom.table.connectors.delegating_file_writer import DelegatingFileWriter
 from strom.table.connectors.partition_path import unescape_path_name
 from strom.table.errors import ValidationException
 
@@ -145,26 +144,14 @@ class PartitionCommitSink(GlobalCommittingSink[Any, Any]):
         return _PartitionCommitter(self.files.base_path, self.files.storage_options, self.options)
 
 
-class _PartitionCommitWriter(PrecommittingSinkWriter[Any, Any], StatefulSinkWriter[Any, Any]):
+class _PartitionCommitWriter(DelegatingFileWriter):
     """The FileSink's writer, plus the partitions its committables fall into and the subtask's watermark."""
 
     def __init__(self, inner: Any, context: SinkWriterContext) -> None:
-        self.inner = inner
-        self.subtask = context.subtask_index
+        super().__init__(inner, context.subtask_index)
         self.parallelism = context.parallelism
         self.watermark: int | None = None
-        self.ended = False
         self.base = inner.directory.rstrip("/") + "/"
-
-    def write(self, element: Any) -> None:
-        self.inner.write_batch([element])
-
-    def write_batch(self, elements: list[Any]) -> None:
-        self.inner.write_batch(elements)
-
-    def flush(self, end_of_input: bool) -> None:
-        self.ended = self.ended or end_of_input
-        self.inner.flush(end_of_input)
 
     def prepare_commit(self) -> list[Any]:
         files: list[Any] = list(self.inner.prepare_commit())
@@ -175,18 +162,6 @@ class _PartitionCommitWriter(PrecommittingSinkWriter[Any, Any], StatefulSinkWrit
     def _bucket(self, c: FileCommittable) -> str:
         directory = c.final_path.rsplit("/", 1)[0]
         return directory[len(self.base) :] if directory.startswith(self.base) else directory
-
-    def snapshot_state(self, checkpoint_id: int) -> list[Any]:
-        return list(self.inner.snapshot_state(checkpoint_id))
-
-    def prepare_savepoint(self, checkpoint_id: int) -> None:
-        self.inner.prepare_savepoint(checkpoint_id)
-
-    def on_savepoint_snapshot(self, checkpoint_id: int) -> None:
-        self.inner.on_savepoint_snapshot(checkpoint_id)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 class _PartitionCommitter(GlobalCommitter[Any]):
