@@ -28,7 +28,7 @@ from strom.formats.parquet_writer import to_record_batch
 from strom.table.connectors.arrow_types import atomic_arrow_type
 from strom.table.errors import ValidationException
 
-__all__ = ["TableParquetFormat", "TableParquetWriterFactory", "arrow_schema"]
+__all__ = ["TableParquetFormat", "TableParquetWriterFactory", "arrow_schema", "open_row_group"]
 
 _PARTITION = Callable[[str], tuple[Any, ...]]
 
@@ -124,28 +124,37 @@ class TableParquetFormat(BulkFormat):
         return _TableParquetReader(self, fs, fs_path, split)
 
 
+def open_row_group(
+    fs: Any, fs_path: str, split: FileSourceSplit, file_columns: Sequence[str], columns: Sequence[str], batch_size: int
+) -> tuple[BinaryIO, Any]:
+    """The open file and an iterator of the ``columns`` of the split's row group in Arrow batches; a file without
+    one of the table's ``file_columns`` is refused naming them."""
+    file = fs.open(fs_path, "rb")
+    try:
+        parquet = pq.ParquetFile(file)
+        missing = [c for c in file_columns if parquet.schema_arrow.get_field_index(c) < 0]
+        if missing:
+            raise ConnectorError(
+                f"expected the columns {list(file_columns)} in the Parquet file {split.path}; got "
+                f"{parquet.schema_arrow.names} (no {missing}); hint: declare the table's columns as the files "
+                "have them"
+            )
+        batches = parquet.iter_batches(
+            batch_size=batch_size, row_groups=[split.row_group], columns=list(columns), use_threads=False
+        )
+    except BaseException:
+        file.close()
+        raise
+    return file, batches
+
+
 class _TableParquetReader(RecordBatchSplitReader):
     def __init__(self, fmt: TableParquetFormat, fs: Any, fs_path: str, split: FileSourceSplit) -> None:
         assert split.row_group is not None
         self._split = split
         self._fmt = fmt
         self._parts = fmt.partition_values(fs_path) if fmt.partition_values is not None else ()
-        self._file = fs.open(fs_path, "rb")
-        try:
-            parquet = pq.ParquetFile(self._file)
-            missing = [c for c in fmt.file_columns if parquet.schema_arrow.get_field_index(c) < 0]
-            if missing:
-                raise ConnectorError(
-                    f"expected the columns {list(fmt.file_columns)} in the Parquet file {split.path}; got "
-                    f"{parquet.schema_arrow.names} (no {missing}); hint: declare the table's columns as the files "
-                    "have them"
-                )
-            self._batches = parquet.iter_batches(
-                batch_size=2048, row_groups=[split.row_group], columns=list(fmt.file_columns), use_threads=False
-            )
-        except BaseException:
-            self._file.close()
-            raise
+        self._file, self._batches = open_row_group(fs, fs_path, split, fmt.file_columns, fmt.file_columns, 2048)
         self._rows_read = split.position.records_after_offset
         self._to_skip = self._rows_read
         self._pending: list[Any] = []

@@ -13,11 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from strom.connectors.file_system.bulk_format import BulkFormat
 from strom.connectors.file_system.split import NO_OFFSET, CheckpointedPosition, FileSourceSplit
-from strom.exceptions import ConnectorError
+from strom.table.connectors.parquet_format import open_row_group
 
 __all__ = ["ArrowParquetFormat"]
 
@@ -53,22 +52,7 @@ class ArrowBatchReader:
         self._schema = fmt.schema
         self._read = fmt.read
         columns = [c for c, r in zip(fmt.file_columns, fmt.read, strict=True) if r]
-        self._file = fs.open(fs_path, "rb")
-        try:
-            parquet = pq.ParquetFile(self._file)
-            missing = [c for c in fmt.file_columns if parquet.schema_arrow.get_field_index(c) < 0]
-            if missing:
-                raise ConnectorError(
-                    f"expected the columns {list(fmt.file_columns)} in the Parquet file {split.path}; got "
-                    f"{parquet.schema_arrow.names} (no {missing}); hint: declare the table's columns as the files "
-                    "have them"
-                )
-            self._batches = parquet.iter_batches(
-                batch_size=BATCH_ROWS, row_groups=[split.row_group], columns=columns, use_threads=False
-            )
-        except BaseException:
-            self._file.close()
-            raise
+        self._file, self._batches = open_row_group(fs, fs_path, split, fmt.file_columns, columns, BATCH_ROWS)
         self._rows_read = split.position.records_after_offset
         self._to_skip = self._rows_read
 
