@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tableau import final_rows
 
 from strom.table import EnvironmentSettings, TableEnvironment
-from strom.table.table_result import materialize
 
 DATA = Path(__file__).parents[2] / "data" / "flink_sql"
 FILES = {"T_CSV": "T_ROWS", "G_CSV": "G_ROWS"}
@@ -108,18 +108,6 @@ def _printed(name: str, parallelism: int) -> str:
     return out.getvalue()
 
 
-def _final_rows(text: str) -> list[tuple[str, ...]]:
-    from strom.api.row import Row, RowKind
-
-    kinds = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
-    lines = [line for line in text.splitlines() if line.startswith("| ")][1:]  # without the header
-    rows = []
-    for line in lines:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        rows.append(Row.of_kind(kinds[cells[0]], *cells[1:]) if cells[0] in kinds else Row(*cells))
-    return sorted(tuple(r._values) for r in materialize(iter(rows)))
-
-
 def _marked(names: list[str], *extra: dict[str, str]) -> list[Any]:
     known = {k: v for d in (KNOWN, *extra) for k, v in d.items()}
     return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=known[n])) if n in known else n for n in names]
@@ -139,18 +127,18 @@ def test_changelog_at_parallelism_1_is_flinks(name: str) -> None:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", sorted(INTERLEAVED))
 def test_final_table_at_parallelism_1_where_the_order_is_not_fixed(name: str) -> None:
-    assert _final_rows(_printed(name, 1)) == _final_rows(_fact(name))
+    assert final_rows(_printed(name, 1)) == final_rows(_fact(name))
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", _marked(TABLES))
 def test_final_table_at_parallelism_2_is_flinks(name: str) -> None:
-    expected = _final_rows(_fact(name))
+    expected = final_rows(_fact(name))
     got = _printed(name, 2)
     assert got.splitlines()[:3] == _fact(name).splitlines()[:3]  # the same columns and types (widths)
     if name.startswith("batch_order"):  # a global sort: the order is the result
         assert got == _fact(name)
-    assert _final_rows(got) == expected
+    assert final_rows(got) == expected
 
 
 @pytest.mark.timeout(300)

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tableau import final_rows
 
 from strom.table import EnvironmentSettings, TableEnvironment
-from strom.table.table_result import materialize
 
 DATA = Path(__file__).parents[2] / "data" / "flink_sql"
 FILES = {"L_CSV": "L_ROWS", "R_CSV": "R_ROWS", "LE_CSV": "LE_ROWS", "RE_CSV": "RE_ROWS", "RV_CSV": "RV_ROWS"}
@@ -98,24 +98,12 @@ def _printed(name: str, parallelism: int) -> str:
     return out.getvalue()
 
 
-def _final_rows(text: str) -> list[tuple[str, ...]]:
-    from strom.api.row import Row, RowKind
-
-    kinds = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
-    lines = [line for line in text.splitlines() if line.startswith("| ")][1:]  # without the header
-    rows = []
-    for line in lines:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        rows.append(Row.of_kind(kinds[cells[0]], *cells[1:]) if cells[0] in kinds else Row(*cells))
-    return sorted(tuple(r._values) for r in materialize(iter(rows)))
-
-
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(("name", "parallelism"), [(n, p) for n in NULL_KEYS + NO_EQUALITY for p in (1, 2)])
 def test_final_table_is_flinks(name: str, parallelism: int) -> None:
-    expected = _final_rows((DATA / f"fix_{name}.txt").read_text())
+    expected = final_rows((DATA / f"fix_{name}.txt").read_text())
     assert expected, f"fix_{name}.txt holds no rows"
-    assert _final_rows(_printed(name, parallelism)) == expected
+    assert final_rows(_printed(name, parallelism)) == expected
 
 
 @pytest.mark.timeout(300)
@@ -140,8 +128,8 @@ def test_scalar_subquery_of_two_rows_fails_the_job_as_flink(name: str) -> None:
 
 @pytest.mark.timeout(300)
 def test_scalar_subquery_of_one_row_runs() -> None:
-    expected = _final_rows((DATA / "fix_scalar_one.txt").read_text())
-    assert _final_rows(_printed("scalar_one", 2)) == expected
+    expected = final_rows((DATA / "fix_scalar_one.txt").read_text())
+    assert final_rows(_printed("scalar_one", 2)) == expected
 
 
 def _causes(error: BaseException) -> list[BaseException]:

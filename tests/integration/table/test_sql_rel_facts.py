@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tableau import final_rows
 
 from strom.table import DataTypes, EnvironmentSettings, TableEnvironment
-from strom.table.table_result import materialize
 from strom.table.udf import udtf
 
 DATA = Path(__file__).parents[2] / "data" / "flink_sql"
@@ -110,18 +110,6 @@ def _printed(name: str, parallelism: int) -> str:
     return out.getvalue()
 
 
-def _final_rows(text: str) -> list[tuple[str, ...]]:
-    from strom.api.row import Row, RowKind
-
-    kinds = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
-    lines = [line for line in text.splitlines() if line.startswith("| ")][1:]  # without the header
-    rows = []
-    for line in lines:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        rows.append(Row.of_kind(kinds[cells[0]], *cells[1:]) if cells[0] in kinds else Row(*cells))
-    return sorted(tuple(r._values) for r in materialize(iter(rows)))
-
-
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", EXACT)
 def test_changelog_at_parallelism_1_is_flinks(name: str) -> None:
@@ -138,8 +126,8 @@ def test_sort_at_parallelism_2_is_flinks(name: str) -> None:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(("name", "parallelism"), [(n, p) for n in TWO_INPUTS for p in (1, 2)])
 def test_final_table_is_flinks(name: str, parallelism: int) -> None:
-    expected = _final_rows((DATA / f"rel_{name}.txt").read_text())
-    assert _final_rows(_printed(name, parallelism)) == expected
+    expected = final_rows((DATA / f"rel_{name}.txt").read_text())
+    assert final_rows(_printed(name, parallelism)) == expected
 
 
 @pytest.mark.parametrize("name", ERRORS)
@@ -176,4 +164,4 @@ def test_batch_final_table_at_parallelism_2_is_flinks_streaming_final_table(name
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         t_env.execute_sql(QUERIES[name]).print()
-    assert _final_rows(out.getvalue()) == _final_rows((DATA / f"rel_{name}.txt").read_text())
+    assert final_rows(out.getvalue()) == final_rows((DATA / f"rel_{name}.txt").read_text())
