@@ -10,7 +10,6 @@ exception's class and message (a failed job's root cause after it).
 
 import os
 import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -428,20 +427,9 @@ def main():
     if sys.argv[1:2] == ["--child"]:
         child(sys.argv[2:])
         return
-    done = subprocess.run([sys.executable, __file__, "--child", *sys.argv[1:]], capture_output=True, text=True)
-    name = None
-    chunks = {}
-    for line in done.stdout.splitlines():
-        if line.startswith(MARK):
-            name = line[len(MARK) :]
-            chunks[name] = []
-        elif name is not None:
-            chunks[name].append(line)
-    for name, lines in chunks.items():
-        if name != "end":
-            with open(os.path.join(HERE, f"feat_{name}.txt"), "w") as f:
-                f.write("\n".join(lines) + "\n")
-    sys.stderr.write(done.stderr[-3000:])
+    from fact_programs import write_facts  # beside this program (the tests import it without that path)
+
+    write_facts(__file__, sys.argv[1:], "feat_", MARK)
 
 
 if __name__ == "__main__":
