@@ -57,7 +57,6 @@ KNOWN = {
     "batch_agg_rollup": "ROLLUP is missing",
     "batch_agg_cube": "CUBE is missing",
     "batch_over_range": "Flink 2.3's BATCH RANGE OVER fails to compile its generated comparator; strom runs it",
-    "order_limit_offset": "a streaming Top-N with NULLS FIRST on DESC is refused here; Flink runs it",
     "predicates_more": "Flink fails the job on SIMILAR TO '[a-z_]+' (Invalid regular expression); strom answers",
     "decimal_big": "Flink refuses the reserved word CUBE as an alias; strom takes it (and refuses the OVER)",
     "over_lag": "Flink refuses the reserved word PREV as an alias; LAG/LEAD are missing here",
