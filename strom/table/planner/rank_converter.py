@@ -15,7 +15,7 @@ from strom.table.errors import TableException, ValidationException
 from strom.table.planner.aggregate_converter import is_aggregate_call
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Calc, Rank, RelNode, RowType
-from strom.table.planner.over_converter import convert_over
+from strom.table.planner.over_converter import check_offset_functions, convert_over
 from strom.table.planner.project import output_names
 from strom.table.planner.rank_functions import check_rank_function
 from strom.table.planner.rex import RexCall, RexInputRef, RexLiteral, RexNode, RexSpecial, input_refs
@@ -44,6 +44,7 @@ def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr], *, streaming
             raise ValidationException(
                 "Distinct not supported in Windowing function! (a BATCH OVER aggregate, as Flink)"
             )
+        check_offset_functions(found, streaming)
         return convert_over(rel, scope, items, windows)
     rank_type = check_rank_function(name, streaming)
     if len(found) > 1 or rank_type is None:
