@@ -287,6 +287,7 @@ QUERIES = {
     "lag_rows_frame": "SELECT k, v, LAG(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING "
     "AND CURRENT ROW) AS lv FROM g",
     "lag_no_partition": "SELECT k, v, LAG(v) OVER (ORDER BY ts) AS lv FROM g",
+    "lag_group_by": "SELECT k, LAG(v) AS lv FROM g GROUP BY k",
     "lead_basic": "SELECT k, v, LEAD(v) OVER (PARTITION BY k ORDER BY ts) AS nv FROM g",
     "lead_offset_default": "SELECT k, v, LEAD(v, 1, -1) OVER (PARTITION BY k ORDER BY ts) AS nv FROM g",
     "collect_group": "SELECT k, COLLECT(v) AS cl FROM g WHERE k IS NOT NULL GROUP BY k",
