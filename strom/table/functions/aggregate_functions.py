@@ -31,6 +31,7 @@ from strom.table.functions.aggfunctions import (
 )
 from strom.table.functions.builtin_agg_functions import BUILTIN_AGGREGATES, resolve_builtin_aggregate
 from strom.table.functions.float_aggregate_functions import resolve_float_aggregate
+from strom.table.functions.lag_agg_function import resolve_lag
 from strom.table.functions.single_value_agg_function import SingleValueAggFunction
 from strom.table.types import DataType, parse_type
 
@@ -63,6 +64,8 @@ def resolve_aggregate(name: str, arg_types: Sequence[DataType], *, retracting: b
         return ResolvedAggregate(function, parse_type("BIGINT NOT NULL"))
     if upper == "SINGLE_VALUE" and len(arg_types) == 1:  # a scalar subquery's value (planner-made, never parsed)
         return ResolvedAggregate(SingleValueAggFunction(getattr(name, "position", "")), arg_types[0].nullable())
+    if upper == "LAG":
+        return resolve_lag(list(arg_types))
     if upper in BUILTIN_AGGREGATES:
         return resolve_builtin_aggregate(upper, arg_types)
     if len(arg_types) != 1:

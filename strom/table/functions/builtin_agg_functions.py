@@ -24,7 +24,15 @@ __all__ = ["BUILTIN_AGGREGATES", "resolve_builtin_aggregate"]
 
 _INTEGRAL = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 _STATISTICS = ("STDDEV_POP", "STDDEV_SAMP", "STDDEV", "VAR_POP", "VARIANCE_POP", "VAR_SAMP", "VARIANCE")
-BUILTIN_AGGREGATES = (*_STATISTICS, "FIRST_VALUE", "LAST_VALUE", "LISTAGG", "JSON_ARRAYAGG", "JSON_OBJECTAGG")
+BUILTIN_AGGREGATES = (
+    *_STATISTICS,
+    "FIRST_VALUE",
+    "LAST_VALUE",
+    "LISTAGG",
+    "JSON_ARRAYAGG",
+    "JSON_OBJECTAGG",
+    "COLLECT",
+)
 
 
 def _java_div(a: int, b: int) -> int:
@@ -187,6 +195,11 @@ def resolve_builtin_aggregate(name: str, arg_types: Sequence[DataType]) -> Resol
         return ResolvedAggregate(FirstLastValue(name == "LAST_VALUE"), arg_types[0].nullable())
     if name == "LISTAGG":
         return ResolvedAggregate(ListAgg(len(arg_types) == 2), parse_type("STRING"))
+    if name == "COLLECT":
+        from strom.table.functions.collect_agg_function import CollectAggFunction
+        from strom.table.logical_constructed_types import MultisetType
+
+        return ResolvedAggregate(CollectAggFunction(), MultisetType(arg_types[0].nullable(), False))
     if name == "JSON_ARRAYAGG":
         return ResolvedAggregate(JsonArrayAgg(), parse_type("STRING NOT NULL"))
     return ResolvedAggregate(JsonObjectAgg(), parse_type("STRING NOT NULL"))

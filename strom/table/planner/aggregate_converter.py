@@ -199,7 +199,7 @@ def _aggregate_call(node: exp.Expr, input_of: object, pre: list[RexNode], retrac
         args = tuple(input_of(a) for a in node.expressions)  # type: ignore[operator]
         call_name = UserAggregateName(name, user.bound_to([pre[a].type for a in args]), user.result_type)
         return AggregateCall(call_name, args, False, user.result_type, filter_arg)
-    if name not in AGGREGATE_FUNCTIONS:
+    if name not in AGGREGATE_FUNCTIONS and name != "LAG":  # Flink runs LAG without OVER as a group aggregate
         raise ValidationException(
             f"SQL validation failed{at(node)}: expected an aggregate function ({', '.join(AGGREGATE_FUNCTIONS)}); "
             f"got {name}"
@@ -211,6 +211,8 @@ def _aggregate_call(node: exp.Expr, input_of: object, pre: list[RexNode], retrac
         arg_nodes += list(node.expressions[1:])
     if isinstance(node, exp.JSONObjectAgg):  # JSON_OBJECTAGG(KEY k VALUE v)
         arg_nodes = [node.expressions[0].this, node.expressions[0].expression]
+    if isinstance(node, exp.Lag):  # LAG(x [, n [, default]])
+        arg_nodes += [node.args[k] for k in ("offset", "default") if node.args.get(k)]
     if len(arg_nodes) == 1 and isinstance(arg_nodes[0], exp.Star):
         arg_nodes = []
     args = tuple(input_of(a) for a in arg_nodes)  # type: ignore[operator]

@@ -183,6 +183,7 @@ class Rank(SingleRel):
     output_rank: bool
     offset: int = 0  # rows before rank offset + 1 are not emitted (LIMIT … OFFSET)
     rank_type: str = "ROW_NUMBER"  # or RANK / DENSE_RANK (BATCH only, as Flink)
+    nulls_first: tuple[bool, ...] = ()  # per order key; empty: first for ASC, last for DESC (Flink's default)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

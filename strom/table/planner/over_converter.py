@@ -23,7 +23,7 @@ from strom.table.planner.scope import Scope
 from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 
-__all__ = ["convert_over"]
+__all__ = ["check_offset_functions", "convert_over"]
 
 
 def _frame(window: exp.Window) -> tuple[bool, int | None]:
@@ -61,6 +61,25 @@ def _named_window(window: exp.Window) -> exp.Window:
                 window.set(key, named.args.get(key))
             return window
     raise ValidationException(f"SQL validation failed{at(window)}: Window '{name.name}' not found")
+
+
+def check_offset_functions(found: list[exp.Window], streaming: bool) -> None:
+    """Flink's refusals of ``LAG``/``LEAD``: ``LEAD`` in STREAMING (it would wait for later rows), either with
+    an explicit ROWS/RANGE frame (Calcite's validator), and ``LEAD`` in BATCH, which strom does not run yet."""
+    for window in found:
+        if not isinstance(window.this, exp.Lag | exp.Lead):
+            continue
+        if window.args.get("spec") is not None:
+            raise ValidationException(
+                f"SQL validation failed{at(window)}: ROW/RANGE not allowed with RANK, DENSE_RANK or ROW_NUMBER "
+                "functions"
+            )
+        if isinstance(window.this, exp.Lead):
+            if streaming:
+                raise TableException("LEAD Function is not supported in stream mode.")
+            raise TableException(
+                f"Unsupported SQL construct{at(window)}: LEAD in a BATCH OVER; expected LAG (LEAD is missing here)"
+            )
 
 
 def convert_over(rel: RelNode, scope: Scope, items: list[exp.Expr], windows: list[exp.Window | None]) -> RelNode:
@@ -113,6 +132,8 @@ def convert_over(rel: RelNode, scope: Scope, items: list[exp.Expr], windows: lis
         distinct = isinstance(arg, exp.Distinct)
         nodes = list(arg.expressions) if isinstance(arg, exp.Distinct) else ([] if arg is None else [arg])
         nodes = [] if len(nodes) == 1 and isinstance(nodes[0], exp.Star) else nodes
+        if isinstance(function, exp.Lag | exp.Lead):  # LAG(x [, n [, default]])
+            nodes = [function.this, *(function.args[k] for k in ("offset", "default") if function.args.get(k))]
         user = aggregate_function(name) if isinstance(function, exp.Anonymous) else None
         if user is not None:  # a @udaf (general or pandas) over the window
             nodes = list(function.expressions)

@@ -15,7 +15,7 @@ from strom.table.errors import TableException, ValidationException
 from strom.table.planner.aggregate_converter import is_aggregate_call
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.logical import Calc, Rank, RelNode, RowType
-from strom.table.planner.over_converter import convert_over
+from strom.table.planner.over_converter import check_offset_functions, convert_over
 from strom.table.planner.project import output_names
 from strom.table.planner.rank_functions import check_rank_function
 from strom.table.planner.rex import RexCall, RexInputRef, RexLiteral, RexNode, RexSpecial, input_refs
@@ -44,6 +44,7 @@ def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr], *, streaming
             raise ValidationException(
                 "Distinct not supported in Windowing function! (a BATCH OVER aggregate, as Flink)"
             )
+        check_offset_functions(found, streaming)
         return convert_over(rel, scope, items, windows)
     rank_type = check_rank_function(name, streaming)
     if len(found) > 1 or rank_type is None:
@@ -75,11 +76,12 @@ def convert_rank(rel: RelNode, scope: Scope, items: list[exp.Expr], *, streaming
     if order_node is None:
         raise TableException(f"Unsupported SQL construct{at(window)}: ROW_NUMBER() OVER without ORDER BY")
     order = tuple((column(o.this), not bool(o.args.get("desc"))) for o in order_node.expressions)
+    nulls = tuple(bool(o.args.get("nulls_first")) for o in order_node.expressions)
     pre_type = RowType(tuple(f"$f{i}" for i in range(len(pre))), tuple(p.type for p in pre))
     pre_rel = Calc(pre_type, rel, tuple(pre), None)
     rn_type = parse_type("BIGINT NOT NULL")
     rank_row_type = RowType((*pre_type.names, "$rn"), (*pre_type.types, rn_type))
-    rank = Rank(rank_row_type, pre_rel, partition, order, _UNBOUNDED, True, rank_type=rank_type)
+    rank = Rank(rank_row_type, pre_rel, partition, order, _UNBOUNDED, True, rank_type=rank_type, nulls_first=nulls)
     names = output_names(items)
     projection = tuple(
         RexInputRef(slot, pre[slot].type) if slot is not None else RexInputRef(len(pre), rn_type) for slot in slots

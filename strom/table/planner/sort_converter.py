@@ -34,13 +34,7 @@ def convert_order_by(rel: RelNode, order: exp.Order, offset: int, fetch: int | N
     ``$order<i>`` columns of :func:`hide_order_items` are projected away after the sort."""
     keys = order_keys(rel.row_type, order)
     nulls = tuple(bool(item.args.get("nulls_first")) for item in order.expressions)
-    default = tuple(ascending for _, ascending in keys)
     sorted_rel = sort(rel, keys, offset, fetch, streaming=streaming, where=order, nulls_first=nulls)
-    if nulls != default and not isinstance(sorted_rel, Sort):
-        raise TableException(
-            f"Unsupported SQL construct{at(order)}: NULLS FIRST/LAST other than the default in a streaming Top-N; "
-            "expected NULLS FIRST for ASC and NULLS LAST for DESC"
-        )
     visible = [i for i, n in enumerate(rel.row_type.names) if not n.startswith("$order")]
     if len(visible) == len(rel.row_type):
         return sorted_rel
@@ -120,7 +114,7 @@ def sort(
     if not streaming:
         return Sort(rel.row_type, rel, keys, offset, fetch, nulls_first=nulls_first)
     if fetch is not None:
-        return _top_n(rel, keys, offset, fetch)
+        return _top_n(rel, keys, offset, fetch, nulls_first)
     first, ascending = keys[0] if keys else (None, False)
     if first is None or not ascending or "ROWTIME" not in str(rel.row_type.types[first]):
         order = (
@@ -142,9 +136,11 @@ def sort(
     return Sort(rel.row_type, rel, keys[1:], 0, None, rowtime=True, nulls_first=nulls_first[1:])
 
 
-def _top_n(rel: RelNode, keys: tuple[tuple[int, bool], ...], offset: int, fetch: int) -> RelNode:
+def _top_n(
+    rel: RelNode, keys: tuple[tuple[int, bool], ...], offset: int, fetch: int, nulls_first: tuple[bool, ...]
+) -> RelNode:
     rn_type = parse_type("BIGINT NOT NULL")
     rank_type = RowType((*rel.row_type.names, "$rn"), (*rel.row_type.types, rn_type))
-    rank = Rank(rank_type, rel, (), keys, offset + fetch, False, offset)
+    rank = Rank(rank_type, rel, (), keys, offset + fetch, False, offset, nulls_first=nulls_first)
     projection = tuple(RexInputRef(i, t) for i, t in enumerate(rel.row_type.types))
     return Calc(rel.row_type, rank, projection, None)

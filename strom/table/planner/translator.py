@@ -371,7 +371,9 @@ class Translator:
             batch = BatchRankFunction(rel.rank_type, rel.order_keys, rel.limit, rel.output_rank, rel.offset)
             return keyed.process(batch).name(f"Rank(rankType=[{rel.rank_type}], rankEnd={rel.limit})")
         by_time = len(rel.order_keys) == 1 and "ROWTIME" in str(rel.input.row_type.types[rel.order_keys[0][0]])
-        function = RankFunction(rel.order_keys, rel.limit, rel.output_rank, rel.offset, update_before=by_time)
+        function = RankFunction(
+            rel.order_keys, rel.limit, rel.output_rank, rel.offset, update_before=by_time, nulls_first=rel.nulls_first
+        )
         return keyed.process(function).name(f"Rank(rankEnd={rel.limit})")
 
     def _sort(self, rel: Sort) -> DataStream[Any]:

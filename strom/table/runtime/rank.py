@@ -18,31 +18,11 @@ from typing import Any
 from strom.api.functions import KeyedProcessFunction, RuntimeContext
 from strom.api.row import Row, RowKind, _create_row
 from strom.api.state import ValueStateDescriptor
+from strom.table.runtime.sort import SortKey
 
 __all__ = ["RankFunction"]
 
 _RETRACT = (RowKind.UPDATE_BEFORE, RowKind.DELETE)
-
-
-class _Key:
-    """A sort key honouring ASC/DESC per column and SQL's NULLS FIRST for ASC (LAST for DESC)."""
-
-    __slots__ = ("ascending", "values")
-
-    def __init__(self, values: tuple[Any, ...], ascending: tuple[bool, ...]) -> None:
-        self.values = values
-        self.ascending = ascending
-
-    def __lt__(self, other: _Key) -> bool:
-        for a, b, asc in zip(self.values, other.values, self.ascending, strict=True):
-            if a == b:
-                continue
-            if a is None:
-                return asc
-            if b is None:
-                return not asc
-            return bool(a < b) if asc else bool(a > b)
-        return False
 
 
 class RankFunction(KeyedProcessFunction[Any, Row, Row]):
@@ -53,6 +33,7 @@ class RankFunction(KeyedProcessFunction[Any, Row, Row]):
         output_rank: bool,
         offset: int = 0,
         update_before: bool = False,
+        nulls_first: tuple[bool, ...] = (),
     ) -> None:
         """``update_before``: a deduplication on a time attribute (Flink's ``RowTimeDeduplicateFunction``) retracts
         the row it replaces with ``-U``; the other top-1 rankings upsert with ``+U`` alone, as Flink's."""
@@ -60,14 +41,15 @@ class RankFunction(KeyedProcessFunction[Any, Row, Row]):
         self.offset = offset
         self.order_columns = tuple(c for c, _ in order)
         self.ascending = tuple(a for _, a in order)
+        self.nulls_first = nulls_first or self.ascending
         self.limit = limit
         self.output_rank = output_rank
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.rows_state = runtime_context.get_state(ValueStateDescriptor("sorted-rows"))
 
-    def _key(self, values: tuple[Any, ...]) -> _Key:
-        return _Key(tuple(values[c] for c in self.order_columns), self.ascending)
+    def _key(self, values: tuple[Any, ...]) -> SortKey:
+        return SortKey(tuple(values[c] for c in self.order_columns), self.ascending, self.nulls_first)
 
     def process_element(self, value: Row, ctx: KeyedProcessFunction.Context) -> Iterator[Row] | None:
         rows: list[tuple[Any, ...]] = self.rows_state.value() or []

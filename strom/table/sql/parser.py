@@ -13,6 +13,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from strom.table.errors import SqlParserException
 from strom.table.sql.flink_dialect import FlinkDialect
+from strom.table.sql.reserved_words import refuse_reserved_aliases
 
 __all__ = ["at", "parse_expression", "parse_statement", "parse_statements", "position"]
 
@@ -25,7 +26,10 @@ def parse_statements(sql: str) -> list[exp.Expr]:
         raise _parser_exception(sql, err) from None
     except TokenError as err:
         raise SqlParserException(f"SQL parse failed. {err}; hint: check the quotes and backticks") from None
-    return [s for s in statements if s is not None]
+    parsed = [s for s in statements if s is not None]
+    for statement in parsed:
+        refuse_reserved_aliases(sql, statement)
+    return parsed
 
 
 def parse_statement(sql: str) -> exp.Expr:
