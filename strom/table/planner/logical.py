@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from strom.table.planner.expand_logical import Expand
 from strom.table.planner.rex import RexNode
 from strom.table.planner.row_count_window_logical import RowCountWindowAggregate
 from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin, explain_details
@@ -312,6 +313,7 @@ class IntervalJoin:
 
 RelNode = (
     TemporalJoin
+    | Expand
     | RowCountWindowAggregate
     | LookupJoin
     | MatchRecognize

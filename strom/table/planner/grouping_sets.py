@@ -1,0 +1,152 @@
+"""``GROUP BY GROUPING SETS / ROLLUP / CUBE`` and ``GROUPING()`` / ``GROUPING_ID()`` as Flink plans them: Calcite's
+grouping sets (each a set of the grouping keys, ordered by ``ImmutableBitSet.COMPARATOR``: enclosing sets first,
+then by their lowest keys) → an ``Expand`` (Flink's ``StreamPhysicalExpand``: each input row once per grouping set,
+the keys not in the set NULL, plus the expand id ``$e`` of ``ExpandUtil.genExpandId``) → the regular
+``GroupAggregate`` keyed on (keys…, ``$e``) → the Calc of the SELECT list. ``GROUPING()`` and ``GROUPING_ID()`` are
+functions of ``$e``: the Expand carries their value per set as further constant keys, so the Calc reads them.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from strom.table.errors import ValidationException
+from strom.table.planner.expand_logical import Expand
+from strom.table.planner.logical import Aggregate, AggregateCall, RelNode, RowType
+from strom.table.sql.flink_dialect import FlinkDialect
+from strom.table.sql.parser import at
+from strom.table.types import DataTypes
+
+__all__ = ["GroupingSets", "expand_aggregate", "grouping_sets", "is_grouping_call"]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupingSets:
+    """The GROUP BY's distinct key expressions (first appearance order) and its sets over their positions."""
+
+    keys: tuple[exp.Expr, ...]
+    sets: tuple[frozenset[int], ...]
+
+
+def is_grouping_call(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Grouping | exp.GroupingId)
+
+
+def _text(node: exp.Expr) -> str:
+    return node.sql(dialect=FlinkDialect)
+
+
+def _unparen(node: exp.Expr) -> list[exp.Expr]:
+    if isinstance(node, exp.Tuple):
+        return list(node.expressions)
+    if isinstance(node, exp.Paren):
+        return _unparen(node.this)
+    return [node]
+
+
+def _factor(item: exp.Expr) -> list[list[exp.Expr]]:
+    """One GROUP BY item as its list of sets (Calcite's ``SqlValidatorUtil.analyzeGroupItem``)."""
+    if isinstance(item, exp.GroupingSets):
+        return [s for e in item.expressions for s in _factor(e)] if item.expressions else [[]]
+    if isinstance(item, exp.Rollup):
+        parts = [_unparen(e) for e in item.expressions]
+        return [[x for p in parts[:n] for x in p] for n in range(len(parts), -1, -1)]
+    if isinstance(item, exp.Cube):
+        parts = [_unparen(e) for e in item.expressions]
+        return [
+            [x for p, keep in zip(parts, mask, strict=True) if keep for x in p]
+            for mask in itertools.product((True, False), repeat=len(parts))
+        ]
+    return [_unparen(item)]
+
+
+def _compare(left: frozenset[int], right: frozenset[int]) -> int:
+    """Calcite's ``ImmutableBitSet.COMPARATOR``."""
+    if left == right:
+        return 0
+    if left > right:
+        return -1
+    if right > left:
+        return 1
+    a, b = sorted(left), sorted(right)
+    return -1 if a < b else 1
+
+
+def grouping_sets(group: exp.Group | None, calls: Sequence[exp.Expr]) -> GroupingSets | None:
+    """The grouping sets of a GROUP BY with GROUPING SETS / ROLLUP / CUBE or a GROUPING() call, else None."""
+    items = list(group.expressions) if group is not None else []
+    if not any(isinstance(i, exp.GroupingSets | exp.Rollup | exp.Cube) for i in items) and not calls:
+        return None
+    keys: dict[str, exp.Expr] = {}
+    factors = [_factor(i) for i in items]
+    for sets in factors:
+        for key in (k for s in sets for k in s):
+            keys.setdefault(_text(key), key)
+    position = {t: i for i, t in enumerate(keys)}
+    combined = {frozenset(position[_text(k)] for part in combo for k in part) for combo in itertools.product(*factors)}
+    ordered = sorted(combined, key=functools.cmp_to_key(_compare))
+    return GroupingSets(tuple(keys.values()), tuple(ordered))
+
+
+def _expand_id(width: int, grouped: frozenset[int]) -> int:
+    """Flink's ``ExpandUtil.genExpandId``: a bit per key (the first key highest), set where the key is not grouped."""
+    return sum(1 << (width - 1 - i) for i in range(width) if i not in grouped)
+
+
+def _grouping_value(node: exp.Expr, position: dict[str, int], grouped: frozenset[int]) -> int:
+    args = list(node.expressions) or ([node.this] if node.this is not None else [])
+    value = 0
+    for arg in args:
+        index = position.get(_text(arg))
+        if index is None:
+            raise ValidationException(
+                f"SQL validation failed{at(node)}: expected the arguments of {type(node).__name__.upper()} among "
+                f"the GROUP BY keys ({', '.join(position)}); got {_text(arg)}"
+            )
+        value = (value << 1) | (index not in grouped)
+    return value
+
+
+def expand_aggregate(
+    pre_rel: RelNode,
+    sets: GroupingSets,
+    keys: tuple[int, ...],
+    calls: tuple[AggregateCall, ...],
+    names: tuple[tuple[str, ...], tuple[str, ...]],
+    grouping_nodes: Sequence[exp.Expr],
+) -> Aggregate:
+    """Expand → Aggregate keyed on (keys…, $e, GROUPING values…); output = keys, $e, GROUPING values, calls."""
+    key_names, call_names = names
+    position = {_text(k): i for i, k in enumerate(sets.keys)}
+    constants = tuple(
+        (_expand_id(len(keys), s), *(_grouping_value(n, position, s) for n in grouping_nodes)) for s in sets.sets
+    )
+    width = len(pre_rel.row_type)
+    key_types = tuple(pre_rel.row_type.types[k].nullable() for k in keys)
+    constant_names = ("$e", *(f"$g{j}" for j in range(len(grouping_nodes))))
+    constant_types = tuple(DataTypes.BIGINT(False) for _ in constant_names)
+    expand = Expand(
+        RowType(
+            (*pre_rel.row_type.names, *key_names, *constant_names),
+            (*pre_rel.row_type.types, *key_types, *constant_types),
+        ),
+        pre_rel,
+        keys,
+        sets.sets,
+        constants,
+    )
+    group_keys = tuple(range(width, width + len(keys) + len(constant_names)))
+    return Aggregate(
+        RowType(
+            (*key_names, *constant_names, *call_names),
+            (*key_types, *constant_types, *(c.result_type for c in calls)),
+        ),
+        expand,
+        group_keys,
+        calls,
+    )
