@@ -12,7 +12,12 @@ from strom.table.functions.aggregate_functions import AGGREGATE_FUNCTIONS, resol
 from strom.table.functions.builtin_agg_functions import BUILTIN_AGGREGATES
 from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.expression_converter import ExpressionConverter
-from strom.table.planner.grouping_sets import expand_aggregate, grouping_sets, is_grouping_call
+from strom.table.planner.grouping_sets import (
+    expand_aggregate,
+    grouping_call,
+    grouping_sets,
+    is_grouping_call,
+)
 from strom.table.planner.logical import Aggregate, AggregateCall, Calc, RelNode, RowType
 from strom.table.planner.project import output_names, project
 from strom.table.planner.rex import RexInputRef, RexNode, input_refs
@@ -92,11 +97,13 @@ def convert_aggregate(
         first_call = len(keys) - len(windowed[0].window_properties)
     elif sets is not None:
         pre_rel = project(rel, tuple(pre), tuple(pre_names))
-        agg_rel = expand_aggregate(pre_rel, sets, keys, tuple(calls), (key_names, call_names), grouping_nodes)
-        for i, node in enumerate([*key_nodes, None, *grouping_nodes]):
-            if node is not None:
-                substitutions[node.sql(dialect=FlinkDialect)] = RexInputRef(i, agg_rel.row_type.types[i])
-        first_call = len(keys) + 1 + len(grouping_nodes)
+        agg_rel = expand_aggregate(pre_rel, sets, keys, tuple(calls), (key_names, call_names))
+        for i, node in enumerate(key_nodes):
+            substitutions[node.sql(dialect=FlinkDialect)] = RexInputRef(i, agg_rel.row_type.types[i])
+        expand_id = RexInputRef(len(keys), agg_rel.row_type.types[len(keys)], "$e")
+        for node in grouping_nodes:
+            substitutions[node.sql(dialect=FlinkDialect)] = grouping_call(node, sets, expand_id)
+        first_call = len(keys) + 1
     else:
         pre_rel = project(rel, tuple(pre), tuple(pre_names))
         key_types = tuple(pre[k].type for k in keys)

@@ -15,13 +15,13 @@ __all__ = ["Expand"]
 @dataclass(frozen=True, slots=True, eq=False)
 class Expand:
     """Output = the input's columns, then the grouping keys (NULL where not in the set), then the set's constants
-    (``$e`` and the GROUPING values); one output row per set and input row, in the sets' order."""
+    (its expand id ``$e``); one output row per set and input row, in the sets' order."""
 
     row_type: RowType
     input: RelNode
     keys: tuple[int, ...]  # input columns of the grouping keys
     sets: tuple[frozenset[int], ...]  # per set: the positions in ``keys`` it groups by
-    constants: tuple[tuple[int, ...], ...]  # per set: $e, then each GROUPING()/GROUPING_ID() value
+    constants: tuple[tuple[int, ...], ...]  # per set: its expand id $e
 
     @property
     def inputs(self) -> tuple[RelNode, ...]:

@@ -2,8 +2,8 @@
 grouping sets (each a set of the grouping keys, ordered by ``ImmutableBitSet.COMPARATOR``: enclosing sets first,
 then by their lowest keys) → an ``Expand`` (Flink's ``StreamPhysicalExpand``: each input row once per grouping set,
 the keys not in the set NULL, plus the expand id ``$e`` of ``ExpandUtil.genExpandId``) → the regular
-``GroupAggregate`` keyed on (keys…, ``$e``) → the Calc of the SELECT list. ``GROUPING()`` and ``GROUPING_ID()`` are
-functions of ``$e``: the Expand carries their value per set as further constant keys, so the Calc reads them.
+``GroupAggregate`` keyed on (keys…, ``$e``) → the Calc of the SELECT list, where ``GROUPING()`` and ``GROUPING_ID()``
+are functions of ``$e``.
 """
 
 from __future__ import annotations
@@ -18,11 +18,15 @@ from sqlglot import exp
 from strom.table.errors import ValidationException
 from strom.table.planner.expand_logical import Expand
 from strom.table.planner.logical import Aggregate, AggregateCall, RelNode, RowType
+from strom.table.planner.rex import RexCall, RexInputRef, RexNode
+from strom.table.runtime.expand import ExpandIdLookup
 from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 from strom.table.types import DataTypes
 
-__all__ = ["GroupingSets", "expand_aggregate", "grouping_sets", "is_grouping_call"]
+__all__ = ["GroupingSets", "expand_aggregate", "grouping_call", "grouping_sets", "is_grouping_call"]
+
+_BIGINT = DataTypes.BIGINT(False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +39,10 @@ class GroupingSets:
 
 def is_grouping_call(node: exp.Expr) -> bool:
     return isinstance(node, exp.Grouping | exp.GroupingId)
+
+
+def _name(node: exp.Expr) -> str:
+    return "GROUPING_ID" if isinstance(node, exp.GroupingId) else "GROUPING"
 
 
 def _text(node: exp.Expr) -> str:
@@ -105,8 +113,8 @@ def _grouping_value(node: exp.Expr, position: dict[str, int], grouped: frozenset
         index = position.get(_text(arg))
         if index is None:
             raise ValidationException(
-                f"SQL validation failed{at(node)}: expected the arguments of {type(node).__name__.upper()} among "
-                f"the GROUP BY keys ({', '.join(position)}); got {_text(arg)}"
+                f"SQL validation failed{at(node)}: Argument to {_name(node)} operator must be a grouped expression "
+                f"(expected one of the GROUP BY keys: {', '.join(position) or 'none'}; got {_text(arg)})"
             )
         value = (value << 1) | (index not in grouped)
     return value
@@ -118,35 +126,28 @@ def expand_aggregate(
     keys: tuple[int, ...],
     calls: tuple[AggregateCall, ...],
     names: tuple[tuple[str, ...], tuple[str, ...]],
-    grouping_nodes: Sequence[exp.Expr],
 ) -> Aggregate:
-    """Expand → Aggregate keyed on (keys…, $e, GROUPING values…); output = keys, $e, GROUPING values, calls."""
+    """Expand → Aggregate keyed on (keys…, ``$e``); output = keys, ``$e``, calls."""
     key_names, call_names = names
-    position = {_text(k): i for i, k in enumerate(sets.keys)}
-    constants = tuple(
-        (_expand_id(len(keys), s), *(_grouping_value(n, position, s) for n in grouping_nodes)) for s in sets.sets
-    )
     width = len(pre_rel.row_type)
     key_types = tuple(pre_rel.row_type.types[k].nullable() for k in keys)
-    constant_names = ("$e", *(f"$g{j}" for j in range(len(grouping_nodes))))
-    constant_types = tuple(DataTypes.BIGINT(False) for _ in constant_names)
     expand = Expand(
-        RowType(
-            (*pre_rel.row_type.names, *key_names, *constant_names),
-            (*pre_rel.row_type.types, *key_types, *constant_types),
-        ),
+        RowType((*pre_rel.row_type.names, *key_names, "$e"), (*pre_rel.row_type.types, *key_types, _BIGINT)),
         pre_rel,
         keys,
         sets.sets,
-        constants,
+        tuple((_expand_id(len(keys), s),) for s in sets.sets),
     )
-    group_keys = tuple(range(width, width + len(keys) + len(constant_names)))
     return Aggregate(
-        RowType(
-            (*key_names, *constant_names, *call_names),
-            (*key_types, *constant_types, *(c.result_type for c in calls)),
-        ),
+        RowType((*key_names, "$e", *call_names), (*key_types, _BIGINT, *(c.result_type for c in calls))),
         expand,
-        group_keys,
+        tuple(range(width, width + len(keys) + 1)),
         calls,
     )
+
+
+def grouping_call(node: exp.Expr, sets: GroupingSets, expand_id: RexInputRef) -> RexNode:
+    """``GROUPING(…)`` / ``GROUPING_ID(…)`` as a function of ``$e`` (its value for each set's expand id)."""
+    position = {_text(k): i for i, k in enumerate(sets.keys)}
+    values = {_expand_id(len(sets.keys), s): _grouping_value(node, position, s) for s in sets.sets}
+    return RexCall(_name(node), ExpandIdLookup(values), (expand_id,), _BIGINT)

@@ -1,5 +1,5 @@
 """Flink's ``ExpandCodeGenerator`` output: each input row once per grouping set (a ``flat_map``), the grouping keys
-not in the set NULL, the set's constants (``$e`` and the GROUPING values) appended; the row kind is kept, so a
+not in the set NULL, the set's expand id ``$e`` appended; the row kind is kept, so a
 retraction expands into the retractions of every set's row."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from strom.api.row import _create_row
 
-__all__ = ["ExpandFunction"]
+__all__ = ["ExpandFunction", "ExpandIdLookup"]
 
 
 class ExpandFunction:
@@ -29,3 +29,13 @@ class ExpandFunction:
             _create_row(None, [*values, *[values[k] if k >= 0 else None for k in picks], *constant], kind)
             for picks, constant in self.plans
         ]
+
+
+class ExpandIdLookup:
+    """``GROUPING()`` / ``GROUPING_ID()`` of an expand id ``$e``: its value for each grouping set's id."""
+
+    def __init__(self, values: dict[int, int]) -> None:
+        self.values = values
+
+    def __call__(self, expand_id: int) -> int:
+        return self.values[expand_id]
