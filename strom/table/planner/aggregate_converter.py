@@ -66,7 +66,7 @@ def convert_aggregate(
     grouping_nodes = _grouping_calls([*items, *([having.this] if having is not None else [])])
     found = grouping_sets(group, grouping_nodes)  # GROUPING SETS / ROLLUP / CUBE: Expand → Aggregate
     key_nodes = list(found.keys if found is not None else group.expressions if group is not None else [])
-    sets = found if found is not None and (len(found.sets) > 1 or grouping_nodes) else None  # one set: plain
+    sets = found if found is not None and (len(found.sets) > 1 or found.repeats or grouping_nodes) else None
     pre: list[RexNode] = []
     pre_names: list[str] = []
     pre_text: dict[str, int] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from sqlglot import exp
 
 from strom.table.errors import ValidationException
 from strom.table.planner.expand_logical import Expand
-from strom.table.planner.logical import Aggregate, AggregateCall, RelNode, RowType
+from strom.table.planner.logical import Aggregate, AggregateCall, RelNode, RowType, Union
 from strom.table.planner.rex import RexCall, RexInputRef, RexNode
 from strom.table.runtime.expand import ExpandIdLookup
 from strom.table.sql.flink_dialect import FlinkDialect
@@ -31,10 +32,13 @@ _BIGINT = DataTypes.BIGINT(False)
 
 @dataclass(frozen=True, slots=True)
 class GroupingSets:
-    """The GROUP BY's distinct key expressions (first appearance order) and its sets over their positions."""
+    """The GROUP BY's distinct key expressions (first appearance order) and its sets over their positions: ``sets``
+    the distinct ones, ``repeats`` the sets named again (their second, third… naming), as Calcite's
+    ``rewriteAggregateWithDuplicateGroupSets`` gives each repetition its own aggregate in a UNION ALL."""
 
     keys: tuple[exp.Expr, ...]
     sets: tuple[frozenset[int], ...]
+    repeats: tuple[tuple[frozenset[int], ...], ...] = ()
 
 
 def is_grouping_call(node: exp.Expr) -> bool:
@@ -96,9 +100,12 @@ def grouping_sets(group: exp.Group | None, calls: Sequence[exp.Expr]) -> Groupin
         for key in (k for s in sets for k in s):
             keys.setdefault(_text(key), key)
     position = {t: i for i, t in enumerate(keys)}
-    combined = {frozenset(position[_text(k)] for part in combo for k in part) for combo in itertools.product(*factors)}
+    combined = Counter(
+        frozenset(position[_text(k)] for part in combo for k in part) for combo in itertools.product(*factors)
+    )
     ordered = sorted(combined, key=functools.cmp_to_key(_compare))
-    return GroupingSets(tuple(keys.values()), tuple(ordered))
+    repeats = tuple(tuple(s for s in ordered if combined[s] > n) for n in range(1, max(combined.values(), default=1)))
+    return GroupingSets(tuple(keys.values()), tuple(ordered), repeats)
 
 
 def _expand_id(width: int, grouped: frozenset[int]) -> int:
@@ -126,8 +133,20 @@ def expand_aggregate(
     keys: tuple[int, ...],
     calls: tuple[AggregateCall, ...],
     names: tuple[tuple[str, ...], tuple[str, ...]],
+) -> RelNode:
+    """Expand → Aggregate keyed on (keys…, ``$e``), a UNION ALL of such when sets repeat; output = keys, ``$e``,
+    calls."""
+    members = [_expand_aggregate(pre_rel, s, keys, calls, names) for s in (sets.sets, *sets.repeats)]
+    return members[0] if len(members) == 1 else Union(members[0].row_type, tuple(members))
+
+
+def _expand_aggregate(
+    pre_rel: RelNode,
+    sets: tuple[frozenset[int], ...],
+    keys: tuple[int, ...],
+    calls: tuple[AggregateCall, ...],
+    names: tuple[tuple[str, ...], tuple[str, ...]],
 ) -> Aggregate:
-    """Expand → Aggregate keyed on (keys…, ``$e``); output = keys, ``$e``, calls."""
     key_names, call_names = names
     width = len(pre_rel.row_type)
     key_types = tuple(pre_rel.row_type.types[k].nullable() for k in keys)
@@ -135,8 +154,8 @@ def expand_aggregate(
         RowType((*pre_rel.row_type.names, *key_names, "$e"), (*pre_rel.row_type.types, *key_types, _BIGINT)),
         pre_rel,
         keys,
-        sets.sets,
-        tuple((_expand_id(len(keys), s),) for s in sets.sets),
+        sets,
+        tuple((_expand_id(len(keys), s),) for s in sets),
     )
     return Aggregate(
         RowType((*key_names, "$e", *call_names), (*key_types, _BIGINT, *(c.result_type for c in calls))),

@@ -44,6 +44,13 @@ QUERIES = {
     "empty_rollup": "SELECT a, b, COUNT(*) AS n FROM g WHERE v < 0 GROUP BY ROLLUP (a, b)",
     "empty_only": "SELECT COUNT(*) AS n, SUM(v) AS sv FROM g WHERE v < 0 GROUP BY GROUPING SETS (())",
     "rollup_filter_agg": "SELECT a, MAX(v) AS mv, MIN(b) AS mb, COUNT(b) AS cb FROM g WHERE c = 1 GROUP BY ROLLUP (a)",
+    "dup_sets": "SELECT a, SUM(v) AS sv FROM g GROUP BY GROUPING SETS ((a), (a), ())",
+    "agg_of_key": "SELECT a, b, COUNT(b) AS cb, MAX(a) AS ma FROM g GROUP BY ROLLUP (a, b)",
+    "grouping_plain": "SELECT a, GROUPING(a) AS ga, COUNT(*) AS n FROM g GROUP BY a",
+    "grouping_not_key": "SELECT a, GROUPING(b) AS gb FROM g GROUP BY a",
+    "cube_three": "SELECT a, b, c, SUM(v) AS sv, GROUPING_ID(c, a) AS gid FROM g GROUP BY CUBE (a, b, c)",
+    "cube_and_rollup": "SELECT a, b, c, COUNT(*) AS n FROM g GROUP BY CUBE (a), ROLLUP (b, c)",
+    "sets_with_rollup": "SELECT a, b, c, COUNT(*) AS n FROM g GROUP BY GROUPING SETS ((a, b), ROLLUP (c))",
 }
 BATCH = list(QUERIES)
 

@@ -62,19 +62,40 @@ def _printed(name: str, parallelism: int) -> str:
     return out.getvalue()
 
 
-def test_every_fact_is_a_result() -> None:
-    assert not [n for n in NAMES if "Exception" in _fact(n)]
+def _is_error(name: str) -> bool:
+    return "Exception" in _fact(name).splitlines()[-1]
+
+
+# Changelogs whose order at parallelism 1 depends on how two branches of one source interleave.
+INTERLEAVED = {"dup_sets": "a repeated grouping set is a second aggregate in a UNION ALL (Calcite's rewrite)"}
+STREAMING = [n for n in QUERIES if not _is_error(n) and n not in INTERLEAVED]
+TABLES = [n for n in NAMES if not _is_error(n)]
+ERRORS = [n for n in NAMES if _is_error(n)]
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", list(QUERIES))
+@pytest.mark.parametrize("name", STREAMING)
 def test_changelog_at_parallelism_1_is_flinks(name: str) -> None:
     assert _printed(name, 1) == _fact(name)
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", sorted(INTERLEAVED))
+def test_final_table_at_parallelism_1_where_the_order_is_not_fixed(name: str) -> None:
+    assert final_rows(_printed(name, 1)) == final_rows(_fact(name))
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", TABLES)
 def test_final_table_at_parallelism_2_is_flinks(name: str) -> None:
     got = _printed(name, 2)
     assert got.splitlines()[:3] == _fact(name).splitlines()[:3]  # the same columns and types (widths)
     assert final_rows(got) == final_rows(_fact(name))
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_refused_as_flink(name: str) -> None:
+    reason = _fact(name).strip().splitlines()[-1].split("Exception: ", 1)[-1].strip()
+    with pytest.raises(Exception) as info, contextlib.redirect_stdout(io.StringIO()):
+        _printed(name, 1)
+    assert reason in str(info.value)
