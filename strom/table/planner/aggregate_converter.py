@@ -14,6 +14,7 @@ from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.expression_converter import ExpressionConverter
 from strom.table.planner.grouping_sets import (
     expand_aggregate,
+    expand_window_aggregate,
     grouping_call,
     grouping_sets,
     is_grouping_call,
@@ -89,12 +90,20 @@ def convert_aggregate(
     call_names = tuple(item_names.get(node.sql(dialect=FlinkDialect), f"EXPR${j}") for j, node in enumerate(agg_nodes))
     key_names = tuple(_key_name(k, i) for i, k in enumerate(key_nodes))
     substitutions: dict[str, RexNode] = {}
-    windowed = window_aggregate(rel, pre, keys, calls, key_names, call_names) if sets is None else None
+    windowed = window_aggregate(rel, pre, keys, calls, key_names, call_names)
+    if windowed is not None and sets is not None:  # Expand → WindowAggregate on (keys, $e)
+        window_node, window_positions, sets = expand_window_aggregate(*windowed, sets)
+        windowed = (window_node, window_positions)
     if windowed is not None:
         agg_rel: RelNode = windowed[0]
         for node, position in zip(key_nodes, windowed[1], strict=True):
             substitutions[node.sql(dialect=FlinkDialect)] = RexInputRef(position, agg_rel.row_type.types[position])
         first_call = len(keys) - len(windowed[0].window_properties)
+        if sets is not None:
+            expand_id = RexInputRef(len(sets.keys), agg_rel.row_type.types[len(sets.keys)], "$e")
+            for node in grouping_nodes:
+                substitutions[node.sql(dialect=FlinkDialect)] = grouping_call(node, sets, expand_id)
+            first_call += 1
     elif sets is not None:
         pre_rel = project(rel, tuple(pre), tuple(pre_names))
         agg_rel = expand_aggregate(pre_rel, sets, keys, tuple(calls), (key_names, call_names))

@@ -16,16 +16,24 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from strom.table.errors import ValidationException
+from strom.table.errors import TableException, ValidationException
 from strom.table.planner.expand_logical import Expand
 from strom.table.planner.logical import Aggregate, AggregateCall, RelNode, RowType, Union
 from strom.table.planner.rex import RexCall, RexInputRef, RexNode
+from strom.table.planner.window_converter import WindowAggregate
 from strom.table.runtime.expand import ExpandIdLookup
 from strom.table.sql.flink_dialect import FlinkDialect
 from strom.table.sql.parser import at
 from strom.table.types import DataTypes
 
-__all__ = ["GroupingSets", "expand_aggregate", "grouping_call", "grouping_sets", "is_grouping_call"]
+__all__ = [
+    "GroupingSets",
+    "expand_aggregate",
+    "expand_window_aggregate",
+    "grouping_call",
+    "grouping_sets",
+    "is_grouping_call",
+]
 
 _BIGINT = DataTypes.BIGINT(False)
 
@@ -90,9 +98,9 @@ def _compare(left: frozenset[int], right: frozenset[int]) -> int:
 
 
 def grouping_sets(group: exp.Group | None, calls: Sequence[exp.Expr]) -> GroupingSets | None:
-    """The grouping sets of a GROUP BY with GROUPING SETS / ROLLUP / CUBE or a GROUPING() call, else None."""
+    """The grouping sets of a GROUP BY with GROUPING SETS / ROLLUP / CUBE / ``()`` or a GROUPING() call, else None."""
     items = list(group.expressions) if group is not None else []
-    if not any(isinstance(i, exp.GroupingSets | exp.Rollup | exp.Cube) for i in items) and not calls:
+    if not any(isinstance(i, exp.GroupingSets | exp.Rollup | exp.Cube | exp.Tuple) for i in items) and not calls:
         return None
     keys: dict[str, exp.Expr] = {}
     factors = [_factor(i) for i in items]
@@ -170,3 +178,40 @@ def grouping_call(node: exp.Expr, sets: GroupingSets, expand_id: RexInputRef) ->
     position = {_text(k): i for i, k in enumerate(sets.keys)}
     values = {_expand_id(len(sets.keys), s): _grouping_value(node, position, s) for s in sets.sets}
     return RexCall(_name(node), ExpandIdLookup(values), (expand_id,), _BIGINT)
+
+
+def expand_window_aggregate(
+    node: WindowAggregate, positions: list[int], sets: GroupingSets
+) -> tuple[WindowAggregate, list[int], GroupingSets]:
+    """Grouping sets of a window TVF aggregate (window_start and window_end in every set): Expand over its projected
+    input → the WindowAggregate keyed on (plain keys…, ``$e``); the keys' new positions and the sets of the plain
+    keys (``$e``'s bits, right after them)."""
+    width, plain = len(node.input.row_type), len(node.group_keys)
+    windows = {i for i, p in enumerate(positions) if p >= plain}
+    if sets.repeats or any(not windows <= s for s in sets.sets):
+        raise TableException(
+            "Unsupported: grouping sets of a window aggregation; expected window_start and window_end in every "
+            "grouping set, none repeated"
+        )
+    plain_sets = GroupingSets(
+        tuple(k for _, k in sorted((positions[i], k) for i, k in enumerate(sets.keys) if i not in windows)),
+        tuple(frozenset(positions[i] for i in s if i not in windows) for s in sets.sets),
+    )
+    names, types = node.row_type.names, node.row_type.types
+    key_types = tuple(t.nullable() for t in types[:plain])
+    expand = Expand(
+        RowType((*node.input.row_type.names, *names[:plain], "$e"), (*node.input.row_type.types, *key_types, _BIGINT)),
+        node.input,
+        tuple(range(plain)),
+        plain_sets.sets,
+        tuple((_expand_id(plain, s),) for s in plain_sets.sets),
+    )
+    aggregate = WindowAggregate(
+        RowType((*names[:plain], "$e", *names[plain:]), (*key_types, _BIGINT, *types[plain:])),
+        expand,
+        node.window,
+        tuple(range(width, width + plain + 1)),
+        node.calls,
+        node.window_properties,
+    )
+    return aggregate, [p if p < plain else p + 1 for p in positions], plain_sets

@@ -24,10 +24,21 @@ G_ROWS = [
     ("null", "q", 1, 50),
     ("y", "null", 2, 60),
 ]
+W_CSV = "/tmp/strom-flink-gsets-w.csv"
+W_ROWS = [
+    ("2024-01-01 00:00:01", "x", "p", 1),
+    ("2024-01-01 00:00:03", "y", "p", 2),
+    ("2024-01-01 00:00:04", "x", "q", 3),
+    ("2024-01-01 00:00:12", "x", "p", 4),
+    ("2024-01-01 00:00:13", "null", "q", 5),
+    ("2024-01-01 00:00:25", "y", "null", 6),
+]
 
 SETUP = [
     f"CREATE TABLE g (a STRING, b STRING, c INT, v INT) WITH ("
     f"'connector' = 'filesystem', 'path' = '{G_CSV}', 'format' = 'csv', 'csv.null-literal' = 'null')",
+    f"CREATE TABLE w (ts TIMESTAMP(3), a STRING, b STRING, v INT, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ("
+    f"'connector' = 'filesystem', 'path' = '{W_CSV}', 'format' = 'csv', 'csv.null-literal' = 'null')",
 ]
 
 QUERIES = {
@@ -51,13 +62,21 @@ QUERIES = {
     "cube_three": "SELECT a, b, c, SUM(v) AS sv, GROUPING_ID(c, a) AS gid FROM g GROUP BY CUBE (a, b, c)",
     "cube_and_rollup": "SELECT a, b, c, COUNT(*) AS n FROM g GROUP BY CUBE (a), ROLLUP (b, c)",
     "sets_with_rollup": "SELECT a, b, c, COUNT(*) AS n FROM g GROUP BY GROUPING SETS ((a, b), ROLLUP (c))",
+    "group_by_empty": "SELECT COUNT(*) AS n, SUM(v) AS sv FROM g WHERE v < 0 GROUP BY ()",
+    "group_by_tuple": "SELECT a, b, COUNT(*) AS n FROM g GROUP BY (a, b), ()",
+    "win_rollup": "SELECT window_start, window_end, a, b, SUM(v) AS sv, GROUPING_ID(a, b) AS gid "
+    "FROM TABLE(TUMBLE(TABLE w, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+    "GROUP BY window_start, window_end, ROLLUP (a, b)",
+    "win_sets": "SELECT a, window_start, COUNT(*) AS n FROM TABLE(HOP(TABLE w, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+    "INTERVAL '10' SECOND)) GROUP BY GROUPING SETS ((window_start, window_end, a), (window_start, window_end))",
 }
 BATCH = list(QUERIES)
 
 
 def write_files() -> None:
-    with open(G_CSV, "w") as f:
-        f.write("".join(",".join(str(v) for v in row) + "\n" for row in G_ROWS))
+    for path, rows in ((G_CSV, G_ROWS), (W_CSV, W_ROWS)):
+        with open(path, "w") as f:
+            f.write("".join(",".join(str(v) for v in row) + "\n" for row in rows))
 
 
 def run_queries(names: list[str]) -> None:
