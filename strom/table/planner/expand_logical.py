@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from strom.table.planner.logical import RelNode, RowType
 
-__all__ = ["Expand"]
+__all__ = ["Expand", "explain_expand"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -26,3 +26,15 @@ class Expand:
     @property
     def inputs(self) -> tuple[RelNode, ...]:
         return (self.input,)
+
+
+def explain_expand(node: Expand) -> str:
+    """Flink's ``Expand(projects=[{a, b, 0 AS $e}, {a, null AS b, 1 AS $e}, …])``."""
+    names = node.row_type.names
+    width = len(node.input.row_type)
+    projects = []
+    for grouped, constants in zip(node.sets, node.constants, strict=True):
+        keys = [names[width + i] if i in grouped else f"null AS {names[width + i]}" for i in range(len(node.keys))]
+        extra = [f"{c} AS {n}" for c, n in zip(constants, names[width + len(node.keys) :], strict=True)]
+        projects.append("{" + ", ".join([*keys, *extra]) + "}")
+    return f"projects=[{', '.join(projects)}]"

@@ -70,3 +70,4 @@ def test_plan_is_expand_then_aggregate_on_keys_and_expand_id() -> None:
     plan = t_env.explain_sql("SELECT a, SUM(v) AS s, GROUPING(a) AS ga FROM g GROUP BY ROLLUP (a, b)")
     assert "Aggregate(groupBy=[a, b, $e]" in plan
     assert plan.index("Aggregate(") < plan.index("Expand(")
+    assert "Expand(projects=[{a, b, 0 AS $e}, {a, null AS b, 1 AS $e}, {null AS a, null AS b, 3 AS $e}])" in plan
