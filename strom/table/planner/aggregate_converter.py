@@ -12,6 +12,13 @@ from strom.table.functions.aggregate_functions import AGGREGATE_FUNCTIONS, resol
 from strom.table.functions.builtin_agg_functions import BUILTIN_AGGREGATES
 from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.expression_converter import ExpressionConverter
+from strom.table.planner.grouping_sets import (
+    expand_aggregate,
+    expand_window_aggregate,
+    grouping_call,
+    grouping_sets,
+    is_grouping_call,
+)
 from strom.table.planner.logical import Aggregate, AggregateCall, Calc, RelNode, RowType
 from strom.table.planner.project import output_names, project
 from strom.table.planner.rex import RexInputRef, RexNode, input_refs
@@ -45,7 +52,7 @@ def _aggregates(items: list[exp.Expr]) -> list[exp.Expr]:
     found: dict[str, exp.Expr] = {}
     for item in items:
         for agg in item.find_all(exp.AggFunc, exp.Anonymous):
-            if isinstance(agg.parent, exp.Window) or not is_aggregate_call(agg):
+            if isinstance(agg.parent, exp.Window) or not is_aggregate_call(agg) or is_grouping_call(agg):
                 continue
             holder = agg.parent if isinstance(agg.parent, exp.Filter) else agg
             found.setdefault(holder.sql(dialect=FlinkDialect), holder)
@@ -57,7 +64,10 @@ def convert_aggregate(
 ) -> RelNode:
     converter = ExpressionConverter(scope)
     group = select.args.get("group")
-    key_nodes = list(group.expressions) if group is not None else []
+    grouping_nodes = _grouping_calls([*items, *([having.this] if having is not None else [])])
+    found = grouping_sets(group, grouping_nodes)  # GROUPING SETS / ROLLUP / CUBE: Expand → Aggregate
+    key_nodes = list(found.keys if found is not None else group.expressions if group is not None else [])
+    sets = found if found is not None and (len(found.sets) > 1 or found.repeats or grouping_nodes) else None
     pre: list[RexNode] = []
     pre_names: list[str] = []
     pre_text: dict[str, int] = {}
@@ -81,11 +91,28 @@ def convert_aggregate(
     key_names = tuple(_key_name(k, i) for i, k in enumerate(key_nodes))
     substitutions: dict[str, RexNode] = {}
     windowed = window_aggregate(rel, pre, keys, calls, key_names, call_names)
+    if windowed is not None and sets is not None:  # Expand → WindowAggregate on (keys, $e)
+        window_node, window_positions, sets = expand_window_aggregate(*windowed, sets)
+        windowed = (window_node, window_positions)
     if windowed is not None:
         agg_rel: RelNode = windowed[0]
         for node, position in zip(key_nodes, windowed[1], strict=True):
             substitutions[node.sql(dialect=FlinkDialect)] = RexInputRef(position, agg_rel.row_type.types[position])
         first_call = len(keys) - len(windowed[0].window_properties)
+        if sets is not None:
+            expand_id = RexInputRef(len(sets.keys), agg_rel.row_type.types[len(sets.keys)], "$e")
+            for node in grouping_nodes:
+                substitutions[node.sql(dialect=FlinkDialect)] = grouping_call(node, sets, expand_id)
+            first_call += 1
+    elif sets is not None:
+        pre_rel = project(rel, tuple(pre), tuple(pre_names))
+        agg_rel = expand_aggregate(pre_rel, sets, keys, tuple(calls), (key_names, call_names))
+        for i, node in enumerate(key_nodes):
+            substitutions[node.sql(dialect=FlinkDialect)] = RexInputRef(i, agg_rel.row_type.types[i])
+        expand_id = RexInputRef(len(keys), agg_rel.row_type.types[len(keys)], "$e")
+        for node in grouping_nodes:
+            substitutions[node.sql(dialect=FlinkDialect)] = grouping_call(node, sets, expand_id)
+        first_call = len(keys) + 1
     else:
         pre_rel = project(rel, tuple(pre), tuple(pre_names))
         key_types = tuple(pre[k].type for k in keys)
@@ -180,6 +207,14 @@ def window_aggregate(
     offset = len(plain_keys) + len(calls)
     positions = [plain_keys.index(k) if k not in window_of else offset + properties.index(window_of[k]) for k in keys]
     return node, positions
+
+
+def _grouping_calls(items: list[exp.Expr]) -> list[exp.Expr]:
+    found: dict[str, exp.Expr] = {}
+    for item in items:
+        for node in item.find_all(exp.Grouping, exp.GroupingId):
+            found.setdefault(node.sql(dialect=FlinkDialect), node)
+    return list(found.values())
 
 
 def _key_name(node: exp.Expr, i: int) -> str:

@@ -9,6 +9,7 @@ plan with Flink's message.
 from __future__ import annotations
 
 from strom.table.errors import TableException
+from strom.table.planner.expand_logical import Expand
 from strom.table.planner.logical import (
     Aggregate,
     Calc,
@@ -50,7 +51,7 @@ def is_insert_only(rel: RelNode) -> bool:
         return True
     if isinstance(rel, WindowAggregate | WindowJoin | IntervalJoin | Sort):  # Sort: the rows once, sorted
         return True
-    if isinstance(rel, Calc | WatermarkAssigner | Correlate | WindowTableFunction):
+    if isinstance(rel, Calc | WatermarkAssigner | Correlate | WindowTableFunction | Expand):
         return is_insert_only(rel.input)
     if isinstance(rel, Union):
         return all(is_insert_only(m) for m in rel.members)

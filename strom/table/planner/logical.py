@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from strom.table.planner.expand_logical import Expand, explain_expand
 from strom.table.planner.rex import RexNode
 from strom.table.planner.row_count_window_logical import RowCountWindowAggregate
 from strom.table.planner.temporal_logical import LookupJoin, MatchRecognize, TemporalJoin, explain_details
@@ -313,6 +314,7 @@ class IntervalJoin:
 
 RelNode = (
     TemporalJoin
+    | Expand
     | RowCountWindowAggregate
     | LookupJoin
     | MatchRecognize
@@ -357,6 +359,8 @@ def explain(node: RelNode, indent: int = 0) -> str:
         )
     elif isinstance(node, Values):
         details.append(f"tuples={len(node.rows)}")
+    elif isinstance(node, Expand):
+        details.append(explain_expand(node))
     elif isinstance(node, TemporalJoin | LookupJoin | MatchRecognize):
         details.extend(explain_details(node))
     elif isinstance(node, Sort):

@@ -14,6 +14,7 @@ from strom.table.errors import TableException
 from strom.table.functions.aggregate_functions import resolve_aggregate
 from strom.table.planner.changelog import is_insert_only
 from strom.table.planner.codegen import compile_calc
+from strom.table.planner.expand_logical import Expand
 from strom.table.planner.logical import (
     Aggregate,
     Calc,
@@ -183,6 +184,12 @@ class Translator:
         operator = GroupAggOperator(selector, aggs_handle_factory(rel), emit_on_empty_input=empty_row)
         aggregate = upstream.key_by(selector)._one_input(f"GroupAggregate(groupBy=[{keys}])", operator)
         return aggregate.set_parallelism(1) if empty_row else aggregate
+
+    def _expand(self, rel: Expand) -> DataStream[Any]:
+        from strom.table.runtime.expand import ExpandFunction
+
+        function = ExpandFunction(rel.keys, rel.sets, rel.constants)
+        return self.translate(rel.input).flat_map(function).name(f"Expand(fields=[{', '.join(rel.row_type.names)}])")
 
     def _union(self, rel: Union) -> DataStream[Any]:
         first, *rest = (self.translate(m) for m in rel.members)

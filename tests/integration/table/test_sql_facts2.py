@@ -49,12 +49,6 @@ for _path, _rows in FILES.items():
 KNOWN = {
     "cast_literal_numeric": "Flink types CAST(12345.678 AS DECIMAL(4, 1)) NOT NULL and its collect sink then fails "
     "on the overflow's NULL; strom returns the NULL",
-    "agg_grouping_sets": "GROUPING SETS is missing",
-    "agg_rollup": "ROLLUP is missing",
-    "agg_cube": "CUBE is missing",
-    "batch_agg_grouping_sets": "GROUPING SETS is missing",
-    "batch_agg_rollup": "ROLLUP is missing",
-    "batch_agg_cube": "CUBE is missing",
     "batch_over_range": "Flink 2.3's BATCH RANGE OVER fails to compile its generated comparator; strom runs it",
     "predicates_more": "Flink fails the job on SIMILAR TO '[a-z_]+' (Invalid regular expression); strom answers",
 }
