@@ -33,6 +33,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from hypothesis import settings
 from kafka_broker import KafkaBroker
 from postgres_server import PostgresDatabase, PostgresServer
 from processes import running_task_managers
@@ -42,6 +43,11 @@ from spark_cluster import SparkStandaloneCluster
 
 from strom import Configuration, StreamExecutionEnvironment
 from strom.config import ClusterOptions
+
+# No deadline per example: the suite runs on loaded 2-core machines, where one example may take 10x its usual time
+# (a test's own timeout still bounds it). Tests that set their own settings keep them.
+settings.register_profile("strom", deadline=None)
+settings.load_profile("strom")
 
 #: integration test files whose every test needs TaskManager processes (kills, pids, their logs, their lifecycle)
 PROCESS_FILES = frozenset(
