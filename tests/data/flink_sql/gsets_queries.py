@@ -8,9 +8,9 @@ An error is written as its exception's class and message. NULL cells are ``null`
 """
 
 import os
-import subprocess
 import sys
 
+from fact_programs import print_failure, write_facts
 from pyflink.table import EnvironmentSettings, TableEnvironment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -93,12 +93,7 @@ def run_queries(names: list[str]) -> None:
         try:
             t_env.execute_sql(QUERIES[name.removeprefix("batch_")]).print()
         except Exception as exc:  # the error is the fact
-            lines = str(exc).splitlines()
-            java = [line for line in lines if "org.apache.flink" in line and "Exception:" in line]
-            causes = [line for line in lines if line.startswith("Caused by:")]
-            print((java[0].lstrip(": ") if java else lines[0]), flush=True)
-            if causes:  # a failed job: its root cause
-                print(causes[-1], flush=True)
+            print_failure(exc)
     print(MARK + "end", flush=True)
 
 
@@ -107,20 +102,7 @@ def main() -> None:
     if sys.argv[1:2] == ["--child"]:
         run_queries(sys.argv[2:])
         return
-    done = subprocess.run([sys.executable, __file__, "--child", *sys.argv[1:]], capture_output=True, text=True)
-    name = None
-    chunks: dict[str, list[str]] = {}
-    for line in done.stdout.splitlines():
-        if line.startswith(MARK):
-            name = line[len(MARK) :]
-            chunks[name] = []
-        elif name is not None:
-            chunks[name].append(line)
-    for name, lines in chunks.items():
-        if name != "end":
-            with open(os.path.join(HERE, f"gsets_{name}.txt"), "w") as f:
-                f.write("\n".join(lines) + "\n")
-    sys.stderr.write(done.stderr[-3000:])
+    write_facts(__file__, sys.argv[1:], "gsets_", MARK)
 
 
 if __name__ == "__main__":
