@@ -7,15 +7,13 @@ job failures by their reason. The differences left are marked ``xfail(strict=Tru
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tableau import final_rows
+from flink_facts import FactProgram, final_rows
 
 from strom.table import EnvironmentSettings, TableEnvironment
 
@@ -23,27 +21,10 @@ DATA = Path(__file__).parents[2] / "data" / "flink_sql"
 FILES = {"T_CSV": "T_ROWS", "G_CSV": "G_ROWS"}
 
 
-def _program() -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for node in ast.parse((DATA / "facts2_queries.py").read_text()).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("QUERIES", "BATCH", *FILES, *FILES.values()):
-                values[name] = ast.literal_eval(node.value)
-            elif name == "SETUP":  # f-strings name the csv files: evaluate them with our own paths
-                values[name] = eval(ast.unparse(node.value), {k: values[k] for k in FILES})  # our own test data
-    return values
-
-
-PROGRAM = _program()
-QUERIES: dict[str, str] = PROGRAM["QUERIES"]
-NAMES = [*QUERIES, *("batch_" + n for n in PROGRAM["BATCH"])]
-_DIR = Path(tempfile.mkdtemp(prefix="strom-sql-facts2-"))
-SETUP: list[str] = list(PROGRAM["SETUP"])
-for _path, _rows in FILES.items():
-    _local = _DIR / f"{_path.lower()}.csv"
-    _local.write_text("".join(",".join(str(v) for v in row) + "\n" for row in PROGRAM[_rows]))
-    SETUP = [s.replace(PROGRAM[_path], str(_local)) for s in SETUP]
+PROGRAM = FactProgram("facts2_queries.py", FILES)
+QUERIES = PROGRAM.queries
+SETUP = PROGRAM.setup
+NAMES = [*QUERIES, *("batch_" + n for n in PROGRAM.batch)]
 
 # Differences left, each with its reason (docs/sql.md and docs/sql/functions.md say the same).
 KNOWN = {

@@ -5,15 +5,12 @@ and the job failure of a scalar subquery that returns a second row."""
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
-import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tableau import final_rows
+from flink_facts import FactProgram, final_rows
 
 from strom.table import EnvironmentSettings, TableEnvironment
 
@@ -21,26 +18,9 @@ DATA = Path(__file__).parents[2] / "data" / "flink_sql"
 FILES = {"L_CSV": "L_ROWS", "R_CSV": "R_ROWS", "LE_CSV": "LE_ROWS", "RE_CSV": "RE_ROWS", "RV_CSV": "RV_ROWS"}
 
 
-def _program() -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for node in ast.parse((DATA / "fix_queries.py").read_text()).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("QUERIES", *FILES, *FILES.values()):
-                values[name] = ast.literal_eval(node.value)
-            elif name == "SETUP":  # f-strings name the csv files: evaluate them with our own paths
-                values[name] = eval(ast.unparse(node.value), {k: values[k] for k in FILES})  # our own test data
-    return values
-
-
-PROGRAM = _program()
-QUERIES: dict[str, str] = PROGRAM["QUERIES"]
-_DIR = Path(tempfile.mkdtemp(prefix="strom-sql-fix-"))
-SETUP: list[str] = list(PROGRAM["SETUP"])
-for _path, _rows in FILES.items():
-    _local = _DIR / f"{_path.lower()}.csv"
-    _local.write_text("".join(",".join(str(v) for v in row) + "\n" for row in PROGRAM[_rows]))
-    SETUP = [s.replace(PROGRAM[_path], str(_local)) for s in SETUP]
+PROGRAM = FactProgram("fix_queries.py", FILES)
+QUERIES = PROGRAM.queries
+SETUP = PROGRAM.setup
 
 NULL_KEYS = [
     "join_inner_null",

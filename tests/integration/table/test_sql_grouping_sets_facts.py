@@ -5,15 +5,12 @@ and BATCH (where the empty grouping set over no input gives a row only when it i
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
-import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tableau import final_rows
+from flink_facts import FactProgram, final_rows
 
 from strom.table import EnvironmentSettings, TableEnvironment
 
@@ -21,29 +18,10 @@ DATA = Path(__file__).parents[2] / "data" / "flink_sql"
 FILES = {"G_CSV": "G_ROWS", "W_CSV": "W_ROWS"}
 
 
-def _program() -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for node in ast.parse((DATA / "gsets_queries.py").read_text()).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("QUERIES", *FILES, *FILES.values()):
-                values[name] = ast.literal_eval(node.value)
-            elif name == "SETUP":  # f-strings name the csv files: evaluate them with our own paths
-                values[name] = eval(ast.unparse(node.value), {k: values[k] for k in FILES})  # our own test data
-            elif name == "BATCH":
-                values[name] = list(values["QUERIES"])
-    return values
-
-
-PROGRAM = _program()
-QUERIES: dict[str, str] = PROGRAM["QUERIES"]
-_DIR = Path(tempfile.mkdtemp(prefix="strom-sql-gsets-"))
-SETUP: list[str] = list(PROGRAM["SETUP"])
-for _path, _rows in FILES.items():
-    _local = _DIR / f"{_path.lower()}.csv"
-    _local.write_text("".join(",".join(str(v) for v in row) + "\n" for row in PROGRAM[_rows]))
-    SETUP = [s.replace(PROGRAM[_path], str(_local)) for s in SETUP]
-NAMES = [*QUERIES, *("batch_" + n for n in PROGRAM["BATCH"])]
+PROGRAM = FactProgram("gsets_queries.py", FILES)
+QUERIES = PROGRAM.queries
+SETUP = PROGRAM.setup
+NAMES = [*QUERIES, *("batch_" + n for n in PROGRAM.batch)]
 
 
 def _fact(name: str) -> str:

@@ -6,40 +6,23 @@ parser takes it as an alias. The differences left are marked ``xfail(strict=True
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tableau import final_rows
+from flink_facts import FactProgram, final_rows
 
 from strom.table import EnvironmentSettings, TableEnvironment
 
 DATA = Path(__file__).parents[2] / "data" / "flink_sql"
 
 
-def _program() -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for node in ast.parse((DATA / "overagg_queries.py").read_text()).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("QUERIES", "BATCH", "G_CSV", "G_ROWS"):
-                values[name] = ast.literal_eval(node.value)
-            elif name == "SETUP":  # an f-string names the csv file: evaluate it with our own path
-                values[name] = eval(ast.unparse(node.value), {"G_CSV": values["G_CSV"]})  # our own test data
-    return values
-
-
-PROGRAM = _program()
-QUERIES: dict[str, str] = PROGRAM["QUERIES"]
-NAMES = [*QUERIES, *("batch_" + n for n in PROGRAM["BATCH"])]
-_DIR = Path(tempfile.mkdtemp(prefix="strom-sql-overagg-"))
-_CSV = _DIR / "g.csv"
-_CSV.write_text("".join(",".join(str(v) for v in row) + "\n" for row in PROGRAM["G_ROWS"]))
-SETUP = [s.replace(PROGRAM["G_CSV"], str(_CSV)) for s in PROGRAM["SETUP"]]
+PROGRAM = FactProgram("overagg_queries.py", {"G_CSV": "G_ROWS"})
+QUERIES = PROGRAM.queries
+SETUP = PROGRAM.setup
+NAMES = [*QUERIES, *("batch_" + n for n in PROGRAM.batch)]
 ALIASES = [line.split(": ", 1) for line in (DATA / "overagg_reserved_aliases.txt").read_text().splitlines()]
 
 # Differences left, each with its reason (docs/sql.md and docs/sql/functions.md say the same).

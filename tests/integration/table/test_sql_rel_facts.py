@@ -5,16 +5,13 @@ for queries over two sources (their interleaving is fixed by neither), Flink's r
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tableau import final_rows
+from flink_facts import FactProgram, final_rows
 
 from strom.table import DataTypes, EnvironmentSettings, TableEnvironment
 from strom.table.udf import udtf
@@ -22,28 +19,10 @@ from strom.table.udf import udtf
 DATA = Path(__file__).parents[2] / "data" / "flink_sql"
 
 
-def _program() -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for node in ast.parse((DATA / "rel_queries.py").read_text()).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("QUERIES", "CLICK_ROWS", "CLICKS", "ORDERS_CSV", "ORDER_ROWS", "PEOPLE_CSV", "PEOPLE_ROWS"):
-                values[name] = ast.literal_eval(node.value)
-            elif name == "SETUP":  # f-strings name the csv files: evaluate them with our own paths
-                files = {k: values[k] for k in ("CLICKS", "ORDERS_CSV", "PEOPLE_CSV")}
-                values[name] = eval(ast.unparse(node.value), files)  # our own test data
-    return values
-
-
-PROGRAM = _program()
-QUERIES: dict[str, str] = PROGRAM["QUERIES"]
-FILES = Path(tempfile.mkdtemp(prefix="strom-sql-rel-"))
 CSV_ROWS = {"CLICKS": "CLICK_ROWS", "ORDERS_CSV": "ORDER_ROWS", "PEOPLE_CSV": "PEOPLE_ROWS"}
-SETUP: list[str] = list(PROGRAM["SETUP"])
-for _path, _rows in CSV_ROWS.items():
-    _local = FILES / f"{_path.lower()}.csv"
-    _local.write_text("".join(",".join(str(v) for v in row) + "\n" for row in PROGRAM[_rows]))
-    SETUP = [s.replace(PROGRAM[_path], str(_local)) for s in SETUP]
+PROGRAM = FactProgram("rel_queries.py", CSV_ROWS)
+QUERIES = PROGRAM.queries
+SETUP = PROGRAM.setup
 
 EXACT = [
     "batch_order_by",
